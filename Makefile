@@ -1,0 +1,31 @@
+# flowlab: `make demo` runs the main job, `make test` runs the tests. Both set up .venv first.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m flowlab.demo
+
+test: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest
+	$(VENV)/bin/ruff check flowlab tests benchmarks
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check flowlab tests benchmarks
+
+bench: $(STAMP)
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/runtime_overhead.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/startup.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/compile_time.py
+
+clean:
+	rm -rf $(VENV) build log .pytest_cache

@@ -1,0 +1,64 @@
+"""Compile a session's traced user jobs into a JobSet and a Plan (OneFlow's CompileAndMergePlanOnMaster)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..ir import Job, JobSet, Plan
+from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
+from .plan_builder import build_plan
+from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
+
+# User-job passes (LazyJobBuildAndInferCtx::Complete), by name. The training passes register themselves here;
+# a pass that does not apply to a job returns it unchanged and is still recorded.
+USER_JOB_PASSES: list[tuple[str, JobPass]] = []
+
+
+def register_user_pass(name: str) -> Callable[[JobPass], JobPass]:
+    def wrap(fn: JobPass) -> JobPass:
+        USER_JOB_PASSES.append((name, fn))
+        return fn
+
+    return wrap
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    job_set: JobSet
+    plan: Plan
+    passes: tuple[PassRecord, ...]
+
+
+def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+    records: list[PassRecord] = []
+    completed_user = []
+    for job in user_jobs:
+        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER])
+        records.extend(recs)
+        completed_user.append(job)
+    system: list[Job] = []
+    for job in completed_user:
+        for name in job.input_op_names:
+            op = job.op(name)
+            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]]))
+        for name in job.return_op_names:
+            op = job.op(name)
+            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]]))
+    variables, var_descs, seen = [], {}, set()
+    for job in completed_user:
+        for op in job.ops:
+            if op.op_type == "variable" and op.name not in seen:
+                seen.add(op.name)
+                variables.append(op)
+                var_descs[op.name] = job.blob_descs[op.output_lbns[0]]
+    if variables:
+        system.extend(make_model_io_jobs(variables, var_descs))
+    completed_system = []
+    for job in system:
+        job, recs = run_pipeline(job, JOB_COMPLETER)
+        records.extend(recs)
+        completed_system.append(job)
+    jobs = [*completed_user, *completed_system]
+    main, plan = build_plan(jobs, cpu_device_num)
+    return CompileResult(JobSet((*jobs, main)), plan, tuple(records))

@@ -1,0 +1,95 @@
+"""Memory planning: interface blocks shared across jobs, and reuse inside a job by register lifetimes.
+
+Registers of a job's compute chain whose lifetimes (producer act .. last consumer act, in chain order) do not
+overlap share bytes of one reusable block per job (first fit). The chain's control edges fix that order at run
+time, which is what makes the reuse safe. Interface registers (input/output/return/variable) get one fixed block
+per interface name, shared by every job holding an op of that name (OneFlow's
+MergeMemSharedInterfaceMemBlockBetweenJobs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import MemBlock
+
+ALIGN = 64
+
+
+def align(n: int) -> int:
+    return (n + ALIGN - 1) // ALIGN * ALIGN
+
+
+@dataclass
+class RegstMem:
+    """The planner's view of one data register desc."""
+
+    regst_desc_id: int
+    job_id: int
+    size: int  # bytes of all register_num registers
+    interface_name: str | None  # set for interface registers
+    lifetime: tuple[int, int] | None  # chain positions (first, last) when it may be reused, else None
+    mem_block_id: int = -1
+    mem_block_offset: int = 0
+    enable_reuse_mem: bool = False
+
+
+@dataclass
+class MemoryPlan:
+    blocks: list[MemBlock] = field(default_factory=list)
+
+    def new_block(self, job_ids: tuple[int, ...], size: int, reuse: bool) -> int:
+        block_id = len(self.blocks)
+        self.blocks.append(MemBlock(block_id, job_ids, 0, "host", reuse, size))
+        return block_id
+
+
+def plan_memory(regsts: list[RegstMem]) -> list[MemBlock]:
+    plan = MemoryPlan()
+    # Interface registers: one block per name, shared by all jobs.
+    by_name: dict[str, list[RegstMem]] = {}
+    for r in regsts:
+        if r.interface_name is not None:
+            by_name.setdefault(r.interface_name, []).append(r)
+    for group in by_name.values():
+        jobs = tuple(sorted({r.job_id for r in group}))
+        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False)
+        for r in group:
+            r.mem_block_id, r.mem_block_offset = block_id, 0
+    # Reusable registers: first fit by lifetime inside one block per job.
+    by_job: dict[int, list[RegstMem]] = {}
+    for r in regsts:
+        if r.interface_name is None and r.lifetime is not None:
+            by_job.setdefault(r.job_id, []).append(r)
+    for job_id, group in sorted(by_job.items()):
+        placed: list[RegstMem] = []
+        for r in sorted(group, key=lambda r: (r.lifetime, -r.size)):
+            r.mem_block_offset = _first_fit(r, placed)
+            placed.append(r)
+        block_id = plan.new_block((job_id,), max(r.mem_block_offset + r.size for r in placed), reuse=True)
+        for r in placed:
+            r.mem_block_id, r.enable_reuse_mem = block_id, True
+    # Everything else: a block of its own.
+    for r in regsts:
+        if r.mem_block_id < 0:
+            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False)
+    return plan.blocks
+
+
+def lifetimes_overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    return a[0] <= b[1] and b[0] <= a[1]
+
+
+def _first_fit(r: RegstMem, placed: list[RegstMem]) -> int:
+    assert r.lifetime is not None
+    busy = sorted(
+        (p.mem_block_offset, p.mem_block_offset + p.size)
+        for p in placed
+        if p.lifetime is not None and lifetimes_overlap(p.lifetime, r.lifetime)
+    )
+    offset = 0
+    for start, end in busy:
+        if offset + r.size <= start:
+            break
+        offset = max(offset, align(end))
+    return offset

@@ -1,0 +1,85 @@
+"""The recorded pass pipeline: each pass is a function Job -> Job; every run is kept as a PassRecord."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from ..ir import Job, OpConf
+
+JobPass = Callable[[Job], Job]
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One pass applied to one job: what it saw, what it made, and which ops it added or removed."""
+
+    name: str
+    job_name: str
+    before: Job
+    after: Job
+
+    @property
+    def added(self) -> tuple[str, ...]:
+        old = {op.name for op in self.before.ops}
+        return tuple(op.name for op in self.after.ops if op.name not in old)
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        new = {op.name for op in self.after.ops}
+        return tuple(op.name for op in self.before.ops if op.name not in new)
+
+    @property
+    def changed(self) -> tuple[str, ...]:
+        """Ops present before and after whose conf differs (e.g. a ctrl edge added)."""
+        old = {op.name: op for op in self.before.ops}
+        return tuple(op.name for op in self.after.ops if op.name in old and old[op.name] != op)
+
+    def __str__(self) -> str:
+        parts = [f"{self.name} on {self.job_name}:"]
+        for label, names in (("+", self.added), ("-", self.removed), ("~", self.changed)):
+            if names:
+                parts.append(f"{label}[{', '.join(names)}]")
+        if len(parts) == 1:
+            parts.append("no change")
+        return " ".join(parts)
+
+
+def run_pipeline(job: Job, pipeline: Sequence[tuple[str, JobPass]]) -> tuple[Job, list[PassRecord]]:
+    records = []
+    for name, job_pass in pipeline:
+        after = job_pass(job)
+        records.append(PassRecord(name, job.name, job, after))
+        job = after
+    return job, records
+
+
+# -- JobCompleter passes that every job gets: ticks bracketing one run of the job ----------------------
+SOURCE_TICK = "System-AutoTick-SourceTick"
+SINK_TICK = "System-AutoTick-SinkTick"
+
+
+def auto_source_tick(job: Job) -> Job:
+    """Every op with no inputs waits for the job's source tick (the critical section's start)."""
+    tick = OpConf(SOURCE_TICK, "source_tick", created_by="AutoSourceTick")
+    ops = [tick]
+    for op in job.ops:
+        if not op.input_lbns and not op.ctrl_in_op_names:
+            op = op.replace(ctrl_in_op_names=(SOURCE_TICK,))
+        ops.append(op)
+    return job.replace(ops=tuple(ops))
+
+
+def auto_sink_tick(job: Job) -> Job:
+    """The job's sink tick waits for every op whose outputs nobody in the job consumes."""
+    consumed = {lbn.rpartition("/")[0] for op in job.ops for lbn in op.input_lbns}
+    consumed |= {name for op in job.ops for name in op.ctrl_in_op_names}
+    sinks = tuple(op.name for op in job.ops if op.name not in consumed and op.op_type != "source_tick")
+    tick = OpConf(SINK_TICK, "sink_tick", ctrl_in_op_names=sinks, created_by="AutoSinkTick")
+    return job.replace(ops=(*job.ops, tick))
+
+
+JOB_COMPLETER: tuple[tuple[str, JobPass], ...] = (
+    ("AutoSourceTick", auto_source_tick),
+    ("AutoSinkTick", auto_sink_tick),
+)

@@ -1,0 +1,106 @@
+"""The system jobs OneFlow adds around user jobs: push, pull, model I/O (MakePushJob, MakePullJob,
+MakeModelIoV2Jobs). Each is a tiny Job whose interface op shares its name, and so its memory, with the
+user job's op (see memory.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import BlobDesc, Job, OpConf
+from ..ops.registry import InferCtx, get_op_def
+
+PATH_CAPACITY = 4096  # bytes of the path blob the model-io jobs receive (NUL-padded UTF-8)
+
+
+class SystemJobBuilder:
+    """Adds system ops with inference, without the user-facing tracing machinery."""
+
+    def __init__(self, name: str, kind: str) -> None:
+        self.name, self.kind = name, kind
+        self.ops: list[OpConf] = []
+        self.blob_descs: dict[str, BlobDesc] = {}
+
+    def add(self, op_type: str, name: str, inputs: dict[str, tuple[str, ...]] | None = None,
+            attrs: dict[str, Any] | None = None, ctrl_in: tuple[str, ...] = (), created_by: str = "system") -> str:
+        op_def = get_op_def(op_type)
+        inputs = inputs or {}
+        attrs = {**{k: v for k, v in op_def.attrs.items()}, **(attrs or {})}
+        in_descs = {arg: tuple(self.blob_descs[lbn] for lbn in lbns) for arg, lbns in inputs.items()}
+        out_descs = op_def.infer(InferCtx(name, op_type, in_descs, attrs))
+        outputs = {}
+        for arg, descs in out_descs.items():
+            lbns = (f"{name}/{arg}",) if len(descs) == 1 else tuple(f"{name}/{arg}_{i}" for i in range(len(descs)))
+            outputs[arg] = lbns
+            self.blob_descs.update(zip(lbns, descs))
+        self.ops.append(OpConf(name, op_type, inputs, outputs, attrs, ctrl_in_op_names=ctrl_in, created_by=created_by))
+        return outputs["out"][0] if "out" in outputs and len(outputs["out"]) == 1 else name
+
+    def build(self, **kw: Any) -> Job:
+        return Job(self.name, self.kind, tuple(self.ops), dict(self.blob_descs), {"job_type": "system"}, **kw)
+
+
+def foreign_input_buffer(job_name: str) -> str:
+    return f"ForeignInput-{job_name}"
+
+
+def foreign_output_buffer(job_name: str) -> str:
+    return f"ForeignOutput-{job_name}"
+
+
+def push_job_name(input_op_name: str) -> str:
+    return f"System-Push-{input_op_name}"
+
+
+def pull_job_name(return_op_name: str) -> str:
+    return f"System-Pull-{return_op_name}"
+
+
+def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
+    """ForeignInput -> an output op named exactly like the user job's input op."""
+    name = push_job_name(input_op.name)
+    b = SystemJobBuilder(name, "push")
+    attrs = {"shape": desc.shape, "dtype": desc.dtype, "ofblob_buffer_name": foreign_input_buffer(name)}
+    lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
+    b.add("output", input_op.name, {"in": (lbn,)})
+    return b.build()
+
+
+def make_pull_job(return_op: OpConf, desc: BlobDesc) -> Job:
+    """An input op named like the user job's return op -> ForeignOutput."""
+    name = pull_job_name(return_op.name)
+    b = SystemJobBuilder(name, "pull")
+    lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype})
+    b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)},
+          {"ofblob_buffer_name": foreign_output_buffer(name)})
+    return b.build()
+
+
+MODEL_IO_JOBS = {"init": "System-ModelInit", "load": "System-ModelLoad", "save": "System-ModelSave"}
+
+
+def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> list[Job]:
+    """One job each to initialize, load and save every variable, in place in the variable's shared memory.
+
+    Init needs nothing from outside; load and save take a path through a ForeignInput. The per-variable ops are
+    chained by control edges, as OneFlow chains its model_*_v2 ops with ticks, so they run one at a time.
+    """
+    jobs = []
+    for kind, name in MODEL_IO_JOBS.items():
+        b = SystemJobBuilder(name, "model_io")
+        path_lbn = None
+        if kind != "init":
+            attrs = {"shape": (PATH_CAPACITY,), "dtype": "uint8", "ofblob_buffer_name": foreign_input_buffer(name)}
+            path_lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
+        previous: tuple[str, ...] = ()
+        for var in variables:
+            ref = b.add("variable", var.name, attrs=dict(var.attrs))
+            op_name = f"{name}-{var.name}"
+            if kind == "init":
+                attrs = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
+                b.add("model_init", op_name, {"ref": (ref,)}, attrs, ctrl_in=previous)
+            else:
+                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, {"variable_name": var.name},
+                      ctrl_in=previous)
+            previous = (op_name,)
+        jobs.append(b.build())
+    return jobs

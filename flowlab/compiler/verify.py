@@ -1,0 +1,82 @@
+"""Plan verifier: one producer per register, consistent consumers, no overlapping live memory, acyclic."""
+
+from __future__ import annotations
+
+import networkx as nx
+
+from ..errors import CompileError
+from ..ir import Plan
+from .memory import lifetimes_overlap
+
+
+def check_plan(plan: Plan) -> None:
+    """Raise CompileError describing the first broken invariant."""
+    tasks = {t.task_id: t for t in plan.tasks}
+    producers: dict[int, int] = {}
+    for t in plan.tasks:
+        for regst in t.produced_regst_desc.values():
+            if regst.regst_desc_id in producers:
+                raise CompileError(f"regst {regst.regst_desc_id} has two producers")
+            if regst.producer_task_id != t.task_id:
+                raise CompileError(f"regst {regst.regst_desc_id} names producer {regst.producer_task_id}, not {t.name}")
+            producers[regst.regst_desc_id] = t.task_id
+    regsts = plan.regst_descs
+    for t in plan.tasks:
+        for rid in t.consumed_ids:
+            if rid not in regsts:
+                raise CompileError(f"task {t.name} consumes unknown regst {rid}")
+            if t.task_id not in regsts[rid].consumer_task_ids:
+                raise CompileError(f"task {t.name} consumes regst {rid} but is not among its consumers")
+    _check_memory(plan, tasks)
+    graph = nx.DiGraph()
+    graph.add_nodes_from(tasks)
+    for t in plan.tasks:
+        for name, ids in t.consumed_regst_desc_id.items():
+            if t.task_type == "ReentrantLock" and name == "end":
+                continue  # the critical-section end -> lock back edge closes the loop by design
+            graph.add_edges_from((regsts[rid].producer_task_id, t.task_id) for rid in ids)
+    if not nx.is_directed_acyclic_graph(graph):
+        cycle = [tasks[a].name for a, _ in nx.find_cycle(graph)]
+        raise CompileError(f"the task graph has a cycle: {' -> '.join(cycle)}")
+
+
+def _check_memory(plan: Plan, tasks: dict) -> None:
+    blocks = {b.mem_block_id: b for b in plan.mem_blocks}
+    chain_pos: dict[int, int] = {}
+    for chain_id in {t.chain_id for t in plan.tasks}:
+        members = sorted((t for t in plan.tasks if t.chain_id == chain_id), key=lambda t: t.order_in_graph)
+        chain_pos.update({t.task_id: i for i, t in enumerate(members)})
+    by_block: dict[int, list] = {}
+    for regst in plan.regst_descs.values():
+        if regst.is_ctrl:
+            continue
+        block = blocks.get(regst.mem_block_id)
+        if block is None:
+            raise CompileError(f"regst {regst.regst_desc_id} points at missing mem block {regst.mem_block_id}")
+        end = regst.mem_block_offset + regst.regst_size * regst.register_num
+        if end > block.mem_size:
+            raise CompileError(f"regst {regst.regst_desc_id} ends at byte {end}, past block {block.mem_block_id}")
+        by_block.setdefault(block.mem_block_id, []).append(regst)
+    for block_id, group in by_block.items():
+        block = blocks[block_id]
+        for i, a in enumerate(group):
+            for b in group[i + 1:]:
+                a_end = a.mem_block_offset + a.regst_size * a.register_num
+                b_end = b.mem_block_offset + b.regst_size * b.register_num
+                if a.mem_block_offset >= b_end or b.mem_block_offset >= a_end:
+                    continue
+                ja, jb = tasks[a.producer_task_id].job_id, tasks[b.producer_task_id].job_id
+                if not block.enable_reuse_mem:
+                    if ja == jb or tasks[a.producer_task_id].name != tasks[b.producer_task_id].name:
+                        raise CompileError(f"regsts {a.regst_desc_id} and {b.regst_desc_id} overlap in fixed block "
+                                           f"{block_id} without being one interface blob shared across jobs")
+                    continue
+                la, lb = _lifetime(a, chain_pos), _lifetime(b, chain_pos)
+                if ja != jb or lifetimes_overlap(la, lb):
+                    raise CompileError(f"regsts {a.regst_desc_id} and {b.regst_desc_id} share bytes of block "
+                                       f"{block_id} while both are live ({la} and {lb})")
+
+
+def _lifetime(regst, chain_pos: dict[int, int]) -> tuple[int, int]:  # noqa: ANN001
+    positions = [chain_pos[regst.producer_task_id], *(chain_pos[c] for c in regst.consumer_task_ids)]
+    return min(positions), max(positions)

@@ -1,0 +1,31 @@
+"""flowlab's exceptions. Each message says what was expected, what was given, and where."""
+
+from __future__ import annotations
+
+
+class FlowlabError(Exception):
+    """Base class of flowlab's own errors."""
+
+
+class OpInferError(FlowlabError, ValueError):
+    """An op was given inputs or attrs it cannot accept; raised at the user's line while tracing."""
+
+
+class JobAnnotationError(FlowlabError, TypeError):
+    """A job function's annotations are missing, mixed or unsupported."""
+
+
+class JobArgumentError(FlowlabError, ValueError):
+    """A job was called with arguments that do not match its placeholders."""
+
+
+class SessionStateError(FlowlabError, RuntimeError):
+    """The session is in the wrong state for the request (e.g. adding a job after it started)."""
+
+
+class CompileError(FlowlabError, RuntimeError):
+    """The jobs cannot be compiled into one Plan (e.g. interface blobs that disagree across jobs)."""
+
+
+class PlacementError(FlowlabError, ValueError):
+    """A device tag or device-id string is malformed or not supported."""

@@ -1,0 +1,189 @@
+"""The job builder (OneFlow's JobBuildAndInferCtx): adds ops, names them, infers shapes at once."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from ..errors import OpInferError
+from ..ir import BlobDesc, Job, OpConf, ParallelConf
+from ..ops.registry import REQUIRED, InferCtx, get_op_def
+from . import scope
+from .blob import LazyBlob
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def user_location() -> str | None:
+    """``file.py:line`` of the innermost frame outside flowlab: the user line that made the op."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
+            return f"{os.path.basename(filename)}:{frame.f_lineno}"
+        frame = frame.f_back
+    return None
+
+
+class JobBuilder:
+    """Collects the ops of one job while its function is traced."""
+
+    def __init__(self, job_name: str, job_conf: dict[str, Any], default_placement: ParallelConf) -> None:
+        self.job_name = job_name
+        self.job_conf = job_conf
+        self.default_placement = default_placement
+        self.ops: list[OpConf] = []
+        self.blob_descs: dict[str, BlobDesc] = {}
+        self.input_op_names: list[str] = []
+        self.return_op_names: list[str] = []
+        self.creator = "user"
+        self.record_loc = True  # system jobs have no user line
+        self.variables: dict[str, LazyBlob] = {}  # scoped variable name -> its blob (get_variable reuse)
+        self.train_conf: dict[str, Any] | None = None  # set by optimizer.minimize (training issue)
+        self.watches: list[tuple[str, str, Any]] = []  # (kind, lbn, handler), for flow.watch
+        self._name_counts: dict[str, int] = {}
+
+    # -- names -------------------------------------------------------------------------------------
+    def has_op(self, name: str) -> bool:
+        return any(op.name == name for op in self.ops)
+
+    def unique_name(self, op_type: str) -> str:
+        while True:
+            n = self._name_counts.get(op_type, 0)
+            self._name_counts[op_type] = n + 1
+            name = scope.scoped_name(f"{op_type}_{n}")
+            if not self.has_op(name):
+                return name
+
+    # -- adding ops --------------------------------------------------------------------------------
+    def add_op(
+        self,
+        op_type: str,
+        inputs: Mapping[str, Sequence[LazyBlob]] | None = None,
+        attrs: Mapping[str, Any] | None = None,
+        name: str | None = None,
+        ctrl_in_op_names: Sequence[str] = (),
+        placement: ParallelConf | None = None,
+        scoped: bool = True,
+        loc: str | None = None,
+    ) -> list[LazyBlob]:
+        """Add one op, infer its outputs, and return them as lazy blobs (flat, in output-arg order)."""
+        op_def = get_op_def(op_type)
+        loc = loc or (user_location() if self.record_loc else None)
+        inputs = dict(inputs or {})
+        for arg in inputs:
+            if arg not in op_def.inputs:
+                raise TypeError(f"op type {op_type!r} has no input {arg!r}; its inputs are {op_def.inputs}")
+        for arg, blobs in inputs.items():
+            for blob in blobs:
+                if not isinstance(blob, LazyBlob):
+                    raise OpInferError(
+                        f"{_where(loc)}{op_type}: input {arg!r} must be a blob made inside this job function; "
+                        f"got {type(blob).__name__}"
+                    )
+        full_attrs = _fill_attrs(op_type, op_def.attrs, dict(attrs or {}))
+        if name is None:
+            op_name = self.unique_name(op_type)
+        else:
+            op_name = scope.scoped_name(name) if scoped else name
+            if self.has_op(op_name):
+                raise OpInferError(f"{_where(loc)}op name {op_name!r} is already used in job {self.job_name!r}")
+        in_descs = {arg: tuple(b.blob_desc for b in blobs) for arg, blobs in inputs.items()}
+        ctx = InferCtx(op_name, op_type, in_descs, full_attrs)
+        try:
+            out_descs = op_def.infer(ctx)
+        except OpInferError as err:
+            shapes = ", ".join(f"{a}={'/'.join(map(str, d))}" for a, d in in_descs.items())
+            raise OpInferError(f"{_where(loc)}op {op_name!r} ({op_type}) with inputs ({shapes}): {err}") from None
+        outputs: dict[str, tuple[str, ...]] = {}
+        for arg in op_def.outputs:
+            descs = out_descs.get(arg, [])
+            if op_def.system and len(descs) == 1:
+                outputs[arg] = (f"{op_name}/{arg}",)
+            else:
+                outputs[arg] = tuple(f"{op_name}/{arg}_{i}" for i in range(len(descs)))
+            for lbn, desc in zip(outputs[arg], descs):
+                self.blob_descs[lbn] = desc
+        op = OpConf(
+            name=op_name,
+            op_type=op_type,
+            inputs={arg: tuple(b.lbn for b in blobs) for arg, blobs in inputs.items()},
+            outputs=outputs,
+            attrs=full_attrs,
+            parallel_conf=placement or scope.current_placement(self.default_placement),
+            ctrl_in_op_names=tuple(ctrl_in_op_names),
+            loc=loc,
+            created_by=self.creator,
+        )
+        self.ops.append(op)
+        return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
+
+    def build(self, kind: str = "user") -> Job:
+        return Job(
+            name=self.job_name,
+            kind=kind,
+            ops=tuple(self.ops),
+            blob_descs=dict(self.blob_descs),
+            job_conf=dict(self.job_conf),
+            input_op_names=tuple(self.input_op_names),
+            return_op_names=tuple(self.return_op_names),
+        )
+
+
+def _where(loc: str | None) -> str:
+    return f"{loc}: " if loc else ""
+
+
+def _fill_attrs(op_type: str, defaults: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    unknown = set(given) - set(defaults)
+    if unknown:
+        raise TypeError(f"op type {op_type!r} has no attr(s) {sorted(unknown)}; its attrs are {sorted(defaults)}")
+    out = {}
+    for key, default in defaults.items():
+        if key in given:
+            out[key] = given[key]
+        elif default is REQUIRED:
+            raise TypeError(f"op type {op_type!r} needs attr {key!r}")
+        else:
+            out[key] = default
+    return out
+
+
+_builders: list[JobBuilder] = []
+
+
+def current_builder() -> JobBuilder:
+    if not _builders:
+        raise RuntimeError(
+            "flowlab ops build a job and can only be called inside a @flow.global_function while it is traced"
+        )
+    return _builders[-1]
+
+
+@contextmanager
+def building(builder: JobBuilder) -> Iterator[JobBuilder]:
+    _builders.append(builder)
+    try:
+        yield builder
+    finally:
+        _builders.pop()
+
+
+@contextmanager
+def created_by(creator: str) -> Iterator[None]:
+    """Mark ops added in the block as made by a pass (autograd, optimizer, ...) rather than the user."""
+    builder = current_builder()
+    old, builder.creator = builder.creator, creator
+    try:
+        yield
+    finally:
+        builder.creator = old
+
+
+def add_op(op_type: str, inputs: Mapping[str, Sequence[LazyBlob]] | None = None,
+           attrs: Mapping[str, Any] | None = None, name: str | None = None, **kw: Any) -> list[LazyBlob]:
+    """Add an op to the job being traced; the user-facing op functions call this."""
+    return current_builder().add_op(op_type, inputs, attrs, name, **kw)

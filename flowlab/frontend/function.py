@@ -1,0 +1,125 @@
+"""``flow.global_function``: registers a job function with the session; tracing turns it into a Job."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir import Job, ParallelConf
+from ..ir.dtype import float32
+from .blob import LazyBlob
+from .builder import JobBuilder, building
+from .function_config import FunctionConfig
+from .scope import PlacementScope
+from .signature import JobSignature, flatten_returned, parse_signature
+
+JOB_TYPES = ("predict", "train")
+
+
+@dataclass
+class FunctionDesc:
+    """OneFlow's FunctionDesc: the job function, its config and its checked signature."""
+
+    job_func: Callable[..., Any]
+    job_type: str
+    config: FunctionConfig
+    signature: JobSignature
+    # Filled by tracing: how to rebuild the returned structure from the pulled blobs.
+    return_structure: Any = None
+    return_op_names: tuple[str, ...] = ()
+    input_op_names: tuple[str, ...] = ()
+    watches: list[tuple[str, str, Any]] = field(default_factory=list)
+
+    @property
+    def job_name(self) -> str:
+        return self.job_func.__name__
+
+    @property
+    def loc(self) -> str:
+        code = self.job_func.__code__
+        return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+
+def global_function(type: str = "predict", function_config: FunctionConfig | None = None) -> Callable[..., Any]:  # noqa: A002
+    """Decorate a job function: ``@flow.global_function(type="predict"|"train", function_config=cfg)``."""
+    if callable(type):  # used bare, as @flow.global_function
+        return global_function()(type)
+    if type not in JOB_TYPES:
+        raise ValueError(f"global_function type must be one of {JOB_TYPES}; got {type!r}")
+    if function_config is not None and not isinstance(function_config, FunctionConfig):
+        raise TypeError(f"function_config must be a flow.FunctionConfig; got {function_config!r}")
+
+    def decorator(job_func: Callable[..., Any]) -> Callable[..., Any]:
+        from ..session import default_session  # the session sits above the front end
+
+        if not inspect.isfunction(job_func):
+            raise TypeError(f"@flow.global_function decorates a function; got {job_func!r}")
+        desc = FunctionDesc(job_func, type, function_config or FunctionConfig(), parse_signature(job_func))
+        default_session().add_job(desc)
+
+        @functools.wraps(job_func)
+        def run(*args: Any, **kwargs: Any) -> Any:
+            return default_session().lazy_run(desc, args, kwargs)
+
+        run.__flowlab_function_desc__ = desc  # type: ignore[attr-defined]
+        return run
+
+    return decorator
+
+
+class InterfaceCounter:
+    """Session-wide ``Input_<n>`` / ``Return_<n>`` names, so interface ops never collide across jobs."""
+
+    def __init__(self) -> None:
+        self.inputs = 0
+        self.returns = 0
+
+
+def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilder]:
+    """Run the job function once on lazy blobs and return the Job it built (before any pass)."""
+    cfg = desc.config
+    default_placement = _default_placement(cfg)
+    job_conf = {
+        "job_type": desc.job_type,
+        "default_data_type": (cfg.get("default_data_type") or float32).name,
+        "enable_reuse_mem": cfg.get("enable_reuse_mem"),
+        "primary_lr": cfg.get("train.primary_lr"),
+        "model_update_conf": cfg.get("train.model_update_conf"),
+    }
+    builder = JobBuilder(desc.job_name, job_conf, default_placement)
+    with building(builder):
+        args: list[LazyBlob] = []
+        for _param, tdef in desc.signature.params:
+            op_name = f"Input_{counter.inputs}"
+            counter.inputs += 1
+            attrs = {"shape": tdef.shape, "dtype": tdef.dtype, "batch_axis": tdef.batch_axis}
+            (blob,) = builder.add_op("input", attrs=attrs, name=op_name, scoped=False, loc=desc.loc)
+            builder.input_op_names.append(op_name)
+            args.append(blob)
+        returned = desc.job_func(*args)
+        blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)
+        names = []
+        for blob in blobs:
+            op_name = f"Return_{counter.returns}"
+            counter.returns += 1
+            placement = ParallelConf("cpu", ("0:0",)) if cfg.get("allow_cpu_return_op") else None
+            builder.add_op("return", {"in": [blob]}, name=op_name, scoped=False, placement=placement, loc=desc.loc)
+            names.append(op_name)
+        builder.return_op_names.extend(names)
+    desc.return_structure = structure
+    desc.return_op_names = tuple(names)
+    desc.input_op_names = tuple(builder.input_op_names)
+    return builder.build(), builder
+
+
+def _default_placement(cfg: FunctionConfig) -> ParallelConf:
+    scope = cfg.get("default_placement_scope")
+    if scope is None:
+        return ParallelConf()
+    if isinstance(scope, PlacementScope):
+        return scope.parallel_conf
+    raise TypeError(f"default_placement_scope must be made by flow.scope.placement(...); got {scope!r}")

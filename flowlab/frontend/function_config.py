@@ -1,0 +1,149 @@
+"""FunctionConfig: OneFlow's job config as a declared table of typed fields with callable setters.
+
+``config.default_data_type(flow.float)`` and ``config.train.primary_lr(0.1)`` work as in OneFlow. Each field
+says whether flowlab acts on it; a field it accepts but ignores warns once. An unknown name is an
+AttributeError that suggests the closest field names.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+from ..ir.dtype import DType
+
+
+@dataclass(frozen=True)
+class ConfigField:
+    name: str  # dotted: "train.primary_lr"
+    types: tuple[type, ...]
+    default: Any
+    acted_on: bool  # False: accepted for compatibility, warns once, changes nothing
+
+
+def _f(name: str, types: type | tuple[type, ...], default: Any, acted_on: bool = False) -> ConfigField:
+    return ConfigField(name, types if isinstance(types, tuple) else (types,), default, acted_on)
+
+
+_NUM = (int, float)
+FIELDS: dict[str, ConfigField] = {
+    f.name: f
+    for f in (
+        _f("default_data_type", DType, None, True),
+        _f("default_placement_scope", object, None, True),
+        _f("default_logical_view", object, None, True),
+        _f("default_distribute_strategy", object, None, True),
+        _f("allow_cpu_return_op", bool, True, True),
+        _f("enable_reuse_mem", bool, True, True),
+        _f("enable_inplace", bool, True),
+        _f("concurrency_width", int, 128, True),
+        _f("default_initializer_conf", dict, None),
+        _f("exp_run_conf", dict, None),
+        _f("use_memory_allocation_algorithm_v2", bool, True),
+        _f("enable_cudnn", bool, True),
+        _f("cudnn_buf_limit_mbyte", int, 1024),
+        _f("cudnn_conv_force_fwd_algo", int, -1),
+        _f("cudnn_conv_force_bwd_data_algo", int, -1),
+        _f("cudnn_conv_force_bwd_filter_algo", int, -1),
+        _f("cudnn_conv_heuristic_search_algo", bool, True),
+        _f("cudnn_conv_use_deterministic_algo_only", bool, False),
+        _f("cudnn_conv_enable_pseudo_half", bool, False),
+        _f("enable_cudnn_fused_normalization_add_relu", bool, False),
+        _f("enable_fuse_add_to_output", bool, False),
+        _f("enable_fuse_cast_scale", bool, False),
+        _f("enable_fuse_model_update_ops", bool, False),
+        _f("enable_gradients_stats_aggregation", bool, True),
+        _f("enable_keep_header_only", bool, False),
+        _f("do_parallel_cast_before_widening_type_cast", bool, True),
+        _f("prune_parallel_cast_ops", bool, True),
+        _f("prune_cast_to_static_shape_ops", bool, True),
+        _f("enable_float_compute_for_half_gemm", bool, False),
+        _f("enable_auto_mixed_precision", bool, False),
+        _f("enable_quantization_aware_training", bool, False),
+        _f("enable_non_distributed_optimizer", bool, False),
+        _f("optimizer_placement_optimization_mode", str, None),
+        _f("optimizer_placement_optimization_threshold", int, None),
+        _f("indexed_slices_optimizer_conf", dict, None),
+        _f("use_xla_jit", bool, False),
+        _f("use_tensorrt", bool, False),
+        _f("train.primary_lr", _NUM, None, True),
+        _f("train.secondary_lr", _NUM, None, True),
+        _f("train.loss_scale_factor", _NUM, None),
+        _f("train.model_update_conf", dict, None, True),
+        _f("train.num_gradient_accumulation_steps", int, 1),
+    )
+}
+_ALIASES = {"enable_reused_mem": "enable_reuse_mem", "enable_qat": "enable_quantization_aware_training"}
+_warned: set[str] = set()
+
+
+class _Setter:
+    def __init__(self, config: FunctionConfig, field: ConfigField) -> None:
+        self._config, self._field = config, field
+
+    def __call__(self, value: Any = True) -> None:
+        field = self._field
+        if field.types != (object,) and not isinstance(value, field.types):
+            wanted = " or ".join(t.__name__ for t in field.types)
+            raise TypeError(f"FunctionConfig.{field.name} takes a {wanted}; got {value!r}")
+        if isinstance(value, bool) and bool not in field.types and field.types != (object,):
+            raise TypeError(f"FunctionConfig.{field.name} takes a number; got {value!r}")
+        if not field.acted_on and field.name not in _warned:
+            _warned.add(field.name)
+            warnings.warn(f"flowlab accepts FunctionConfig.{field.name} but does not act on it", stacklevel=2)
+        self._config._values[field.name] = value
+
+    def __repr__(self) -> str:
+        return f"<FunctionConfig setter {self._field.name}>"
+
+
+class _Group:
+    def __init__(self, config: FunctionConfig, prefix: str) -> None:
+        self._config, self._prefix = config, prefix
+
+    def __getattr__(self, name: str) -> _Setter | _Group:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return self._config._lookup(f"{self._prefix}.{name}")
+
+
+class FunctionConfig:
+    """The config of one job function. Read values with ``config.get("train.primary_lr")``."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> _Setter | _Group:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._lookup(name)
+
+    def _lookup(self, dotted: str) -> _Setter | _Group:
+        dotted = _ALIASES.get(dotted, dotted)
+        if dotted in FIELDS:
+            return _Setter(self, FIELDS[dotted])
+        if any(name.startswith(dotted + ".") for name in FIELDS):
+            return _Group(self, dotted)
+        close = difflib.get_close_matches(dotted, [*FIELDS, *_ALIASES], n=3, cutoff=0.6)
+        hint = f"; did you mean {', '.join(close)}?" if close else ""
+        raise AttributeError(f"FunctionConfig has no field {dotted!r}{hint}")
+
+    def get(self, dotted: str) -> Any:
+        dotted = _ALIASES.get(dotted, dotted)
+        if dotted not in FIELDS:
+            raise KeyError(f"FunctionConfig has no field {dotted!r}")
+        return self._values.get(dotted, FIELDS[dotted].default)
+
+    @property
+    def values(self) -> dict[str, Any]:
+        """The fields that were set, by dotted name."""
+        return dict(self._values)
+
+    def __repr__(self) -> str:
+        return f"FunctionConfig({self._values})"
+
+
+def function_config() -> FunctionConfig:
+    return FunctionConfig()

@@ -1,0 +1,207 @@
+"""A job function's signature: its input placeholders and its return annotation, checked as OneFlow does."""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import typing as tp
+from ..errors import JobAnnotationError, JobArgumentError
+from .blob import LazyBlob
+
+_SUPPORTED_RETURNS = (
+    "tp.Numpy, tp.ListNumpy, Tuple/List/Dict of those, None, tp.Callback[...] or tp.Bundle[...] of those"
+)
+
+
+@dataclass(frozen=True)
+class ReturnSpec:
+    kind: str  # numpy | list_numpy | tuple | list | dict | none | bundle | future (unannotated)
+    children: tuple[ReturnSpec, ...] = ()
+
+
+@dataclass(frozen=True)
+class JobSignature:
+    job_name: str
+    params: tuple[tuple[str, tp.FixedTensorDef], ...]
+    returns: ReturnSpec
+    is_callback: bool
+
+
+def parse_signature(fn: Any) -> JobSignature:
+    name = fn.__name__
+    sig = inspect.signature(fn)
+    params = list(sig.parameters.values())
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
+            raise JobAnnotationError(f"job function {name}: parameter {p.name!r} must be a plain positional parameter")
+    annotated = [p.annotation is not p.empty for p in params]
+    has_return = sig.return_annotation is not sig.empty
+    if any(annotated) or has_return:
+        if not all(annotated):
+            missing = [p.name for p, a in zip(params, annotated) if not a]
+            raise JobAnnotationError(
+                f"job function {name}: annotate every parameter or none (OneFlow's rule); "
+                f"{missing} have no annotation; use e.g. tp.Numpy.Placeholder((2, 3))"
+            )
+        defs = [(p.name, _input_def(name, p.name, p.annotation)) for p in params]
+        if not has_return:
+            raise JobAnnotationError(
+                f"job function {name}: its parameters are annotated, so its return must be too "
+                f"(one of {_SUPPORTED_RETURNS}, or None)"
+            )
+        returns, is_callback = _return_spec(name, sig.return_annotation)
+    else:  # legacy style: def f(x=flow.FixedTensorDef(...)), result as a future with .get()
+        defs = [(p.name, _input_def(name, p.name, p.default)) for p in params]
+        returns, is_callback = ReturnSpec("future"), False
+    return JobSignature(name, tuple(defs), returns, is_callback)
+
+
+def _input_def(job: str, param: str, value: Any) -> tp.FixedTensorDef:
+    if isinstance(value, tp.FixedTensorDef):
+        return value
+    if value is inspect.Parameter.empty:
+        raise JobAnnotationError(f"job function {job}: parameter {param!r} has no placeholder")
+    raise JobAnnotationError(
+        f"job function {job}: parameter {param!r} is annotated with {value!r}; expected "
+        "tp.Numpy.Placeholder(shape, dtype) or tp.ListNumpy.Placeholder(shape, dtype)"
+    )
+
+
+def _return_spec(job: str, ann: Any) -> tuple[ReturnSpec, bool]:
+    origin = typing.get_origin(ann)
+    if origin is tp.Callback:
+        (inner,) = typing.get_args(ann)
+        return _spec(job, inner), True
+    return _spec(job, ann), False
+
+
+def _spec(job: str, ann: Any) -> ReturnSpec:
+    if ann is None or ann is type(None):
+        return ReturnSpec("none")
+    if ann is tp.Numpy:
+        return ReturnSpec("numpy")
+    if ann is tp.ListNumpy:
+        return ReturnSpec("list_numpy")
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is tuple and args and Ellipsis not in args:
+        return ReturnSpec("tuple", tuple(_spec(job, a) for a in args))
+    if origin is list and len(args) == 1:
+        return ReturnSpec("list", (_spec(job, args[0]),))
+    if origin is dict and len(args) == 2 and args[0] is str:
+        return ReturnSpec("dict", (_spec(job, args[1]),))
+    if origin is tp.Bundle:
+        return ReturnSpec("bundle", (_spec(job, args[0]),))
+    raise JobAnnotationError(f"job function {job}: unsupported return annotation {ann!r}; expected {_SUPPORTED_RETURNS}")
+
+
+def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyBlob], Any]:
+    """Check a traced function's return value against its annotation; return (blobs, structure)."""
+    blobs: list[LazyBlob] = []
+
+    def walk(spec: ReturnSpec, value: Any, path: str) -> Any:
+        if spec.kind in ("numpy", "list_numpy", "future") and isinstance(value, LazyBlob):
+            blobs.append(value)
+            return len(blobs) - 1
+        if spec.kind == "none":
+            if value is not None:
+                raise JobAnnotationError(f"job function {job} is annotated to return None but returned {value!r}")
+            return None
+        if spec.kind == "bundle":
+            return walk_bundle(spec.children[0], value, path)
+        if spec.kind == "tuple" and isinstance(value, tuple) and len(value) == len(spec.children):
+            return tuple(walk(s, v, f"{path}[{i}]") for i, (s, v) in enumerate(zip(spec.children, value)))
+        if spec.kind == "list" and isinstance(value, (list, tuple)):
+            return [walk(spec.children[0], v, f"{path}[{i}]") for i, v in enumerate(value)]
+        if spec.kind == "dict" and isinstance(value, dict):
+            return {k: walk(spec.children[0], v, f"{path}[{k!r}]") for k, v in value.items()}
+        if spec.kind == "future" and isinstance(value, (tuple, list)):
+            return type(value)(walk(spec, v, f"{path}[{i}]") for i, v in enumerate(value))
+        if spec.kind == "future" and value is None:
+            return None
+        expected = {"numpy": "a blob", "list_numpy": "a blob", "future": "a blob or tuple of blobs",
+                    "tuple": f"a tuple of {len(spec.children)}", "list": "a list", "dict": "a dict"}[spec.kind]
+        raise JobAnnotationError(
+            f"job function {job} returned {type(value).__name__} at {path or 'top level'}; its annotation expects "
+            f"{expected} (a blob is what a flowlab op returns inside the job function)"
+        )
+
+    def walk_bundle(leaf: ReturnSpec, value: Any, path: str) -> Any:
+        if isinstance(value, (tuple, list)):
+            return type(value)(walk_bundle(leaf, v, f"{path}[{i}]") for i, v in enumerate(value))
+        if isinstance(value, dict):
+            return {k: walk_bundle(leaf, v, f"{path}[{k!r}]") for k, v in value.items()}
+        return walk(leaf, value, path)
+
+    structure = walk(spec, value, "")
+    return blobs, structure
+
+
+def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any:
+    """Put pulled arrays back into the returned structure, as the annotation asks."""
+    list_leaf = _has_kind(spec, "list_numpy")
+
+    def build(node: Any) -> Any:
+        if node is None:
+            return None
+        if isinstance(node, int):
+            return [arrays[node]] if list_leaf else arrays[node]
+        if isinstance(node, dict):
+            return {k: build(v) for k, v in node.items()}
+        return type(node)(build(v) for v in node)
+
+    return build(structure)
+
+
+def _has_kind(spec: ReturnSpec, kind: str) -> bool:
+    return spec.kind == kind or any(_has_kind(c, kind) for c in spec.children)
+
+
+def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
+    """Validate call arguments against the placeholders; return C-contiguous arrays to push."""
+    names = [n for n, _ in sig.params]
+    if len(args) > len(names) or set(kwargs) - set(names):
+        extra = sorted(set(kwargs) - set(names))
+        raise JobArgumentError(
+            f"{sig.job_name}() takes {len(names)} argument(s) ({', '.join(names) or 'none'}); "
+            f"got {len(args)} positional" + (f" and unknown keyword(s) {extra}" if extra else "")
+        )
+    values = dict(zip(names, args))
+    for key, value in kwargs.items():
+        if key in values:
+            raise JobArgumentError(f"{sig.job_name}() got argument {key!r} twice")
+        values[key] = value
+    missing = [n for n in names if n not in values]
+    if missing:
+        raise JobArgumentError(f"{sig.job_name}() is missing argument(s) {missing}")
+    arrays = []
+    for name, tdef in sig.params:
+        value = values[name]
+        if isinstance(tdef, tp.MirroredTensorDef):
+            if not isinstance(value, (list, tuple)) or len(value) != 1:
+                raise JobArgumentError(
+                    f"{sig.job_name}(): argument {name!r} is a ListNumpy placeholder: expected a list with one "
+                    f"ndarray per device (flowlab runs on 1 device); got {type(value).__name__}"
+                )
+            value = value[0]
+        arrays.append(_check_array(sig.job_name, name, tdef, value))
+    return arrays
+
+
+def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np.ndarray:
+    wanted = f"a numpy.ndarray of shape {tdef.shape} and dtype {tdef.dtype.np_name}"
+    if not isinstance(value, np.ndarray):
+        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {type(value).__name__}")
+    if value.dtype != tdef.dtype.np:
+        raise JobArgumentError(
+            f"{job}(): argument {name!r} must be {wanted}; got dtype {value.dtype} "
+            f"(convert with .astype(np.{tdef.dtype.np_name}))"
+        )
+    if value.shape != tdef.shape:
+        what = "rank" if value.ndim != len(tdef.shape) else "shape"
+        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape {value.shape}")
+    return np.ascontiguousarray(value)

@@ -1,0 +1,145 @@
+"""Job and JobSet: a traced (and later rewritten) job, and all jobs of a session after compilation."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .blob import BlobDesc
+from .op_conf import OpConf, ParallelConf, format_attr
+
+JOB_KINDS = ("user", "push", "pull", "model_io", "main")
+
+
+@dataclass(frozen=True)
+class Job:
+    name: str
+    kind: str  # one of JOB_KINDS
+    ops: tuple[OpConf, ...]  # topological order
+    blob_descs: dict[str, BlobDesc]  # lbn -> desc
+    job_conf: dict[str, Any] = field(default_factory=dict)  # job_type, default_data_type, ...
+    input_op_names: tuple[str, ...] = ()
+    return_op_names: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "ops", tuple(self.ops))
+        if self.kind not in JOB_KINDS:
+            raise ValueError(f"job kind {self.kind!r} is not one of {JOB_KINDS}")
+
+    # -- lookups -----------------------------------------------------------------------------------
+    def op(self, name: str) -> OpConf:
+        for op in self.ops:
+            if op.name == name:
+                return op
+        raise KeyError(f"job {self.name!r} has no op {name!r}; it has {[o.name for o in self.ops]}")
+
+    def has_op(self, name: str) -> bool:
+        return any(op.name == name for op in self.ops)
+
+    @property
+    def variable_op_names(self) -> tuple[str, ...]:
+        return tuple(op.name for op in self.ops if op.op_type == "variable")
+
+    @property
+    def interface_op_names(self) -> tuple[str, ...]:
+        """Ops whose output memory other jobs may share: inputs, outputs, returns, variables."""
+        return tuple(op.name for op in self.ops if op.op_type in INTERFACE_OP_TYPES)
+
+    def producer_of(self, lbn: str) -> OpConf:
+        op_name = lbn.rpartition("/")[0]
+        return self.op(op_name)
+
+    def consumers_of(self, op_name: str) -> list[OpConf]:
+        prefix = op_name + "/"
+        return [
+            op
+            for op in self.ops
+            if any(lbn.startswith(prefix) for lbn in op.input_lbns) or op_name in op.ctrl_in_op_names
+        ]
+
+    def replace(self, **changes: Any) -> Job:
+        return replace(self, **changes)
+
+    # -- printing ----------------------------------------------------------------------------------
+    def format_op(self, op: OpConf) -> str:
+        outs = op.output_lbns
+        lhs = ", ".join(f"%{lbn}" for lbn in outs)
+        types = ", ".join(str(self.blob_descs[lbn]) if lbn in self.blob_descs else "?" for lbn in outs)
+        args = ", ".join(f"%{lbn}" for lbn in op.input_lbns)
+        text = f"{lhs} : {types} = {op.op_type}({args})" if outs else f"%{op.name} = {op.op_type}({args})"
+        attrs = dict(op.attrs)
+        if len(outs) == 1 and outs[0] in self.blob_descs:  # shape/dtype attrs repeat the printed type
+            desc = self.blob_descs[outs[0]]
+            if attrs.get("shape") == desc.shape and attrs.get("dtype") == desc.dtype:
+                del attrs["shape"], attrs["dtype"]
+        if attrs:
+            text += " {" + ", ".join(f"{k}={format_attr(v)}" for k, v in attrs.items()) + "}"
+        if op.ctrl_in_op_names:
+            text += " ctrl_in=[" + ", ".join(op.ctrl_in_op_names) + "]"
+        if op.parallel_conf != ParallelConf():
+            text += f" @{op.parallel_conf}"
+        if op.created_by != "user":
+            text += f"  <{op.created_by}>"
+        if op.loc:
+            text += f"  # {op.loc}"
+        return text
+
+    def __str__(self) -> str:
+        job_type = self.job_conf.get("job_type")
+        head = f"job {self.name} ({self.kind}" + (f", {job_type}" if job_type else "") + "):"
+        return "\n".join([head, *("  " + self.format_op(op) for op in self.ops)])
+
+    def __repr__(self) -> str:
+        return f"<Job {self.name!r} kind={self.kind} ops={len(self.ops)}>"
+
+
+INTERFACE_OP_TYPES = frozenset({"input", "output", "return", "variable"})
+
+
+@dataclass(frozen=True)
+class JobSet:
+    """Every job of a session after compilation; ``job_id`` is the index in ``jobs`` (main job last)."""
+
+    jobs: tuple[Job, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "jobs", tuple(self.jobs))
+
+    def __iter__(self) -> Iterator[Job]:
+        return iter(self.jobs)
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    def job(self, name: str) -> Job:
+        for job in self.jobs:
+            if job.name == name:
+                return job
+        raise KeyError(f"no job {name!r}; jobs are {[j.name for j in self.jobs]}")
+
+    def job_id(self, name: str) -> int:
+        return [j.name for j in self.jobs].index(self.job(name).name)
+
+    def of_kind(self, kind: str) -> tuple[Job, ...]:
+        return tuple(j for j in self.jobs if j.kind == kind)
+
+    @property
+    def shared_interfaces(self) -> dict[str, tuple[str, ...]]:
+        """Interface op name -> the jobs that hold an op of that name (only names in two or more jobs)."""
+        holders: dict[str, list[str]] = {}
+        for job in self.jobs:
+            for name in job.interface_op_names:
+                holders.setdefault(name, []).append(job.name)
+        return {name: tuple(jobs) for name, jobs in holders.items() if len(jobs) > 1}
+
+    def __str__(self) -> str:
+        parts = [f"[{i}] {job}" for i, job in enumerate(self.jobs)]
+        shared = self.shared_interfaces
+        if shared:
+            lines = [f"  {name}: {', '.join(jobs)}" for name, jobs in shared.items()]
+            parts.append("shared interface blobs:\n" + "\n".join(lines))
+        return "\n\n".join(parts)
+
+    def __repr__(self) -> str:
+        return f"<JobSet {[j.name for j in self.jobs]}>"

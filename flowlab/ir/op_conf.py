@@ -1,0 +1,92 @@
+"""OpConf: one op in a job (OneFlow's OperatorConf, flattened), and its placement (ParallelConf)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from .dtype import DType
+
+
+@dataclass(frozen=True)
+class ParallelConf:
+    """Where an op runs: ``device_tag`` plus device names ``"<machine>:<device range>"`` as in OneFlow."""
+
+    device_tag: str = "cpu"
+    device_names: tuple[str, ...] = ("0:0",)
+
+    @property
+    def devices(self) -> tuple[tuple[int, int], ...]:
+        """Expanded (machine_id, device_id) pairs."""
+        out: list[tuple[int, int]] = []
+        for name in self.device_names:
+            machine, _, dev = name.partition(":")
+            lo, _, hi = dev.partition("-")
+            out.extend((int(machine), d) for d in range(int(lo), int(hi or lo) + 1))
+        return tuple(out)
+
+    @property
+    def parallel_num(self) -> int:
+        return len(self.devices)
+
+    def __str__(self) -> str:
+        return f"{self.device_tag}:{','.join(self.device_names)}"
+
+
+def freeze_attr(value: Any) -> Any:
+    """Attrs are compared and serialized, so lists become tuples and numpy scalars plain Python."""
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_attr(v) for v in value)
+    if isinstance(value, dict):
+        return {str(k): freeze_attr(v) for k, v in value.items()}
+    if hasattr(value, "item") and not isinstance(value, (DType, str)):
+        return value.item()
+    return value
+
+
+def format_attr(value: Any) -> str:
+    if isinstance(value, tuple):
+        return "[" + ",".join(format_attr(v) for v in value) + "]"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, DType):
+        return value.name
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {format_attr(v)}" for k, v in value.items()) + "}"
+    return str(value)
+
+
+@dataclass(frozen=True)
+class OpConf:
+    name: str
+    op_type: str
+    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arg -> lbns
+    outputs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arg -> lbns
+    attrs: dict[str, Any] = field(default_factory=dict)
+    parallel_conf: ParallelConf = ParallelConf()
+    ctrl_in_op_names: tuple[str, ...] = ()
+    loc: str | None = None  # the user's source line that created the op, "pad.py:9"
+    created_by: str = "user"  # user | autograd | optimizer | system | <pass name>
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "inputs", {k: tuple(v) for k, v in self.inputs.items()})
+        object.__setattr__(self, "outputs", {k: tuple(v) for k, v in self.outputs.items()})
+        object.__setattr__(self, "attrs", {k: freeze_attr(v) for k, v in self.attrs.items()})
+        object.__setattr__(self, "ctrl_in_op_names", tuple(self.ctrl_in_op_names))
+
+    @property
+    def device_tag(self) -> str:
+        return self.parallel_conf.device_tag
+
+    @property
+    def input_lbns(self) -> tuple[str, ...]:
+        return tuple(lbn for lbns in self.inputs.values() for lbn in lbns)
+
+    @property
+    def output_lbns(self) -> tuple[str, ...]:
+        return tuple(lbn for lbns in self.outputs.values() for lbn in lbns)
+
+    def replace(self, **changes: Any) -> OpConf:
+        return replace(self, **changes)

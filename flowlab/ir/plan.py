@@ -1,0 +1,184 @@
+"""The Plan: tasks (one actor each), register descs and memory blocks, with OneFlow's field names."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from .blob import BlobDesc
+from .op_conf import OpConf
+
+# Actor id bits as in OneFlow's IdManager: sign | machine 10 | thread 11 | work stream 21 | index 21.
+_MACHINE_SHIFT, _THRD_SHIFT, _STREAM_SHIFT = 53, 42, 21
+
+
+def encode_task_id(machine_id: int, thrd_id: int, index: int, stream_id: int = 0) -> int:
+    return (machine_id << _MACHINE_SHIFT) | (thrd_id << _THRD_SHIFT) | (stream_id << _STREAM_SHIFT) | index
+
+
+def decode_task_id(task_id: int) -> tuple[int, int, int, int]:
+    """-> (machine_id, thrd_id, stream_id, index)"""
+    mask21 = (1 << 21) - 1
+    return (
+        task_id >> _MACHINE_SHIFT,
+        (task_id >> _THRD_SHIFT) & ((1 << 11) - 1),
+        (task_id >> _STREAM_SHIFT) & mask21,
+        task_id & mask21,
+    )
+
+
+def short_task_id(task_id: int) -> str:
+    machine, thrd, _stream, index = decode_task_id(task_id)
+    return f"{machine}:{thrd}:{index}"
+
+
+@dataclass(frozen=True)
+class MemBlock:
+    mem_block_id: int
+    job_ids: tuple[int, ...]
+    machine_id: int
+    mem_case: str  # "host" | "device_cuda:<id>"
+    enable_reuse_mem: bool
+    mem_size: int
+
+    def __str__(self) -> str:
+        jobs = ",".join(map(str, self.job_ids))
+        kind = "reused" if self.enable_reuse_mem else "fixed"
+        return f"block {self.mem_block_id}: {self.mem_size} B {self.mem_case} jobs=[{jobs}] {kind}"
+
+
+@dataclass(frozen=True)
+class RegstDesc:
+    regst_desc_id: int
+    producer_task_id: int
+    consumer_task_ids: tuple[int, ...]
+    register_num: int
+    regst_desc_type: str  # "data" | "ctrl"
+    lbi2blob_desc: dict[str, BlobDesc] = field(default_factory=dict)
+    blob_offsets: dict[str, int] = field(default_factory=dict)  # lbn -> byte offset inside one register
+    mem_case: str = "host"
+    enable_reuse_mem: bool = False
+    mem_block_id: int = -1
+    mem_block_offset: int = 0
+    regst_size: int = 0  # bytes of one register (aligned); the block holds register_num of them
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "consumer_task_ids", tuple(self.consumer_task_ids))
+
+    @property
+    def is_ctrl(self) -> bool:
+        return self.regst_desc_type == "ctrl"
+
+    def __str__(self) -> str:
+        if self.is_ctrl:
+            return f"r{self.regst_desc_id}:ctrl x{self.register_num}"
+        blobs = ", ".join(f"{lbn}:{desc}" for lbn, desc in self.lbi2blob_desc.items())
+        where = f"@blk{self.mem_block_id}+{self.mem_block_offset}" if self.mem_block_id >= 0 else ""
+        return f"r{self.regst_desc_id}({blobs}) x{self.register_num} {where}".rstrip()
+
+
+@dataclass(frozen=True)
+class TaskProto:
+    task_type: str  # NormalForward | Tick | Case | Esac | ReentrantLock | WaitAndSendIds | CallbackNotify | ...
+    machine_id: int
+    thrd_id: int
+    task_id: int
+    job_id: int
+    chain_id: int
+    order_in_graph: int
+    exec_sequence: tuple[OpConf, ...]  # the ops this task runs, in order (one for every task flowlab builds)
+    produced_regst_desc: dict[str, RegstDesc]  # name ("out", "out_ctrl", ...) -> desc
+    consumed_regst_desc_id: dict[str, tuple[int, ...]]  # name ("in", "in_ctrl", "start", ...) -> ids
+    parallel_id: int = 0
+    parallel_num: int = 1
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exec_sequence", tuple(self.exec_sequence))
+
+    @property
+    def name(self) -> str:
+        return self.exec_sequence[0].name if self.exec_sequence else f"task{self.task_id}"
+
+    @property
+    def op_types(self) -> tuple[str, ...]:
+        return tuple(op.op_type for op in self.exec_sequence)
+
+    @property
+    def consumed_ids(self) -> tuple[int, ...]:
+        return tuple(i for ids in self.consumed_regst_desc_id.values() for i in ids)
+
+    def __str__(self) -> str:
+        consumed = " ".join(
+            f"{name}=[{','.join(f'r{i}' for i in ids)}]" for name, ids in self.consumed_regst_desc_id.items()
+        )
+        produced = " ".join(f"{name}={regst}" for name, regst in self.produced_regst_desc.items())
+        parts = [f"task {short_task_id(self.task_id)} {self.task_type} {self.name}"]
+        if consumed:
+            parts.append(f"consumes {consumed}")
+        if produced:
+            parts.append(f"produces {produced}")
+        return " | ".join(parts)
+
+
+@dataclass(frozen=True)
+class CriticalSection:
+    """A span of one job that the reentrant lock grants as a unit; two intersect iff they share a block."""
+
+    critical_section_id: int
+    job_id: int
+    kind: str  # "total_job" (flowlab builds one per job; see compiler/main_job.py)
+    mem_block_ids: tuple[int, ...]
+
+    def intersects(self, other: CriticalSection) -> bool:
+        return bool(set(self.mem_block_ids) & set(other.mem_block_ids))
+
+
+@dataclass(frozen=True)
+class Plan:
+    tasks: tuple[TaskProto, ...]
+    mem_blocks: tuple[MemBlock, ...]
+    job_names: tuple[str, ...]  # job_id -> name (OneFlow's job_confs)
+    job_kinds: tuple[str, ...]
+    critical_sections: tuple[CriticalSection, ...]
+    job_id2critical_section_ids: dict[int, tuple[int, ...]]  # the main job's WaitAndSendIds id_list
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "tasks", tuple(self.tasks))
+        object.__setattr__(self, "mem_blocks", tuple(self.mem_blocks))
+
+    def __iter__(self) -> Iterator[TaskProto]:
+        return iter(self.tasks)
+
+    @property
+    def regst_descs(self) -> dict[int, RegstDesc]:
+        return {r.regst_desc_id: r for t in self.tasks for r in t.produced_regst_desc.values()}
+
+    def task(self, key: int | str) -> TaskProto:
+        for task in self.tasks:
+            if task.task_id == key or task.name == key:
+                return task
+        raise KeyError(f"plan has no task {key!r}")
+
+    def tasks_of_job(self, job: int | str) -> tuple[TaskProto, ...]:
+        job_id = self.job_names.index(job) if isinstance(job, str) else job
+        return tuple(t for t in self.tasks if t.job_id == job_id)
+
+    def mem_block(self, mem_block_id: int) -> MemBlock:
+        return next(b for b in self.mem_blocks if b.mem_block_id == mem_block_id)
+
+    def __str__(self) -> str:
+        n_regst = len(self.regst_descs)
+        lines = [f"plan: {len(self.tasks)} tasks, {n_regst} regsts, {len(self.mem_blocks)} mem blocks"]
+        for job_id, name in enumerate(self.job_names):
+            lines.append(f"job {job_id} {name} ({self.job_kinds[job_id]}):")
+            lines.extend(f"  {t}" for t in self.tasks_of_job(job_id))
+        lines.append("mem blocks:")
+        lines.extend(f"  {b}" for b in self.mem_blocks)
+        lines.append("critical sections:")
+        for cs in self.critical_sections:
+            blocks = ",".join(map(str, cs.mem_block_ids))
+            lines.append(f"  cs {cs.critical_section_id}: job {cs.job_id} {cs.kind} blocks=[{blocks}]")
+        return "\n".join(lines)
+
+    def __repr__(self) -> str:
+        return f"<Plan tasks={len(self.tasks)} mem_blocks={len(self.mem_blocks)} jobs={list(self.job_names)}>"

@@ -1,0 +1,7 @@
+"""Numba CPU kernels; importing this package imports Numba and registers them all."""
+
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

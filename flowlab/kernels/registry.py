@@ -1,0 +1,75 @@
+"""Kernels by (op type, implementation, device).
+
+A kernel *factory* is called once per task when the runtime is built; it sees the op conf and the blob descs
+and returns a plain function ``fn(ins, outs)`` that reads the input arrays and writes the output arrays in
+place (flat lists in the op's argument order). Binding attrs once keeps the per-act cost to one call.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..ir import BlobDesc, OpConf
+
+KernelFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
+IMPLS = ("reference", "numba")
+
+
+@dataclass(frozen=True)
+class KernelCtx:
+    op: OpConf
+    in_descs: tuple[BlobDesc, ...]
+    out_descs: tuple[BlobDesc, ...]
+    device: str = "cpu"
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.op.attrs
+
+
+KernelFactory = Callable[[KernelCtx], KernelFn]
+_KERNELS: dict[tuple[str, str, str], KernelFactory] = {}
+_PACKAGES = {"reference": "flowlab.kernels.reference", "numba": "flowlab.kernels.numba_cpu"}
+
+
+def register_kernel(op_type: str, impl: str, device: str = "cpu") -> Callable[[KernelFactory], KernelFactory]:
+    if impl not in IMPLS:
+        raise ValueError(f"kernel impl {impl!r} is not one of {IMPLS}")
+
+    def wrap(factory: KernelFactory) -> KernelFactory:
+        _KERNELS[(op_type, impl, device)] = factory
+        return factory
+
+    return wrap
+
+
+def default_impl() -> str:
+    """``FLOWLAB_KERNELS=reference`` runs the NumPy reference kernels; the default is Numba."""
+    impl = os.environ.get("FLOWLAB_KERNELS", "numba")
+    if impl not in IMPLS:
+        raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {IMPLS}")
+    return impl
+
+
+def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu") -> KernelFactory:
+    impl = impl or default_impl()
+    importlib.import_module(_PACKAGES[impl])
+    try:
+        return _KERNELS[(op_type, impl, device)]
+    except KeyError:
+        have = sorted(i for (t, i, d) in _KERNELS if t == op_type and d == device)
+        raise KeyError(
+            f"op {op_type!r} has no {impl} kernel for device {device!r}" + (f" (it has: {have})" if have else "")
+        ) from None
+
+
+def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
+                impl: str | None = None, device: str = "cpu") -> KernelFn:
+    factory = get_kernel_factory(op.op_type, impl, device)
+    return factory(KernelCtx(op, tuple(in_descs), tuple(out_descs), device))

@@ -1,0 +1,53 @@
+"""Padding ops on NCHW blobs: reflection_pad2d, zero_pad2d (OneFlow v0.4.0 semantics)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+
+
+def normalize_padding(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
+    """An int pads all four sides; a 4-sequence is ``[left, right, top, bottom]``."""
+    if isinstance(padding, int) and not isinstance(padding, bool):
+        pads = (padding,) * 4
+    elif isinstance(padding, (list, tuple)) and len(padding) == 4 and all(isinstance(p, int) for p in padding):
+        pads = tuple(padding)
+    else:
+        raise TypeError(f"padding must be an int or a list of 4 ints [left, right, top, bottom]; got {padding!r}")
+    if any(p < 0 for p in pads):
+        raise ValueError(f"padding must be non-negative; got {list(pads)}")
+    return pads  # type: ignore[return-value]
+
+
+def _infer_pad2d(ctx: InferCtx, reflect: bool) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("x")
+    if len(x.shape) != 4:
+        raise ctx.fail(f"expected a 4-D NCHW input; got shape {list(x.shape)}")
+    left, right, top, bottom = ctx.attrs["padding"]
+    n, c, h, w = x.shape
+    if reflect and (max(left, right) >= w or max(top, bottom) >= h):
+        raise ctx.fail(
+            f"reflection padding must be smaller than the padded dimension: padding {list(ctx.attrs['padding'])} "
+            f"(left, right, top, bottom) on H={h}, W={w}"
+        )
+    return {"y": [BlobDesc((n, c, h + top + bottom, w + left + right), x.dtype)]}
+
+
+register_op(OpDef("reflection_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, True), {"padding": REQUIRED}))
+register_op(
+    OpDef("zero_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, False), {"padding": REQUIRED})
+)
+
+
+def reflection_pad2d(x: LazyBlob, padding: int | Sequence[int], name: str | None = None) -> LazyBlob:
+    """Pad the H and W axes of an NCHW blob by reflecting it at the border (the border is not repeated)."""
+    return add_op("reflection_pad2d", {"x": [x]}, {"padding": normalize_padding(padding)}, name)[0]
+
+
+def zero_pad2d(x: LazyBlob, padding: int | Sequence[int], name: str | None = None) -> LazyBlob:
+    """Pad the H and W axes of an NCHW blob with zeros."""
+    return add_op("zero_pad2d", {"x": [x]}, {"padding": normalize_padding(padding)}, name)[0]

@@ -1,0 +1,65 @@
+"""System ops: interface ops (input/output/return/variable), foreign I/O, ticks and the main job's ops.
+
+System ops name their outputs ``<op>/out`` as in OneFlow. Their kernels live in the runtime (they touch
+buffers, job instances and the reentrant lock), except the ones that only move data.
+"""
+
+from __future__ import annotations
+
+from ..ir import BlobDesc
+from ..ir.dtype import as_dtype, int32
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+
+
+def _from_attrs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc(tuple(ctx.attrs["shape"]), as_dtype(ctx.attrs["dtype"]))]}
+
+
+def _same_as_in(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [ctx.input("in")]}
+
+
+def _nothing(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {}
+
+
+def _section_id(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc((1,), int32)]}
+
+
+def _case(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc((1,), int32)] * int(ctx.attrs["num_branches"])}
+
+
+_SHAPED = {"shape": REQUIRED, "dtype": REQUIRED}
+SYSTEM_OP_DEFS = (
+    # Interface ops: their output memory is what jobs share.
+    OpDef("input", (), ("out",), _from_attrs, {**_SHAPED, "batch_axis": 0}, system=True),
+    OpDef("output", ("in",), ("out",), _same_as_in, system=True),
+    OpDef("return", ("in",), ("out",), _same_as_in, system=True),
+    OpDef(
+        "variable", (), ("out",), _from_attrs,
+        {**_SHAPED, "initializer": REQUIRED, "random_seed": 0, "trainable": True}, system=True,
+    ),
+    # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
+    OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True),
+    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED}, system=True),
+    # Ticks (control only: they produce no data).
+    OpDef("source_tick", (), (), _nothing, system=True),
+    OpDef("sink_tick", (), (), _nothing, system=True),
+    # The main job.
+    OpDef("wait_and_send_ids", (), ("out",), _section_id, {"wait_buffer_name": REQUIRED, "id_list": REQUIRED},
+          system=True),
+    OpDef("reentrant_lock", ("start", "end"), ("out",), _section_id, {"lock_id2intersecting_lock_ids": REQUIRED},
+          system=True),
+    OpDef("case", ("in",), ("out",), _case, {"num_branches": REQUIRED}, system=True),
+    OpDef("tick", ("in",), (), _nothing, {"critical_section_id": REQUIRED}, system=True),
+    OpDef("esac", (), ("out",), _section_id, {}, system=True),
+    OpDef("callback_notify", ("in",), (), _nothing, {"callback_buffer_name": REQUIRED}, system=True),
+    # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
+    OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True),
+    OpDef("model_load", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
+    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
+)
+for _op_def in SYSTEM_OP_DEFS:
+    register_op(_op_def)

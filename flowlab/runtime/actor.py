@@ -1,0 +1,140 @@
+"""Actors, one per task, following OneFlow's protocol (actor.cpp, register_slot.cpp).
+
+An actor acts while it is read-ready (a register in every consumed slot) and write-ready (a free register for
+every produced desc). An act runs the kernel, sends each produced register to its consumers (reading count =
+number of consumers) and returns each consumed register to its producer; a produced register is writable
+again once every consumer has returned it. At shutdown, an actor whose input can never be ready again sends
+EORD downstream, waits as a zombie until its registers come back, then is done.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import TYPE_CHECKING, Any
+
+from ..ir import TaskProto
+
+if TYPE_CHECKING:
+    from .regst import Regst
+    from .runtime import Runtime
+
+MSG_REGST, MSG_RETURN, MSG_EORD = 0, 1, 2
+
+
+class Actor:
+    __slots__ = (
+        "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
+        "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
+        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns",
+    )
+
+    def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
+        self.rt = rt
+        self.task = task
+        self.actor_id = task.task_id
+        self.name = task.name
+        consumed_ids = task.consumed_ids
+        self.readable: dict[int, deque[Regst]] = {i: deque() for i in consumed_ids}
+        self.readable_list = list(self.readable.values())
+        self.writable: dict[int, deque[Regst]] = {
+            d.regst_desc_id: deque(regsts[d.regst_desc_id]) for d in task.produced_regst_desc.values()
+        }
+        self.writable_list = list(self.writable.values())
+        self.consumers: dict[int, list[Actor]] = {}  # filled by the runtime once every actor exists
+        self.producer_of: dict[int, Actor] = {}
+        self.eord_received: set[int] = set()
+        self.remaining_eord = len(consumed_ids)
+        self.total_reading_cnt = 0
+        self.act_id = 0
+        self.state = "normal"  # normal -> zombie -> done
+        self.queued = False
+        self.kernel: Any = None
+        self.in_arrays: list[Any] = []
+        self.out_arrays: list[Any] = []
+        self.io_lbns: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # set when arrays rotate per act
+
+    # -- readiness ---------------------------------------------------------------------------------
+    def is_ready(self) -> bool:
+        return self.state == "normal" and all(self.readable_list) and all(self.writable_list)
+
+    def never_ready_again(self) -> bool:
+        """An input ended (EORD) and its slot is empty (OneFlow's IsCustomizedReadAlwaysUnReadyFromNow)."""
+        return any(i in self.eord_received and not q for i, q in self.readable.items())
+
+    def blocked_reason(self) -> str | None:
+        """Why the actor cannot act now, in words (None when it can)."""
+        if self.state != "normal":
+            return self.state
+        for regst_id, q in self.readable.items():
+            if not q:
+                producer = self.producer_of[regst_id]
+                return f"waiting for register r{regst_id} from {producer.name}"
+        for regst_id, q in self.writable.items():
+            if not q:
+                return f"no free output register r{regst_id} (consumers still reading)"
+        return None
+
+    # -- acting ------------------------------------------------------------------------------------
+    def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+        """One act: kernel, then produce every output and return every input. -> (read, written)."""
+        self.act_id += 1
+        if self.kernel is not None:
+            if self.io_lbns is not None:
+                self._bind_rotating_arrays()
+            self.kernel(self.in_arrays, self.out_arrays)
+        written = [self.produce(regst_id) for regst_id in self.writable]
+        read = [self.give_back(regst_id) for regst_id in self.readable]
+        return read, written
+
+    def _bind_rotating_arrays(self) -> None:
+        in_lbns, out_lbns = self.io_lbns  # type: ignore[misc]
+        fronts = [q[0].blobs for q in self.readable_list]
+        self.in_arrays = [next(b[lbn] for b in fronts if lbn in b) for lbn in in_lbns]
+        outs = [q[0].blobs for q in self.writable_list]
+        self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
+
+    def produce(self, regst_id: int) -> tuple[int, int]:
+        regst = self.writable[regst_id].popleft()
+        regst.act_id = self.act_id
+        consumers = self.consumers[regst_id]
+        if consumers:
+            regst.reading_cnt = len(consumers)
+            self.total_reading_cnt += len(consumers)
+            send = self.rt.send
+            for consumer in consumers:
+                send(consumer, MSG_REGST, regst)
+        else:
+            self.writable[regst_id].append(regst)
+        return regst_id, regst.index
+
+    def give_back(self, regst_id: int) -> tuple[int, int]:
+        regst = self.readable[regst_id].popleft()
+        self.rt.send(self.producer_of[regst_id], MSG_RETURN, regst)
+        return regst_id, regst.index
+
+    # -- messages ----------------------------------------------------------------------------------
+    def on_regst(self, regst: Regst) -> None:
+        self.readable[regst.desc.regst_desc_id].append(regst)
+
+    def on_return(self, regst: Regst) -> None:
+        regst.reading_cnt -= 1
+        self.total_reading_cnt -= 1
+        if regst.reading_cnt == 0:
+            self.writable[regst.desc.regst_desc_id].append(regst)
+
+    def on_eord(self, regst_id: int) -> None:
+        self.eord_received.add(regst_id)
+        self.remaining_eord -= 1
+
+    def update_state(self) -> None:
+        """Move normal -> zombie (sending EORD) -> done as the protocol allows."""
+        if self.state == "normal" and self.never_ready_again():
+            self.state = "zombie"
+            for regst_id, consumers in self.consumers.items():
+                for consumer in consumers:
+                    self.rt.send(consumer, MSG_EORD, regst_id)
+        if self.state == "zombie" and self.remaining_eord == 0 and self.total_reading_cnt == 0:
+            self.state = "done"
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} act {self.act_id} {self.state}>"

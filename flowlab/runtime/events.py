@@ -1,0 +1,28 @@
+"""Runtime events: what one act did. Subscribers (debugger, recorder, progress) receive them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class ActEvent:
+    seq: int  # position in the run (0, 1, 2, ...)
+    actor_id: int  # = task_id
+    actor_name: str
+    task_type: str
+    job_id: int
+    act_id: int  # this actor's act counter
+    read: tuple[tuple[int, int], ...]  # (regst_desc_id, register index) consumed
+    written: tuple[tuple[int, int], ...]  # (regst_desc_id, register index) produced
+
+    def __str__(self) -> str:
+        read = ",".join(f"r{r}" for r, _ in self.read)
+        written = ",".join(f"r{r}" for r, _ in self.written)
+        return f"#{self.seq} {self.actor_name} act {self.act_id} read[{read}] wrote[{written}]"
+
+
+@dataclass(frozen=True, slots=True)
+class JobFinishedEvent:
+    job_name: str
+    instance_seq: int

@@ -1,0 +1,206 @@
+"""The runtime: one actor per task, a message bus, and a deterministic scheduler whose unit is one act.
+
+``step()`` delivers pending messages and performs exactly one act, returning an ActEvent. Running normally
+is calling the same scheduler until the awaited job instances finish (``run_until``); the step debugger
+calls ``step()``. There is one execution path.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from ..ir import Plan
+from ..kernels import make_kernel
+from .actor import MSG_EORD, MSG_REGST, MSG_RETURN, Actor
+from .events import ActEvent
+from .job_instance import JobInstance
+from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
+from .regst import Regst, allocate_arenas, make_regsts
+from .system_kernels import system_kernel
+
+ACTOR_CLASSES: dict[str, type[Actor]] = {
+    "WaitAndSendIds": WaitAndSendIdsActor,
+    "ReentrantLock": ReentrantLockActor,
+    "Case": CaseActor,
+    "Esac": EsacActor,
+}
+WAIT_BUFFER = "GlobalWaitJobId"
+
+
+class RuntimeIdle(RuntimeError):
+    """The scheduler has nothing left to do, but what it was asked to wait for has not happened."""
+
+
+class Runtime:
+    def __init__(self, plan: Plan, kernel_impl: str | None = None) -> None:
+        self.plan = plan
+        self.kernel_impl = kernel_impl
+        self.arenas = allocate_arenas(plan.mem_blocks)
+        self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
+        self.buffers: dict[str, deque[Any]] = {WAIT_BUFFER: deque()}
+        self.closed = False
+        self.msgs: deque[tuple[Actor, int, Any]] = deque()
+        self.ready: deque[Actor] = deque()
+        self.hooks: list[Callable[[ActEvent], None]] = []
+        self.seq = 0
+        self.launched = 0
+        self.actors: dict[int, Actor] = {}
+        for task in plan.tasks:
+            cls = ACTOR_CLASSES.get(task.task_type, Actor)
+            self.actors[task.task_id] = cls(self, task, self.regsts)
+        self._wire()
+        self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
+
+    # -- construction ------------------------------------------------------------------------------
+    def _wire(self) -> None:
+        regst_descs = self.plan.regst_descs
+        for actor in self.actors.values():
+            for regst_id in actor.writable:
+                actor.consumers[regst_id] = [self.actors[c] for c in regst_descs[regst_id].consumer_task_ids]
+            for regst_id in actor.readable:
+                actor.producer_of[regst_id] = self.actors[regst_descs[regst_id].producer_task_id]
+            self._setup(actor)
+
+    def _setup(self, actor: Actor) -> None:
+        task = actor.task
+        op = task.exec_sequence[0]
+        if isinstance(actor, WaitAndSendIdsActor):
+            actor.setup(self.buffer(WAIT_BUFFER), op.attrs["id_list"])
+        elif isinstance(actor, ReentrantLockActor):
+            actor.setup(op.attrs["lock_id2intersecting_lock_ids"])
+        elif isinstance(actor, (CaseActor, EsacActor)):
+            actor.setup()
+        if task.task_type not in ("NormalForward", "ForeignInput", "ForeignOutput", "CallbackNotify"):
+            return
+        from ..ops.registry import get_op_def
+
+        if get_op_def(op.op_type).system:
+            actor.kernel = system_kernel(self, op)
+        else:
+            descs = self.plan.regst_descs
+            in_descs = [self._desc_of(actor, lbn) for lbn in op.input_lbns]
+            out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
+                         for lbn in op.output_lbns]
+            actor.kernel = make_kernel(op, in_descs, out_descs, self.kernel_impl)
+        consumed = [self.regsts[i] for i in actor.readable]
+        produced = [self.regsts[i] for i in actor.writable]
+        if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
+            actor.io_lbns = (op.input_lbns, op.output_lbns)
+        else:
+            blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
+            actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
+            actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
+
+    def _desc_of(self, actor: Actor, lbn: str) -> Any:
+        for regst_id in actor.readable:
+            desc = self.plan.regst_descs[regst_id]
+            if lbn in desc.lbi2blob_desc:
+                return desc.lbi2blob_desc[lbn]
+        raise KeyError(f"actor {actor.name} consumes no register holding {lbn}")
+
+    def buffer(self, name: str) -> deque[Any]:
+        return self.buffers.setdefault(name, deque())
+
+    # -- launching ---------------------------------------------------------------------------------
+    def launch(self, instance: JobInstance) -> None:
+        """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id."""
+        job_id = self.plan.job_names.index(instance.job_name)
+        instance.seq = self.launched
+        self.launched += 1
+        kind = self.plan.job_kinds[job_id]
+        if kind == "push" or instance.job_name in ("System-ModelLoad", "System-ModelSave"):
+            self.buffer(f"ForeignInput-{instance.job_name}").append(instance)
+        if kind == "pull":
+            self.buffer(f"ForeignOutput-{instance.job_name}").append(instance)
+        self.buffer(f"CallbackNotifier-{instance.job_name}").append(instance)
+        self.buffers[WAIT_BUFFER].append(job_id)
+        self._wake(self.wait_actor)
+
+    def notify_section_done(self, section_id: int) -> None:
+        job_id = self.plan.critical_sections[section_id].job_id
+        self.buffer(f"CallbackNotifier-{self.plan.job_names[job_id]}").popleft().finish()
+
+    def close(self) -> None:
+        """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
+        self.closed = True
+        self.wait_actor.update_state()
+        while self.step() is not None:
+            pass
+        self._drain()
+
+    # -- scheduling --------------------------------------------------------------------------------
+    def send(self, dst: Actor, kind: int, payload: Any) -> None:
+        self.msgs.append((dst, kind, payload))
+
+    def _wake(self, actor: Actor) -> None:
+        if not actor.queued and actor.is_ready():
+            actor.queued = True
+            self.ready.append(actor)
+
+    def _drain(self) -> None:
+        msgs = self.msgs
+        while msgs:
+            actor, kind, payload = msgs.popleft()
+            if kind == MSG_REGST:
+                actor.on_regst(payload)
+            elif kind == MSG_RETURN:
+                actor.on_return(payload)
+            else:
+                actor.on_eord(payload)
+            if self.closed:  # EORD exists only while shutting down
+                actor.update_state()
+            if not actor.queued and actor.is_ready():
+                actor.queued = True
+                self.ready.append(actor)
+
+    def step(self) -> ActEvent | None:
+        """Perform exactly one act and return what it did; None when no actor can act."""
+        self._drain()
+        ready = self.ready
+        while ready:
+            actor = ready.popleft()
+            actor.queued = False
+            if not actor.is_ready():
+                continue
+            read, written = actor.act()
+            event = ActEvent(self.seq, actor.actor_id, actor.name, actor.task.task_type, actor.task.job_id,
+                             actor.act_id, tuple(read), tuple(written))
+            self.seq += 1
+            if self.closed:
+                actor.update_state()
+            if actor.is_ready():
+                actor.queued = True
+                ready.append(actor)
+            for hook in self.hooks:
+                hook(event)
+            return event
+        return None
+
+    def run_until(self, done: Callable[[], bool]) -> int:
+        """Step until ``done()``; return the number of acts. Raises RuntimeIdle if it can never happen."""
+        acts = 0
+        step = self.step
+        while not done():
+            if step() is None:
+                raise RuntimeIdle(self.describe_blocked())
+            acts += 1
+        return acts
+
+    # -- inspection --------------------------------------------------------------------------------
+    def describe_blocked(self) -> str:
+        lines = ["the runtime is idle but the awaited jobs have not finished; actors waiting:"]
+        for actor in self.actors.values():
+            reason = actor.blocked_reason()
+            if reason and reason != "done" and "waiting for a job" not in reason:
+                lines.append(f"  {actor.name}: {reason}")
+        return "\n".join(lines)
+
+    def actor(self, key: int | str) -> Actor:
+        if isinstance(key, int) and key in self.actors:
+            return self.actors[key]
+        for actor in self.actors.values():
+            if actor.name == key:
+                return actor
+        raise KeyError(f"no actor {key!r}")

@@ -1,0 +1,87 @@
+"""Kernels of the system ops that touch the runtime: interface copies, foreign I/O, notify, model I/O."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..ir import OpConf
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
+NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})  # memory is already right
+
+
+def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
+    """The kernel of a system op, or None when it has nothing to compute."""
+    kind = op.op_type
+    if kind in NO_KERNEL:
+        return None
+    if kind in ("output", "return"):
+        return _copy
+    if kind == "foreign_input":
+        buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
+
+        def foreign_input(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            instance = buffer.popleft()
+            np.copyto(outs[0], instance.push_array.reshape(outs[0].shape), casting="no")
+
+        return foreign_input
+    if kind == "foreign_output":
+        buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
+
+        def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            buffer.popleft().pull(ins[0].copy())
+
+        return foreign_output
+    if kind == "callback_notify":
+
+        def callback_notify(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            rt.notify_section_done(int(ins[0][0]))
+
+        return callback_notify
+    if kind == "model_init":
+        from ..ops.initializers import initialize
+
+        conf, seed = op.attrs["initializer"], op.attrs["random_seed"]
+
+        def model_init(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            ref = ins[0]
+            ref[...] = initialize(conf, ref.shape, _dtype_of(ref), seed)
+
+        return model_init
+    if kind in ("model_load", "model_save"):
+        return _model_io_kernel(kind, op.attrs["variable_name"])
+    raise KeyError(f"system op type {kind!r} has no runtime kernel")
+
+
+def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+    np.copyto(outs[0], ins[0])
+
+
+def _dtype_of(array: np.ndarray) -> Any:
+    from ..ir.dtype import from_numpy
+
+    return from_numpy(array.dtype)
+
+
+def decode_path(blob: np.ndarray) -> Path:
+    return Path(bytes(blob).rstrip(b"\0").decode("utf-8"))
+
+
+def _model_io_kernel(kind: str, variable_name: str) -> Kernel:
+    from .checkpoint_io import load_variable, save_variable
+
+    def model_io(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+        path, ref = decode_path(ins[0]), ins[1]
+        if kind == "model_load":
+            ref[...] = load_variable(path, variable_name, ref.shape, _dtype_of(ref))
+        else:
+            save_variable(path, variable_name, ref)
+
+    return model_io

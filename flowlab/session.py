@@ -1,0 +1,217 @@
+"""The Session: OPEN -> RUNNING -> CLOSED. Ties the front end, the compiler and the runtime together.
+
+All registered job functions are traced and compiled together on the first call of any of them (OneFlow's
+TryInit); later calls only run. The default session is made on first use, never at import.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .compiler import CompileResult, check_plan, compile_jobs
+from .compiler.system_jobs import pull_job_name, push_job_name
+from .errors import SessionStateError
+from .frontend import scope
+from .frontend.function import FunctionDesc, InterfaceCounter, trace
+from .frontend.signature import check_inputs, unflatten
+from .ir import Job, JobSet, Plan
+from .runtime import JobInstance, Runtime
+
+
+class SessionStatus(enum.Enum):
+    OPEN = "OPEN"
+    RUNNING = "RUNNING"
+    CLOSED = "CLOSED"
+
+
+class Session:
+    def __init__(self) -> None:
+        self.status = SessionStatus.OPEN
+        self.function_descs: dict[str, FunctionDesc] = {}
+        self.traced_jobs: dict[str, Job] = {}  # user jobs as traced, before any pass
+        self.compiled: CompileResult | None = None
+        self.runtime: Runtime | None = None
+        self.compile_seconds = 0.0
+        self._running_instances: list[JobInstance] = []
+
+    # -- registration ------------------------------------------------------------------------------
+    def add_job(self, desc: FunctionDesc) -> None:
+        if self.status is not SessionStatus.OPEN:
+            raise SessionStateError(
+                f"cannot add job function {desc.job_name!r}: the session is {self.status.value} (its jobs were "
+                "compiled on the first job call). Call flow.clear_default_session() first, then define the job "
+                "functions again."
+            )
+        self.function_descs[desc.job_name] = desc  # redefining a function while OPEN replaces it
+
+    # -- start -------------------------------------------------------------------------------------
+    def try_init(self) -> None:
+        if self.status is SessionStatus.OPEN:
+            self._init()
+        elif self.status is SessionStatus.CLOSED:
+            raise SessionStateError("the session is closed; flow.clear_default_session() opens a new one")
+
+    def _init(self) -> None:
+        start = time.perf_counter()
+        counter = InterfaceCounter()
+        traced = {}
+        for name, desc in self.function_descs.items():
+            job, _builder = trace(desc, counter)  # an error leaves the session OPEN and unchanged
+            traced[name] = job
+        compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
+        check_plan(compiled.plan)
+        runtime = Runtime(compiled.plan)
+        self.traced_jobs, self.compiled, self.runtime = traced, compiled, runtime
+        self.compile_seconds = time.perf_counter() - start
+        self.status = SessionStatus.RUNNING
+        if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
+            from .viz.dump import dump_debug_files
+
+            dump_debug_files(self)
+        if "System-ModelInit" in compiled.plan.job_names:
+            self._run_jobs([JobInstance("System-ModelInit")])
+
+    # -- running -----------------------------------------------------------------------------------
+    def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.function_descs.get(desc.job_name) is not desc:
+            if self.status is SessionStatus.OPEN:
+                self.add_job(desc)  # defined before clear_default_session(): register it in this session
+            else:
+                raise SessionStateError(
+                    f"job function {desc.job_name!r} belongs to a session that was cleared, and the current session "
+                    "started without it; run its @flow.global_function definition again before the first job call"
+                )
+        arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
+        self.try_init()
+        pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
+        instances = [JobInstance(push_job_name(n), push_array=a) for n, a in zip(desc.input_op_names, arrays)]
+        instances.append(JobInstance(desc.job_name))
+        for i, name in enumerate(desc.return_op_names):
+            instances.append(JobInstance(pull_job_name(name), on_pull=_store(pulled, i)))
+        self._run_jobs(instances)
+        result = unflatten(desc.signature.returns, desc.return_structure, pulled)
+        if desc.signature.returns.kind == "future":
+            result = FutureRemoteBlobs(result)
+        if desc.signature.is_callback:
+            return _callback_caller(result)
+        return result
+
+    def _run_jobs(self, instances: list[JobInstance]) -> None:
+        assert self.runtime is not None
+        for instance in instances:
+            self.runtime.launch(instance)
+        self._running_instances.extend(instances)
+        last = instances[-1]
+        self.runtime.run_until(lambda: last.finished)
+        self._running_instances = [i for i in self._running_instances if not i.finished]
+
+    def sync(self) -> None:
+        """Wait for every launched job instance (OneFlow's Sync)."""
+        if self.runtime is not None and self._running_instances:
+            self.runtime.run_until(lambda: all(i.finished for i in self._running_instances))
+            self._running_instances.clear()
+
+    def close(self) -> None:
+        if self.status is SessionStatus.RUNNING and self.runtime is not None:
+            self.sync()
+            self.runtime.close()
+        self.status = SessionStatus.CLOSED
+
+    # -- what the session holds ----------------------------------------------------------------------
+    def _compiled(self) -> CompileResult:
+        if self.compiled is None:
+            raise SessionStateError("the session has not compiled its jobs yet; call a job function first")
+        return self.compiled
+
+    @property
+    def job_set(self) -> JobSet:
+        return self._compiled().job_set
+
+    @property
+    def plan(self) -> Plan:
+        return self._compiled().plan
+
+    @property
+    def passes(self) -> tuple[Any, ...]:
+        return self._compiled().passes
+
+    def variable_arrays(self) -> dict[str, np.ndarray]:
+        """Live arrays of every variable (views into the runtime's memory)."""
+        if self.runtime is None:
+            return {}
+        out = {}
+        for task in self.plan.tasks:
+            op = task.exec_sequence[0]
+            if op.op_type == "variable" and op.name not in out:
+                regst_id = task.produced_regst_desc["out"].regst_desc_id
+                out[op.name] = self.runtime.regsts[regst_id][0].blobs[op.output_lbns[0]]
+        return out
+
+    def __repr__(self) -> str:
+        return f"<Session {self.status.value} jobs={list(self.function_descs)}>"
+
+
+def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:
+    def store(array: np.ndarray) -> None:
+        pulled[index] = array
+
+    return store
+
+
+def _callback_caller(result: Any) -> Callable[[Callable[[Any], None]], None]:
+    """``tp.Callback[T]``: the call returns ``f``; ``f(cb)`` calls ``cb(result)`` (the pull is complete)."""
+
+    def register(callback: Callable[[Any], None]) -> None:
+        if not callable(callback):
+            raise TypeError(f"a tp.Callback job returns a function that takes a callable; got {callback!r}")
+        callback(result)
+
+    return register
+
+
+class FutureRemoteBlobs:
+    """The result of a job function without annotations (OneFlow's LazyFutureRemoteBlobs)."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def get(self) -> Any:
+        return self._value
+
+    def async_get(self, callback: Callable[[Any], None]) -> None:
+        callback(self._value)
+
+
+_default: Session | None = None
+
+
+def default_session() -> Session:
+    global _default
+    if _default is None:
+        _default = Session()
+    return _default
+
+
+def clear_default_session() -> None:
+    """Close the default session (if any) and open a new, empty one."""
+    global _default
+    if _default is not None:
+        _default.close()
+    _default = Session()
+
+
+def sync_default_session() -> None:
+    default_session().sync()
+
+
+def get_all_variables() -> dict[str, np.ndarray]:
+    """Every variable's current value, as copies (starts the session if it has not started)."""
+    session = default_session()
+    session.try_init()
+    return {name: array.copy() for name, array in session.variable_arrays().items()}

@@ -1,0 +1,72 @@
+"""``flowlab.typing`` (``import flowlab.typing as tp``): placeholders for job inputs and return annotations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from .ir import BlobDesc, DType
+from .ir.dtype import as_dtype, float32
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class FixedTensorDef:
+    """An input of exactly this shape and dtype (``tp.Numpy.Placeholder``)."""
+
+    shape: tuple[int, ...]
+    dtype: DType = float32
+    batch_axis: int | None = 0
+
+    def __post_init__(self) -> None:
+        shape = self.shape
+        if not isinstance(shape, (tuple, list)) or not all(
+            isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in shape
+        ):
+            raise TypeError(f"a placeholder shape must be a tuple of positive ints; got {shape!r}")
+        object.__setattr__(self, "shape", tuple(shape))
+        object.__setattr__(self, "dtype", as_dtype(self.dtype))
+
+    @property
+    def blob_desc(self) -> BlobDesc:
+        return BlobDesc(self.shape, self.dtype)
+
+    def __repr__(self) -> str:
+        return f"Numpy.Placeholder({self.shape}, dtype={self.dtype!r})"
+
+
+@dataclass(frozen=True)
+class MirroredTensorDef(FixedTensorDef):
+    """One ndarray per device (``tp.ListNumpy.Placeholder``); flowlab runs on one device."""
+
+    def __repr__(self) -> str:
+        return f"ListNumpy.Placeholder({self.shape}, dtype={self.dtype!r})"
+
+
+class Numpy:
+    """As an input: ``tp.Numpy.Placeholder(shape, dtype)``; as a return annotation: a numpy.ndarray."""
+
+    @staticmethod
+    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> FixedTensorDef:  # noqa: N802
+        return FixedTensorDef(tuple(shape), dtype, batch_axis)
+
+
+class ListNumpy:
+    """As an input: a list with one ndarray per device; as a return annotation: such a list."""
+
+    @staticmethod
+    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> MirroredTensorDef:  # noqa: N802
+        return MirroredTensorDef(tuple(shape), dtype, batch_axis)
+
+
+class Callback(Generic[T]):
+    """``-> tp.Callback[tp.Numpy]``: the call returns ``f``; ``f(cb)`` has ``cb`` called with the result."""
+
+
+class Bundle(Generic[T]):
+    """``-> tp.Bundle[tp.Numpy]``: a blob, or a tuple/list/dict nesting of blobs, returned as such."""
+
+
+__all__ = ["Bundle", "Callback", "FixedTensorDef", "ListNumpy", "MirroredTensorDef", "Numpy"]
