@@ -8,6 +8,7 @@ from ._ops_api import __all__ as _ops_all  # noqa: E402
 from .frontend.function import global_function  # noqa: E402
 from .frontend.function_config import FunctionConfig, function_config  # noqa: E402
 from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8  # noqa: E402
+from .ops.variable import get_variable  # noqa: E402
 from .session import (  # noqa: E402
     clear_default_session,
     default_session,
@@ -20,6 +21,6 @@ double = float64
 
 __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "default_session", "double", "float", "float16",
-    "float32", "float64", "function_config", "get_all_variables", "global_function", "int32", "int64", "int8",
-    "scope", "sync_default_session", "typing", "uint8", *_ops_all,
+    "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function", "int32",
+    "int64", "int8", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
 ]

@@ -34,7 +34,10 @@ class JobSignature:
 
 def parse_signature(fn: Any) -> JobSignature:
     name = fn.__name__
-    sig = inspect.signature(fn)
+    try:  # annotations may be strings (``from __future__ import annotations``)
+        sig = inspect.signature(fn, eval_str=True)
+    except Exception as err:  # noqa: BLE001 - any failure to evaluate is the user's annotation
+        raise JobAnnotationError(f"job function {name}: cannot evaluate its annotations: {err}") from err
     params = list(sig.parameters.values())
     for p in params:
         if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY):
@@ -96,7 +99,9 @@ def _spec(job: str, ann: Any) -> ReturnSpec:
         return ReturnSpec("dict", (_spec(job, args[1]),))
     if origin is tp.Bundle:
         return ReturnSpec("bundle", (_spec(job, args[0]),))
-    raise JobAnnotationError(f"job function {job}: unsupported return annotation {ann!r}; expected {_SUPPORTED_RETURNS}")
+    raise JobAnnotationError(
+        f"job function {job}: unsupported return annotation {ann!r}; expected {_SUPPORTED_RETURNS}"
+    )
 
 
 def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyBlob], Any]:

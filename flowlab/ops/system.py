@@ -39,7 +39,8 @@ SYSTEM_OP_DEFS = (
     OpDef("return", ("in",), ("out",), _same_as_in, system=True),
     OpDef(
         "variable", (), ("out",), _from_attrs,
-        {**_SHAPED, "initializer": REQUIRED, "random_seed": 0, "trainable": True}, system=True,
+        {**_SHAPED, "initializer": REQUIRED, "random_seed": 0, "trainable": True, "regularizer": None},
+        system=True,
     ),
     # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
     OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True),

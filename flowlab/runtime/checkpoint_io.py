@@ -59,5 +59,7 @@ def load_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -
     expected = int(np.prod(shape)) * dtype.itemsize
     size = out.stat().st_size
     if size != expected:
-        raise CheckpointError(f"variable {name!r}: {out} holds {size} bytes; {dtype.name}{list(shape)} needs {expected}")
+        raise CheckpointError(
+            f"variable {name!r}: {out} holds {size} bytes; {dtype.name}{list(shape)} needs {expected}"
+        )
     return np.fromfile(out, dtype=dtype.np.newbyteorder("<")).astype(dtype.np).reshape(shape)

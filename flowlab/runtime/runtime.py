@@ -13,7 +13,7 @@ from typing import Any
 
 from ..ir import Plan
 from ..kernels import make_kernel
-from .actor import MSG_EORD, MSG_REGST, MSG_RETURN, Actor
+from .actor import MSG_REGST, MSG_RETURN, Actor
 from .events import ActEvent
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
