@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import BlobDesc, Job, OpConf
+from ..ir import BlobDesc, Job, OpConf, ParallelConf
 from ..ops.registry import InferCtx, get_op_def
 
 PATH_CAPACITY = 4096  # bytes of the path blob the model-io jobs receive (NUL-padded UTF-8)
@@ -21,7 +21,8 @@ class SystemJobBuilder:
         self.blob_descs: dict[str, BlobDesc] = {}
 
     def add(self, op_type: str, name: str, inputs: dict[str, tuple[str, ...]] | None = None,
-            attrs: dict[str, Any] | None = None, ctrl_in: tuple[str, ...] = (), created_by: str = "system") -> str:
+            attrs: dict[str, Any] | None = None, ctrl_in: tuple[str, ...] = (), created_by: str = "system",
+            placement: ParallelConf | None = None) -> str:
         op_def = get_op_def(op_type)
         inputs = inputs or {}
         attrs = {**{k: v for k, v in op_def.attrs.items()}, **(attrs or {})}
@@ -32,7 +33,8 @@ class SystemJobBuilder:
             lbns = (f"{name}/{arg}",) if len(descs) == 1 else tuple(f"{name}/{arg}_{i}" for i in range(len(descs)))
             outputs[arg] = lbns
             self.blob_descs.update(zip(lbns, descs))
-        self.ops.append(OpConf(name, op_type, inputs, outputs, attrs, ctrl_in_op_names=ctrl_in, created_by=created_by))
+        self.ops.append(OpConf(name, op_type, inputs, outputs, attrs, placement or ParallelConf(), ctrl_in,
+                               created_by=created_by))
         return outputs["out"][0] if "out" in outputs and len(outputs["out"]) == 1 else name
 
     def build(self, **kw: Any) -> Job:
@@ -61,7 +63,7 @@ def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
     b = SystemJobBuilder(name, "push")
     attrs = {"shape": desc.shape, "dtype": desc.dtype, "ofblob_buffer_name": foreign_input_buffer(name)}
     lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
-    b.add("output", input_op.name, {"in": (lbn,)})
+    b.add("output", input_op.name, {"in": (lbn,)}, placement=input_op.parallel_conf)  # same placement
     return b.build()
 
 
@@ -69,7 +71,8 @@ def make_pull_job(return_op: OpConf, desc: BlobDesc) -> Job:
     """An input op named like the user job's return op -> ForeignOutput."""
     name = pull_job_name(return_op.name)
     b = SystemJobBuilder(name, "pull")
-    lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype})
+    lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
+                placement=return_op.parallel_conf)
     b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)},
           {"ofblob_buffer_name": foreign_output_buffer(name)})
     return b.build()
@@ -93,7 +96,7 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
             path_lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
         previous: tuple[str, ...] = ()
         for var in variables:
-            ref = b.add("variable", var.name, attrs=dict(var.attrs))
+            ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
             if kind == "init":
                 attrs = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}

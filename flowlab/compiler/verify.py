@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import networkx as nx
-
 from ..errors import CompileError
 from ..ir import Plan
 from .memory import lifetimes_overlap
@@ -28,6 +26,8 @@ def check_plan(plan: Plan) -> None:
             if t.task_id not in regsts[rid].consumer_task_ids:
                 raise CompileError(f"task {t.name} consumes regst {rid} but is not among its consumers")
     _check_memory(plan, tasks)
+    import networkx as nx  # imported here: 0.2 s that `import flowlab` need not pay
+
     graph = nx.DiGraph()
     graph.add_nodes_from(tasks)
     for t in plan.tasks:
