@@ -29,6 +29,11 @@ def launch_call(rt: Runtime, x: np.ndarray, out: list) -> None:
     rt.launch(JobInstance("System-Pull-Return_0", on_pull=out.append))
 
 
+def is_subsequence(part: list[str], whole: list[str]) -> bool:
+    it = iter(whole)
+    return all(name in it for name in part)
+
+
 def test_one_call_acts_in_protocol_order():
     rt = Runtime(pad_session().plan)
     out: list = []
@@ -36,24 +41,23 @@ def test_one_call_acts_in_protocol_order():
     names = []
     while (event := rt.step()) is not None:
         names.append(event.actor_name)
-    # The three job ids enter one after another; the lock grants the push section first (FIFO), and the
-    # user and pull sections wait because they intersect what is held.
-    expected_push = ["System-Main-Tick_CriticalSection_1", "System-Push-Input_0-ForeignInput", "Input_0",
-                     "System-AutoTick-SinkTick", "System-Main-Esac_0"]
-    expected_user = ["System-Main-Tick_CriticalSection_0", "Input_0", "reflection_pad2d_0", "Return_0",
-                     "System-AutoTick-SinkTick", "System-Main-Esac_0"]
-    expected_pull = ["System-Main-Tick_CriticalSection_2", "Return_0", "System-Pull-Return_0-ForeignOutput",
-                     "System-AutoTick-SinkTick", "System-Main-Esac_0"]
-    for section in (expected_push, expected_user, expected_pull):
-        start = names.index(section[0])
-        assert names[start:start + len(section)] == section
-    assert names.index(expected_push[0]) < names.index(expected_user[0]) < names.index(expected_pull[0])
-    assert names.count("System-Main-CallbackNotify_0") == 3 and names.count("System-Main-WaitAndSendIds_0") == 3
-    np.testing.assert_array_equal(out[0], np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+    # The lock grants the push section first (FIFO among intersecting sections); the user section waits for
+    # its release, and the pull section for the user section's. Inside a section, acts follow the data.
+    push = ["System-Main-Tick_CriticalSection_1", "System-Push-Input_0-ForeignInput", "Input_0",
+            "System-AutoTick-SinkTick", "System-Main-Esac_0", "System-Main-CallbackNotify_0"]
+    user = ["System-Main-Tick_CriticalSection_0", "Input_0", "reflection_pad2d_0", "Return_0",
+            "System-AutoTick-SinkTick", "System-Main-Esac_0", "System-Main-CallbackNotify_0"]
+    pull = ["System-Main-Tick_CriticalSection_2", "Return_0", "System-Pull-Return_0-ForeignOutput",
+            "System-AutoTick-SinkTick", "System-Main-Esac_0", "System-Main-CallbackNotify_0"]
+    assert is_subsequence(push + user + pull, names)
+    assert names.index("System-Main-Tick_CriticalSection_1") < names.index("System-Main-Tick_CriticalSection_0") \
+        < names.index("System-Main-Tick_CriticalSection_2")
     # 3 acts each of WaitAndSendIds, Case, the ticks, Esac, CallbackNotify; 3 push + 4 user + 3 pull acts;
-    # the lock acts to take requests and releases and to grant: 5 times here.
-    assert len(names) - names.count("System-Main-ReentrantLock_0") == 5 * 3 + 3 + 4 + 3
-    assert names.count("System-Main-ReentrantLock_0") == 5
+    # the lock acts whenever a request or a release arrives, granting when it can.
+    lock_acts = names.count("System-Main-ReentrantLock_0")
+    assert len(names) - lock_acts == 5 * 3 + 3 + 4 + 3
+    assert 3 <= lock_acts <= 6
+    np.testing.assert_array_equal(out[0], np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
 
 
 def test_step_events_show_registers_and_values_after_each_act():
@@ -92,35 +96,28 @@ def with_register_num(plan, task_name: str, n: int):
     return dataclasses.replace(plan, tasks=tuple(tasks), mem_blocks=tuple(blocks))
 
 
-def max_lead(rt: Runtime, producer: str, consumer: str) -> int:
-    lead = best = 0
-    while (event := rt.step()) is not None:
-        lead += (event.actor_name == producer) - (event.actor_name == consumer)
-        best = max(best, lead)
-    return best
-
-
-@pytest.mark.parametrize("register_num, lead", [(1, 1), (2, 2), (100, 3)])
-def test_register_num_lets_a_producer_run_ahead(register_num, lead):
+@pytest.mark.parametrize("register_num", [1, 2, 3])
+def test_register_num_lets_a_producer_run_ahead(register_num):
+    """A producer with register_num k acts k times ahead of a consumer that does not read, then blocks."""
     plan = with_register_num(pad_session().plan, "System-Main-WaitAndSendIds_0", register_num)
     rt = Runtime(plan)
-    for _ in range(3):
-        launch_call(rt, X, [])
-    # WaitAndSendIds may run at most register_num acts ahead of the lock that consumes its ids.
-    assert max_lead(rt, "System-Main-WaitAndSendIds_0", "System-Main-ReentrantLock_0") >= min(lead, 2)
-    rt2 = Runtime(plan)
-    for _ in range(3):
-        launch_call(rt2, X, [])
-    events = []
-    while (event := rt2.step()) is not None:
-        events.append(event)
-    produced = consumed = 0
-    for event in events:
-        if event.actor_name == "System-Main-WaitAndSendIds_0":
-            produced += 1
-        if event.actor_name == "System-Main-ReentrantLock_0":
-            consumed += sum(1 for r, _ in event.read if r == events[0].written[0][0])
-        assert produced - consumed <= register_num
+    outs: list = []
+    for k in range(3):
+        launch_call(rt, X + k, outs)  # 9 job ids wait to be sent
+    lock = rt.actor("System-Main-ReentrantLock_0")
+    wait = rt.actor("System-Main-WaitAndSendIds_0")
+    lock.state = "held back by the test"  # a consumer that does not act
+    while rt.step() is not None:
+        pass
+    assert wait.act_id == register_num
+    assert wait.blocked_reason().startswith("no free output register r")
+    lock.state = "normal"
+    rt.wake(lock)
+    while rt.step() is not None:
+        pass
+    assert wait.act_id == 9
+    for k, out in enumerate(outs):
+        np.testing.assert_array_equal(out, np.pad(X + k, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
 
 
 def test_two_calls_queued_at_once_run_in_launch_order():

@@ -25,7 +25,7 @@ class Actor:
     __slots__ = (
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
-        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns",
+        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -52,10 +52,18 @@ class Actor:
         self.in_arrays: list[Any] = []
         self.out_arrays: list[Any] = []
         self.io_lbns: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # set when arrays rotate per act
+        self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
+        self.in_items: list[tuple[int, deque[Regst], Actor]] = []
+        self.ready_queue: deque[Actor] = rt.ready
+
+    def finish_wiring(self) -> None:
+        """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
+        self.out_items = [(i, q, self.consumers[i]) for i, q in self.writable.items()]
+        self.in_items = [(i, q, self.producer_of[i]) for i, q in self.readable.items()]
 
     # -- readiness ---------------------------------------------------------------------------------
     def is_ready(self) -> bool:
-        return self.state == "normal" and all(self.readable_list) and all(self.writable_list)
+        return all(self.readable_list) and all(self.writable_list) and self.state == "normal"
 
     def never_ready_again(self) -> bool:
         """An input ended (EORD) and its slot is empty (OneFlow's IsCustomizedReadAlwaysUnReadyFromNow)."""
@@ -75,15 +83,40 @@ class Actor:
         return None
 
     # -- acting ------------------------------------------------------------------------------------
+    # Register messages are delivered as they are sent: a delivery only fills a slot and may queue the
+    # receiver as ready; it never runs an act, so the act order is what the ready queue says either way.
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """One act: kernel, then produce every output and return every input. -> (read, written)."""
-        self.act_id += 1
-        if self.kernel is not None:
+        act_id = self.act_id = self.act_id + 1
+        kernel = self.kernel
+        if kernel is not None:
             if self.io_lbns is not None:
                 self._bind_rotating_arrays()
-            self.kernel(self.in_arrays, self.out_arrays)
-        written = [self.produce(regst_id) for regst_id in self.writable]
-        read = [self.give_back(regst_id) for regst_id in self.readable]
+            kernel(self.in_arrays, self.out_arrays)
+        ready = self.ready_queue
+        written = []
+        for regst_id, slot, consumers in self.out_items:
+            regst = slot.popleft()
+            regst.act_id = act_id
+            if consumers:
+                regst.reading_cnt = n = len(consumers)
+                self.total_reading_cnt += n
+                for consumer in consumers:
+                    consumer.readable[regst_id].append(regst)
+                    if not consumer.queued and consumer.is_ready():
+                        consumer.queued = True
+                        ready.append(consumer)
+            else:
+                slot.append(regst)
+            written.append((regst_id, regst.index))
+        read = []
+        for regst_id, slot, producer in self.in_items:
+            regst = slot.popleft()
+            producer.on_return(regst)
+            if not producer.queued and producer.is_ready():
+                producer.queued = True
+                ready.append(producer)
+            read.append((regst_id, regst.index))
         return read, written
 
     def _bind_rotating_arrays(self) -> None:
@@ -94,22 +127,25 @@ class Actor:
         self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
 
     def produce(self, regst_id: int) -> tuple[int, int]:
+        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act)."""
         regst = self.writable[regst_id].popleft()
         regst.act_id = self.act_id
         consumers = self.consumers[regst_id]
         if consumers:
             regst.reading_cnt = len(consumers)
             self.total_reading_cnt += len(consumers)
-            send = self.rt.send
             for consumer in consumers:
-                send(consumer, MSG_REGST, regst)
+                consumer.on_regst(regst)
+                self.rt.wake(consumer)
         else:
             self.writable[regst_id].append(regst)
         return regst_id, regst.index
 
     def give_back(self, regst_id: int) -> tuple[int, int]:
         regst = self.readable[regst_id].popleft()
-        self.rt.send(self.producer_of[regst_id], MSG_RETURN, regst)
+        producer = self.producer_of[regst_id]
+        producer.on_return(regst)
+        self.rt.wake(producer)
         return regst_id, regst.index
 
     # -- messages ----------------------------------------------------------------------------------
@@ -121,6 +157,8 @@ class Actor:
         self.total_reading_cnt -= 1
         if regst.reading_cnt == 0:
             self.writable[regst.desc.regst_desc_id].append(regst)
+        if self.state == "zombie":  # the last register coming home ends a zombie
+            self.update_state()
 
     def on_eord(self, regst_id: int) -> None:
         self.eord_received.add(regst_id)

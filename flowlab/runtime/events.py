@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ActEvent:
     seq: int  # position in the run (0, 1, 2, ...)
     actor_id: int  # = task_id

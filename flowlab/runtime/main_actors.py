@@ -49,21 +49,27 @@ def _write_id(actor: Actor, regst_id: int, value: int) -> None:
 class ReentrantLockActor(Actor):
     """Grants critical sections: FIFO among intersecting ones, overlapping among disjoint ones."""
 
-    __slots__ = ("start_id", "end_id", "out_regst_id", "intersecting", "queue", "held")
+    __slots__ = ("start_id", "end_id", "out_regst_id", "conflicts", "queue", "held")
 
     def setup(self, intersecting: tuple[tuple[int, ...], ...]) -> None:
         self.start_id = self.task.consumed_regst_desc_id["start"][0]
         self.end_id = self.task.consumed_regst_desc_id["end"][0]
         (self.out_regst_id,) = self.writable
-        self.intersecting = intersecting
+        # A section conflicts with itself and with every section it intersects.
+        self.conflicts = [frozenset((i, *others)) for i, others in enumerate(intersecting)]
         self.queue: deque[int] = deque()  # requested section ids, oldest first
         self.held: set[int] = set()
 
     def _grantable(self) -> int | None:
+        """Position of the oldest request that conflicts with nothing held and with no older request."""
+        older: set[int] = set()
         for pos, section in enumerate(self.queue):
-            conflicts = set(self.intersecting[section]) | {section}
-            if not (conflicts & self.held) and not any(older in conflicts for older in list(self.queue)[:pos]):
+            conflicts = self.conflicts[section]
+            if not (conflicts & self.held or conflicts & older):
                 return pos
+            older.add(section)
+            if len(older) == len(self.conflicts):  # every section already waits: nothing later can go first
+                return None
         return None
 
     def is_ready(self) -> bool:

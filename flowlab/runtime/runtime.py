@@ -61,6 +61,7 @@ class Runtime:
                 actor.consumers[regst_id] = [self.actors[c] for c in regst_descs[regst_id].consumer_task_ids]
             for regst_id in actor.readable:
                 actor.producer_of[regst_id] = self.actors[regst_descs[regst_id].producer_task_id]
+            actor.finish_wiring()
             self._setup(actor)
 
     def _setup(self, actor: Actor) -> None:
@@ -116,7 +117,7 @@ class Runtime:
             self.buffer(f"ForeignOutput-{instance.job_name}").append(instance)
         self.buffer(f"CallbackNotifier-{instance.job_name}").append(instance)
         self.buffers[WAIT_BUFFER].append(job_id)
-        self._wake(self.wait_actor)
+        self.wake(self.wait_actor)
 
     def notify_section_done(self, section_id: int) -> None:
         job_id = self.plan.critical_sections[section_id].job_id
@@ -132,9 +133,10 @@ class Runtime:
 
     # -- scheduling --------------------------------------------------------------------------------
     def send(self, dst: Actor, kind: int, payload: Any) -> None:
+        """Queue a message; only EORD travels this way (register hand-offs are delivered at once)."""
         self.msgs.append((dst, kind, payload))
 
-    def _wake(self, actor: Actor) -> None:
+    def wake(self, actor: Actor) -> None:
         if not actor.queued and actor.is_ready():
             actor.queued = True
             self.ready.append(actor)
@@ -155,9 +157,14 @@ class Runtime:
                 actor.queued = True
                 self.ready.append(actor)
 
-    def step(self) -> ActEvent | None:
-        """Perform exactly one act and return what it did; None when no actor can act."""
-        self._drain()
+    def step(self, record: bool = True) -> ActEvent | bool | None:
+        """Perform exactly one act and return what it did (an ActEvent); None when no actor can act.
+
+        ``record=False`` (normal runs with no subscriber) skips building the event and returns True: the act
+        itself is the same code either way.
+        """
+        if self.msgs:
+            self._drain()
         ready = self.ready
         while ready:
             actor = ready.popleft()
@@ -165,14 +172,18 @@ class Runtime:
             if not actor.is_ready():
                 continue
             read, written = actor.act()
-            event = ActEvent(self.seq, actor.actor_id, actor.name, actor.task.task_type, actor.task.job_id,
-                             actor.act_id, tuple(read), tuple(written))
-            self.seq += 1
+            seq = self.seq
+            self.seq = seq + 1
             if self.closed:
                 actor.update_state()
             if actor.is_ready():
                 actor.queued = True
                 ready.append(actor)
+            if not (record or self.hooks):
+                return True
+            task = actor.task
+            event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
+                             tuple(read), tuple(written))
             for hook in self.hooks:
                 hook(event)
             return event
@@ -183,7 +194,7 @@ class Runtime:
         acts = 0
         step = self.step
         while not done():
-            if step() is None:
+            if step(False) is None:
                 raise RuntimeIdle(self.describe_blocked())
             acts += 1
         return acts
