@@ -2,25 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..ir import Job, JobSet, Plan
+from .autograd import generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
+from .train_passes import auto_learning_rate, auto_train_step
 
-# User-job passes (LazyJobBuildAndInferCtx::Complete), by name. The training passes register themselves here;
-# a pass that does not apply to a job returns it unchanged and is still recorded.
-USER_JOB_PASSES: list[tuple[str, JobPass]] = []
-
-
-def register_user_pass(name: str) -> Callable[[JobPass], JobPass]:
-    def wrap(fn: JobPass) -> JobPass:
-        USER_JOB_PASSES.append((name, fn))
-        return fn
-
-    return wrap
+# User-job passes (LazyJobBuildAndInferCtx::Complete), in OneFlow order. A pass that does not apply to a job
+# (the training passes on a predict job) returns it unchanged and is still recorded.
+USER_JOB_PASSES: list[tuple[str, JobPass]] = [
+    ("AutoTrainStep", auto_train_step),
+    ("AutoLearningRate", auto_learning_rate),
+    ("GenerateBackwardAndOptimizerOpConfs", generate_backward_and_optimizer),
+]
 
 
 @dataclass(frozen=True)

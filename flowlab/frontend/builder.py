@@ -45,10 +45,27 @@ class JobBuilder:
         self.train_conf: dict[str, Any] | None = None  # set by optimizer.minimize (training issue)
         self.watches: list[tuple[str, str, Any]] = []  # (kind, lbn, handler), for flow.watch
         self._name_counts: dict[str, int] = {}
+        self._names: set[str] = set()
+
+    @classmethod
+    def reopen(cls, job: Job, creator: str) -> JobBuilder:
+        """A builder over an existing job, so a pass adds ops with the same inference and naming as tracing."""
+        builder = cls(job.name, dict(job.job_conf), ParallelConf())
+        builder.ops = list(job.ops)
+        builder._names = {op.name for op in job.ops}
+        builder.blob_descs = dict(job.blob_descs)
+        builder.input_op_names = list(job.input_op_names)
+        builder.return_op_names = list(job.return_op_names)
+        builder.creator = creator
+        builder.record_loc = False
+        return builder
+
+    def blob(self, lbn: str) -> LazyBlob:
+        return LazyBlob(lbn, self.blob_descs[lbn], self)
 
     # -- names -------------------------------------------------------------------------------------
     def has_op(self, name: str) -> bool:
-        return any(op.name == name for op in self.ops)
+        return name in self._names
 
     def unique_name(self, op_type: str) -> str:
         while True:
@@ -119,15 +136,19 @@ class JobBuilder:
             created_by=self.creator,
         )
         self.ops.append(op)
+        self._names.add(op_name)
         return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
 
     def build(self, kind: str = "user") -> Job:
+        job_conf = dict(self.job_conf)
+        if self.train_conf is not None:
+            job_conf["train_conf"] = self.train_conf
         return Job(
             name=self.job_name,
             kind=kind,
             ops=tuple(self.ops),
             blob_descs=dict(self.blob_descs),
-            job_conf=dict(self.job_conf),
+            job_conf=job_conf,
             input_op_names=tuple(self.input_op_names),
             return_op_names=tuple(self.return_op_names),
         )

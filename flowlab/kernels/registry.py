@@ -59,6 +59,7 @@ def default_impl() -> str:
 
 def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu") -> KernelFactory:
     impl = impl or default_impl()
+    importlib.import_module(_PACKAGES["reference"])  # some kernels serve both implementations from there
     importlib.import_module(_PACKAGES[impl])
     try:
         return _KERNELS[(op_type, impl, device)]

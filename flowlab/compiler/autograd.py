@@ -1,0 +1,126 @@
+"""GenerateBackwardAndOptimizerOpConfs: the backward pass, then one update op per variable.
+
+As in OneFlow (autograd.cpp): each loss is seeded with ones, the registered gradient rule of each op is called in
+reverse topological order, and a variable's gradient is divided by the loss element count (so a per-example
+loss trains like its mean), then regularized, clipped, and handed to ``<var>_optimizer``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from ..errors import CompileError
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import JobBuilder, building, created_by
+from ..ir import Job, OpConf
+from ..ops.registry import get_op_def
+
+
+class GradCtx:
+    """What a gradient rule sees: the forward op, its inputs/outputs as blobs, and the output gradients."""
+
+    def __init__(self, builder: JobBuilder, op: OpConf, grads: dict[str, LazyBlob], needs: set[str]) -> None:
+        self.builder, self.op = builder, op
+        self._grads, self._needs = grads, needs
+        self.dx: dict[str, LazyBlob] = {}
+
+    @property
+    def attrs(self) -> dict[str, Any]:
+        return self.op.attrs
+
+    def x(self, arg: str, index: int = 0) -> LazyBlob:
+        return self.builder.blob(self.op.inputs[arg][index])
+
+    def y(self, arg: str, index: int = 0) -> LazyBlob:
+        return self.builder.blob(self.op.outputs[arg][index])
+
+    def dy(self, arg: str, index: int = 0) -> LazyBlob | None:
+        """The gradient of an output, or None if nothing downstream needs it."""
+        return self._grads.get(self.op.outputs[arg][index])
+
+    def needs_dx(self, arg: str, index: int = 0) -> bool:
+        return self.op.inputs[arg][index] in self._needs
+
+    def set_dx(self, arg: str, blob: LazyBlob, index: int = 0) -> None:
+        lbn = self.op.inputs[arg][index]
+        if lbn in self._needs:
+            self.dx[lbn] = _accumulate(self.dx.get(lbn), blob)
+
+
+GradRule = Callable[[GradCtx], None]
+
+
+def _accumulate(old: LazyBlob | None, new: LazyBlob) -> LazyBlob:
+    if old is None:
+        return new
+    from ..ops.math_ops import add
+
+    return add(old, new)
+
+
+def lbns_needing_grad(job: Job, variables: list[OpConf], loss_lbns: list[str]) -> set[str]:
+    """Blobs that depend on a trainable variable and that the loss depends on."""
+    from_vars = {op.output_lbns[0] for op in variables}
+    for op in job.ops:
+        if any(lbn in from_vars for lbn in op.input_lbns):
+            from_vars.update(op.output_lbns)
+    to_loss = set(loss_lbns)
+    for op in reversed(job.ops):
+        if any(lbn in to_loss for lbn in op.output_lbns):
+            to_loss.update(op.input_lbns)
+    return from_vars & to_loss
+
+
+def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: list[OpConf]) -> dict[str, LazyBlob]:
+    """Add the backward ops; return the gradient of every trainable variable reached (by variable name)."""
+    from ..ops.array_ops import ones_like
+
+    needs = lbns_needing_grad(job, variables, loss_lbns)
+    grads: dict[str, LazyBlob] = {}
+    for lbn in loss_lbns:
+        grads[lbn] = ones_like(builder.blob(lbn))
+    for op in reversed(job.ops):
+        if op.op_type == "variable" or not any(lbn in grads for lbn in op.output_lbns):
+            continue
+        if not any(lbn in needs for lbn in op.input_lbns):
+            continue
+        rule = get_op_def(op.op_type).grad
+        if rule is None:
+            where = f" (created at {op.loc})" if op.loc else ""
+            raise CompileError(
+                f"op {op.name!r} ({op.op_type}){where} lies between a trainable variable and the loss, but op type "
+                f"{op.op_type!r} has no gradient rule"
+            )
+        ctx = GradCtx(builder, op, grads, needs)
+        rule(ctx)
+        for lbn, blob in ctx.dx.items():
+            grads[lbn] = _accumulate(grads.get(lbn), blob)
+    return {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
+
+
+def loss_element_count(job: Job, loss_lbns: list[str]) -> int:
+    return sum(math.prod(job.blob_descs[lbn].shape) for lbn in loss_lbns)
+
+
+def generate_backward_and_optimizer(job: Job) -> Job:
+    """The pass: a no-op for predict jobs; for train jobs, backward then optimizer ops."""
+    if job.job_conf.get("job_type") != "train":
+        return job
+    train_conf = job.job_conf.get("train_conf")
+    if train_conf is None:
+        raise CompileError(
+            f"train job {job.name!r} has no optimizer: call e.g. "
+            "flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1])).minimize(loss) inside it"
+        )
+    from .optimizer_ops import add_optimizer_ops
+
+    variables = [op for op in job.ops if op.op_type == "variable" and op.attrs["trainable"]]
+    loss_lbns = list(train_conf["loss_lbns"])
+    builder = JobBuilder.reopen(job, "autograd")
+    with building(builder):
+        var_grads = backward(builder, job, loss_lbns, variables)
+        with created_by("optimizer"):
+            add_optimizer_ops(builder, job, train_conf, variables, var_grads, loss_element_count(job, loss_lbns))
+    return builder.build()

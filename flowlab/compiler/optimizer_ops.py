@@ -1,0 +1,79 @@
+"""The optimizer half of GenerateBackwardAndOptimizerOpConfs: scale, regularize, clip, update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import JobBuilder
+from ..ir import Job, OpConf
+from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
+
+_SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "rmsprop": ("mean_square",)}
+
+
+def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any], variables: list[OpConf],
+                      var_grads: dict[str, LazyBlob], loss_elem_cnt: int) -> None:
+    from ..ops.math_ops import add, multiply
+
+    grads: dict[str, LazyBlob] = {}
+    for var in variables:
+        if var.name not in var_grads:
+            continue  # the loss does not depend on it
+        g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
+        reg = var.attrs.get("regularizer")
+        if reg:
+            g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
+        grads[var.name] = g
+    clip = train_conf.get("grad_clipping")
+    if clip and grads:
+        names = list(grads)
+        clipped = builder.add_op("clip_by_global_norm", {"in": [grads[n] for n in names]},
+                                 {"clip_norm": float(clip["clip_norm"])}, name="System-Train-ClipGradient",
+                                 scoped=False)
+        grads = dict(zip(names, clipped))
+    lr = builder.blob(train_conf[PRIMARY_LR_LBN_KEY])
+    step = builder.blob(train_conf[TRAIN_STEP_LBN_KEY])
+    optimizer = train_conf["optimizer"]
+    kind = optimizer["type"]
+    for var in variables:
+        if var.name not in grads:
+            continue
+        model = builder.blob(var.output_lbns[0])
+        readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
+        inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
+        for slot in _SLOTS.get(kind, ()):
+            (state,) = builder.add_op("variable", attrs={
+                "shape": var.attrs["shape"], "dtype": var.attrs["dtype"],
+                "initializer": {"type": "constant", "value": 0.0}, "random_seed": 0, "trainable": False,
+            }, name=f"{var.name}-{slot}", scoped=False)
+            inputs[slot] = [state]
+        inputs["learning_rate"] = [lr]
+        attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0))}
+        if kind == "sgd":
+            op_type = "sgd_update"
+        elif kind == "momentum":
+            op_type, attrs["beta"] = "momentum_update", float(optimizer["beta"])
+        elif kind in ("adam", "adamw"):
+            op_type = "adam_update"
+            inputs["train_step"] = [step]
+            attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
+                         epsilon=float(optimizer["epsilon"]), do_bias_correction=bool(optimizer["do_bias_correction"]))
+        elif kind == "rmsprop":
+            op_type = "rmsprop_update"
+            attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]))
+        else:
+            raise ValueError(f"unknown optimizer type {kind!r}")
+        # The update writes the variable in place: it must follow every op that reads the variable.
+        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers)
+
+
+def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:
+    """d/dw of l1*|w| + l2*w^2, OneFlow's l1_l2 regularizer."""
+    from ..ops.math_ops import add, multiply, sign
+
+    l1, l2 = float(reg.get("l1", 0.0)), float(reg.get("l2", 0.0))
+    grad = multiply(w, 2.0 * l2)
+    if l1:
+        grad = add(grad, multiply(sign(w), l1))
+    return grad

@@ -1,0 +1,147 @@
+"""Kernels of the training ops (updates write the variable in place). The same NumPy code serves both kernel
+implementations: these ops are memory-bound single passes where NumPy's ufuncs are as fast as a Numba loop."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+
+
+def _both(op_type: str):  # noqa: ANN202
+    def wrap(factory):  # noqa: ANN001, ANN202
+        register_kernel(op_type, "reference")(factory)
+        register_kernel(op_type, "numba")(factory)
+        return factory
+
+    return wrap
+
+
+@_both("sgd_update")
+def _sgd(ctx: KernelCtx) -> KernelFn:
+    wd = ctx.attrs["weight_decay"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        w, g, lr = ins[0], ins[1], float(ins[2][0])
+        if wd:
+            w -= lr * wd * w
+        w -= (lr * g).astype(w.dtype, copy=False)
+
+    return kernel
+
+
+@_both("momentum_update")
+def _momentum(ctx: KernelCtx) -> KernelFn:
+    beta, wd = ctx.attrs["beta"], ctx.attrs["weight_decay"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        w, g, v, lr = ins[0], ins[1], ins[2], float(ins[3][0])
+        if wd:
+            g = g + wd * w
+        v *= beta
+        v -= lr * g
+        w += v
+
+    return kernel
+
+
+@_both("adam_update")
+def _adam(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    b1, b2, eps, wd, correct = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["do_bias_correction"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        w, g, m, v, lr, step = ins[0], ins[1], ins[2], ins[3], float(ins[4][0]), int(ins[5][0])
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        if correct:  # OneFlow scales the rate by sqrt(1 - b2^t) / (1 - b1^t), t counted from 1
+            t = step + 1
+            lr = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+        w -= lr * (m / (np.sqrt(v) + eps) + wd * w)
+
+    return kernel
+
+
+@_both("rmsprop_update")
+def _rmsprop(ctx: KernelCtx) -> KernelFn:
+    decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        w, g, ms, lr = ins[0], ins[1], ins[2], float(ins[3][0])
+        ms *= decay
+        ms += (1 - decay) * g * g
+        w -= lr * (g / np.sqrt(ms + eps) + wd * w)
+
+    return kernel
+
+
+@_both("assign")
+def _assign(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        ins[0][...] = ins[1]
+
+    return kernel
+
+
+@_both("clip_by_global_norm")
+def _clip(ctx: KernelCtx) -> KernelFn:
+    clip_norm = ctx.attrs["clip_norm"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        norm = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in ins))
+        scale = clip_norm / max(norm, clip_norm)
+        for g, out in zip(ins, outs):
+            np.multiply(g, scale, out=out, casting="unsafe")
+
+    return kernel
+
+
+def learning_rate(base: float, step: int, decay: dict[str, Any] | None, warmup: dict[str, Any] | None) -> float:
+    """OneFlow's learning_rate_schedule kernel: warmup first, then the decay policy."""
+    if warmup and step < warmup["warmup_batches"]:
+        if warmup["type"] == "linear":
+            start = warmup["start_multiplier"]
+            return base * (start + (1.0 - start) * step / warmup["warmup_batches"])
+        return base * warmup["multiplier"]
+    if warmup:
+        step -= warmup["warmup_batches"]
+    if not decay:
+        return base
+    kind = decay["type"]
+    if kind == "piecewise_constant":
+        boundaries, values = decay["boundaries"], decay["values"]
+        i = next((k for k, b in enumerate(boundaries) if step <= b), len(boundaries))
+        return float(values[i])
+    if kind == "polynomial":
+        batches, end, power = decay["decay_batches"], decay["end_learning_rate"], decay["power"]
+        if decay["cycle"]:
+            batches = batches * math.ceil(max(step, 1) / batches)
+        else:
+            step = min(step, batches)
+        return (base - end) * (1 - step / batches) ** power + end
+    if kind == "cosine":
+        batches, alpha = decay["decay_batches"], decay["alpha"]
+        step = min(step, batches)
+        return base * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * step / batches)) + alpha)
+    if kind == "linear_cosine":
+        batches = decay["decay_batches"]
+        step = min(step, batches)
+        linear = (batches - step) / batches
+        cosine = 0.5 * (1 + math.cos(math.pi * 2 * decay["num_periods"] * step / batches))
+        return base * ((decay["alpha"] + linear) * cosine + decay["beta"])
+    raise ValueError(f"unknown learning-rate decay {kind!r}")
+
+
+@_both("learning_rate_schedule")
+def _lr(ctx: KernelCtx) -> KernelFn:
+    base, decay, warmup = ctx.attrs["learning_rate"], ctx.attrs["decay"], ctx.attrs["warmup"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][0] = learning_rate(base, int(ins[0][0]), decay, warmup)
+
+    return kernel

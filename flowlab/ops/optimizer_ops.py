@@ -1,0 +1,47 @@
+"""Training ops the passes add: variable updates (in place, like OneFlow's *_update ops), the learning-rate
+schedule, assign, and global-norm clipping. Their kernels are in kernels/reference/optimizer.py."""
+
+from __future__ import annotations
+
+from ..ir import BlobDesc
+from ..ir.dtype import float32
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+
+
+def _no_outputs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    model, diff = ctx.input("model"), ctx.input("model_diff")
+    if model.shape != diff.shape:
+        raise ctx.fail(f"model {model} and its gradient {diff} differ in shape")
+    return {}
+
+
+def _lr(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc((1,), float32)]}
+
+
+def _assign(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    ref, value = ctx.input("ref"), ctx.input("value")
+    if ref.shape != value.shape or ref.dtype != value.dtype:
+        raise ctx.fail(f"assign needs a value like its ref: ref {ref}, value {value}")
+    return {}
+
+
+def _clip(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": list(ctx.inputs["in"])}
+
+
+_UPDATE = {"weight_decay": 0.0}
+for _op in (
+    OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE)),
+    OpDef("momentum_update", ("model", "model_diff", "momentum", "learning_rate"), (), _no_outputs,
+          {**_UPDATE, "beta": 0.9}),
+    OpDef("adam_update", ("model", "model_diff", "m", "v", "learning_rate", "train_step"), (), _no_outputs,
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}),
+    OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate"), (), _no_outputs,
+          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}),
+    OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
+          {"learning_rate": REQUIRED, "decay": None, "warmup": None}),
+    OpDef("assign", ("ref", "value"), (), _assign),
+    OpDef("clip_by_global_norm", ("in",), ("out",), _clip, {"clip_norm": REQUIRED}),
+):
+    register_op(_op)

@@ -1,0 +1,149 @@
+"""``flow.optimizer``: learning-rate schedulers and optimizers; ``minimize(loss)`` marks the job's loss.
+
+As in OneFlow, building the optimizer only records a train conf on the job being traced; the
+GenerateBackwardAndOptimizerOpConfs pass adds the gradient and update ops when the job is compiled.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import SimpleNamespace
+from typing import Any
+
+from .errors import OpInferError
+from .frontend.blob import LazyBlob
+from .frontend.builder import current_builder
+
+
+class LrScheduler:
+    def __init__(self, base_lr: float, decay: dict[str, Any] | None, warmup: dict[str, Any] | None) -> None:
+        if not isinstance(base_lr, (int, float)) or isinstance(base_lr, bool):
+            raise TypeError(f"the learning rate must be a number; got {base_lr!r}")
+        self.conf = {"base_lr": float(base_lr), "decay": decay, "warmup": _warmup_conf(warmup)}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.conf})"
+
+
+def _warmup_conf(warmup: Any) -> dict[str, Any] | None:
+    if warmup is None or isinstance(warmup, dict):
+        return warmup
+    if isinstance(warmup, _Warmup):
+        return warmup.conf
+    raise TypeError(f"warmup must be flow.optimizer.warmup.linear(...) or .constant(...); got {warmup!r}")
+
+
+class PiecewiseConstantScheduler(LrScheduler):
+    def __init__(self, boundaries: Sequence[int], values: Sequence[float], warmup: Any = None) -> None:
+        if len(values) != len(boundaries) + 1:
+            raise ValueError(f"PiecewiseConstantScheduler needs len(values) == len(boundaries) + 1; got "
+                             f"{len(values)} values for {len(boundaries)} boundaries")
+        decay = {"type": "piecewise_constant", "boundaries": [int(b) for b in boundaries],
+                 "values": [float(v) for v in values]}
+        super().__init__(values[0], decay, warmup)
+
+
+class PolynomialScheduler(LrScheduler):
+    def __init__(self, base_lr: float, steps: int, end_learning_rate: float = 0.0001, power: float = 1.0,
+                 cycle: bool = False, warmup: Any = None) -> None:
+        decay = {"type": "polynomial", "decay_batches": int(steps), "end_learning_rate": float(end_learning_rate),
+                 "power": float(power), "cycle": bool(cycle)}
+        super().__init__(base_lr, decay, warmup)
+
+
+class CosineScheduler(LrScheduler):
+    def __init__(self, base_lr: float, steps: int, alpha: float = 0.0, warmup: Any = None) -> None:
+        super().__init__(base_lr, {"type": "cosine", "decay_batches": int(steps), "alpha": float(alpha)}, warmup)
+
+
+class LinearCosineScheduler(LrScheduler):
+    def __init__(self, base_lr: float, steps: int, num_periods: float = 0.5, alpha: float = 0.0,
+                 beta: float = 0.001, warmup: Any = None) -> None:
+        decay = {"type": "linear_cosine", "decay_batches": int(steps), "num_periods": float(num_periods),
+                 "alpha": float(alpha), "beta": float(beta)}
+        super().__init__(base_lr, decay, warmup)
+
+
+class CustomScheduler(LrScheduler):
+    """A constant learning rate (OneFlow's CustomScheduler with no decay)."""
+
+    def __init__(self, base_lr: float, warmup: Any = None) -> None:
+        super().__init__(base_lr, None, warmup)
+
+
+class _Warmup:
+    def __init__(self, conf: dict[str, Any]) -> None:
+        self.conf = conf
+
+
+warmup = SimpleNamespace(
+    linear=lambda steps, start_multiplier: _Warmup(
+        {"type": "linear", "warmup_batches": int(steps), "start_multiplier": float(start_multiplier)}),
+    constant=lambda steps, multiplier: _Warmup(
+        {"type": "constant", "warmup_batches": int(steps), "multiplier": float(multiplier)}),
+)
+grad_clipping = SimpleNamespace(by_global_norm=lambda clip_norm: {"type": "global_norm", "clip_norm": float(clip_norm)})
+
+
+class Optimizer:
+    def __init__(self, lr_scheduler: LrScheduler, grad_clipping: dict[str, Any] | None,
+                 conf: dict[str, Any]) -> None:
+        if not isinstance(lr_scheduler, LrScheduler):
+            raise TypeError(f"{type(self).__name__} needs an lr scheduler such as "
+                            f"flow.optimizer.PiecewiseConstantScheduler([], [0.1]); got {lr_scheduler!r}")
+        self.lr_scheduler, self.grad_clipping, self.conf = lr_scheduler, grad_clipping, conf
+
+    def minimize(self, loss: LazyBlob | Sequence[LazyBlob]) -> None:
+        builder = current_builder()
+        losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]
+        for blob in losses:
+            if not isinstance(blob, LazyBlob):
+                raise OpInferError(f"minimize() takes the loss blob of this job; got {type(blob).__name__}")
+            if not blob.dtype.is_floating:
+                raise OpInferError(f"minimize() needs a floating-point loss; {blob.lbn} is {blob.blob_desc}")
+        if builder.job_conf.get("job_type") != "train":
+            raise OpInferError(f"minimize() is for train jobs; {builder.job_name!r} is a predict job "
+                               "(use @flow.global_function(type=\"train\"))")
+        if builder.train_conf is not None:
+            raise OpInferError(f"job {builder.job_name!r} already called minimize(); call it once per job")
+        builder.train_conf = {"loss_lbns": [b.lbn for b in losses], "optimizer": self.conf,
+                              "lr_scheduler": self.lr_scheduler.conf, "grad_clipping": self.grad_clipping}
+
+
+class SGD(Optimizer):
+    def __init__(self, lr_scheduler: LrScheduler, loss_scale_factor: float | None = None, momentum: float = 0.9,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
+        conf = {"type": "sgd"} if not momentum else {"type": "momentum", "beta": float(momentum)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
+class Adam(Optimizer):
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
+                 do_bias_correction: bool = False, loss_scale_factor: float | None = None,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
+        conf = {"type": "adam", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon),
+                "do_bias_correction": bool(do_bias_correction)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
+class AdamW(Optimizer):
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
+                 do_bias_correction: bool = False, loss_scale_factor: float | None = None,
+                 weight_decay: float | None = None, grad_clipping: dict[str, Any] | None = None,
+                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+        conf = {"type": "adamw", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon),
+                "do_bias_correction": bool(do_bias_correction), "weight_decay": float(weight_decay or 0.0)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
+class RMSProp(Optimizer):
+    def __init__(self, lr_scheduler: LrScheduler, decay_rate: float = 0.99, epsilon: float = 1e-8,
+                 centered: bool = False, loss_scale_factor: float | None = None,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
+        if centered:
+            raise NotImplementedError("flowlab's RMSProp does not support centered=True yet")
+        conf = {"type": "rmsprop", "decay_rate": float(decay_rate), "epsilon": float(epsilon)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
