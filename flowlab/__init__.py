@@ -2,9 +2,10 @@
 
 __version__ = "0.1.0"
 
-from . import config, scope, typing  # noqa: E402
+from . import config, optimizer, scope, typing  # noqa: E402
 from ._ops_api import *  # noqa: E402,F403
 from ._ops_api import __all__ as _ops_all  # noqa: E402
+from .debug import debug  # noqa: E402
 from .frontend.function import global_function  # noqa: E402
 from .frontend.function_config import FunctionConfig, function_config  # noqa: E402
 from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8  # noqa: E402
@@ -20,7 +21,7 @@ float = float32  # noqa: A001
 double = float64
 
 __all__ = [
-    "FunctionConfig", "char", "clear_default_session", "config", "default_session", "double", "float", "float16",
-    "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function", "int32",
-    "int64", "int8", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
+    "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",
+    "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
+    "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
 ]

@@ -1,6 +1,7 @@
-"""The op registry and every op's user-facing function. Importing this package registers all ops."""
+"""The op registry and every op's user-facing function.
 
-from . import optimizer_ops, pad, system, variable  # noqa: F401
-from .registry import REQUIRED, InferCtx, OpDef, get_op_def, register_op, registered_op_types
+Op modules register themselves when imported; the registry imports all of ``OP_MODULES`` on its first lookup
+(not here: op modules import the job builder, which imports the registry).
+"""
 
-__all__ = ["REQUIRED", "InferCtx", "OpDef", "get_op_def", "register_op", "registered_op_types"]
+OP_MODULES = ("system", "variable", "optimizer_ops", "pad")

@@ -68,6 +68,18 @@ def registered_op_types() -> tuple[str, ...]:
     return tuple(sorted(_OPS))
 
 
+_loaded = False
+
+
 def _ensure_loaded() -> None:
-    # Importing the op modules registers them; the package __init__ imports every module.
-    from .. import ops  # noqa: F401
+    """Import every op module once (importing registers its ops)."""
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    import importlib
+
+    from . import OP_MODULES
+
+    for name in OP_MODULES:
+        importlib.import_module(f"{__package__}.{name}")

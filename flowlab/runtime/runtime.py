@@ -189,6 +189,15 @@ class Runtime:
             return event
         return None
 
+    def peek(self) -> Actor | None:
+        """The actor that the next ``step()`` will act, without acting (None when idle)."""
+        if self.msgs:
+            self._drain()
+        ready = self.ready
+        while ready and not ready[0].is_ready():  # drop stale entries, as step() would
+            ready.popleft().queued = False
+        return ready[0] if ready else None
+
     def run_until(self, done: Callable[[], bool]) -> int:
         """Step until ``done()``; return the number of acts. Raises RuntimeIdle if it can never happen."""
         acts = 0
