@@ -96,10 +96,12 @@ def dump(session: flow.session.Session, directory: Path) -> list[Path]:
         "job_set.json": to_json(session.job_set, indent=1),
         "plan.json": to_json(session.plan, indent=1),
     }
-    from flowlab.viz import to_dot
+    from flowlab.viz import render_svg, to_dot
 
     files["job_set.dot"] = to_dot(session.job_set)
     files["plan.dot"] = to_dot(session.plan)
+    files["job_set.svg"] = render_svg(files["job_set.dot"])
+    files["plan.svg"] = render_svg(files["plan.dot"])
     written = []
     for name, text in files.items():
         (directory / name).write_text(text + "\n")
