@@ -10,18 +10,21 @@ import enum
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from .compiler import CompileResult, check_plan, compile_jobs
-from .compiler.system_jobs import pull_job_name, push_job_name
+from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
 from .errors import SessionStateError
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, unflatten
 from .ir import Job, JobSet, Plan
+from .ir.dtype import from_numpy
 from .runtime import JobInstance, Runtime
+from .runtime.checkpoint_io import CheckpointError, load_variable, variable_dir
 
 
 class SessionStatus(enum.Enum):
@@ -74,8 +77,36 @@ class Session:
             from .viz.dump import dump_debug_files
 
             dump_debug_files(self)
-        if "System-ModelInit" in compiled.plan.job_names:
+        self.init_variables()
+
+    def init_variables(self) -> None:
+        """Run System-ModelInit: every variable gets its initializer's values."""
+        if "System-ModelInit" in self.plan.job_names:
             self._run_jobs([JobInstance("System-ModelInit")])
+
+    def save_checkpoint(self, root: Path) -> None:
+        """Run System-ModelSave into ``root`` (new or empty, as OneFlow requires), then mark it done."""
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise CheckpointError(f"checkpoint directory {root} is not empty; OneFlow refuses to save into a "
+                                  "non-empty directory, so choose a new one")
+        if "System-ModelSave" not in self.plan.job_names:
+            raise CheckpointError("the session's jobs have no variables to save")
+        for name in self.variable_arrays():
+            variable_dir(root, name)  # a name escaping the directory fails before anything is written
+        root.mkdir(parents=True, exist_ok=True)
+        self._run_jobs([JobInstance("System-ModelSave", push_array=encode_path(root))])
+        (root / "snapshot_done").touch()
+
+    def load_checkpoint(self, root: Path) -> None:
+        """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded)."""
+        if not root.is_dir():
+            raise CheckpointError(f"checkpoint directory {root} does not exist")
+        arrays = self.variable_arrays()
+        if not arrays:
+            raise CheckpointError("the session's jobs have no variables to load")
+        for name, array in arrays.items():
+            load_variable(root, name, array.shape, from_numpy(array.dtype))  # raises on any mismatch
+        self._run_jobs([JobInstance("System-ModelLoad", push_array=encode_path(root))])
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -155,6 +186,16 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.status.value} jobs={list(self.function_descs)}>"
+
+
+def encode_path(root: Path) -> np.ndarray:
+    """A path as the NUL-padded UTF-8 blob the model-io jobs' ForeignInput carries."""
+    raw = str(root.resolve()).encode("utf-8")
+    if len(raw) >= PATH_CAPACITY:
+        raise CheckpointError(f"checkpoint path is {len(raw)} bytes long; at most {PATH_CAPACITY - 1} fit")
+    blob = np.zeros(PATH_CAPACITY, np.uint8)
+    blob[: len(raw)] = np.frombuffer(raw, np.uint8)
+    return blob
 
 
 def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:
