@@ -110,12 +110,17 @@ class Actor:
                 slot.append(regst)
             written.append((regst_id, regst.index))
         read = []
-        for regst_id, slot, producer in self.in_items:
+        for regst_id, slot, producer in self.in_items:  # on_return, inlined: this is the hottest loop
             regst = slot.popleft()
-            producer.on_return(regst)
-            if not producer.queued and producer.is_ready():
-                producer.queued = True
-                ready.append(producer)
+            regst.reading_cnt -= 1
+            producer.total_reading_cnt -= 1
+            if regst.reading_cnt == 0:  # writable again: only now can the producer become ready
+                producer.writable[regst_id].append(regst)
+                if not producer.queued and producer.is_ready():
+                    producer.queued = True
+                    ready.append(producer)
+            if producer.state == "zombie":
+                producer.update_state()
             read.append((regst_id, regst.index))
         return read, written
 

@@ -9,8 +9,7 @@ from .actor import Actor
 
 def _section_id_of(actor: Actor, regst_id: int) -> int:
     """The section id carried by the front register of a consumed slot (an i32[1] blob)."""
-    regst = actor.readable[regst_id][0]
-    return int(next(iter(regst.blobs.values()))[0])
+    return int(actor.readable[regst_id][0].first[0])
 
 
 class WaitAndSendIdsActor(Actor):
@@ -42,8 +41,7 @@ class WaitAndSendIdsActor(Actor):
 
 
 def _write_id(actor: Actor, regst_id: int, value: int) -> None:
-    for array in actor.writable[regst_id][0].blobs.values():
-        array[0] = value
+    actor.writable[regst_id][0].first[0] = value
 
 
 class ReentrantLockActor(Actor):

@@ -10,12 +10,13 @@ from ..ir import MemBlock, Plan, RegstDesc
 class Regst:
     """One register: the blobs of its desc, as arrays over the block's bytes, plus protocol state."""
 
-    __slots__ = ("desc", "index", "blobs", "reading_cnt", "act_id")
+    __slots__ = ("desc", "index", "blobs", "first", "reading_cnt", "act_id")
 
     def __init__(self, desc: RegstDesc, index: int, blobs: dict[str, np.ndarray]) -> None:
         self.desc = desc
         self.index = index
         self.blobs = blobs
+        self.first = next(iter(blobs.values()), None)  # the main job's registers hold one i32[1] id blob
         self.reading_cnt = 0  # consumers that still read it; writable again at 0
         self.act_id = -1  # the producer's act that last wrote it
 
