@@ -1,5 +1,24 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
+from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.initializers import (
+    constant_initializer,
+    glorot_uniform_initializer,
+    ones_initializer,
+    random_normal_initializer,
+    random_uniform_initializer,
+    truncated_normal,
+    truncated_normal_initializer,
+    xavier_uniform_initializer,
+    zeros_initializer,
+)
+from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
+from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 
-__all__ = ["reflection_pad2d", "zero_pad2d"]
+__all__ = [
+    "argmax", "cast", "concat", "constant", "constant_initializer", "glorot_uniform_initializer", "identity",
+    "matmul", "ones_initializer", "ones_like", "random_normal_initializer", "random_uniform_initializer",
+    "reduce_max", "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "transpose", "truncated_normal",
+    "truncated_normal_initializer", "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
+]

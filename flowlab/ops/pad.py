@@ -37,10 +37,23 @@ def _infer_pad2d(ctx: InferCtx, reflect: bool) -> dict[str, list[BlobDesc]]:
     return {"y": [BlobDesc((n, c, h + top + bottom, w + left + right), x.dtype)]}
 
 
-register_op(OpDef("reflection_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, True), {"padding": REQUIRED}))
-register_op(
-    OpDef("zero_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, False), {"padding": REQUIRED})
-)
+def _infer_pad2d_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    dy = ctx.input("dy")
+    left, right, top, bottom = ctx.attrs["padding"]
+    n, c, h, w = dy.shape
+    return {"dx": [BlobDesc((n, c, h - top - bottom, w - left - right), dy.dtype)]}
+
+
+def _grad_pad2d(ctx) -> None:  # noqa: ANN001
+    grad_type = f"{ctx.op.op_type}_grad"
+    ctx.set_dx("x", add_op(grad_type, {"dy": [ctx.dy("y")]}, {"padding": ctx.attrs["padding"]})[0])
+
+
+_PAD = {"padding": REQUIRED}
+register_op(OpDef("reflection_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, True), _PAD, grad=_grad_pad2d))
+register_op(OpDef("zero_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, False), _PAD, grad=_grad_pad2d))
+register_op(OpDef("reflection_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD))
+register_op(OpDef("zero_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD))
 
 
 def reflection_pad2d(x: LazyBlob, padding: int | Sequence[int], name: str | None = None) -> LazyBlob:

@@ -53,3 +53,29 @@ def _factory(fn):  # noqa: ANN001, ANN202
 
 register_kernel("reflection_pad2d", "numba")(_factory(reflection_pad2d))
 register_kernel("zero_pad2d", "numba")(_factory(zero_pad2d))
+
+
+@njit
+def reflection_pad2d_grad(dy, dx, left, top):  # noqa: ANN001, ANN201
+    n, c, h, w = dx.shape
+    dx[...] = 0
+    for a in range(n):
+        for b in range(c):
+            for i in range(dy.shape[2]):
+                si = _reflect_index(i - top, h)
+                for j in range(dy.shape[3]):
+                    dx[a, b, si, _reflect_index(j - left, w)] += dy[a, b, i, j]
+
+
+@njit
+def zero_pad2d_grad(dy, dx, left, top):  # noqa: ANN001, ANN201
+    n, c, h, w = dx.shape
+    for a in range(n):
+        for b in range(c):
+            for i in range(h):
+                for j in range(w):
+                    dx[a, b, i, j] = dy[a, b, i + top, j + left]
+
+
+register_kernel("reflection_pad2d_grad", "numba")(_factory(reflection_pad2d_grad))
+register_kernel("zero_pad2d_grad", "numba")(_factory(zero_pad2d_grad))

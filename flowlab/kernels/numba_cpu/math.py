@@ -1,0 +1,237 @@
+"""Numba CPU kernels: elementwise math. Same-shape operands run a flat loop over raveled views; broadcasting
+operands run an N-d loop over numpy broadcast views (built once per register)."""
+
+from __future__ import annotations
+
+import math as _m
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+from ._numba import njit
+
+
+@njit
+def _add(a, b, o):  # noqa: ANN001, ANN202
+    a, b, o = a.ravel(), b.ravel(), o.ravel()
+    for i in range(o.size):
+        o[i] = a[i] + b[i]
+
+
+@njit
+def _sub(a, b, o):  # noqa: ANN001, ANN202
+    a, b, o = a.ravel(), b.ravel(), o.ravel()
+    for i in range(o.size):
+        o[i] = a[i] - b[i]
+
+
+@njit
+def _mul(a, b, o):  # noqa: ANN001, ANN202
+    a, b, o = a.ravel(), b.ravel(), o.ravel()
+    for i in range(o.size):
+        o[i] = a[i] * b[i]
+
+
+@njit
+def _div(a, b, o):  # noqa: ANN001, ANN202
+    a, b, o = a.ravel(), b.ravel(), o.ravel()
+    for i in range(o.size):
+        o[i] = a[i] / b[i]
+
+
+@njit
+def _bcast(kind, a, b, o):  # noqa: ANN001, ANN202
+    for idx in np.ndindex(o.shape):
+        x, y = a[idx], b[idx]
+        if kind == 0:
+            o[idx] = x + y
+        elif kind == 1:
+            o[idx] = x - y
+        elif kind == 2:
+            o[idx] = x * y
+        else:
+            o[idx] = x / y
+
+
+_FLAT = {"broadcast_add": (_add, 0), "broadcast_sub": (_sub, 1), "broadcast_mul": (_mul, 2), "broadcast_div": (_div, 3)}
+
+
+def _binary(op_type: str):  # noqa: ANN202
+    flat, kind = _FLAT[op_type]
+
+    def factory(ctx: KernelCtx) -> KernelFn:
+        out_shape = ctx.out_descs[0].shape
+        if op_type == "broadcast_div" and not ctx.out_descs[0].dtype.is_floating:
+            def int_div(ins, outs):  # noqa: ANN001, ANN202
+                np.floor_divide(ins[0], ins[1], out=outs[0])
+
+            return int_div
+        if all(d.shape == out_shape for d in ctx.in_descs):
+            def same(ins, outs):  # noqa: ANN001, ANN202
+                flat(ins[0], ins[1], outs[0])
+
+            return same
+        views: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+        def broadcast(ins, outs):  # noqa: ANN001, ANN202
+            key = (id(ins[0]), id(ins[1]))
+            if key not in views:  # registers are fixed arrays: build the broadcast views once
+                views[key] = (np.broadcast_to(ins[0], out_shape), np.broadcast_to(ins[1], out_shape))
+            a, b = views[key]
+            _bcast(kind, a, b, outs[0])
+
+        return broadcast
+
+    return factory
+
+
+@njit
+def _relu(x, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] if x[i] > 0 else 0
+
+
+@njit
+def _sigmoid(x, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = 1.0 / (1.0 + _m.exp(-x[i]))
+
+
+@njit
+def _tanh(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.tanh(x.ravel())
+
+
+@njit
+def _negative(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = -x.ravel()
+
+
+@njit
+def _reciprocal(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = 1.0 / x.ravel()
+
+
+@njit
+def _exp(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.exp(x.ravel())
+
+
+@njit
+def _log(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.log(x.ravel())
+
+
+@njit
+def _sqrt(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.sqrt(x.ravel())
+
+
+@njit
+def _square(x, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] * x[i]
+
+
+@njit
+def _sign(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.sign(x.ravel())
+
+
+@njit
+def _abs(x, y):  # noqa: ANN001, ANN202
+    y.ravel()[:] = np.abs(x.ravel())
+
+
+@njit
+def _relu_grad(y, dy, dx):  # noqa: ANN001, ANN202
+    y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = dy[i] if y[i] > 0 else 0
+
+
+@njit
+def _sigmoid_grad(y, dy, dx):  # noqa: ANN001, ANN202
+    y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = dy[i] * y[i] * (1 - y[i])
+
+
+@njit
+def _tanh_grad(y, dy, dx):  # noqa: ANN001, ANN202
+    y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = dy[i] * (1 - y[i] * y[i])
+
+
+@njit
+def _scalar_add(x, s, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] + s
+
+
+@njit
+def _scalar_mul(x, s, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] * s
+
+
+def _unary(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            fn(ins[0], outs[0])
+
+        return kernel
+
+    return factory
+
+
+def _grad(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            fn(ins[0], ins[1], outs[0])
+
+        return kernel
+
+    return factory
+
+
+def _scalar(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])  # the blob's dtype: no mixed signature
+
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            fn(ins[0], operand, outs[0])
+
+        return kernel
+
+    return factory
+
+
+@register_kernel("reduce_sum_like", "numba")
+def _reduce_sum_like(ctx: KernelCtx) -> KernelFn:
+    from ..reference.math import sum_to_shape
+
+    out_shape = ctx.out_descs[0].shape
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = sum_to_shape(ins[0], out_shape)  # a reduction: numpy's pairwise sum is the fast path
+
+    return kernel
+
+
+for _t in _FLAT:
+    register_kernel(_t, "numba")(_binary(_t))
+for _t, _fn in (("relu", _relu), ("sigmoid", _sigmoid), ("tanh", _tanh), ("negative", _negative),
+                ("reciprocal", _reciprocal), ("exp", _exp), ("log", _log), ("sqrt", _sqrt), ("square", _square),
+                ("sign", _sign), ("abs", _abs)):
+    register_kernel(_t, "numba")(_unary(_fn))
+for _t, _fn in (("relu_grad", _relu_grad), ("sigmoid_grad", _sigmoid_grad), ("tanh_grad", _tanh_grad)):
+    register_kernel(_t, "numba")(_grad(_fn))
+register_kernel("scalar_add", "numba")(_scalar(_scalar_add))
+register_kernel("scalar_mul", "numba")(_scalar(_scalar_mul))

@@ -1,0 +1,148 @@
+"""Numba CPU kernels: matmul (BLAS through np.dot), bias_add, softmax, sparse softmax cross entropy."""
+
+from __future__ import annotations
+
+import math as _m
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+from ._numba import njit
+
+
+@njit
+def _dot(a, b, out):  # noqa: ANN001, ANN202
+    np.dot(a, b, out)
+
+
+@njit
+def _batched_dot(a, b, out):  # noqa: ANN001, ANN202
+    for i in range(out.shape[0]):
+        out[i] = np.dot(a[i], b[i])
+
+
+@register_kernel("matmul", "numba")
+def _matmul(ctx: KernelCtx) -> KernelFn:
+    ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
+    batched = len(ctx.out_descs[0].shape) > 2
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        a, b, out = ins[0], ins[1], outs[0]
+        if batched:  # fold the batch axes into one
+            a = a.reshape(-1, *a.shape[-2:])
+            b = b.reshape(-1, *b.shape[-2:])
+            a = a.transpose(0, 2, 1) if ta else a
+            b = b.transpose(0, 2, 1) if tb else b
+            _batched_dot(np.ascontiguousarray(a), np.ascontiguousarray(b), out.reshape(-1, *out.shape[-2:]))
+        else:
+            _dot(a.T if ta else a, b.T if tb else b, out)  # a transpose is a free F-order view for BLAS
+        if alpha != 1.0:
+            out *= alpha
+
+    return kernel
+
+
+@njit
+def _bias_add(a, b, out):  # noqa: ANN001, ANN202
+    # a, out: (outer, channels, inner); b: (channels,)
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            bc = b[c]
+            for k in range(a.shape[2]):
+                out[i, c, k] = a[i, c, k] + bc
+
+
+@register_kernel("bias_add", "numba")
+def _bias_add_factory(ctx: KernelCtx) -> KernelFn:
+    shape = ctx.in_descs[0].shape
+    axis = ctx.attrs["axis"] % len(shape)
+    as3 = (int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:])))
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _bias_add(ins[0].reshape(as3), ins[1], outs[0].reshape(as3))
+
+    return kernel
+
+
+@njit
+def _softmax_rows(x, y):  # noqa: ANN001, ANN202
+    for r in range(x.shape[0]):
+        m = x[r, 0]
+        for c in range(1, x.shape[1]):
+            m = max(m, x[r, c])
+        s = 0.0
+        for c in range(x.shape[1]):
+            e = _m.exp(x[r, c] - m)
+            y[r, c] = e
+            s += e
+        for c in range(x.shape[1]):
+            y[r, c] /= s
+
+
+@njit
+def _softmax_grad_rows(y, dy, dx):  # noqa: ANN001, ANN202
+    for r in range(y.shape[0]):
+        dot = 0.0
+        for c in range(y.shape[1]):
+            dot += dy[r, c] * y[r, c]
+        for c in range(y.shape[1]):
+            dx[r, c] = y[r, c] * (dy[r, c] - dot)
+
+
+@njit
+def _xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
+    _softmax_rows(x, prob)
+    for r in range(x.shape[0]):
+        out[r] = -_m.log(prob[r, labels[r]])
+
+
+@njit
+def _xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+    for r in range(prob.shape[0]):
+        for c in range(prob.shape[1]):
+            dx[r, c] = prob[r, c] * dy[r]
+        dx[r, labels[r]] -= dy[r]
+
+
+def _rows(desc) -> tuple[int, int]:  # noqa: ANN001
+    return int(np.prod(desc.shape[:-1])), desc.shape[-1]
+
+
+@register_kernel("softmax", "numba")
+def _softmax(ctx: KernelCtx) -> KernelFn:
+    rows = _rows(ctx.in_descs[0])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _softmax_rows(ins[0].reshape(rows), outs[0].reshape(rows))
+
+    return kernel
+
+
+@register_kernel("softmax_grad", "numba")
+def _softmax_grad(ctx: KernelCtx) -> KernelFn:
+    rows = _rows(ctx.in_descs[0])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _softmax_grad_rows(ins[0].reshape(rows), ins[1].reshape(rows), outs[0].reshape(rows))
+
+    return kernel
+
+
+@register_kernel("sparse_softmax_cross_entropy", "numba")
+def _xent(ctx: KernelCtx) -> KernelFn:
+    rows = _rows(ctx.in_descs[0])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _xent_rows(ins[0].reshape(rows), ins[1].reshape(-1), outs[0].reshape(rows), outs[1].reshape(-1))
+
+    return kernel
+
+
+@register_kernel("sparse_softmax_cross_entropy_grad", "numba")
+def _xent_grad(ctx: KernelCtx) -> KernelFn:
+    rows = _rows(ctx.in_descs[0])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _xent_grad_rows(ins[0].reshape(rows), ins[1].reshape(-1), ins[2].reshape(-1), outs[0].reshape(rows))
+
+    return kernel

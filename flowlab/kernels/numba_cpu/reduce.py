@@ -1,0 +1,100 @@
+"""Numba CPU kernels: reductions and argmax over (kept, reduced) 2-D views; broadcast_like and the
+reduce_max gradient. The reduced axes are moved last once per register (a copy only when they are not)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference.reduce import broadcast_to_like, reduce_axes
+from ..registry import KernelCtx, KernelFn, register_kernel
+from ._numba import njit
+
+
+@njit
+def _sum_rows(x, out):  # noqa: ANN001, ANN202
+    for r in range(x.shape[0]):
+        s = x[r, 0] - x[r, 0]
+        for c in range(x.shape[1]):
+            s += x[r, c]
+        out[r] = s
+
+
+@njit
+def _max_rows(x, out):  # noqa: ANN001, ANN202
+    for r in range(x.shape[0]):
+        m = x[r, 0]
+        for c in range(1, x.shape[1]):
+            if x[r, c] > m:
+                m = x[r, c]
+        out[r] = m
+
+
+@njit
+def _argmax_rows(x, out):  # noqa: ANN001, ANN202
+    for r in range(x.shape[0]):
+        best = 0
+        for c in range(1, x.shape[1]):
+            if x[r, c] > x[r, best]:
+                best = c
+        out[r] = best
+
+
+def _two_d(ctx: KernelCtx):  # noqa: ANN202
+    """A function giving (kept, reduced) 2-D views of the input."""
+    shape = ctx.in_descs[0].shape
+    axes = reduce_axes(ctx)
+    kept = [i for i in range(len(shape)) if i not in axes]
+    n_kept = int(np.prod([shape[i] for i in kept]))
+    rows = (n_kept, int(np.prod(shape)) // max(n_kept, 1))
+    if kept == list(range(len(kept))):  # reduced axes are already last: a free reshape
+        return lambda x: x.reshape(rows)
+    perm = kept + list(axes)
+    return lambda x: np.ascontiguousarray(x.transpose(perm)).reshape(rows)
+
+
+def _reduce(fn, scale: bool = False):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        two_d = _two_d(ctx)
+
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            x = two_d(ins[0])
+            out = outs[0].reshape(-1)
+            fn(x, out)
+            if scale:
+                out /= x.shape[1]
+
+        return kernel
+
+    return factory
+
+
+register_kernel("reduce_sum", "numba")(_reduce(_sum_rows))
+register_kernel("reduce_mean", "numba")(_reduce(_sum_rows, scale=True))
+register_kernel("reduce_max", "numba")(_reduce(_max_rows))
+
+
+@register_kernel("argmax", "numba")
+def _argmax(ctx: KernelCtx) -> KernelFn:
+    last = ctx.in_descs[0].shape[-1]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _argmax_rows(ins[0].reshape(-1, last), outs[0].reshape(-1))
+
+    return kernel
+
+
+@register_kernel("broadcast_like", "numba")
+def _broadcast_like(ctx: KernelCtx) -> KernelFn:
+    like_shape, axes = ctx.out_descs[0].shape, ctx.attrs["broadcast_axes"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        np.copyto(outs[0], broadcast_to_like(ins[0], like_shape, axes))  # a strided copy: numpy's fast path
+
+    return kernel
+
+
+@register_kernel("reduce_max_grad", "numba")
+def _reduce_max_grad(ctx: KernelCtx) -> KernelFn:
+    from ..reference.reduce import _reduce_max_grad as reference
+
+    return reference(ctx)  # cold path (only a max reduction's gradient): the NumPy code serves both

@@ -1,0 +1,88 @@
+"""NumPy reference kernels: elementwise math and its gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+
+BINARY = {"broadcast_add": np.add, "broadcast_sub": np.subtract, "broadcast_mul": np.multiply}
+UNARY = {
+    "relu": lambda x: np.maximum(x, 0), "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "tanh": np.tanh,
+    "negative": np.negative, "reciprocal": lambda x: 1 / x, "exp": np.exp, "log": np.log, "sqrt": np.sqrt,
+    "square": np.square, "sign": np.sign, "abs": np.abs,
+}
+UNARY_GRAD = {
+    "relu_grad": lambda y, dy: dy * (y > 0), "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
+    "tanh_grad": lambda y, dy: dy * (1 - y * y),
+}
+
+
+def _binary(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            outs[0][...] = fn(ins[0], ins[1])
+
+        return kernel
+
+    return factory
+
+
+def _divide(ctx: KernelCtx) -> KernelFn:
+    integer = not ctx.out_descs[0].dtype.is_floating
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = np.floor_divide(ins[0], ins[1]) if integer else np.divide(ins[0], ins[1])
+
+    return kernel
+
+
+def _unary(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            outs[0][...] = fn(ins[0])
+
+        return kernel
+
+    return factory
+
+
+def _scalar(op_type: str):  # noqa: ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])
+        fn = np.add if op_type == "scalar_add" else np.multiply
+
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            fn(ins[0], operand, out=outs[0], casting="unsafe")
+
+        return kernel
+
+    return factory
+
+
+def _reduce_sum_like(ctx: KernelCtx) -> KernelFn:
+    out_shape = ctx.out_descs[0].shape
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = sum_to_shape(ins[0], out_shape)
+
+    return kernel
+
+
+def sum_to_shape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Undo numpy broadcasting: sum ``x`` down to ``shape``."""
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and x.shape[lead + i] != 1)
+    return x.sum(axis=axes).reshape(shape) if axes else x
+
+
+for _name, _fn in BINARY.items():
+    register_kernel(_name, "reference")(_binary(_fn))
+register_kernel("broadcast_div", "reference")(_divide)
+for _name, _fn in UNARY.items():
+    register_kernel(_name, "reference")(_unary(_fn))
+for _name, _fn in UNARY_GRAD.items():
+    register_kernel(_name, "reference")(_binary(_fn))
+for _name in ("scalar_add", "scalar_mul"):
+    register_kernel(_name, "reference")(_scalar(_name))
+register_kernel("reduce_sum_like", "reference")(_reduce_sum_like)

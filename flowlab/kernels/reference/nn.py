@@ -1,0 +1,77 @@
+"""NumPy reference kernels: matmul, bias_add, softmax, sparse softmax cross entropy, and their gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+
+
+@register_kernel("matmul", "reference")
+def _matmul(ctx: KernelCtx) -> KernelFn:
+    ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        a = np.swapaxes(ins[0], -1, -2) if ta else ins[0]
+        b = np.swapaxes(ins[1], -1, -2) if tb else ins[1]
+        outs[0][...] = np.matmul(a, b) * alpha if alpha != 1.0 else np.matmul(a, b)
+
+    return kernel
+
+
+@register_kernel("bias_add", "reference")
+def _bias_add(ctx: KernelCtx) -> KernelFn:
+    rank = len(ctx.in_descs[0].shape)
+    axis = ctx.attrs["axis"] % rank
+    shape = tuple(-1 if i == axis else 1 for i in range(rank))
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = ins[0] + ins[1].reshape(shape)
+
+    return kernel
+
+
+def softmax(x: np.ndarray) -> np.ndarray:
+    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+@register_kernel("softmax", "reference")
+def _softmax(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = softmax(ins[0])
+
+    return kernel
+
+
+@register_kernel("softmax_grad", "reference")
+def _softmax_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        y, dy = ins
+        outs[0][...] = y * (dy - (dy * y).sum(axis=-1, keepdims=True))
+
+    return kernel
+
+
+@register_kernel("sparse_softmax_cross_entropy", "reference")
+def _sparse_xent(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        logits, labels = ins
+        prob = softmax(logits)
+        outs[0][...] = prob
+        picked = np.take_along_axis(prob, labels[..., None].astype(np.int64), axis=-1)[..., 0]
+        outs[1][...] = -np.log(picked)
+
+    return kernel
+
+
+@register_kernel("sparse_softmax_cross_entropy_grad", "reference")
+def _sparse_xent_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        prob, labels, dy = ins
+        dx = prob.copy()
+        np.put_along_axis(dx, labels[..., None].astype(np.int64),
+                          np.take_along_axis(dx, labels[..., None].astype(np.int64), axis=-1) - 1, axis=-1)
+        outs[0][...] = dx * dy[..., None]
+
+    return kernel

@@ -1,0 +1,79 @@
+"""NumPy reference kernels: reductions, argmax, broadcast_like and the reduce_max gradient."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+
+
+def reduce_axes(ctx: KernelCtx) -> tuple[int, ...]:
+    rank = len(ctx.in_descs[0].shape)
+    axis = ctx.attrs["axis"]
+    if axis is None:
+        return tuple(range(rank))
+    return tuple(sorted(a % rank for a in ((axis,) if isinstance(axis, int) else axis)))
+
+
+def _reduce(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        axes = reduce_axes(ctx)
+        out_shape = ctx.out_descs[0].shape
+
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            outs[0][...] = fn(ins[0], axis=axes).reshape(out_shape)
+
+        return kernel
+
+    return factory
+
+
+register_kernel("reduce_sum", "reference")(_reduce(np.sum))
+register_kernel("reduce_mean", "reference")(_reduce(np.mean))
+register_kernel("reduce_max", "reference")(_reduce(np.max))
+
+
+@register_kernel("argmax", "reference")
+def _argmax(ctx: KernelCtx) -> KernelFn:
+    out_shape = ctx.out_descs[0].shape
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = np.argmax(ins[0], axis=-1).reshape(out_shape)
+
+    return kernel
+
+
+def broadcast_to_like(x: np.ndarray, like_shape: tuple[int, ...], axes: tuple[int, ...] | None) -> np.ndarray:
+    """Broadcast ``x`` to ``like_shape``: over the reduced ``axes`` (kept as 1 or dropped in ``x``), or by
+    numpy's rules when ``axes`` is None."""
+    if axes is not None:
+        x = x.reshape(tuple(1 if i in axes else d for i, d in enumerate(like_shape)))
+    return np.broadcast_to(x, like_shape)
+
+
+@register_kernel("broadcast_like", "reference")
+def _broadcast_like(ctx: KernelCtx) -> KernelFn:
+    like_shape = ctx.out_descs[0].shape
+    axes = ctx.attrs["broadcast_axes"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = broadcast_to_like(ins[0], like_shape, axes)
+
+    return kernel
+
+
+@register_kernel("reduce_max_grad", "reference")
+def _reduce_max_grad(ctx: KernelCtx) -> KernelFn:
+    rank = len(ctx.in_descs[0].shape)
+    axis = ctx.attrs["axis"]
+    axes = tuple(range(rank)) if axis is None else tuple(
+        sorted(a % rank for a in ((axis,) if isinstance(axis, int) else axis)))
+    keep_shape = tuple(1 if i in axes else d for i, d in enumerate(ctx.in_descs[0].shape))
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        x, y, dy = ins
+        mask = x == y.reshape(keep_shape)
+        ties = mask.sum(axis=axes, keepdims=True)
+        outs[0][...] = mask * (dy.reshape(keep_shape) / ties)
+
+    return kernel

@@ -1,0 +1,169 @@
+"""Array ops: reshape, transpose, concat, identity, cast, constant, zeros_like, ones_like (with gradients)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from ..ir.dtype import as_dtype
+from ._common import require_blob
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+
+
+def _infer_reshape(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("in")
+    shape = list(ctx.attrs["shape"])
+    if shape.count(-1) > 1:
+        raise ctx.fail(f"reshape to {shape}: at most one dimension may be -1")
+    if any(d == 0 or d < -1 for d in shape):
+        raise ctx.fail(f"reshape to {shape}: dimensions must be positive (or one -1)")
+    known = math.prod(d for d in shape if d != -1)
+    if -1 in shape:
+        if x.elem_cnt % known:
+            raise ctx.fail(f"cannot reshape {x} ({x.elem_cnt} elements) to {shape}: {x.elem_cnt} is not a "
+                           f"multiple of {known}")
+        shape[shape.index(-1)] = x.elem_cnt // known
+    elif known != x.elem_cnt:
+        raise ctx.fail(f"cannot reshape {x} ({x.elem_cnt} elements) to {shape} ({known} elements)")
+    return {"out": [BlobDesc(tuple(shape), x.dtype)]}
+
+
+def _infer_transpose(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("input")
+    perm = list(ctx.attrs["perm"])
+    if sorted(perm) != list(range(len(x.shape))):
+        raise ctx.fail(f"perm {perm} is not a permutation of the {len(x.shape)} axes of {x}")
+    return {"output": [BlobDesc(tuple(x.shape[p] for p in perm), x.dtype)]}
+
+
+def _infer_concat(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    ins = ctx.inputs["in"]
+    first = ins[0]
+    rank = len(first.shape)
+    axis = ctx.attrs["axis"]
+    if not -rank <= axis < rank:
+        raise ctx.fail(f"axis {axis} is out of range for rank-{rank} inputs")
+    axis %= rank
+    for other in ins[1:]:
+        if other.dtype != first.dtype or len(other.shape) != rank or any(
+                a != b for i, (a, b) in enumerate(zip(first.shape, other.shape)) if i != axis):
+            raise ctx.fail(f"inputs {', '.join(map(str, ins))} must match in dtype and in every axis but {axis}")
+    shape = list(first.shape)
+    shape[axis] = sum(d.shape[axis] for d in ins)
+    return {"out": [BlobDesc(tuple(shape), first.dtype)]}
+
+
+def _infer_same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [ctx.input("in")]}
+
+
+def _infer_cast(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc(ctx.input("in").shape, as_dtype(ctx.attrs["dtype"]))]}
+
+
+def _infer_constant(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc(tuple(ctx.attrs["shape"]), as_dtype(ctx.attrs["dtype"]))]}
+
+
+def _infer_like(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [ctx.input("like")]}
+
+
+def _infer_split_like(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("in")
+    return {"out": [BlobDesc(like.shape, x.dtype) for like in ctx.inputs["like"]]}
+
+
+def _grad_reshape(ctx: Any) -> None:
+    ctx.set_dx("in", reshape(ctx.dy("out"), ctx.x("in").shape))
+
+
+def _grad_transpose(ctx: Any) -> None:
+    perm = ctx.attrs["perm"]
+    inverse = [perm.index(i) for i in range(len(perm))]
+    ctx.set_dx("input", transpose(ctx.dy("output"), inverse))
+
+
+def _grad_concat(ctx: Any) -> None:
+    likes = [ctx.x("in", i) for i in range(len(ctx.op.inputs["in"]))]
+    parts = add_op("split_like", {"in": [ctx.dy("out")], "like": likes}, {"axis": ctx.attrs["axis"]})
+    for i, part in enumerate(parts):
+        ctx.set_dx("in", part, i)
+
+
+def _grad_identity(ctx: Any) -> None:
+    ctx.set_dx("in", ctx.dy("out"))
+
+
+def _grad_cast(ctx: Any) -> None:
+    ctx.set_dx("in", cast(ctx.dy("out"), ctx.x("in").dtype))
+
+
+def _no_grad(ctx: Any) -> None:
+    """The output does not depend on the input's values: no gradient flows back."""
+
+
+for _op in (
+    OpDef("reshape", ("in",), ("out",), _infer_reshape, {"shape": REQUIRED}, grad=_grad_reshape),
+    OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED}, grad=_grad_transpose),
+    OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0}, grad=_grad_concat),
+    OpDef("split_like", ("in", "like"), ("out",), _infer_split_like, {"axis": 0}),
+    OpDef("identity", ("in",), ("out",), _infer_same, grad=_grad_identity),
+    OpDef("cast", ("in",), ("out",), _infer_cast, {"dtype": REQUIRED}, grad=_grad_cast),
+    OpDef("constant", (), ("out",), _infer_constant,
+          {"value": REQUIRED, "dtype": REQUIRED, "shape": REQUIRED}),
+    OpDef("zeros_like", ("like",), ("out",), _infer_like, grad=_no_grad),
+    OpDef("ones_like", ("like",), ("out",), _infer_like, grad=_no_grad),
+):
+    register_op(_op)
+
+
+def reshape(x: LazyBlob, shape: Sequence[int], name: str | None = None) -> LazyBlob:
+    """Reshape to ``shape``; one dimension may be -1."""
+    require_blob(x, "the input of reshape")
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) for d in shape):
+        raise TypeError(f"reshape's shape must be a list of ints; got {shape!r}")
+    return add_op("reshape", {"in": [x]}, {"shape": tuple(shape)}, name)[0]
+
+
+def transpose(a: LazyBlob, perm: Sequence[int] | None = None, conjugate: bool = False,
+              name: str | None = None) -> LazyBlob:
+    require_blob(a, "the input of transpose")
+    perm = tuple(perm) if perm is not None else tuple(reversed(range(len(a.shape))))
+    return add_op("transpose", {"input": [a]}, {"perm": perm}, name)[0]
+
+
+def concat(values: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
+    if not isinstance(values, (list, tuple)) or not values:
+        raise TypeError(f"concat takes a non-empty list of blobs; got {values!r}")
+    blobs = [require_blob(v, f"concat input {i}") for i, v in enumerate(values)]
+    return add_op("concat", {"in": blobs}, {"axis": int(axis)}, name)[0]
+
+
+def identity(x: LazyBlob, name: str | None = None) -> LazyBlob:
+    return add_op("identity", {"in": [require_blob(x, "the input of identity")]}, name=name)[0]
+
+
+def cast(x: LazyBlob, dtype: Any, name: str | None = None) -> LazyBlob:
+    require_blob(x, "the input of cast")
+    return add_op("cast", {"in": [x]}, {"dtype": as_dtype(dtype)}, name)[0]
+
+
+def constant(value: float, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:
+    from ..frontend.builder import current_builder
+
+    dtype = as_dtype(dtype or current_builder().job_conf.get("default_data_type") or "float32")
+    shape = tuple(shape) if shape is not None else (1,)
+    return add_op("constant", attrs={"value": float(value), "dtype": dtype, "shape": shape}, name=name)[0]
+
+
+def zeros_like(like: LazyBlob, name: str | None = None) -> LazyBlob:
+    return add_op("zeros_like", {"like": [require_blob(like, "zeros_like's input")]}, name=name)[0]
+
+
+def ones_like(like: LazyBlob, name: str | None = None) -> LazyBlob:
+    return add_op("ones_like", {"like": [require_blob(like, "ones_like's input")]}, name=name)[0]

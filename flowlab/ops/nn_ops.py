@@ -1,0 +1,144 @@
+"""matmul, bias_add, softmax, sparse softmax cross entropy, with gradient rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from ._common import require_blob, same_dtype
+from .registry import InferCtx, OpDef, register_op
+
+
+def _infer_matmul(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    a, b = ctx.input("a"), ctx.input("b")
+    same_dtype(ctx, a, b)
+    if len(a.shape) < 2 or len(a.shape) != len(b.shape):
+        raise ctx.fail(f"matmul needs two blobs of the same rank >= 2; got {a} and {b}")
+    if a.shape[:-2] != b.shape[:-2]:
+        raise ctx.fail(f"batch dimensions differ: {list(a.shape[:-2])} vs {list(b.shape[:-2])}")
+    m, k = (a.shape[-1], a.shape[-2]) if ctx.attrs["transpose_a"] else a.shape[-2:]
+    k2, n = (b.shape[-1], b.shape[-2]) if ctx.attrs["transpose_b"] else b.shape[-2:]
+    if k != k2:
+        flags = f"transpose_a={ctx.attrs['transpose_a']}, transpose_b={ctx.attrs['transpose_b']}"
+        raise ctx.fail(f"inner dimensions differ: {a} x {b} with {flags} multiplies [{m},{k}] by [{k2},{n}]")
+    return {"out": [BlobDesc((*a.shape[:-2], m, n), a.dtype)]}
+
+
+def _grad_matmul(ctx: Any) -> None:
+    dc, a, b = ctx.dy("out"), ctx.x("a"), ctx.x("b")
+    ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
+    if alpha != 1.0:
+        dc = add_op("scalar_mul", {"x": [dc]}, {"operand": alpha})[0]
+    if ctx.needs_dx("a"):
+        da = matmul(b, dc, transpose_a=tb, transpose_b=True) if ta else matmul(dc, b, transpose_b=not tb)
+        ctx.set_dx("a", da)
+    if ctx.needs_dx("b"):
+        db = matmul(dc, a, transpose_a=True, transpose_b=ta) if tb else matmul(a, dc, transpose_a=not ta)
+        ctx.set_dx("b", db)
+
+
+def _infer_bias_add(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    a, b = ctx.input("a"), ctx.input("b")
+    same_dtype(ctx, a, b)
+    axis = ctx.attrs["axis"]
+    if not -len(a.shape) <= axis < len(a.shape):
+        raise ctx.fail(f"axis {axis} is out of range for {a}")
+    if b.shape != (a.shape[axis],):
+        raise ctx.fail(f"the bias must be 1-D with {a.shape[axis]} elements (axis {axis} of {a}); got {b}")
+    return {"out": [a]}
+
+
+def _grad_bias_add(ctx: Any) -> None:
+    from .reduce_ops import reduce_sum
+
+    dy = ctx.dy("out")
+    ctx.set_dx("a", dy)
+    if ctx.needs_dx("b"):
+        axis = ctx.attrs["axis"] % len(dy.shape)
+        ctx.set_dx("b", reduce_sum(dy, [i for i in range(len(dy.shape)) if i != axis]))
+
+
+def _infer_softmax(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("in")
+    if not x.dtype.is_floating:
+        raise ctx.fail(f"softmax needs a floating-point input; got {x}")
+    return {"out": [x]}
+
+
+def _grad_softmax(ctx: Any) -> None:
+    ctx.set_dx("in", add_op("softmax_grad", {"y": [ctx.y("out")], "dy": [ctx.dy("out")]})[0])
+
+
+def _infer_sparse_xent(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    logits, label = ctx.input("prediction"), ctx.input("label")
+    if not logits.dtype.is_floating:
+        raise ctx.fail(f"logits must be floating point; got {logits}")
+    if label.dtype.is_floating:
+        raise ctx.fail(f"labels must be integers (class indices); got {label}")
+    if len(logits.shape) < 1 or label.shape != logits.shape[:-1]:
+        raise ctx.fail(f"labels {label} must have the shape of logits {logits} without its last (class) axis")
+    return {"prob": [logits], "out": [BlobDesc(label.shape, logits.dtype)]}
+
+
+def _grad_sparse_xent(ctx: Any) -> None:
+    dx = add_op("sparse_softmax_cross_entropy_grad",
+                {"prob": [ctx.y("prob")], "label": [ctx.x("label")], "dy": [ctx.dy("out")]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+def _infer_dx_like(arg: str):  # noqa: ANN202
+    return lambda ctx: {"dx": [ctx.input(arg)]}
+
+
+for _op in (
+    OpDef("matmul", ("a", "b"), ("out",), _infer_matmul,
+          {"transpose_a": False, "transpose_b": False, "alpha": 1.0}, grad=_grad_matmul),
+    OpDef("bias_add", ("a", "b"), ("out",), _infer_bias_add, {"axis": 1}, grad=_grad_bias_add),
+    OpDef("softmax", ("in",), ("out",), _infer_softmax, grad=_grad_softmax),
+    OpDef("softmax_grad", ("y", "dy"), ("dx",), _infer_dx_like("y")),
+    OpDef("sparse_softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_sparse_xent,
+          grad=_grad_sparse_xent),
+    OpDef("sparse_softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _infer_dx_like("prob")),
+):
+    register_op(_op)
+
+
+def matmul(a: LazyBlob, b: LazyBlob, transpose_a: bool = False, transpose_b: bool = False, alpha: float = 1.0,
+           name: str | None = None) -> LazyBlob:
+    """``op(a) @ op(b)``; rank > 2 multiplies matrices batch by batch."""
+    require_blob(a, "matmul's a")
+    require_blob(b, "matmul's b")
+    attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "alpha": float(alpha)}
+    return add_op("matmul", {"a": [a], "b": [b]}, attrs, name)[0]
+
+
+def bias_add(value: LazyBlob, bias: LazyBlob, data_format: str | None = None, name: str | None = None) -> LazyBlob:
+    """Add a 1-D bias along the channel axis (1 for NCHW/2-D, last for NHWC)."""
+    require_blob(value, "bias_add's value")
+    require_blob(bias, "bias_add's bias")
+    axis = -1 if data_format in ("NHWC", "channels_last") else 1
+    return add_op("bias_add", {"a": [value], "b": [bias]}, {"axis": axis}, name)[0]
+
+
+def softmax(logits: LazyBlob, axis: int | None = None, name: str | None = None) -> LazyBlob:
+    """Softmax along ``axis`` (the last by default); other axes go through a transpose, as in OneFlow."""
+    from .array_ops import transpose
+
+    require_blob(logits, "softmax's logits")
+    rank = len(logits.shape)
+    axis = rank - 1 if axis is None else axis % rank
+    if axis == rank - 1:
+        return add_op("softmax", {"in": [logits]}, name=name)[0]
+    perm = [i for i in range(rank) if i != axis] + [axis]
+    out = add_op("softmax", {"in": [transpose(logits, perm)]}, name=name)[0]
+    return transpose(out, [perm.index(i) for i in range(rank)])
+
+
+def sparse_softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
+    """Per-example cross entropy of ``softmax(logits)`` against integer ``labels``."""
+    require_blob(labels, "labels")
+    require_blob(logits, "logits")
+    _prob, out = add_op("sparse_softmax_cross_entropy", {"prediction": [logits], "label": [labels]}, name=name)
+    return out
