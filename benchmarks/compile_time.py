@@ -1,0 +1,45 @@
+"""Compile time of the two-job seed program: trace + passes + system jobs + Plan (+ verifier)."""
+
+from __future__ import annotations
+
+import numpy as np
+from _util import QUICK, median_time, table
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.compiler import check_plan, compile_jobs
+
+
+def main() -> None:
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def zero_pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0"):
+            flow.reflection_pad2d(x, padding=1)
+            return flow.zero_pad2d(x, padding=2)
+
+    @flow.global_function()
+    def reflection_pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0"):
+            return flow.reflection_pad2d(x, padding=1)
+
+    zero_pad_Job(np.zeros((2, 1, 3, 3), np.float32))
+    session = flow.default_session()
+    jobs = list(session.traced_jobs.values())
+    repeat = 5 if QUICK else 21
+    compile_only = median_time(lambda: compile_jobs(jobs), repeat)
+    verify = median_time(lambda: check_plan(session.plan), repeat)
+    plan = session.plan
+    table("compile time, two-job seed program", [
+        ("first call: trace, compile, verify, build runtime+kernels", f"{session.compile_seconds * 1e3:.1f} ms"),
+        ("compile_jobs (passes, system jobs, Plan), median", f"{compile_only * 1e3:.2f} ms"),
+        ("check_plan (verifier), median", f"{verify * 1e3:.2f} ms"),
+        ("jobs / tasks / regsts / mem blocks",
+         f"{len(session.job_set)} / {len(plan.tasks)} / {len(plan.regst_descs)} / {len(plan.mem_blocks)}"),
+    ])
+    flow.clear_default_session()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""Runtime overhead per actor act in a normal run: (call time - kernel time) / acts. Target: <= 2 us per act.
+
+Measured side by side in one process: a full pad_Job call, the same acts with the kernels timed alone, and a
+plain Python loop making the same number of kernel calls (the floor any scheduler has to pay)."""
+
+from __future__ import annotations
+
+import numpy as np
+from _util import QUICK, median_time, table
+
+import flowlab as flow
+import flowlab.typing as tp
+
+
+def build_pad() -> tuple[object, np.ndarray]:
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    return pad_Job, np.arange(18, dtype=np.float32).reshape(2, 1, 3, 3)
+
+
+def build_chain(n: int) -> tuple[object, np.ndarray]:
+    @flow.global_function()
+    def chain_Job(x: tp.Numpy.Placeholder((4, 16))) -> tp.Numpy:
+        y = x
+        for _ in range(n):
+            y = flow.math.relu(y * 0.5 + 1.0)
+        return y
+
+    return chain_Job, np.ones((4, 16), np.float32)
+
+
+def stand_in(actor: object):  # noqa: ANN201
+    """The actor's kernel, or for foreign I/O (which pops runtime buffers) the same copy it makes."""
+    op_type = actor.task.exec_sequence[0].op_type
+    if op_type == "foreign_input":
+        return lambda ins, outs: np.copyto(outs[0], outs[0])
+    if op_type == "foreign_output":
+        return lambda ins, outs: ins[0].copy()
+    if op_type == "callback_notify":
+        return lambda ins, outs: int(ins[0][0])
+    return actor.kernel
+
+
+def measure(name: str, build: object) -> list[tuple[str, str]]:
+    flow.clear_default_session()
+    job, x = build()
+    job(x)  # compile, start, and compile kernels
+    runtime = flow.default_session().runtime
+    before = runtime.seq
+    job(x)
+    acts = runtime.seq - before
+    repeat, number = (3, 200) if QUICK else (9, 2000)
+    call = median_time(lambda: job(x), repeat, number)
+    acting = [(stand_in(a), a.in_arrays, a.out_arrays) for a in runtime.actors.values()
+              if a.kernel is not None and a.act_id > 0]
+
+    def kernels_only() -> None:
+        for kernel, ins, outs in acting:
+            kernel(ins, outs)
+
+    kernel_time = median_time(kernels_only, repeat, number)
+    overhead = (call - kernel_time) / acts
+    return [
+        (f"{name}: acts per call", f"{acts}"),
+        (f"{name}: call (median)", f"{call * 1e6:.1f} us"),
+        (f"{name}: kernels alone", f"{kernel_time * 1e6:.1f} us ({len(acting)} kernel calls)"),
+        (f"{name}: overhead per act", f"{overhead * 1e6:.2f} us  (target <= 2 us: ratio {overhead / 2e-6:.2f}x)"),
+    ]
+
+
+def main() -> None:
+    rows = measure("pad_Job", build_pad)
+    rows += measure("50-op chain", lambda: build_chain(50 // 3))
+    table("runtime overhead per act (one scheduler thread, OPENBLAS_NUM_THREADS=1)", rows)
+    flow.clear_default_session()
+
+
+if __name__ == "__main__":
+    main()

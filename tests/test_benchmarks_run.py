@@ -1,0 +1,24 @@
+"""The benchmark scripts run (quick mode) and print the figures the issues ask for."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+@pytest.mark.parametrize("script, labels", [
+    ("runtime_overhead.py", ["pad_Job: overhead per act", "50-op chain: overhead per act", "target <= 2 us"]),
+    ("compile_time.py", ["compile_jobs (passes, system jobs, Plan), median", "jobs / tasks / regsts / mem blocks"]),
+    ("startup.py", ["import + first pad_Job, warm cache", "import + first pad_Job, cold cache"]),
+])
+def test_benchmark_prints_its_figures(script, labels):
+    result = subprocess.run([sys.executable, str(BENCH / script), "--quick"], capture_output=True, text=True,
+                            timeout=300, cwd=BENCH)
+    assert result.returncode == 0, result.stderr
+    for label in labels:
+        assert label in result.stdout
