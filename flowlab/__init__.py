@@ -11,6 +11,7 @@ from .frontend.function import global_function  # noqa: E402
 from .frontend.function_config import FunctionConfig, function_config  # noqa: E402
 from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8  # noqa: E402
 from .ops.variable import get_variable  # noqa: E402
+from .ops.watch import watch, watch_diff  # noqa: E402
 from .session import (  # noqa: E402
     clear_default_session,
     default_session,
@@ -25,5 +26,5 @@ __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
-    "checkpoint", "data", "layers", "load_variables", "math", "nn", "train",
+    "checkpoint", "data", "layers", "load_variables", "math", "nn", "train", "watch", "watch_diff",
 ]

@@ -42,6 +42,7 @@ class Session:
         self.runtime: Runtime | None = None
         self.compile_seconds = 0.0
         self._running_instances: list[JobInstance] = []
+        self.watch_handlers: dict[str, Any] = {}
 
     # -- registration ------------------------------------------------------------------------------
     def add_job(self, desc: FunctionDesc) -> None:
@@ -63,14 +64,16 @@ class Session:
     def _init(self) -> None:
         start = time.perf_counter()
         counter = InterfaceCounter()
-        traced = {}
+        traced, handlers = {}, {}
         for name, desc in self.function_descs.items():
-            job, _builder = trace(desc, counter)  # an error leaves the session OPEN and unchanged
+            job, builder = trace(desc, counter)  # an error leaves the session OPEN and unchanged
             traced[name] = job
+            handlers.update({uuid: handler for _kind, _lbn, handler, uuid in builder.watches})
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
         check_plan(compiled.plan)
         runtime = Runtime(compiled.plan)
         self.traced_jobs, self.compiled, self.runtime = traced, compiled, runtime
+        self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
         self.status = SessionStatus.RUNNING
         if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
@@ -141,6 +144,15 @@ class Session:
         last = instances[-1]
         self.runtime.run_until(lambda: last.finished)
         self._running_instances = [i for i in self._running_instances if not i.finished]
+        self._dispatch_watches()
+
+    def _dispatch_watches(self) -> None:
+        """Hand watched blobs to their handlers, after the run (a handler that raises cannot break an act)."""
+        assert self.runtime is not None
+        pending = self.runtime.buffer("ForeignWatch")
+        while pending:
+            uuid, array = pending.popleft()
+            self.watch_handlers[uuid](array)
 
     def sync(self) -> None:
         """Wait for every launched job instance (OneFlow's Sync)."""

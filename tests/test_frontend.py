@@ -131,3 +131,13 @@ def test_sync_and_clear_default_session():
     flow.clear_default_session()
     assert old.status.value == "CLOSED" and flow.default_session() is not old
     assert flow.default_session().status.value == "OPEN"
+
+
+def test_string_annotations_may_name_locals_of_the_defining_scope():
+    batch = 3  # this module uses `from __future__ import annotations`: the annotation is the string "(batch, 2)"
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((batch, 2))) -> tp.Numpy:
+        return x * 2.0
+
+    np.testing.assert_array_equal(job(np.ones((3, 2), np.float32)), np.full((3, 2), 2.0, np.float32))

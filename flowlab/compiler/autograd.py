@@ -73,11 +73,13 @@ def lbns_needing_grad(job: Job, variables: list[OpConf], loss_lbns: list[str]) -
     return from_vars & to_loss
 
 
-def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: list[OpConf]) -> dict[str, LazyBlob]:
-    """Add the backward ops; return the gradient of every trainable variable reached (by variable name)."""
+def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: list[OpConf],
+             watched: tuple[str, ...] = ()) -> tuple[dict[str, LazyBlob], dict[str, LazyBlob]]:
+    """Add the backward ops; return the gradients of the trainable variables reached (by variable name) and of
+    the ``watched`` blobs (by lbn)."""
     from ..ops.array_ops import ones_like
 
-    needs = lbns_needing_grad(job, variables, loss_lbns)
+    needs = lbns_needing_grad(job, variables, loss_lbns) | set(watched)
     grads: dict[str, LazyBlob] = {}
     for lbn in loss_lbns:
         grads[lbn] = ones_like(builder.blob(lbn))
@@ -97,7 +99,8 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
         rule(ctx)
         for lbn, blob in ctx.dx.items():
             grads[lbn] = _accumulate(grads.get(lbn), blob)
-    return {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
+    var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
+    return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 
 
 def loss_element_count(job: Job, loss_lbns: list[str]) -> int:
@@ -118,9 +121,31 @@ def generate_backward_and_optimizer(job: Job) -> Job:
 
     variables = [op for op in job.ops if op.op_type == "variable" and op.attrs["trainable"]]
     loss_lbns = list(train_conf["loss_lbns"])
+    watched = tuple(lbn for lbn, _uuid in job.job_conf.get("diff_watches", ()))
     builder = JobBuilder.reopen(job, "autograd")
     with building(builder):
-        var_grads = backward(builder, job, loss_lbns, variables)
+        var_grads, watched_grads = backward(builder, job, loss_lbns, variables, watched)
         with created_by("optimizer"):
             add_optimizer_ops(builder, job, train_conf, variables, var_grads, loss_element_count(job, loss_lbns))
+    for lbn in watched:
+        if lbn not in watched_grads:
+            raise CompileError(f"flow.watch_diff on {lbn!r} in job {job.name!r}: the loss does not depend on it, so "
+                               "it has no gradient")
+    builder.job_conf["diff_lbns"] = {lbn: blob.lbn for lbn, blob in watched_grads.items()}
+    return builder.build()
+
+
+def add_lbi_diff_watcher_op_confs(job: Job) -> Job:
+    """AddLbiDiffWatcherOpConfs: a ForeignWatch op on the gradient of every blob given to flow.watch_diff."""
+    watches = job.job_conf.get("diff_watches")
+    if not watches:
+        return job
+    if job.job_conf.get("job_type") != "train":
+        raise CompileError(f"flow.watch_diff is for train jobs; {job.name!r} is a {job.job_conf.get('job_type')} job")
+    diff_lbns = job.job_conf["diff_lbns"]
+    builder = JobBuilder.reopen(job, "AddLbiDiffWatcherOpConfs")
+    with building(builder):
+        for lbn, uuid in watches:
+            builder.add_op("foreign_watch", {"in": [builder.blob(diff_lbns[lbn])]}, {"handler_uuid": uuid},
+                           name=f"System-DiffWatch-{lbn.replace('/', '-')}", scoped=False)
     return builder.build()

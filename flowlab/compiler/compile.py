@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..ir import Job, JobSet, Plan
-from .autograd import generate_backward_and_optimizer
+from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
@@ -18,6 +18,7 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),
     ("GenerateBackwardAndOptimizerOpConfs", generate_backward_and_optimizer),
+    ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 
 

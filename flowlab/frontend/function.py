@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +48,12 @@ class FunctionDesc:
 def global_function(type: str = "predict", function_config: FunctionConfig | None = None) -> Callable[..., Any]:  # noqa: A002
     """Decorate a job function: ``@flow.global_function(type="predict"|"train", function_config=cfg)``."""
     if callable(type):  # used bare, as @flow.global_function
-        return global_function()(type)
+        return _decorator("predict", None, sys._getframe(1).f_locals)(type)
+    return _decorator(type, function_config, None)
+
+
+def _decorator(type: str, function_config: FunctionConfig | None,  # noqa: A002
+               localns: dict[str, Any] | None) -> Callable[..., Any]:
     if type not in JOB_TYPES:
         raise ValueError(f"global_function type must be one of {JOB_TYPES}; got {type!r}")
     if function_config is not None and not isinstance(function_config, FunctionConfig):
@@ -58,7 +64,10 @@ def global_function(type: str = "predict", function_config: FunctionConfig | Non
 
         if not inspect.isfunction(job_func):
             raise TypeError(f"@flow.global_function decorates a function; got {job_func!r}")
-        desc = FunctionDesc(job_func, type, function_config or FunctionConfig(), parse_signature(job_func))
+        # String annotations (from __future__ import annotations) may name locals of the defining scope.
+        names = localns if localns is not None else sys._getframe(1).f_locals
+        signature = parse_signature(job_func, dict(names))
+        desc = FunctionDesc(job_func, type, function_config or FunctionConfig(), signature)
         default_session().add_job(desc)
 
         @functools.wraps(job_func)

@@ -32,10 +32,11 @@ class JobSignature:
     is_callback: bool
 
 
-def parse_signature(fn: Any) -> JobSignature:
+def parse_signature(fn: Any, localns: dict[str, Any] | None = None) -> JobSignature:
+    """``localns``: the namespace the function was defined in, for string annotations that name locals."""
     name = fn.__name__
     try:  # annotations may be strings (``from __future__ import annotations``)
-        sig = inspect.signature(fn, eval_str=True)
+        sig = inspect.signature(fn, eval_str=True, locals=localns)
     except Exception as err:  # noqa: BLE001 - any failure to evaluate is the user's annotation
         raise JobAnnotationError(f"job function {name}: cannot evaluate its annotations: {err}") from err
     params = list(sig.parameters.values())

@@ -39,6 +39,13 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
             buffer.popleft().pull(ins[0].copy())
 
         return foreign_output
+    if kind == "foreign_watch":
+        buffer, uuid = rt.buffer("ForeignWatch"), op.attrs["handler_uuid"]
+
+        def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            buffer.append((uuid, ins[0].copy()))  # handlers run after the run, outside any act
+
+        return foreign_watch
     if kind == "callback_notify":
 
         def callback_notify(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
