@@ -12,13 +12,15 @@ from .ops.initializers import (
     xavier_uniform_initializer,
     zeros_initializer,
 )
+from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 
 __all__ = [
-    "argmax", "cast", "concat", "constant", "constant_initializer", "glorot_uniform_initializer", "identity",
-    "matmul", "ones_initializer", "ones_like", "random_normal_initializer", "random_uniform_initializer",
-    "reduce_max", "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "transpose", "truncated_normal",
-    "truncated_normal_initializer", "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
+    "argmax", "cast", "concat", "constant", "constant_initializer", "expand_dims", "flatten", "gather",
+    "glorot_uniform_initializer", "identity", "matmul", "ones_initializer", "ones_like", "random_normal_initializer",
+    "random_uniform_initializer", "reduce_max", "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "slice",
+    "slice_v2", "squeeze", "transpose", "truncated_normal", "truncated_normal_initializer",
+    "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
 ]

@@ -4,4 +4,7 @@ Op modules register themselves when imported; the registry imports all of ``OP_M
 (not here: op modules import the job builder, which imports the registry).
 """
 
-OP_MODULES = ("system", "variable", "optimizer_ops", "pad", "math_ops", "array_ops", "nn_ops", "reduce_ops", "watch")
+OP_MODULES = (
+    "system", "variable", "optimizer_ops", "pad", "math_ops", "array_ops", "nn_ops", "reduce_ops", "watch",
+    "more_ops",
+)

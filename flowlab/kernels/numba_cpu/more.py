@@ -1,0 +1,195 @@
+"""Numba CPU kernels for more_ops."""
+
+from __future__ import annotations
+
+import math as _m
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+from ._numba import njit
+from .array import _copy_nd
+
+_SQRT1_2 = 1 / _m.sqrt(2)
+_INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
+
+
+@njit
+def _gelu(x, y):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = 0.5 * x[i] * (1 + _m.erf(x[i] * _SQRT1_2))
+
+
+@njit
+def _gelu_grad(x, dy, dx):  # noqa: ANN001, ANN202
+    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        v = x[i]
+        dx[i] = dy[i] * (0.5 * (1 + _m.erf(v * _SQRT1_2)) + v * _m.exp(-0.5 * v * v) * _INV_SQRT_2PI)
+
+
+@njit
+def _leaky(x, y, alpha):  # noqa: ANN001, ANN202
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] if x[i] > 0 else alpha * x[i]
+
+
+@njit
+def _leaky_grad(x, dy, dx, alpha):  # noqa: ANN001, ANN202
+    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = dy[i] if x[i] > 0 else alpha * dy[i]
+
+
+@register_kernel("gelu", "numba")
+def _gelu_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _gelu(ins[0], outs[0])
+
+
+@register_kernel("gelu_grad", "numba")
+def _gelu_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _gelu_grad(ins[0], ins[1], outs[0])
+
+
+@register_kernel("leaky_relu", "numba")
+def _leaky_f(ctx: KernelCtx) -> KernelFn:
+    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
+    return lambda ins, outs: _leaky(ins[0], outs[0], alpha)
+
+
+@register_kernel("leaky_relu_grad", "numba")
+def _leaky_grad_f(ctx: KernelCtx) -> KernelFn:
+    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
+    return lambda ins, outs: _leaky_grad(ins[0], ins[1], outs[0], alpha)
+
+
+@njit
+def _gather3(params, ids, out):  # noqa: ANN001, ANN202
+    # params (outer, n, inner), ids (k,), out (outer, k, inner)
+    for o in range(params.shape[0]):
+        for j in range(ids.size):
+            for i in range(params.shape[2]):
+                out[o, j, i] = params[o, ids[j], i]
+
+
+@njit
+def _scatter_add3(data, ids, out):  # noqa: ANN001, ANN202
+    out[...] = 0
+    for o in range(data.shape[0]):
+        for j in range(ids.size):
+            for i in range(data.shape[2]):
+                out[o, ids[j], i] += data[o, j, i]
+
+
+def _three_d(shape: tuple[int, ...], axis: int, middle: int) -> tuple[int, int, int]:
+    return int(np.prod(shape[:axis])), middle, int(np.prod(shape[axis + 1:]))
+
+
+@register_kernel("gather", "numba")
+def _gather_f(ctx: KernelCtx) -> KernelFn:
+    params = ctx.in_descs[0].shape
+    axis = ctx.attrs["axis"] % len(params)
+    k = int(np.prod(ctx.in_descs[1].shape))
+    p3, o3 = _three_d(params, axis, params[axis]), _three_d(params, axis, k)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _gather3(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3))
+
+    return kernel
+
+
+@register_kernel("unsorted_segment_sum_like", "numba")
+def _segment_sum_f(ctx: KernelCtx) -> KernelFn:
+    like = ctx.out_descs[0].shape
+    axis = ctx.attrs["axis"] % len(like)
+    k = int(np.prod(ctx.in_descs[1].shape))
+    d3, o3 = _three_d(like, axis, k), _three_d(like, axis, like[axis])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        _scatter_add3(ins[0].reshape(d3), ins[1].reshape(-1), outs[0].reshape(o3))
+
+    return kernel
+
+
+@register_kernel("slice", "numba")
+def _slice_f(ctx: KernelCtx) -> KernelFn:
+    from ..reference.more import slices
+
+    index = slices(ctx, ctx.in_descs[0].shape)
+    return lambda ins, outs: _copy_nd(ins[0][index], outs[0])
+
+
+@register_kernel("slice_grad", "numba")
+def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
+    from ..reference.more import slices
+
+    index = slices(ctx, ctx.out_descs[0].shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0].fill(0)
+        _copy_nd(ins[0], outs[0][index])
+
+    return kernel
+
+
+@njit
+def _softmax_xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
+    for r in range(x.shape[0]):
+        m = x[r].max()
+        s = 0.0
+        for c in range(x.shape[1]):
+            prob[r, c] = _m.exp(x[r, c] - m)
+            s += prob[r, c]
+        loss = 0.0
+        for c in range(x.shape[1]):
+            prob[r, c] /= s
+            loss -= labels[r, c] * _m.log(prob[r, c])
+        out[r] = loss
+
+
+@njit
+def _softmax_xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+    for r in range(prob.shape[0]):
+        total = labels[r].sum()
+        for c in range(prob.shape[1]):
+            dx[r, c] = (prob[r, c] * total - labels[r, c]) * dy[r]
+
+
+@njit
+def _sigmoid_xent(x, z, out):  # noqa: ANN001, ANN202
+    x, z, out = x.ravel(), z.ravel(), out.ravel()
+    for i in range(out.size):
+        out[i] = max(x[i], 0.0) - x[i] * z[i] + _m.log1p(_m.exp(-abs(x[i])))
+
+
+@njit
+def _sigmoid_xent_grad(x, z, dy, dx):  # noqa: ANN001, ANN202
+    x, z, dy, dx = x.ravel(), z.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = (1.0 / (1.0 + _m.exp(-x[i])) - z[i]) * dy[i]
+
+
+@register_kernel("softmax_cross_entropy", "numba")
+def _softmax_xent_f(ctx: KernelCtx) -> KernelFn:
+    c = ctx.in_descs[0].shape[-1]
+    return lambda ins, outs: _softmax_xent_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
+                                                outs[0].reshape(-1, c), outs[1].reshape(-1))
+
+
+@register_kernel("softmax_cross_entropy_grad", "numba")
+def _softmax_xent_grad_f(ctx: KernelCtx) -> KernelFn:
+    c = ctx.in_descs[0].shape[-1]
+    return lambda ins, outs: _softmax_xent_grad_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
+                                                     ins[2].reshape(-1), outs[0].reshape(-1, c))
+
+
+@register_kernel("sigmoid_cross_entropy", "numba")
+def _sigmoid_xent_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _sigmoid_xent(ins[0], ins[1], outs[0])
+
+
+@register_kernel("sigmoid_cross_entropy_grad", "numba")
+def _sigmoid_xent_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _sigmoid_xent_grad(ins[0], ins[1], ins[2], outs[0])

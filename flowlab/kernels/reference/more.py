@@ -1,0 +1,130 @@
+"""NumPy reference kernels for more_ops: gelu, leaky_relu, gather, slice, and the dense/sigmoid cross entropies."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+from .nn import softmax
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    return 0.5 * x * (1 + _erf(x / math.sqrt(2)))
+
+
+def gelu_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return dy * (cdf + x * pdf)
+
+
+def _fn(fn):  # noqa: ANN001, ANN202
+    def factory(ctx: KernelCtx) -> KernelFn:
+        alpha = ctx.attrs.get("alpha")
+
+        def kernel(ins, outs):  # noqa: ANN001, ANN202
+            outs[0][...] = fn(*ins, alpha) if alpha is not None else fn(*ins)
+
+        return kernel
+
+    return factory
+
+
+register_kernel("gelu", "reference")(_fn(gelu))
+register_kernel("gelu_grad", "reference")(_fn(gelu_grad))
+register_kernel("leaky_relu", "reference")(_fn(lambda x, a: np.where(x > 0, x, a * x)))
+register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x > 0, dy, a * dy)))
+
+
+@register_kernel("gather", "reference")
+def _gather(ctx: KernelCtx) -> KernelFn:
+    axis = ctx.attrs["axis"] % len(ctx.in_descs[0].shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = np.take(ins[0], ins[1], axis=axis)
+
+    return kernel
+
+
+@register_kernel("unsorted_segment_sum_like", "reference")
+def _segment_sum(ctx: KernelCtx) -> KernelFn:
+    axis = ctx.attrs["axis"] % len(ctx.out_descs[0].shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        data, ids, out = ins[0], ins[1], outs[0]
+        out[...] = 0
+        moved = np.moveaxis(out, axis, 0)
+        flat_ids = ids.reshape(-1)
+        data_moved = np.moveaxis(data.reshape(data.shape[:axis] + (flat_ids.size,) + data.shape[axis + ids.ndim:]),
+                                 axis, 0)
+        np.add.at(moved, flat_ids, data_moved)
+
+    return kernel
+
+
+def slices(ctx: KernelCtx, shape: tuple[int, ...]) -> tuple[slice, ...]:
+    return tuple(slice(*slice(*s).indices(d)) for s, d in zip(ctx.attrs["slice_tup_list"], shape))
+
+
+@register_kernel("slice", "reference")
+def _slice(ctx: KernelCtx) -> KernelFn:
+    index = slices(ctx, ctx.in_descs[0].shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = ins[0][index]
+
+    return kernel
+
+
+@register_kernel("slice_grad", "reference")
+def _slice_grad(ctx: KernelCtx) -> KernelFn:
+    index = slices(ctx, ctx.out_descs[0].shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        outs[0][...] = 0
+        outs[0][index] = ins[0]
+
+    return kernel
+
+
+@register_kernel("softmax_cross_entropy", "reference")
+def _softmax_xent(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        logits, labels = ins
+        prob = softmax(logits)
+        outs[0][...] = prob
+        outs[1][...] = -(labels * np.log(prob)).sum(-1).reshape(outs[1].shape)
+
+    return kernel
+
+
+@register_kernel("softmax_cross_entropy_grad", "reference")
+def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        prob, labels, dy = ins
+        # d/dlogits of -sum(l log p) = p * sum(l) - l
+        outs[0][...] = (prob * labels.sum(-1, keepdims=True) - labels) * dy.reshape(prob.shape[:-1] + (1,))
+
+    return kernel
+
+
+@register_kernel("sigmoid_cross_entropy", "reference")
+def _sigmoid_xent(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        x, z = ins  # the stable form: max(x, 0) - x z + log(1 + exp(-|x|))
+        outs[0][...] = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+
+    return kernel
+
+
+@register_kernel("sigmoid_cross_entropy_grad", "reference")
+def _sigmoid_xent_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        x, z, dy = ins
+        outs[0][...] = (1 / (1 + np.exp(-x)) - z) * dy
+
+    return kernel

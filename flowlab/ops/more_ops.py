@@ -1,0 +1,207 @@
+"""More ops of the training issue: gelu, leaky_relu, flatten, expand_dims, squeeze, gather, slice, and the
+dense-label and sigmoid cross entropies, each with its gradient rule."""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Sequence
+from typing import Any
+
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from ._common import require_blob, same_dtype
+from .array_ops import reshape
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+
+
+def _same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"y": [ctx.input("x")]}
+
+
+def _dx_like(arg: str):  # noqa: ANN202
+    return lambda ctx: {"dx": [ctx.input(arg)]}
+
+
+def _grad_act(ctx: Any) -> None:
+    attrs = {"alpha": ctx.attrs["alpha"]} if ctx.op.op_type == "leaky_relu" else {}
+    ctx.set_dx("x", add_op(f"{ctx.op.op_type}_grad", {"x": [ctx.x("x")], "dy": [ctx.dy("y")]}, attrs)[0])
+
+
+def _infer_gather(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    params, indices = ctx.input("in"), ctx.input("indices")
+    axis = ctx.attrs["axis"]
+    if indices.dtype.is_floating:
+        raise ctx.fail(f"gather indices must be integers; got {indices}")
+    if not -len(params.shape) <= axis < len(params.shape):
+        raise ctx.fail(f"axis {axis} is out of range for {params}")
+    axis %= len(params.shape)
+    return {"out": [BlobDesc(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)]}
+
+
+def _grad_gather(ctx: Any) -> None:
+    dx = add_op("unsorted_segment_sum_like", {"data": [ctx.dy("out")], "segment_ids": [ctx.x("indices")],
+                                              "like": [ctx.x("in")]}, {"axis": ctx.attrs["axis"]})[0]
+    ctx.set_dx("in", dx)
+
+
+def _infer_segment_sum(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"out": [BlobDesc(ctx.input("like").shape, ctx.input("data").dtype)]}
+
+
+def _slice_bounds(shape: tuple[int, ...], spec: Sequence[Sequence[int | None]]) -> list[tuple[int, int, int]]:
+    return [builtins.slice(*s).indices(d) for s, d in zip(spec, shape)]  # this module's slice() shadows it
+
+
+def _infer_slice(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("x")
+    spec = ctx.attrs["slice_tup_list"]
+    if len(spec) != len(x.shape):
+        raise ctx.fail(f"slice_tup_list needs one (start, stop, step) per axis of {x}; got {len(spec)}")
+    shape = []
+    for (start, stop, step), d in zip(_slice_bounds(x.shape, spec), x.shape):
+        if step <= 0:
+            raise ctx.fail(f"slice steps must be positive; got {step} for an axis of size {d}")
+        shape.append(len(range(start, stop, step)))
+    if 0 in shape:
+        raise ctx.fail(f"slice {list(spec)} of {x} is empty")
+    return {"y": [BlobDesc(tuple(shape), x.dtype)]}
+
+
+def _grad_slice(ctx: Any) -> None:
+    dx = add_op("slice_grad", {"dy": [ctx.dy("y")], "like": [ctx.x("x")]},
+                {"slice_tup_list": ctx.attrs["slice_tup_list"]})[0]
+    ctx.set_dx("x", dx)
+
+
+def _infer_slice_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"dx": [BlobDesc(ctx.input("like").shape, ctx.input("dy").dtype)]}
+
+
+def _infer_xent(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    logits, labels = ctx.input("prediction"), ctx.input("label")
+    same_dtype(ctx, logits, labels)
+    if logits.shape != labels.shape:
+        raise ctx.fail(f"labels {labels} must have the shape of logits {logits}")
+    out_shape = logits.shape[:-1] if ctx.op_type == "softmax_cross_entropy" else logits.shape
+    outs = {"out": [BlobDesc(out_shape or (1,), logits.dtype)]}
+    if ctx.op_type == "softmax_cross_entropy":
+        outs["prob"] = [logits]
+    return outs
+
+
+def _grad_softmax_xent(ctx: Any) -> None:
+    dx = add_op("softmax_cross_entropy_grad", {"prob": [ctx.y("prob")], "label": [ctx.x("label")],
+                                               "dy": [ctx.dy("out")]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+def _grad_sigmoid_xent(ctx: Any) -> None:
+    dx = add_op("sigmoid_cross_entropy_grad", {"prediction": [ctx.x("prediction")], "label": [ctx.x("label")],
+                                               "dy": [ctx.dy("out")]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+for _op in (
+    OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act),
+    OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x")),
+    OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act),
+    OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}),
+    OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0}, grad=_grad_gather),
+    OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0}),
+    OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice),
+    OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED}),
+    OpDef("softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_xent, grad=_grad_softmax_xent),
+    OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _dx_like("prob")),
+    OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_xent, grad=_grad_sigmoid_xent),
+    OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",), _dx_like("prediction")),
+):
+    register_op(_op)
+
+
+def gelu(x: LazyBlob, name: str | None = None) -> LazyBlob:
+    """The exact (erf) GELU: x * Phi(x)."""
+    return add_op("gelu", {"x": [require_blob(x, "gelu's input")]}, name=name)[0]
+
+
+def leaky_relu(x: LazyBlob, alpha: float = 0.2, name: str | None = None) -> LazyBlob:
+    return add_op("leaky_relu", {"x": [require_blob(x, "leaky_relu's input")]}, {"alpha": float(alpha)}, name)[0]
+
+
+def flatten(input: LazyBlob, start_dim: int = 0, end_dim: int = -1, name: str | None = None) -> LazyBlob:  # noqa: A002
+    """Merge axes start_dim..end_dim into one (OneFlow's flatten; a reshape)."""
+    require_blob(input, "flatten's input")
+    rank = len(input.shape)
+    start, end = start_dim % rank, end_dim % rank
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for rank {rank}")
+    merged = 1
+    for d in input.shape[start:end + 1]:
+        merged *= d
+    return reshape(input, [*input.shape[:start], merged, *input.shape[end + 1:]], name=name)
+
+
+def expand_dims(input: LazyBlob, axis: int, name: str | None = None) -> LazyBlob:  # noqa: A002
+    require_blob(input, "expand_dims's input")
+    rank = len(input.shape) + 1
+    if not -rank <= axis < rank:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for an output of rank {rank}")
+    axis %= rank
+    return reshape(input, [*input.shape[:axis], 1, *input.shape[axis:]], name=name)
+
+
+def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:  # noqa: A002
+    require_blob(input, "squeeze's input")
+    rank = len(input.shape)
+    axes = [i for i, d in enumerate(input.shape) if d == 1] if axis is None else [a % rank for a in axis]
+    for a in axes:
+        if input.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} of {input.blob_desc} has size {input.shape[a]}, not 1")
+    shape = [d for i, d in enumerate(input.shape) if i not in axes] or [1]
+    return reshape(input, shape, name=name)
+
+
+def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, axis: int = 0,
+           batch_dims: int = 0, name: str | None = None) -> LazyBlob:
+    require_blob(params, "gather's params")
+    require_blob(indices, "gather's indices")
+    if batch_dims:
+        raise NotImplementedError("flowlab's gather supports batch_dims=0")
+    return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": int(axis)}, name)[0]
+
+
+def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], name: str | None = None) -> LazyBlob:  # noqa: A001
+    """OneFlow's ``flow.slice(x, begin, size)``: per axis, ``size`` elements from ``begin`` (None: all)."""
+    require_blob(x, "slice's input")
+    if len(begin) != len(x.shape) or len(size) != len(x.shape):
+        raise ValueError(f"slice: begin and size need one entry per axis of {x.blob_desc}; got {begin}, {size}")
+    spec = []
+    for b, s, d in zip(begin, size, x.shape):
+        start = 0 if b is None else b
+        stop = d if s is None or s == -1 else start + s
+        spec.append((start, stop, 1))
+    return slice_v2(x, spec, name=name)
+
+
+def slice_v2(x: LazyBlob, slice_tup_list: Sequence[Sequence[int | None]], name: str | None = None) -> LazyBlob:
+    """Per axis (start, stop, step), Python-slice semantics."""
+    require_blob(x, "slice's input")
+    spec = tuple(tuple(s) for s in slice_tup_list)
+    return add_op("slice", {"x": [x]}, {"slice_tup_list": spec}, name)[0]
+
+
+def softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
+    """Cross entropy against dense label distributions (rows summing to 1), per example."""
+    _prob, out = add_op("softmax_cross_entropy", {"prediction": [require_blob(logits, "logits")],
+                                                  "label": [require_blob(labels, "labels")]}, name=name)
+    return out
+
+
+def sigmoid_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
+    """Elementwise binary cross entropy of sigmoid(logits) against labels in [0, 1]."""
+    return add_op("sigmoid_cross_entropy", {"prediction": [require_blob(logits, "logits")],
+                                            "label": [require_blob(labels, "labels")]}, name=name)[0]
+
+
+__all__ = ["expand_dims", "flatten", "gather", "gelu", "leaky_relu",
+           "sigmoid_cross_entropy_with_logits", "slice", "slice_v2", "softmax_cross_entropy_with_logits", "squeeze"]
