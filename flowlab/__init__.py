@@ -2,7 +2,7 @@
 
 __version__ = "0.1.0"
 
-from . import checkpoint, config, data, layers, math, nn, optimizer, scope, train, typing  # noqa: E402
+from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing  # noqa: E402
 from ._ops_api import *  # noqa: E402,F403
 from ._ops_api import __all__ as _ops_all  # noqa: E402
 from .checkpoint import load_variables  # noqa: E402
@@ -26,5 +26,5 @@ __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
-    "checkpoint", "data", "layers", "load_variables", "math", "nn", "train", "watch", "watch_diff",
+    "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
 ]

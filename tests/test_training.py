@@ -181,3 +181,33 @@ def test_mlp_reaches_90_percent_on_digits():
     accuracy = np.mean([np.mean(eval_job(x) == y) for x, y in zip(test_x, test_y)])
     assert np.mean(losses[-20:]) < np.mean(losses[:20]) / 4
     assert accuracy >= 0.90, accuracy
+
+
+def test_l2_regularizer_and_global_norm_clipping_by_hand():
+    """One SGD step (lr 1) on loss = sum(w * x): the gradient is x; OneFlow's regularizer adds l1*sign(w) + l2*w
+    (its L1L2RegularizeGradient kernel); clipping scales the gradient to the global norm."""
+    x = np.array([3.0, 4.0], np.float32)  # |x| = 5
+    w0 = np.array([1.0, -2.0], np.float32)
+
+    def run(regularizer, clip):
+        flow.clear_default_session()
+
+        @flow.global_function(type="train")
+        def job(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+            w = flow.get_variable("w", shape=(2,), regularizer=regularizer)
+            loss = flow.math.reduce_sum(w * x)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [1.0]), momentum=0,
+                               grad_clipping=clip).minimize(loss)
+            return loss
+
+        flow.load_variables({"w": w0})
+        job(x)
+        return w0 - flow.get_all_variables()["w"]
+
+    np.testing.assert_allclose(run(None, None), x, rtol=1e-6)
+    np.testing.assert_allclose(run(flow.regularizers.l2(0.5), None), x + 0.5 * w0, rtol=1e-6)
+    np.testing.assert_allclose(run(flow.regularizers.l1(0.1), None), x + 0.1 * np.sign(w0), rtol=1e-6)
+    np.testing.assert_allclose(run(flow.regularizers.l1_l2(0.1, 0.5), None), x + 0.1 * np.sign(w0) + 0.5 * w0,
+                               rtol=1e-6)
+    np.testing.assert_allclose(run(None, flow.optimizer.grad_clipping.by_global_norm(1.0)), x / 5, rtol=1e-6)
+    np.testing.assert_allclose(run(None, flow.optimizer.grad_clipping.by_global_norm(10.0)), x, rtol=1e-6)

@@ -69,11 +69,11 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
 
 
 def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:
-    """d/dw of l1*|w| + l2*w^2, OneFlow's l1_l2 regularizer."""
+    """What OneFlow's L1L2RegularizeGradient kernel adds to a gradient: l1 * sign(w) + l2 * w."""
     from ..ops.math_ops import add, multiply, sign
 
     l1, l2 = float(reg.get("l1", 0.0)), float(reg.get("l2", 0.0))
-    grad = multiply(w, 2.0 * l2)
+    grad = multiply(w, l2)
     if l1:
         grad = add(grad, multiply(sign(w), l1))
     return grad
