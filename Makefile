@@ -26,6 +26,9 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/runtime_overhead.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/startup.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/compile_time.py
+	$(PY) benchmarks/mlp_vs_torch.py
+	$(PY) benchmarks/mlp_vs_torch.py --threads 2
+	$(PY) benchmarks/plan_svg.py
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache

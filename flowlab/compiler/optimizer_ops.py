@@ -16,16 +16,22 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                       var_grads: dict[str, LazyBlob], loss_elem_cnt: int) -> None:
     from ..ops.math_ops import add, multiply
 
+    clip = train_conf.get("grad_clipping")
     grads: dict[str, LazyBlob] = {}
+    fused: dict[str, dict[str, float]] = {}  # update-op attrs doing the scaling and regularization
     for var in variables:
         if var.name not in var_grads:
             continue  # the loss does not depend on it
+        reg = var.attrs.get("regularizer") or {}
+        if not clip:  # OneFlow's update ops take scale, l1 and l2 (FuseUpdateOpsPass): one pass, no extra ops
+            grads[var.name] = var_grads[var.name]
+            fused[var.name] = {"scale": 1.0 / loss_elem_cnt, "l1": float(reg.get("l1", 0.0)),
+                               "l2": float(reg.get("l2", 0.0))}
+            continue
         g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
-        reg = var.attrs.get("regularizer")
         if reg:
             g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
-        grads[var.name] = g
-    clip = train_conf.get("grad_clipping")
+        grads[var.name] = g  # clipping needs the scaled, regularized gradients
     if clip and grads:
         names = list(grads)
         clipped = builder.add_op("clip_by_global_norm", {"in": [grads[n] for n in names]},
@@ -49,7 +55,8 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             }, name=f"{var.name}-{slot}", scoped=False)
             inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
-        attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0))}
+        attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0)),
+                 **fused.get(var.name, {"scale": 1.0, "l1": 0.0, "l2": 0.0})}
         if kind == "sgd":
             op_type = "sgd_update"
         elif kind == "momentum":

@@ -30,7 +30,7 @@ def _clip(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {"out": list(ctx.inputs["in"])}
 
 
-_UPDATE = {"weight_decay": 0.0}
+_UPDATE = {"weight_decay": 0.0, "scale": 1.0, "l1": 0.0, "l2": 0.0}  # g = scale * diff + l1 sign(w) + l2 w
 for _op in (
     OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE)),
     OpDef("momentum_update", ("model", "model_diff", "momentum", "learning_rate"), (), _no_outputs,

@@ -20,12 +20,28 @@ def _both(op_type: str):  # noqa: ANN202
     return wrap
 
 
-@_both("sgd_update")
+def effective_grad(ctx: KernelCtx):  # noqa: ANN201
+    """The update ops' fused prologue (OneFlow's scale/l1/l2 attrs): g = scale * diff + l1 sign(w) + l2 w."""
+    scale, l1, l2 = ctx.attrs["scale"], ctx.attrs["l1"], ctx.attrs["l2"]
+
+    def grad(w: np.ndarray, diff: np.ndarray) -> np.ndarray:
+        g = diff * scale if scale != 1.0 else diff
+        if l1:
+            g = g + l1 * np.sign(w)
+        if l2:
+            g = g + l2 * w
+        return g
+
+    return grad
+
+
+@register_kernel("sgd_update", "reference")
 def _sgd(ctx: KernelCtx) -> KernelFn:
-    wd = ctx.attrs["weight_decay"]
+    wd, grad = ctx.attrs["weight_decay"], effective_grad(ctx)
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        w, g, lr = ins[0], ins[1], float(ins[2][0])
+        w, lr = ins[0], float(ins[2][0])
+        g = grad(w, ins[1])
         if wd:
             w -= lr * wd * w
         w -= (lr * g).astype(w.dtype, copy=False)
@@ -33,12 +49,13 @@ def _sgd(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-@_both("momentum_update")
+@register_kernel("momentum_update", "reference")
 def _momentum(ctx: KernelCtx) -> KernelFn:
-    beta, wd = ctx.attrs["beta"], ctx.attrs["weight_decay"]
+    beta, wd, grad = ctx.attrs["beta"], ctx.attrs["weight_decay"], effective_grad(ctx)
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        w, g, v, lr = ins[0], ins[1], ins[2], float(ins[3][0])
+        w, v, lr = ins[0], ins[2], float(ins[3][0])
+        g = grad(w, ins[1])
         if wd:
             g = g + wd * w
         v *= beta
@@ -52,9 +69,11 @@ def _momentum(ctx: KernelCtx) -> KernelFn:
 def _adam(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs
     b1, b2, eps, wd, correct = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["do_bias_correction"]
+    grad = effective_grad(ctx)
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        w, g, m, v, lr, step = ins[0], ins[1], ins[2], ins[3], float(ins[4][0]), int(ins[5][0])
+        w, m, v, lr, step = ins[0], ins[2], ins[3], float(ins[4][0]), int(ins[5][0])
+        g = grad(w, ins[1])
         m *= b1
         m += (1 - b1) * g
         v *= b2
@@ -70,9 +89,11 @@ def _adam(ctx: KernelCtx) -> KernelFn:
 @_both("rmsprop_update")
 def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
+    grad = effective_grad(ctx)
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        w, g, ms, lr = ins[0], ins[1], ins[2], float(ins[3][0])
+        w, ms, lr = ins[0], ins[2], float(ins[3][0])
+        g = grad(w, ins[1])
         ms *= decay
         ms += (1 - decay) * g * g
         w -= lr * (g / np.sqrt(ms + eps) + wd * w)
