@@ -6,24 +6,14 @@ import numpy as np
 from _util import QUICK, median_time, table
 
 import flowlab as flow
-import flowlab.typing as tp
 from flowlab.compiler import check_plan, compile_jobs
+from flowlab.demo import define_two_jobs
 
 
 def main() -> None:
     flow.clear_default_session()
 
-    @flow.global_function()
-    def zero_pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
-        with flow.scope.placement("cpu", "0:0"):
-            flow.reflection_pad2d(x, padding=1)
-            return flow.zero_pad2d(x, padding=2)
-
-    @flow.global_function()
-    def reflection_pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
-        with flow.scope.placement("cpu", "0:0"):
-            return flow.reflection_pad2d(x, padding=1)
-
+    zero_pad_Job, _ = define_two_jobs()
     zero_pad_Job(np.zeros((2, 1, 3, 3), np.float32))
     session = flow.default_session()
     jobs = list(session.traced_jobs.values())

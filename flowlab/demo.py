@@ -30,7 +30,9 @@ def pad_program() -> None:
     _check(out, np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
 
 
-def two_job_program() -> None:
+def define_two_jobs() -> tuple[object, object]:
+    """The seed's two-job program: zero_pad_Job (also building an unused reflection pad) and reflection_pad_Job."""
+
     @flow.global_function()
     def zero_pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
         with flow.scope.placement("cpu", "0:0"):
@@ -42,6 +44,11 @@ def two_job_program() -> None:
         with flow.scope.placement("cpu", "0:0"):
             return flow.reflection_pad2d(x, padding=1)
 
+    return zero_pad_Job, reflection_pad_Job
+
+
+def two_job_program() -> None:
+    zero_pad_Job, reflection_pad_Job = define_two_jobs()
     x = np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32)
     for _ in range(2):
         out = zero_pad_Job(x)
