@@ -3,6 +3,7 @@
 __version__ = "0.1.0"
 
 from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing  # noqa: E402
+from ._ipython import load_ipython_extension  # noqa: E402,F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: E402,F403
 from ._ops_api import __all__ as _ops_all  # noqa: E402
 from .checkpoint import load_variables  # noqa: E402

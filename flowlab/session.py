@@ -43,6 +43,7 @@ class Session:
         self.compile_seconds = 0.0
         self._running_instances: list[JobInstance] = []
         self.watch_handlers: dict[str, Any] = {}
+        self.partial_jobs: dict[str, Job] = {}
 
     # -- registration ------------------------------------------------------------------------------
     def add_job(self, desc: FunctionDesc) -> None:
@@ -65,6 +66,7 @@ class Session:
         start = time.perf_counter()
         counter = InterfaceCounter()
         traced, handlers = {}, {}
+        self.partial_jobs = traced  # what was traced before an error, for display; the session stays OPEN
         for name, desc in self.function_descs.items():
             job, builder = trace(desc, counter)  # an error leaves the session OPEN and unchanged
             traced[name] = job

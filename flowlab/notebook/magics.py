@@ -1,0 +1,74 @@
+"""``%%flowjob``: run a cell in a fresh session and show every stage of what it compiled."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
+
+from .. import session as session_module
+from .result import STAGES, FlowjobResult
+
+
+@magics_class
+class FlowMagics(Magics):
+    @magic_arguments()
+    @argument("-o", "--out", help="store the result (session, jobs, plan, debugger) under this name")
+    @argument("--show", default=",".join(STAGES), help=f"stages to show, comma-separated: {','.join(STAGES)}")
+    @argument("--debug", action="store_true", help="prepare a step debugger for the cell's last job call")
+    @argument("--no-run", action="store_true", help="compile the job functions without running the calls")
+    @cell_magic
+    def flowjob(self, line: str, cell: str) -> FlowjobResult:
+        """Run the cell in a fresh flowlab session; show its user, push, pull, model-io and main jobs, the
+        Plan and the pass history. ``%%flowjob -o res --debug`` keeps the result and a debugger."""
+        args = parse_argstring(self.flowjob, line)
+        show = tuple(s.strip() for s in args.show.split(",") if s.strip())
+        unknown = [s for s in show if s not in STAGES]
+        if unknown:
+            raise UsageError(f"--show got unknown stage(s) {unknown}; stages are {', '.join(STAGES)}")
+        session_module.clear_default_session()
+        session = session_module.default_session()
+        result = FlowjobResult(session, show)
+        original = session.lazy_run
+
+        def recording_run(desc: Any, call_args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+            result.calls.append((desc.job_name, call_args))
+            if args.no_run:
+                session.function_descs.setdefault(desc.job_name, desc)
+                session.try_init()  # compile everything, run nothing
+                return None
+            return original(desc, call_args, kwargs)
+
+        session.lazy_run = recording_run  # type: ignore[method-assign]
+        try:
+            outcome = self.shell.run_cell(cell, store_history=False, silent=False)
+        finally:
+            del session.lazy_run
+        result.error = outcome.error_before_exec or outcome.error_in_exec
+        if args.no_run and session.compiled is None and result.error is None and session.function_descs:
+            session.try_init()
+        if args.debug and result.calls and result.error is None:
+            from ..debug import debug as make_debugger
+
+            name, call_args = result.calls[-1]
+            job_fn = self.shell.user_ns.get(name)
+            if job_fn is not None:
+                result.debugger = make_debugger(job_fn, *call_args)
+        if args.out:
+            self.shell.user_ns[args.out] = result
+        return result
+
+    @line_magic
+    def flowlab(self, line: str) -> str:
+        """``%flowlab kernels reference|numba``: choose the kernel implementation for new sessions."""
+        import os
+
+        words = line.split()
+        if len(words) == 2 and words[0] == "kernels" and words[1] in ("reference", "numba"):
+            os.environ["FLOWLAB_KERNELS"] = words[1]
+            return f"flowlab kernels: {words[1]}"
+        if not words:
+            return f"flowlab kernels: {os.environ.get('FLOWLAB_KERNELS', 'numba')}"
+        raise UsageError("usage: %flowlab [kernels reference|numba]")

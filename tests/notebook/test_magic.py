@@ -1,0 +1,107 @@
+"""%%flowjob through an IPython shell (no kernel): stages, options, errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from IPython.core.error import UsageError
+from IPython.core.interactiveshell import InteractiveShell
+
+import flowlab as flow
+
+CELL = """
+import numpy as np
+import flowlab as flow
+import flowlab.typing as tp
+
+@flow.global_function()
+def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+    return flow.reflection_pad2d(x, padding=1)
+
+y = pad_Job(np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32))
+"""
+
+
+@pytest.fixture
+def shell():
+    ip = InteractiveShell.instance()
+    ip.run_line_magic("load_ext", "flowlab")
+    yield ip
+    InteractiveShell.clear_instance()
+
+
+def test_flowjob_runs_the_cell_and_shows_every_stage(shell):
+    result = shell.run_cell_magic("flowjob", "-o res", CELL)
+    assert shell.user_ns["res"] is result
+    np.testing.assert_array_equal(shell.user_ns["y"][0, 0, 0], [4, 3, 4, 5, 4])
+    assert result.calls and result.calls[0][0] == "pad_Job"
+    text = str(result)
+    assert text.startswith("flowjob: 4 jobs, 18 tasks, 10 memory blocks; calls: pad_Job")
+    for stage in ("== user ==", "== push ==", "== pull ==", "== main ==", "== plan ==", "== passes =="):
+        assert stage in text
+    bundle = result._repr_mimebundle_()
+    assert "<svg" in bundle["image/svg+xml"] and "pad_Job" in bundle["image/svg+xml"]
+    assert bundle["text/html"].count('type="radio"') == 7  # six stages and the passes
+    assert "<script" not in bundle["text/html"]
+
+
+def test_each_cell_gets_a_fresh_session(shell):
+    first = shell.run_cell_magic("flowjob", "", CELL)
+    second = shell.run_cell_magic("flowjob", "", CELL)  # re-running the same cell just works
+    assert first.session is not second.session and second.error is None
+
+
+def test_show_and_no_run(shell):
+    result = shell.run_cell_magic("flowjob", "--show user,plan --no-run", CELL)
+    assert "y" not in shell.user_ns or shell.user_ns["y"] is None
+    assert result.compiled and result.session.runtime.actor("reflection_pad2d_0").act_id == 0
+    text = str(result)
+    assert "== user ==" in text and "== plan ==" in text and "== push ==" not in text
+
+
+def test_debug_prepares_a_debugger_for_the_last_call(shell):
+    result = shell.run_cell_magic("flowjob", "--debug -o res", CELL)
+    dbg = result.debugger
+    dbg.run_to("pad_Job/reflection_pad2d_0")
+    dbg.step()
+    np.testing.assert_array_equal(dbg.value("reflection_pad2d_0/y_0"), shell.user_ns["y"])
+
+
+def test_bad_lines_are_usage_errors(shell):
+    with pytest.raises(UsageError, match="unknown stage"):
+        shell.run_cell_magic("flowjob", "--show users", CELL)
+    with pytest.raises(UsageError):
+        shell.run_cell_magic("flowjob", "--nope", CELL)
+    with pytest.raises(UsageError, match="usage: %flowlab"):
+        shell.run_line_magic("flowlab", "frobnicate")
+
+
+def test_an_error_in_the_cell_shows_the_partial_result(shell):
+    broken = ("padding=1)\n\n@flow.global_function()\ndef broken(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:\n"
+              "    return flow.reflection_pad2d(x, padding=1)\n")
+    bad = CELL.lstrip("\n").replace("padding=1)", broken)  # IPython drops leading blank lines before compiling
+    result = shell.run_cell_magic("flowjob", "", bad)
+    assert result.error is not None and "4-D NCHW" in str(result.error)
+    import re
+
+    lines = bad.splitlines()
+    line = next(i for i, text in enumerate(lines) if text.startswith("def broken")) + 2  # its return, 1-based
+    assert re.search(rf":{line}: op 'reflection_pad2d_\d+' \(reflection_pad2d\)", str(result.error))
+    assert result.summary().startswith("flowjob: error: OpInferError")
+    assert "pad_Job" in str(result)  # traced before the failing job
+    html = result._repr_mimebundle_()["text/html"]
+    assert "flowjob: error" in html
+
+
+def test_names_render_inert():
+    from flowlab.notebook.result import FlowjobResult
+
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job(x: flow.typing.Numpy.Placeholder((2,))) -> flow.typing.Numpy:
+        return flow.math.relu(x, name='<script>alert("x")</script>&')
+
+    job(np.ones(2, np.float32))
+    html = FlowjobResult(flow.default_session())._repr_mimebundle_()["text/html"]
+    assert "<script>" not in html and "&lt;script&gt;" in html
