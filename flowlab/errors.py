@@ -27,5 +27,9 @@ class CompileError(FlowlabError, RuntimeError):
     """The jobs cannot be compiled into one Plan (e.g. interface blobs that disagree across jobs)."""
 
 
+class KernelError(FlowlabError, RuntimeError):
+    """A kernel raised while an actor acted; the runtime stops and the session closes."""
+
+
 class PlacementError(FlowlabError, ValueError):
     """A device tag or device-id string is malformed or not supported."""

@@ -17,7 +17,7 @@ import numpy as np
 
 from .compiler import CompileResult, check_plan, compile_jobs
 from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
-from .errors import SessionStateError
+from .errors import KernelError, SessionStateError
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, unflatten
@@ -144,7 +144,13 @@ class Session:
             self.runtime.launch(instance)
         self._running_instances.extend(instances)
         last = instances[-1]
-        self.runtime.run_until(lambda: last.finished)
+        try:
+            self.runtime.run_until(lambda: last.finished)
+        except KernelError:
+            # The failed act changed nothing, but its job cannot finish: stop here rather than hang later.
+            self.status = SessionStatus.CLOSED
+            self.runtime = None
+            raise
         self._running_instances = [i for i in self._running_instances if not i.finished]
         self._dispatch_watches()
 

@@ -241,3 +241,44 @@ def test_calling_a_job_after_clear_default_session():
 def test_global_function_bad_type():
     with pytest.raises(ValueError, match=r"must be one of \('predict', 'train'\); got 'eval'"):
         flow.global_function(type="eval")
+
+
+def test_division_by_zero_follows_numpy_in_both_kernel_modes(kernel_impl):
+    @flow.global_function()
+    def ratio(x: tp.Numpy.Placeholder((3,)), y: tp.Numpy.Placeholder((3,))) -> tp.Numpy:
+        return x / y
+
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # numpy warns about 0/0 in reference mode
+        out = ratio(np.array([1, 0, -1], np.float32), np.zeros(3, np.float32))
+    assert out[0] == np.inf and np.isnan(out[1]) and out[2] == -np.inf
+
+
+def test_a_raising_kernel_names_the_op_and_closes_the_session(monkeypatch):
+    from flowlab.errors import KernelError
+    from flowlab.kernels import registry
+
+    job = define_pad()
+    still_works(job)
+    flow.clear_default_session()
+    job = define_pad()
+    factory = registry._KERNELS[("reflection_pad2d", registry.default_impl(), "cpu")]
+
+    def broken(ctx):
+        def kernel(ins, outs):
+            raise MemoryError("simulated")
+
+        return kernel
+
+    monkeypatch.setitem(registry._KERNELS, ("reflection_pad2d", registry.default_impl(), "cpu"), broken)
+    with pytest.raises(KernelError, match=r"op 'reflection_pad2d_0' \(reflection_pad2d\) \(created at "
+                                          r"test_bad_input.py:\d+\) in job 'pad_Job' raised MemoryError: simulated"):
+        job(X)
+    assert flow.default_session().status.value == "CLOSED"
+    with pytest.raises(SessionStateError, match="closed"):
+        job(X)
+    monkeypatch.setitem(registry._KERNELS, ("reflection_pad2d", registry.default_impl(), "cpu"), factory)
+    flow.clear_default_session()
+    still_works(job)

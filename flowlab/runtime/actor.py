@@ -87,12 +87,12 @@ class Actor:
     # receiver as ready; it never runs an act, so the act order is what the ready queue says either way.
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """One act: kernel, then produce every output and return every input. -> (read, written)."""
-        act_id = self.act_id = self.act_id + 1
         kernel = self.kernel
-        if kernel is not None:
+        if kernel is not None:  # first, so a kernel that raises leaves the protocol state untouched
             if self.io_lbns is not None:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
+        act_id = self.act_id = self.act_id + 1
         ready = self.ready_queue
         written = []
         for regst_id, slot, consumers in self.out_items:

@@ -11,6 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from ..errors import KernelError
 from ..ir import Plan
 from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
@@ -171,7 +172,15 @@ class Runtime:
             actor.queued = False
             if not actor.is_ready():
                 continue
-            read, written = actor.act()
+            try:
+                read, written = actor.act()
+            except Exception as err:
+                op = actor.task.exec_sequence[0]
+                where = f" (created at {op.loc})" if op.loc else ""
+                raise KernelError(
+                    f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
+                    f"{self.plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}"
+                ) from err
             seq = self.seq
             self.seq = seq + 1
             if self.closed:

@@ -43,3 +43,19 @@ def test_quickstart_shows_every_stage(tmp_path):
     svgs = outputs(nb, "image/svg+xml")
     assert len(svgs) == 2
     assert "System-Push-Input_0" in svgs[0] and "System-Main-ReentrantLock_0" in svgs[1]
+
+
+def test_debugger_tour_finds_the_nan_and_fixes_it(tmp_path):
+    nb = run("03_debugger_tour.ipynb", tmp_path)
+    text = "".join(outputs(nb, "stream"))
+    assert "stopped by breakpoint" in text and "a NaN in any produced blob" in text
+    assert "acted: broadcast_div_0" in text and "nan 3" in text  # row 1 / its zero scale: 3 NaNs
+    assert "acts recorded" in text and (tmp_path / "normalize_trace.json").is_file()
+
+
+def test_memory_notebook_shows_shared_and_reused_blocks(tmp_path):
+    nb = run("04_memory.ipynb", tmp_path)
+    text = "".join(outputs(nb, "stream"))
+    assert "chain_Job              Input_0    -> block 0 offset 0" in text
+    assert "System-Push-Input_0    Input_0    -> block 0 offset 0" in text
+    assert "zero_pad2d_2 block 2 offset     0" in text and "zero_pad2d_0 block 2 offset     0" in text

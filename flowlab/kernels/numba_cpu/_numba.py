@@ -1,22 +1,31 @@
-"""The one place flowlab imports Numba: the cache directory is versioned before the import.
+"""The one place flowlab imports Numba: the cache directory is chosen before the import.
 
-A cache directory named with flowlab's version keeps a stale kernel from a changed callee in another file from
-being reused across releases (a Numba caching pitfall, see shared/reference/numba-performance.md).
+Numba keys a cached kernel on its own file only, so an edit to a callee in another file, or to the compile
+options here, would reuse a stale kernel (a pitfall measured in shared/reference/numba-performance.md). The
+directory is therefore named by flowlab's version and a digest of every Numba kernel source file.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 from pathlib import Path
 
 from ... import __version__
 
 
+def kernel_digest() -> str:
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def cache_dir() -> Path:
     base = os.environ.get("FLOWLAB_CACHE_DIR") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "flowlab"
     )
-    return Path(base) / f"numba-{__version__}"
+    return Path(base) / f"numba-{__version__}-{kernel_digest()}"
 
 
 os.environ.setdefault("NUMBA_CACHE_DIR", str(cache_dir()))
@@ -28,8 +37,12 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba was importe
 
 
 def njit(fn=None, **kwargs):  # noqa: ANN001, ANN201
-    """``numba.njit(cache=True)``; every flowlab kernel goes through here."""
+    """``numba.njit(cache=True, error_model="numpy")``; every flowlab kernel goes through here.
+
+    error_model="numpy": x / 0 gives inf or nan as in NumPy and OneFlow (Numba's default raises).
+    """
     kwargs.setdefault("cache", True)
+    kwargs.setdefault("error_model", "numpy")
     if fn is None:
         return lambda f: numba.njit(**kwargs)(f)
     return numba.njit(**kwargs)(fn)
