@@ -1,0 +1,212 @@
+"""Convolution, pooling and dropout on NCHW blobs (OneFlow's conv2d, max_pool2d, avg_pool2d, dropout, and
+layers.conv2d), with gradient rules. Padding "SAME" follows TF/OneFlow: the extra row/column goes bottom/right."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from ..frontend import scope
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op, current_builder
+from ..ir import BlobDesc
+from ._common import require_blob, same_dtype
+from .initializers import constant_initializer, xavier_uniform_initializer
+from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .variable import get_variable
+
+
+def pair(value: int | Sequence[int], what: str) -> tuple[int, int]:
+    if isinstance(value, int):
+        return value, value
+    if len(value) == 2 and all(isinstance(v, int) for v in value):
+        return int(value[0]), int(value[1])
+    raise ValueError(f"{what} must be an int or a pair of ints; got {value!r}")
+
+
+def explicit_pads(padding: Any, in_hw: tuple[int, int], kernel: tuple[int, int], strides: tuple[int, int],
+                  dilations: tuple[int, int]) -> tuple[int, int, int, int]:
+    """(top, bottom, left, right) for "SAME", "VALID", an int, a pair, or 4 ints [top, bottom, left, right]."""
+    if isinstance(padding, str):
+        mode = padding.upper()
+        if mode == "VALID":
+            return 0, 0, 0, 0
+        if mode != "SAME":
+            raise ValueError(f"padding must be 'SAME', 'VALID' or explicit ints; got {padding!r}")
+        pads = []
+        for size, k, s, d in zip(in_hw, kernel, strides, dilations):
+            out = math.ceil(size / s)
+            total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
+            pads += [total // 2, total - total // 2]
+        return pads[0], pads[1], pads[2], pads[3]
+    if isinstance(padding, int):
+        return padding, padding, padding, padding
+    values = list(padding)
+    if len(values) == 2:
+        return values[0], values[0], values[1], values[1]
+    if len(values) == 4:
+        return tuple(int(v) for v in values)  # type: ignore[return-value]
+    raise ValueError(f"padding must be 'SAME', 'VALID', an int, a pair or 4 ints; got {padding!r}")
+
+
+def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
+    return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def _infer_conv(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x, w = ctx.input("in"), ctx.input("weight")
+    same_dtype(ctx, x, w)
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise ctx.fail(f"conv2d needs an NCHW input and an (out, in/groups, kh, kw) weight; got {x} and {w}")
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    groups = ctx.attrs["groups"]
+    if c % groups or o % groups or cg != c // groups:
+        raise ctx.fail(f"{c} input channels in {groups} group(s) need weights (out, {c // max(groups, 1)}, kh, kw) "
+                       f"with out divisible by {groups}; got weight {w}")
+    (sh, sw), (dh, dw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
+    oh, ow = out_size(h, kh, sh, dh, pt, pb), out_size(wd, kw, sw, dw, pl, pr)
+    if oh <= 0 or ow <= 0:
+        raise ctx.fail(f"a {kh}x{kw} kernel (dilation {dh}x{dw}) does not fit the padded {h}x{wd} input")
+    return {"out": [BlobDesc((n, o, oh, ow), x.dtype)]}
+
+
+def _infer_pool(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("x")
+    if len(x.shape) != 4:
+        raise ctx.fail(f"pooling needs an NCHW input; got {x}")
+    (kh, kw), (sh, sw), (pt, pb, pl, pr) = ctx.attrs["ksize"], ctx.attrs["strides"], ctx.attrs["pads"]
+    oh, ow = out_size(x.shape[2], kh, sh, 1, pt, pb), out_size(x.shape[3], kw, sw, 1, pl, pr)
+    if oh <= 0 or ow <= 0:
+        raise ctx.fail(f"a {kh}x{kw} window does not fit the padded {x.shape[2]}x{x.shape[3]} input")
+    return {"y": [BlobDesc((x.shape[0], x.shape[1], oh, ow), x.dtype)]}
+
+
+def _grad_conv(ctx: Any) -> None:
+    attrs = {k: ctx.attrs[k] for k in ("strides", "dilations", "pads", "groups")}
+    dy, x, w = ctx.dy("out"), ctx.x("in"), ctx.x("weight")
+    if ctx.needs_dx("in"):
+        ctx.set_dx("in", add_op("conv2d_data_grad", {"dy": [dy], "weight": [w], "like": [x]}, attrs)[0])
+    if ctx.needs_dx("weight"):
+        ctx.set_dx("weight", add_op("conv2d_filter_grad", {"dy": [dy], "x": [x], "like": [w]}, attrs)[0])
+
+
+def _grad_pool(ctx: Any) -> None:
+    attrs = {k: ctx.attrs[k] for k in ("ksize", "strides", "pads")}
+    ins = {"x": [ctx.x("x")], "y": [ctx.y("y")], "dy": [ctx.dy("y")]}
+    ctx.set_dx("x", add_op(f"{ctx.op.op_type}_grad", ins, attrs)[0])
+
+
+def _infer_like(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"dx": [BlobDesc(ctx.input("like").shape, ctx.input("dy").dtype)]}
+
+
+def _infer_pool_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"dx": [ctx.input("x")]}
+
+
+def _infer_dropout(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x = ctx.input("in")
+    if not 0.0 <= ctx.attrs["rate"] < 1.0:
+        raise ctx.fail(f"dropout rate must be in [0, 1); got {ctx.attrs['rate']}")
+    return {"out": [x], "mask": [BlobDesc(x.shape, x.dtype)]}
+
+
+def _grad_dropout(ctx: Any) -> None:
+    dx = add_op("dropout_grad", {"dy": [ctx.dy("out")], "mask": [ctx.y("mask")]}, {"rate": ctx.attrs["rate"]})[0]
+    ctx.set_dx("in", dx)
+
+
+_CONV = {"strides": REQUIRED, "dilations": REQUIRED, "pads": REQUIRED, "groups": 1}
+_POOL = {"ksize": REQUIRED, "strides": REQUIRED, "pads": REQUIRED}
+for _op in (
+    OpDef("conv2d", ("in", "weight"), ("out",), _infer_conv, dict(_CONV), grad=_grad_conv),
+    OpDef("conv2d_data_grad", ("dy", "weight", "like"), ("dx",), _infer_like, dict(_CONV)),
+    OpDef("conv2d_filter_grad", ("dy", "x", "like"), ("dx",), _infer_like, dict(_CONV)),
+    OpDef("max_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool),
+    OpDef("avg_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool),
+    OpDef("max_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL)),
+    OpDef("avg_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL)),
+    OpDef("dropout", ("in",), ("out", "mask"), _infer_dropout, {"rate": REQUIRED, "seed": 0}, grad=_grad_dropout),
+    OpDef("dropout_grad", ("dy", "mask"), ("dx",), lambda ctx: {"dx": [ctx.input("dy")]}, {"rate": REQUIRED}),
+):
+    register_op(_op)
+
+
+def _check_nchw(data_format: str) -> None:
+    if data_format not in ("NCHW", "channels_first"):
+        raise NotImplementedError(f"flowlab's convolution and pooling take NCHW; got data_format={data_format!r}")
+
+
+def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], padding: Any,  # noqa: A002
+           data_format: str = "NCHW", dilations: int | Sequence[int] | None = None, groups: int = 1,
+           name: str | None = None) -> LazyBlob:
+    require_blob(input, "conv2d's input")
+    require_blob(filters, "conv2d's filters")
+    _check_nchw(data_format)
+    strides2, dilations2 = pair(strides, "strides"), pair(dilations or 1, "dilations")
+    if len(input.shape) != 4 or len(filters.shape) != 4:
+        raise ValueError(f"conv2d needs 4-D input and filters; got {input.blob_desc} and {filters.blob_desc}")
+    pads = explicit_pads(padding, input.shape[2:], filters.shape[2:], strides2, dilations2)
+    attrs = {"strides": strides2, "dilations": dilations2, "pads": pads, "groups": int(groups)}
+    return add_op("conv2d", {"in": [input], "weight": [filters]}, attrs, name)[0]
+
+
+def _pool(kind: str, input: LazyBlob, ksize: Any, strides: Any, padding: Any,  # noqa: A002
+          data_format: str, name: str | None) -> LazyBlob:
+    require_blob(input, f"{kind}'s input")
+    _check_nchw(data_format)
+    k, s = pair(ksize, "ksize"), pair(strides, "strides")
+    pads = explicit_pads(padding, input.shape[2:], k, s, (1, 1))
+    return add_op(kind, {"x": [input]}, {"ksize": k, "strides": s, "pads": pads}, name)[0]
+
+
+def max_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",  # noqa: A002
+               name: str | None = None) -> LazyBlob:
+    return _pool("max_pool2d", input, ksize, strides, padding, data_format, name)
+
+
+def avg_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",  # noqa: A002
+               name: str | None = None) -> LazyBlob:
+    """Average over each window's elements inside the input (padding is not counted, as in TF/OneFlow)."""
+    return _pool("avg_pool2d", input, ksize, strides, padding, data_format, name)
+
+
+def dropout(x: LazyBlob, rate: float, noise_shape: Any = None, seed: int | None = None,
+            name: str | None = None) -> LazyBlob:
+    """Zero each element with probability ``rate`` and scale the rest by 1/(1-rate); the identity in predict jobs."""
+    require_blob(x, "dropout's input")
+    if noise_shape is not None:
+        raise NotImplementedError("flowlab's dropout draws one mask per element (noise_shape=None)")
+    if current_builder().job_conf.get("job_type") != "train" or rate == 0:
+        return x
+    return add_op("dropout", {"in": [x]}, {"rate": float(rate), "seed": int(seed or 0)}, name)[0]
+
+
+def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int] = 1,
+                 strides: int | Sequence[int] = 1, padding: Any = "VALID", data_format: str = "NCHW",
+                 dilation_rate: int | Sequence[int] = 1, groups: int = 1, activation: Any = None,
+                 use_bias: bool = True, kernel_initializer: dict[str, Any] | None = None,
+                 bias_initializer: dict[str, Any] | None = None, kernel_regularizer: dict[str, Any] | None = None,
+                 bias_regularizer: dict[str, Any] | None = None, trainable: bool = True, name: str = "Conv2d",
+                 weight_name: str | None = None, bias_name: str | None = None) -> LazyBlob:
+    """``flow.layers.conv2d``: variables ``<name>-weight`` (filters, in/groups, kh, kw) and ``<name>-bias``."""
+    from .nn_ops import bias_add
+
+    require_blob(inputs, "conv2d's inputs")
+    _check_nchw(data_format)
+    kh, kw = pair(kernel_size, "kernel_size")
+    with scope.namespace(name):
+        weight = get_variable(weight_name or "weight", shape=(filters, inputs.shape[1] // groups, kh, kw),
+                              dtype=inputs.dtype, initializer=kernel_initializer or xavier_uniform_initializer(),
+                              regularizer=kernel_regularizer, trainable=trainable)
+        out = conv2d(inputs, weight, strides, padding, data_format, dilation_rate, groups, name="conv2d")
+        if use_bias:
+            bias = get_variable(bias_name or "bias", shape=(filters,), dtype=inputs.dtype,
+                                initializer=bias_initializer or constant_initializer(0),
+                                regularizer=bias_regularizer, trainable=trainable)
+            out = bias_add(out, bias, name="bias_add")
+        if activation is not None:
+            out = activation(out)
+    return out
