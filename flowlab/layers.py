@@ -2,5 +2,6 @@
 
 from .ops.cnn_ops import conv2d_layer as conv2d
 from .ops.layers import dense
+from .ops.norm_ops import batch_normalization
 
-__all__ = ["conv2d", "dense"]
+__all__ = ["batch_normalization", "conv2d", "dense"]

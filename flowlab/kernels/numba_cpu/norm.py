@@ -1,0 +1,80 @@
+"""Numba CPU kernels: batch normalization over an (outer, channels, inner) view, and its gradient."""
+
+from __future__ import annotations
+
+import math as _m
+
+from ..reference.norm import as3
+from ..registry import KernelCtx, KernelFn, register_kernel
+from ._numba import njit
+
+
+@njit
+def _norm(x, y, mm, mv, gamma, beta, mean_out, inv_out, eps, momentum, training):  # noqa: ANN001, ANN202
+    outer, channels, inner = x.shape
+    count = outer * inner
+    for c in range(channels):
+        if training:
+            s = 0.0
+            for a in range(outer):
+                for i in range(inner):
+                    s += x[a, c, i]
+            mean = s / count
+            sq = 0.0
+            for a in range(outer):
+                for i in range(inner):
+                    d = x[a, c, i] - mean
+                    sq += d * d
+            var = sq / count
+            mm[c] = momentum * mm[c] + (1 - momentum) * mean
+            mv[c] = momentum * mv[c] + (1 - momentum) * var
+        else:
+            mean, var = mm[c], mv[c]
+        inv = 1.0 / _m.sqrt(var + eps)
+        mean_out[c], inv_out[c] = mean, inv
+        k = inv * gamma[c]
+        for a in range(outer):
+            for i in range(inner):
+                y[a, c, i] = (x[a, c, i] - mean) * k + beta[c]
+
+
+@njit
+def _norm_grad(x, dy, mean, inv, gamma, dx, dgamma, dbeta):  # noqa: ANN001, ANN202
+    outer, channels, inner = x.shape
+    count = outer * inner
+    for c in range(channels):
+        sb, sg = 0.0, 0.0
+        for a in range(outer):
+            for i in range(inner):
+                sb += dy[a, c, i]
+                sg += dy[a, c, i] * (x[a, c, i] - mean[c]) * inv[c]
+        dbeta[c], dgamma[c] = sb, sg
+        k = gamma[c] * inv[c] / count
+        for a in range(outer):
+            for i in range(inner):
+                xhat = (x[a, c, i] - mean[c]) * inv[c]
+                dx[a, c, i] = k * (count * dy[a, c, i] - sb - xhat * sg)
+
+
+@register_kernel("normalization", "numba")
+def _norm_f(ctx: KernelCtx) -> KernelFn:
+    shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
+    eps, momentum, training = ctx.attrs["epsilon"], ctx.attrs["momentum"], ctx.attrs["training"]
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        x, mm, mv, gamma, beta = ins
+        _norm(x.reshape(shape3), outs[0].reshape(shape3), mm, mv, gamma, beta, outs[1], outs[2], eps, momentum,
+              training)
+
+    return kernel
+
+
+@register_kernel("normalization_grad", "numba")
+def _norm_grad_f(ctx: KernelCtx) -> KernelFn:
+    shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        x, dy, mean, inv, gamma = ins
+        _norm_grad(x.reshape(shape3), dy.reshape(shape3), mean, inv, gamma, outs[0].reshape(shape3), outs[1], outs[2])
+
+    return kernel
