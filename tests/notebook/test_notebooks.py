@@ -59,3 +59,13 @@ def test_memory_notebook_shows_shared_and_reused_blocks(tmp_path):
     assert "chain_Job              Input_0    -> block 0 offset 0" in text
     assert "System-Push-Input_0    Input_0    -> block 0 offset 0" in text
     assert "zero_pad2d_2 block 2 offset     0" in text and "zero_pad2d_0 block 2 offset     0" in text
+
+
+def test_training_notebook_reaches_90_percent(tmp_path):
+    nb = run("02_training_mlp.ipynb", tmp_path)
+    text = "".join(outputs(nb, "stream"))
+    accuracy = float(text.split("test accuracy ")[1].split()[0])
+    assert accuracy > 0.9
+    assert "GenerateBackwardAndOptimizerOpConfs on train_job: +[" in text
+    assert "['hidden-weight_optimizer', 'hidden-bias_optimizer', 'output-weight_optimizer', 'output-bias_optimizer']" in text
+    assert "hidden-weight_optimizer" in outputs(nb, "image/svg+xml")[0]
