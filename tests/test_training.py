@@ -211,3 +211,28 @@ def test_l2_regularizer_and_global_norm_clipping_by_hand():
                                rtol=1e-6)
     np.testing.assert_allclose(run(None, flow.optimizer.grad_clipping.by_global_norm(1.0)), x / 5, rtol=1e-6)
     np.testing.assert_allclose(run(None, flow.optimizer.grad_clipping.by_global_norm(10.0)), x, rtol=1e-6)
+
+
+def test_rmsprop_parity_with_numpy():
+    lr, decay, eps = 0.01, 0.9, 1e-8
+
+    def update(name, w, g, step, state):  # OneFlow: ms = d ms + (1-d) g^2; w -= lr g / sqrt(ms + eps)
+        ms = decay * state.get(name, 0.0) + (1 - decay) * g * g
+        state[name] = ms
+        return w - lr * g / np.sqrt(ms + eps)
+
+    run_parity(lambda: flow.optimizer.RMSProp(flow.optimizer.PiecewiseConstantScheduler([], [lr]),
+                                              decay_rate=decay, epsilon=eps), update)
+
+
+def test_adamw_parity_with_numpy():
+    lr, b1, b2, eps, wd = 0.01, 0.9, 0.999, 1e-8, 0.1
+
+    def update(name, w, g, step, state):  # Adam plus decoupled decay: w -= lr (m / (sqrt(v) + eps) + wd w)
+        m = b1 * state.get((name, "m"), 0.0) + (1 - b1) * g
+        v = b2 * state.get((name, "v"), 0.0) + (1 - b2) * g * g
+        state[(name, "m")], state[(name, "v")] = m, v
+        return w - lr * (m / (np.sqrt(v) + eps) + wd * w)
+
+    run_parity(lambda: flow.optimizer.AdamW(flow.optimizer.PiecewiseConstantScheduler([], [lr]), weight_decay=wd),
+               update)
