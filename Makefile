@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench lab clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ bench: $(STAMP)
 	$(PY) benchmarks/mlp_vs_torch.py
 	$(PY) benchmarks/mlp_vs_torch.py --threads 2
 	$(PY) benchmarks/plan_svg.py
+
+lab: $(STAMP)
+	$(PY) -m pip install -q jupyterlab anywidget ipywidgets
+	$(VENV)/bin/jupyter lab notebooks/
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache

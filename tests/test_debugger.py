@@ -171,3 +171,19 @@ def test_interrupt_stops_between_acts_and_resumes(pad_job):
     dbg.runtime.hooks.clear()
     assert dbg.continue_().reason == "finished"
     np.testing.assert_array_equal(dbg.result, PADDED)
+
+
+def test_html_export_is_self_contained_and_inert(tmp_path):
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1, name='pad<script>alert("x")</script>&')
+
+    dbg = flow.debug(job, X)
+    dbg.continue_()
+    text = dbg.export_html(tmp_path / "run.html").read_text()
+    assert "<script" not in text and "&lt;script&gt;" in text
+    assert text.count("<tr><td>") == dbg.acts  # one row per act
+    assert "min 0 max 17" in text and "finished" in text and "<svg" in text
+    import xml.etree.ElementTree as ET
+
+    ET.fromstring(text.split("<h2>Plan</h2>", 1)[1].split("<h2>Acts</h2>")[0])  # the embedded SVG is well formed

@@ -329,6 +329,12 @@ class Debugger:
         path.write_text(json.dumps(self.trace_events()))
         return path
 
+    def export_html(self, path: str | Path) -> Path:
+        """A self-contained, script-free HTML record of the run: the Plan, every act, the user jobs' blobs."""
+        from .export import export_html
+
+        return export_html(self, path)
+
     def __repr__(self) -> str:
         state = "finished" if self.finished else f"next: {self.next_actor()}"
         return f"<Debugger {self.desc.job_name}: {self.acts} acts, {state}>"
