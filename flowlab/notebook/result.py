@@ -68,6 +68,20 @@ class FlowjobResult:
     def __repr__(self) -> str:
         return f"<FlowjobResult {self.summary()}>"
 
+    def browser(self, view: str = "plan") -> Any:
+        """The interactive plan browser over this result's session (needs anywidget)."""
+        from .widgets import PlanBrowser
+
+        return PlanBrowser(self.session, view)
+
+    def debugger_widget(self) -> Any:
+        """The step debugger's widget for the debugger ``--debug`` prepared."""
+        from .widgets import DebuggerWidget
+
+        if self.debugger is None:
+            raise ValueError("no debugger: run the cell with %%flowjob --debug (it debugs the cell's last job call)")
+        return DebuggerWidget(self.debugger)
+
     # -- pictures ----------------------------------------------------------------------------------
     def stage_svg(self, stage: str) -> str | None:
         from ..viz import render_svg, to_dot
