@@ -116,6 +116,39 @@ def dump(session: flow.session.Session, directory: Path) -> list[Path]:
     return written
 
 
+def quickstart_html() -> list[Path]:
+    """Execute notebooks/01_quickstart.ipynb headlessly; write it as HTML and the debugged run's HTML record."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    source = Path(__file__).resolve().parent.parent / "notebooks" / "01_quickstart.ipynb"
+    if not source.is_file():  # an installed flowlab without the repository's notebooks
+        return []
+    nb = nbformat.read(source, as_version=4)
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(OUT)}}).execute()
+    written = []
+    try:
+        from nbconvert import HTMLExporter
+
+        body, _ = HTMLExporter().from_notebook_node(nb)
+        (OUT / "quickstart.html").write_text(body, encoding="utf-8")
+        written.append(OUT / "quickstart.html")
+    except ImportError:
+        nbformat.write(nb, OUT / "quickstart.ipynb")
+        written.append(OUT / "quickstart.ipynb")
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    dbg = flow.debug(pad_Job, np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32))
+    dbg.continue_()
+    written.append(dbg.export_html(OUT / "pad_Job_run.html"))
+    dbg.export_trace(OUT / "pad_Job_trace.json")
+    return written
+
+
 def main() -> None:
     for name, program in PROGRAMS.items():
         print(f"=== {name} ===")
@@ -127,6 +160,8 @@ def main() -> None:
               f"in {session.compile_seconds * 1000:.1f} ms; wrote {len(files)} files to {OUT / name}/")
     flow.clear_default_session()
     print(f"\nall seed programs printed correct results; dumps are in {OUT.resolve()}")
+    for path in quickstart_html():
+        print(f"wrote {path.resolve()}")
 
 
 if __name__ == "__main__":
