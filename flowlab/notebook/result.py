@@ -24,6 +24,7 @@ class FlowjobResult:
     calls: list[tuple[str, tuple[Any, ...]]] = field(default_factory=list)  # (job name, args) made by the cell
     error: BaseException | None = None
     debugger: Any = None
+    interactive: bool = False  # in a live kernel: the output is the widget (static fallbacks stay)
 
     @property
     def compiled(self) -> bool:
@@ -100,6 +101,11 @@ class FlowjobResult:
         first = next((svg for svg in svgs.values() if svg), None)
         if first:
             bundle["image/svg+xml"] = first
+        if self.interactive and self.compiled:
+            widget = self.debugger_widget() if self.debugger is not None else self.browser()
+            view = widget._repr_mimebundle_()
+            view = view[0] if isinstance(view, tuple) else view
+            bundle["application/vnd.jupyter.widget-view+json"] = view["application/vnd.jupyter.widget-view+json"]
         return bundle
 
     def _html(self, svgs: dict[str, str | None]) -> str:

@@ -105,3 +105,11 @@ def test_names_render_inert():
     job(np.ones(2, np.float32))
     html = FlowjobResult(flow.default_session())._repr_mimebundle_()["text/html"]
     assert "<script>" not in html and "&lt;script&gt;" in html
+
+
+def test_in_a_kernel_the_output_is_the_widget(shell):
+    result = shell.run_cell_magic("flowjob", "--debug", CELL)
+    assert "application/vnd.jupyter.widget-view+json" not in result._repr_mimebundle_()  # no kernel here
+    result.interactive = True
+    bundle = result._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "image/svg+xml" in bundle
