@@ -177,6 +177,15 @@ class DebuggerWidget(anywidget.AnyWidget):
                 self.restart()
             elif command == "inspect":
                 self.inspect(str(content.get("name", "")))
+            elif command == "end_of_job":
+                self.run_to_end_of_job()
+            elif command == "break_nan":
+                self.break_on_nan()
+            elif command == "clear":
+                self._dbg.clear_breakpoints()
+                self.refresh("breakpoints cleared")
+            elif command == "inject":
+                self.inject_fill(str(content.get("name", "")), float(content.get("value", 0.0)))
         except Exception as err:  # shown in the widget: a bad click must not kill the view
             self.status = f"error: {type(err).__name__}: {err}"
 
@@ -196,6 +205,22 @@ class DebuggerWidget(anywidget.AnyWidget):
     def restart(self) -> None:
         self._dbg.restart()
         self.refresh("restarted")
+
+    def run_to_end_of_job(self) -> None:
+        self.refresh(str(self._dbg.run_to_end_of_job()))
+
+    def break_on_nan(self) -> None:
+        bp = self._dbg.break_on(nan=True)
+        self.refresh(f"set {bp}")
+
+    def inject_fill(self, name: str, value: float) -> None:
+        """Overwrite a live blob with one value (the widget's injection; dbg.inject takes any array)."""
+        import numpy as np
+
+        current = self._dbg.value(name)
+        self._dbg.inject(name, np.full(current.shape, value, current.dtype))
+        self.blob_name = name
+        self.refresh(f"injected {value} into {name}")
 
     def inspect(self, name: str) -> None:
         self.blob_name = name

@@ -92,3 +92,19 @@ def test_flowjob_result_opens_the_widgets(pad_job):
     assert isinstance(result.browser(), PlanBrowser)
     with pytest.raises(ValueError, match="%%flowjob --debug"):
         result.debugger_widget()
+
+
+def test_debugger_widget_breakpoints_injection_and_end_of_job(pad_job):
+    widget = DebuggerWidget(flow.debug(pad_job, X))
+    widget._on_msg(widget, {"cmd": "break_nan"}, [])
+    assert widget.status == "set breakpoint 1: a NaN in any produced blob"
+    widget._on_msg(widget, {"cmd": "run_to", "target": "pad_Job/reflection_pad2d_0"}, [])
+    widget._on_msg(widget, {"cmd": "inject", "name": "pad_Job/Input_0/out", "value": "nan"}, [])
+    assert widget.status.startswith("injected nan") and widget.blob["nan"] == 18
+    widget._on_msg(widget, {"cmd": "continue"}, [])
+    assert "stopped by breakpoint 1" in widget.status
+    widget._on_msg(widget, {"cmd": "end_of_job"}, [])  # the NaN reaches Return_0 too: the breakpoint fires again
+    assert "stopped by breakpoint 1" in widget.status and widget.next_id
+    widget._on_msg(widget, {"cmd": "clear"}, [])
+    widget._on_msg(widget, {"cmd": "end_of_job"}, [])
+    assert widget.status.startswith("job finished")

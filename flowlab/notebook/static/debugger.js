@@ -9,7 +9,8 @@ function el(tag, cls, text) {
 function render({ model, el: root }) {
   root.classList.add("flowlab-w", "flowlab-debugger");
   const bar = el("div", "bar");
-  const buttons = [["step", "step"], ["step 10", "step_n"], ["continue", "continue"], ["restart", "restart"]]
+  const buttons = [["step", "step"], ["step 10", "step_n"], ["continue", "continue"], ["end of job", "end_of_job"],
+    ["break on NaN", "break_nan"], ["clear breakpoints", "clear"], ["restart", "restart"]]
     .map(([label, cmd]) => {
       const b = el("button", `cmd-${cmd}`, label);
       b.addEventListener("click", () => model.send({ cmd, n: 10 }));
@@ -23,7 +24,12 @@ function render({ model, el: root }) {
   blobName.placeholder = "blob, e.g. op/y_0";
   const inspect = el("button", "cmd-inspect", "inspect");
   inspect.addEventListener("click", () => model.send({ cmd: "inspect", name: blobName.value }));
-  bar.append(...buttons, target, runTo, blobName, inspect);
+  const value = el("input", "inject-value");
+  value.placeholder = "value";
+  value.size = 6;
+  const inject = el("button", "cmd-inject", "inject");
+  inject.addEventListener("click", () => model.send({ cmd: "inject", name: blobName.value, value: value.value }));
+  bar.append(...buttons, target, runTo, blobName, inspect, value, inject);
   const status = el("pre", "status");
   const side = el("div", "side");
   const canvas = el("div", "canvas");
