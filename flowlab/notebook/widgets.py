@@ -16,10 +16,13 @@ from ..ir import Job, JobSet
 STATIC = pathlib.Path(__file__).parent / "static"
 
 
-def _render(obj: Any) -> str:
+def _render(obj: Any, **options: Any) -> str:
     from ..viz import render_svg, to_dot
 
-    return render_svg(to_dot(obj))
+    return render_svg(to_dot(obj, **options))
+
+
+LARGE_PLAN = 300  # tasks: a larger Plan opens with every job collapsed, expanded one job at a time
 
 
 class PlanBrowser(anywidget.AnyWidget):
@@ -34,10 +37,13 @@ class PlanBrowser(anywidget.AnyWidget):
     query = traitlets.Unicode("").tag(sync=True)
     highlighted = traitlets.List(traitlets.Unicode()).tag(sync=True)
     detail = traitlets.Dict().tag(sync=True)
+    collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)  # jobs drawn as one node in the Plan view
 
     def __init__(self, session: Any, view: str = "plan", **kwargs: Any) -> None:
         self._session = session
         kinds = [k for k in ("user", "push", "pull", "model_io", "main") if session.job_set.of_kind(k)]
+        if len(session.plan.tasks) > LARGE_PLAN:
+            kwargs.setdefault("collapsed", list(session.plan.job_names))
         super().__init__(views=[*kinds, "plan"], **kwargs)
         self.on_msg(lambda widget, content, buffers: self.show(content["view"]) if content.get("cmd") == "show"
                     else None)
@@ -49,11 +55,25 @@ class PlanBrowser(anywidget.AnyWidget):
             raise ValueError(f"no view {view!r}; views are {self.views}")
         self.view = view
         if view == "plan":
-            self.svg = _render(self._session.plan)
+            self.svg = _render(self._session.plan, collapsed_jobs=set(self.collapsed))
         else:
             jobs = self._session.job_set.of_kind(view)
             self.svg = _render(JobSet(jobs) if len(jobs) > 1 else jobs[0])
         self.highlighted = []
+
+    def collapse(self, *jobs: str) -> None:
+        """Draw these jobs (all, when none is named) as one node each in the Plan view."""
+        names = jobs or tuple(self._session.plan.job_names)
+        unknown = [j for j in names if j not in self._session.plan.job_names]
+        if unknown:
+            raise KeyError(f"no job {unknown[0]!r}; jobs are {list(self._session.plan.job_names)}")
+        self.collapsed = sorted(set(self.collapsed) | set(names))
+        self.show(self.view)
+
+    def expand(self, *jobs: str) -> None:
+        """Draw these jobs' tasks again (all jobs, when none is named)."""
+        self.collapsed = [j for j in self.collapsed if jobs and j not in jobs]
+        self.show(self.view)
 
     def search(self, text: str) -> list[str]:
         """Highlight every node of the current view whose name contains ``text``."""
@@ -77,6 +97,11 @@ class PlanBrowser(anywidget.AnyWidget):
         if not key:
             self.detail = {}
             return
+        if key.startswith("job/"):  # a collapsed job's node: expand it (large plans open lazily)
+            job_name = unquote(key.split("/", 1)[1])
+            self.detail = {"job": job_name, "op": "", "line": f"job {job_name}: expanded"}
+            self.expand(job_name)
+            return
         job, op = self._resolve(key)
         self.detail = self._describe(job, op)
         self.highlighted = self._linked(job, op)
@@ -85,7 +110,10 @@ class PlanBrowser(anywidget.AnyWidget):
     def _nodes(self) -> list[tuple[str, str]]:
         """(svg id, name) of every node in the current view."""
         if self.view == "plan":
-            return [(f"task/{t.task_id}", t.name) for t in self._session.plan.tasks]
+            plan, collapsed = self._session.plan, set(self.collapsed)
+            jobs = [(f"job/{_q(name)}", name) for name in plan.job_names if name in collapsed]
+            return jobs + [(f"task/{t.task_id}", t.name) for t in plan.tasks
+                           if plan.job_names[t.job_id] not in collapsed]
         return [(f"op/{_q(j.name)}/{_q(op.name)}", op.name) for j in self._session.job_set.of_kind(self.view)
                 for op in j.ops]
 

@@ -11,6 +11,7 @@ SVG ids: ``task/<task_id>``, ``job/<job name>``, ``regst/<regst_desc_id>/<consum
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 
 from flowlab.ir import Plan, RegstDesc, TaskProto
 from flowlab.ir.plan import short_task_id
@@ -68,9 +69,11 @@ def plan_to_dot(
     id_prefix: str = "",
     thread_clusters: bool = True,
     edge_labels: bool = True,
+    collapsed_jobs: Collection[str] = (),
 ) -> str:
     """DOT text for ``plan``. ``thread_clusters=False`` drops the (machine, thread) clusters inside each job;
-    ``edge_labels=False`` drops the ``regst:<id>:<register_num>`` labels (both make large plans lay out faster)."""
+    ``edge_labels=False`` drops the ``regst:<id>:<register_num>`` labels (both make large plans lay out faster).
+    Each job named in ``collapsed_jobs`` is one node (id ``job/<name>``); its tasks' edges meet that node."""
     check_choice("rankdir", rankdir, RANKDIRS)
     lines = ["digraph merged_plan {"]
     lines += indent(
@@ -87,9 +90,19 @@ def plan_to_dot(
     by_job: dict[int, list[TaskProto]] = {}
     for task in plan.tasks:
         by_job.setdefault(task.job_id, []).append(task)
+    node_of: dict[int, str] = {}  # task id -> the DOT node standing for it (its job's, when collapsed)
     for job_id in sorted(by_job):
         name = plan.job_names[job_id] if 0 <= job_id < len(plan.job_names) else f"job{job_id}"
         kind = plan.job_kinds[job_id] if 0 <= job_id < len(plan.job_kinds) else "?"
+        if name in collapsed_jobs:
+            node = f"collapsed_job{job_id}" if job_id >= 0 else f"collapsed_job_m{-job_id}"
+            node_of.update((t.task_id, node) for t in by_job[job_id])
+            lines.append("  " + node_stmt(node, {
+                "id": id_prefix + svg_id("job", name), "class": "job collapsed",
+                "label": f"job {job_id} {name} ({kind})\n{len(by_job[job_id])} tasks: click to expand",
+                "tooltip": name, "fillcolor": job_color(job_id), "penwidth": "2", "style": "rounded,filled,bold",
+            }))
+            continue
         cluster = {
             "id": id_prefix + svg_id("job", name),
             "class": "job",
@@ -125,13 +138,15 @@ def plan_to_dot(
                 lines += indent([_task_node(t, id_prefix) for t in tasks], 3)
                 lines.append("    }")
         lines.append("  }")
-    lines += indent(_regst_edges(plan, id_prefix, edge_labels))
+    lines += indent(_regst_edges(plan, id_prefix, edge_labels, node_of))
     lines.append("}")
     return "\n".join(lines) + "\n"
 
 
-def _regst_edges(plan: Plan, id_prefix: str, edge_labels: bool) -> list[str]:
+def _regst_edges(plan: Plan, id_prefix: str, edge_labels: bool, node_of: dict[int, str] | None = None) -> list[str]:
     tasks = {t.task_id: t for t in plan.tasks}
+    node_of = node_of or {}
+    drawn_pairs: set[tuple[str, str]] = set()  # between collapsed jobs, one edge per pair of nodes
     consumed_as: dict[int, dict[int, str]] = {}  # consumer task id -> regst id -> consumed name
     for task in plan.tasks:
         names = consumed_as.setdefault(task.task_id, {})
@@ -164,7 +179,12 @@ def _regst_edges(plan: Plan, id_prefix: str, edge_labels: bool) -> list[str]:
                     "color": color,
                     "fontcolor": color,
                 }
-                src, dst_node = task_node_id(task.task_id), task_node_id(consumer_id)
+                src = node_of.get(task.task_id, task_node_id(task.task_id))
+                dst_node = node_of.get(consumer_id, task_node_id(consumer_id))
+                if task.task_id in node_of or consumer_id in node_of:
+                    if src == dst_node or (src, dst_node) in drawn_pairs:
+                        continue  # inside one collapsed job, or already drawn between these nodes
+                    drawn_pairs.add((src, dst_node))
                 if dst is not None and task.task_type == "Esac" and dst.task_type == "ReentrantLock":
                     attrs["dir"] = "back"  # OneFlow's IsEsac2ReentrantLockEdge: keep the loop's back edge upward
                     edges.append(edge_stmt(dst_node, src, attrs))

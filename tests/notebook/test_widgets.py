@@ -108,3 +108,38 @@ def test_debugger_widget_breakpoints_injection_and_end_of_job(pad_job):
     widget._on_msg(widget, {"cmd": "clear"}, [])
     widget._on_msg(widget, {"cmd": "end_of_job"}, [])
     assert widget.status.startswith("job finished")
+
+
+def test_collapse_and_lazy_expand(pad_job):
+    browser = PlanBrowser(flow.default_session())
+    browser.collapse("System-Main")
+    svg = html.unescape(browser.svg)
+    assert "System-Main-ReentrantLock_0" not in svg and "tasks: click to expand" in svg
+    assert 'id="job/System-Main"' in svg
+    assert browser.search("System-Main") == ["job/System-Main"]  # the collapsed job is one searchable node
+    browser.select("job/System-Main")  # clicking a collapsed job expands it
+    assert browser.collapsed == [] and "System-Main-ReentrantLock_0" in html.unescape(browser.svg)
+    browser.collapse()
+    assert sorted(browser.collapsed) == sorted(flow.default_session().plan.job_names)
+    with pytest.raises(KeyError, match="no job 'nope'"):
+        browser.collapse("nope")
+
+
+def test_large_plans_open_collapsed():
+    from flowlab.notebook import widgets
+
+    @flow.global_function()
+    def big(x: tp.Numpy.Placeholder((4,))) -> tp.Numpy:
+        for _ in range(10):
+            x = flow.math.relu(x)
+        return x
+
+    big(np.ones(4, np.float32))
+    session = flow.default_session()
+    old, widgets.LARGE_PLAN = widgets.LARGE_PLAN, len(session.plan.tasks) - 1
+    try:
+        browser = PlanBrowser(session)
+    finally:
+        widgets.LARGE_PLAN = old
+    assert sorted(browser.collapsed) == sorted(session.plan.job_names)
+    assert html.unescape(browser.svg).count("click to expand") == len(session.plan.job_names)
