@@ -75,6 +75,27 @@ class FlowjobResult:
 
         return PlanBrowser(self.session, view)
 
+    def interactive_view(self) -> Any:
+        """The plan browser above an output area; its debug button opens the debugger for the last job call."""
+        import ipywidgets
+
+        browser, out = self.browser(), ipywidgets.Output()
+        if self.calls:
+            name, call_args = self.calls[-1]
+            desc = self.session.function_descs.get(name)
+
+            def open_debugger() -> Any:
+                from ..debug.debugger import Debugger
+                from .widgets import DebuggerWidget
+
+                widget = DebuggerWidget(Debugger(self.session, desc, call_args, {}))
+                out.clear_output()
+                out.append_display_data(widget)
+                return widget
+
+            browser.on_debug, browser.can_debug = open_debugger, desc is not None
+        return ipywidgets.VBox([browser, out])
+
     def debugger_widget(self) -> Any:
         """The step debugger's widget for the debugger ``--debug`` prepared."""
         from .widgets import DebuggerWidget
@@ -102,7 +123,7 @@ class FlowjobResult:
         if first:
             bundle["image/svg+xml"] = first
         if self.interactive and self.compiled:
-            widget = self.debugger_widget() if self.debugger is not None else self.browser()
+            widget = self.debugger_widget() if self.debugger is not None else self.interactive_view()
             view = widget._repr_mimebundle_()
             view = view[0] if isinstance(view, tuple) else view
             bundle["application/vnd.jupyter.widget-view+json"] = view["application/vnd.jupyter.widget-view+json"]

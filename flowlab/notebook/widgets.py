@@ -38,6 +38,8 @@ class PlanBrowser(anywidget.AnyWidget):
     highlighted = traitlets.List(traitlets.Unicode()).tag(sync=True)
     detail = traitlets.Dict().tag(sync=True)
     collapsed = traitlets.List(traitlets.Unicode()).tag(sync=True)  # jobs drawn as one node in the Plan view
+    collapsed_chains = traitlets.List(traitlets.Int()).tag(sync=True)  # chains drawn as one node
+    can_debug = traitlets.Bool(False).tag(sync=True)  # shows a "debug" button that calls on_debug()
 
     def __init__(self, session: Any, view: str = "plan", **kwargs: Any) -> None:
         self._session = session
@@ -45,9 +47,21 @@ class PlanBrowser(anywidget.AnyWidget):
         if len(session.plan.tasks) > LARGE_PLAN:
             kwargs.setdefault("collapsed", list(session.plan.job_names))
         super().__init__(views=[*kinds, "plan"], **kwargs)
-        self.on_msg(lambda widget, content, buffers: self.show(content["view"]) if content.get("cmd") == "show"
-                    else None)
+        self.on_debug: Any = None  # set by whoever can start a debugger (the %%flowjob result)
+        self.on_msg(self._on_msg)
         self.show(view)
+
+    def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:
+        if content.get("cmd") == "show":
+            self.show(content["view"])
+        elif content.get("cmd") == "debug":
+            self.debug()
+
+    def debug(self) -> Any:
+        """The debug button: open the step debugger for the cell's job call (see FlowjobResult)."""
+        if self.on_debug is None:
+            raise RuntimeError("this browser has no job call to debug; use flow.debug(job, *args)")
+        return self.on_debug()
 
     # -- actions -----------------------------------------------------------------------------------
     def show(self, view: str) -> None:
@@ -55,7 +69,8 @@ class PlanBrowser(anywidget.AnyWidget):
             raise ValueError(f"no view {view!r}; views are {self.views}")
         self.view = view
         if view == "plan":
-            self.svg = _render(self._session.plan, collapsed_jobs=set(self.collapsed))
+            self.svg = _render(self._session.plan, collapsed_jobs=set(self.collapsed),
+                               collapsed_chains=set(self.collapsed_chains))
         else:
             jobs = self._session.job_set.of_kind(view)
             self.svg = _render(JobSet(jobs) if len(jobs) > 1 else jobs[0])
@@ -68,6 +83,17 @@ class PlanBrowser(anywidget.AnyWidget):
         if unknown:
             raise KeyError(f"no job {unknown[0]!r}; jobs are {list(self._session.plan.job_names)}")
         self.collapsed = sorted(set(self.collapsed) | set(names))
+        self.show(self.view)
+
+    def collapse_chains(self, job: str | None = None) -> None:
+        """Draw each compute chain (of ``job``, or of every job) as one node."""
+        plan = self._session.plan
+        chains = {t.chain_id for t in plan.tasks if job is None or plan.job_names[t.job_id] == job}
+        self.collapsed_chains = sorted(set(self.collapsed_chains) | chains)
+        self.show(self.view)
+
+    def expand_chain(self, chain_id: int) -> None:
+        self.collapsed_chains = [c for c in self.collapsed_chains if c != chain_id]
         self.show(self.view)
 
     def expand(self, *jobs: str) -> None:
@@ -96,6 +122,10 @@ class PlanBrowser(anywidget.AnyWidget):
         key = change["new"]
         if not key:
             self.detail = {}
+            return
+        if key.startswith("chain/"):  # a collapsed chain: expand it
+            self.detail = {"op": "", "line": f"chain {key.split('/')[1]}: expanded"}
+            self.expand_chain(int(key.split("/")[1]))
             return
         if key.startswith("job/"):  # a collapsed job's node: expand it (large plans open lazily)
             job_name = unquote(key.split("/", 1)[1])
@@ -257,7 +287,9 @@ class DebuggerWidget(anywidget.AnyWidget):
     def refresh(self, status: str | None = None) -> None:
         dbg = self._dbg
         self.rows = [{"name": r.name.replace("  <- next", ""), "state": r.state, "acts": r.acts,
-                      "reason": r.reason or "", "next": r.name.endswith("<- next")} for r in dbg.actors()]
+                      "reason": r.reason or "", "next": r.name.endswith("<- next"),
+                      "registers": " ".join(f"r{rid} {used}/{num}" for rid, (used, num) in r.occupancy.items())}
+                     for r in dbg.actors()]
         nxt = dbg.runtime.peek() if not dbg.finished else None
         self.next_id = f"task/{nxt.actor_id}" if nxt is not None else ""
         if status is not None:

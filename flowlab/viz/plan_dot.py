@@ -51,6 +51,27 @@ def regst_tooltip(regst: RegstDesc, src: TaskProto, produced: str, dst_name: str
     return "\n".join(lines)
 
 
+def _nodes_in_job(tasks: list[TaskProto], id_prefix: str, collapsed_chains: Collection[int],
+                  node_of: dict[int, str]) -> list[str]:
+    """Task nodes, with each collapsed chain (of two or more tasks) drawn once as one node."""
+    out, drawn = [], set()
+    for task in tasks:
+        members = [t for t in tasks if t.chain_id == task.chain_id]
+        if task.chain_id not in collapsed_chains or len(members) < 2:
+            out.append(_task_node(task, id_prefix))
+            continue
+        node = f"collapsed_chain{task.chain_id}"
+        node_of[task.task_id] = node
+        if node not in drawn:
+            drawn.add(node)
+            out.append(node_stmt(node, {
+                "id": id_prefix + svg_id("chain", task.chain_id), "class": "chain collapsed",
+                "label": f"chain {task.chain_id}: {members[0].name} .. {members[-1].name}\n{len(members)} tasks",
+                "tooltip": f"chain {task.chain_id}", "style": "rounded,filled,bold",
+            }))
+    return out
+
+
 def _task_node(task: TaskProto, id_prefix: str) -> str:
     attrs = {
         "id": id_prefix + svg_id("task", task.task_id),
@@ -70,10 +91,12 @@ def plan_to_dot(
     thread_clusters: bool = True,
     edge_labels: bool = True,
     collapsed_jobs: Collection[str] = (),
+    collapsed_chains: Collection[int] = (),
 ) -> str:
     """DOT text for ``plan``. ``thread_clusters=False`` drops the (machine, thread) clusters inside each job;
     ``edge_labels=False`` drops the ``regst:<id>:<register_num>`` labels (both make large plans lay out faster).
-    Each job named in ``collapsed_jobs`` is one node (id ``job/<name>``); its tasks' edges meet that node."""
+    Each job named in ``collapsed_jobs`` is one node (id ``job/<name>``), and each chain id in
+    ``collapsed_chains`` one node (id ``chain/<id>``); their tasks' edges meet that node."""
     check_choice("rankdir", rankdir, RANKDIRS)
     lines = ["digraph merged_plan {"]
     lines += indent(
@@ -117,7 +140,7 @@ def plan_to_dot(
         lines.append(f"  subgraph {cluster_id} {{")
         lines += indent([defaults_stmt("graph", cluster)], 2)
         if not thread_clusters:
-            lines += indent([_task_node(t, id_prefix) for t in by_job[job_id]], 2)
+            lines += indent(_nodes_in_job(by_job[job_id], id_prefix, collapsed_chains, node_of), 2)
         else:
             by_thread: dict[tuple[int, int], list[TaskProto]] = {}
             for task in by_job[job_id]:
@@ -135,7 +158,7 @@ def plan_to_dot(
                 }
                 lines.append(f"    subgraph {cluster_id}_m{machine_id}_t{thrd_id} {{")
                 lines += indent([defaults_stmt("graph", thread_cluster)], 3)
-                lines += indent([_task_node(t, id_prefix) for t in tasks], 3)
+                lines += indent(_nodes_in_job(tasks, id_prefix, collapsed_chains, node_of), 3)
                 lines.append("    }")
         lines.append("  }")
     lines += indent(_regst_edges(plan, id_prefix, edge_labels, node_of))

@@ -1,6 +1,6 @@
 """End to end in a real browser: JupyterLab on 127.0.0.1 driven by Playwright through Debian's chromium.
 
-Runs a notebook with the plan browser and the debugger widget, clicks a Plan node and reads the detail pane,
+Runs the quickstart notebook (its plan browser and debugger widget), clicks a Plan node and reads the detail pane,
 steps the debugger three acts and reads the blob inspector. Skipped only where chromium or playwright is absent
 (.ci/run installs both)."""
 
@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -24,30 +25,7 @@ pytest.importorskip("jupyterlab", reason="jupyterlab is not installed")
 if not os.path.exists(CHROMIUM):
     pytest.skip("Debian's chromium is not installed", allow_module_level=True)
 
-CELLS = [
-    """import numpy as np
-import flowlab as flow
-import flowlab.typing as tp
-from flowlab.notebook import DebuggerWidget, PlanBrowser
-
-flow.clear_default_session()
-
-
-@flow.global_function()
-def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
-    return flow.reflection_pad2d(x, padding=1)
-
-
-x = np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32)
-pad_Job(x)
-browser = PlanBrowser(flow.default_session())
-browser""",
-    """dbg = flow.debug(pad_Job, x)
-dbg.run_to("pad_Job/Input_0")
-widget = DebuggerWidget(dbg)
-widget.inspect("reflection_pad2d_0/y_0")
-widget""",
-]
+QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "01_quickstart.ipynb"
 
 
 def free_port() -> int:
@@ -58,10 +36,7 @@ def free_port() -> int:
 
 @pytest.fixture
 def lab(tmp_path):
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nbformat.write(nb, tmp_path / "e2e.ipynb")
+    nbformat.write(nbformat.read(QUICKSTART, as_version=4), tmp_path / "e2e.ipynb")  # the quickstart, as shipped
     settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
     (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')

@@ -41,8 +41,9 @@ def test_quickstart_shows_every_stage(tmp_path):
     assert "AutoSourceTick on pad_Job" in text and "plan: 18 tasks" in text
     assert "next: pad_Job/reflection_pad2d_0" in text and "min 0 max 17" in text and "finished" in text
     svgs = outputs(nb, "image/svg+xml")
-    assert len(svgs) == 2
+    assert len(svgs) == 4  # the job set, the Plan, and the two widgets' static fallbacks
     assert "System-Push-Input_0" in svgs[0] and "System-Main-ReentrantLock_0" in svgs[1]
+    assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 2
 
 
 def test_debugger_tour_finds_the_nan_and_fixes_it(tmp_path):
@@ -70,3 +71,5 @@ def test_training_notebook_reaches_90_percent(tmp_path):
     updates = ["hidden-weight_optimizer", "hidden-bias_optimizer", "output-weight_optimizer", "output-bias_optimizer"]
     assert str(updates) in text
     assert "hidden-weight_optimizer" in outputs(nb, "image/svg+xml")[0]
+    line = outputs(nb, "text/plain")[-1]
+    assert line.startswith("'%hidden-weight_optimizer = momentum_update(%hidden-weight/out") and "scale=0.02" in line

@@ -143,3 +143,38 @@ def test_large_plans_open_collapsed():
         widgets.LARGE_PLAN = old
     assert sorted(browser.collapsed) == sorted(session.plan.job_names)
     assert html.unescape(browser.svg).count("click to expand") == len(session.plan.job_names)
+
+
+def test_collapse_chains(pad_job):
+    browser = PlanBrowser(flow.default_session())
+    plan = flow.default_session().plan
+    chain = plan.task("reflection_pad2d_0").chain_id
+    browser.collapse_chains("pad_Job")
+    svg = html.unescape(browser.svg)
+    assert f'id="chain/{chain}"' in svg and "chain" in svg and "3 tasks" in svg  # Input_0, pad, Return_0
+    assert "reflection_pad2d_0\nNormalForward" not in svg
+    browser.select(f"chain/{chain}")
+    assert chain not in browser.collapsed_chains and "reflection_pad2d_0" in html.unescape(browser.svg)
+
+
+def test_the_browser_debug_button_opens_the_debugger(pad_job):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    from tests.notebook.test_magic import CELL
+
+    ip = InteractiveShell.instance()
+    try:
+        ip.run_line_magic("load_ext", "flowlab")
+        result = ip.run_cell_magic("flowjob", "", CELL)
+        box = result.interactive_view()
+        browser, out = box.children
+        assert browser.can_debug
+        widget = browser.debug()  # what the button's message calls
+        assert isinstance(widget, DebuggerWidget) and len(out.outputs) == 1
+        assert any(r["registers"].startswith("r") for r in widget.rows)  # register occupancy per actor
+        widget.continue_()
+        np.testing.assert_array_equal(widget._dbg.result, ip.user_ns["y"])
+    finally:
+        InteractiveShell.clear_instance()
+    with pytest.raises(RuntimeError, match="no job call to debug"):
+        PlanBrowser(flow.default_session()).debug()

@@ -49,10 +49,10 @@ function render({ model, el: root }) {
   };
   const drawRows = () => {
     const head = el("tr");
-    ["actor", "state", "acts", "why"].forEach((h) => head.append(el("th", "", h)));
+    ["actor", "state", "acts", "why", "registers"].forEach((h) => head.append(el("th", "", h)));
     const rows = model.get("rows").map((r) => {
       const tr = el("tr", r.next ? "next" : "");
-      [r.name, r.state, String(r.acts), r.reason].forEach((v) => tr.append(el("td", "", v)));
+      [r.name, r.state, String(r.acts), r.reason, r.registers].forEach((v) => tr.append(el("td", "", v)));
       return tr;
     });
     table.replaceChildren(head, ...rows);

@@ -31,7 +31,12 @@ function render({ model, el: root }) {
   const search = el("input", "search");
   search.placeholder = "search by name";
   const reset = el("button", "", "fit");
-  bar.append(views, search, reset);
+  const debug = el("button", "cmd-debug", "debug");
+  debug.addEventListener("click", () => model.send({ cmd: "debug" }));
+  const drawDebug = () => { debug.style.display = model.get("can_debug") ? "" : "none"; };
+  model.on("change:can_debug", drawDebug);
+  drawDebug();
+  bar.append(views, search, reset, debug);
   const side = el("div", "side");
   const canvas = el("div", "canvas");
   const inner = el("div");
