@@ -57,12 +57,30 @@ function render({ model, el: root }) {
     });
     table.replaceChildren(head, ...rows);
   };
+  const bars = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  bars.setAttribute("class", "histogram");
+  bars.setAttribute("width", "200");
+  bars.setAttribute("height", "40");
+  right.insertBefore(bars, table);
   const drawBlob = () => {
     const b = model.get("blob");
+    bars.replaceChildren();
     if (!b || !b.name) { blob.textContent = ""; return; }
     blob.textContent = `${b.name} : ${b.dtype}[${b.shape.join(", ")}]\n` +
       `min ${b.min} max ${b.max} mean ${b.mean} std ${b.std} nan ${b.nan} inf ${b.inf}\n` +
       `histogram ${b.histogram.join(" ")}\n${b.preview}`;
+    const top = Math.max(1, ...b.histogram);
+    const width = 200 / Math.max(1, b.histogram.length);
+    b.histogram.forEach((count, i) => {  // one bar per bin, drawn with DOM calls (no markup strings)
+      const bar = document.createElementNS("http://www.w3.org/2000/svg", "rect");
+      const h = 38 * count / top;
+      bar.setAttribute("x", String(i * width + 1));
+      bar.setAttribute("y", String(40 - h));
+      bar.setAttribute("width", String(Math.max(1, width - 2)));
+      bar.setAttribute("height", String(h));
+      bar.setAttribute("fill", "#0d6efd");
+      bars.append(bar);
+    });
   };
   model.on("change:svg", drawSvg);
   model.on("change:next_id", drawNext);
