@@ -12,7 +12,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
-from .initializers import constant_initializer, xavier_uniform_initializer
+from .initializers import xavier_uniform_initializer
 from .registry import REQUIRED, InferCtx, OpDef, register_op
 from .variable import get_variable
 
@@ -192,7 +192,7 @@ def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int
                  bias_regularizer: dict[str, Any] | None = None, trainable: bool = True, name: str = "Conv2d",
                  weight_name: str | None = None, bias_name: str | None = None) -> LazyBlob:
     """``flow.layers.conv2d``: variables ``<name>-weight`` (filters, in/groups, kh, kw) and ``<name>-bias``."""
-    from .nn_ops import bias_add
+    from .layers import bias_and_activation
 
     require_blob(inputs, "conv2d's inputs")
     _check_nchw(data_format)
@@ -202,11 +202,5 @@ def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int
                               dtype=inputs.dtype, initializer=kernel_initializer or xavier_uniform_initializer(),
                               regularizer=kernel_regularizer, trainable=trainable)
         out = conv2d(inputs, weight, strides, padding, data_format, dilation_rate, groups, name="conv2d")
-        if use_bias:
-            bias = get_variable(bias_name or "bias", shape=(filters,), dtype=inputs.dtype,
-                                initializer=bias_initializer or constant_initializer(0),
-                                regularizer=bias_regularizer, trainable=trainable)
-            out = bias_add(out, bias, name="bias_add")
-        if activation is not None:
-            out = activation(out)
-    return out
+        return bias_and_activation(out, filters, use_bias, bias_initializer, bias_regularizer, trainable, activation,
+                                   bias_name or "bias")

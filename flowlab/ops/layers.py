@@ -29,11 +29,17 @@ def dense(inputs: LazyBlob, units: int, activation: Callable[[LazyBlob], LazyBlo
                               initializer=kernel_initializer or constant_initializer(0),
                               regularizer=kernel_regularizer, trainable=trainable)
         out = matmul(x, weight, transpose_b=True, name="matmul")
-        if use_bias:
-            bias = get_variable("bias", shape=(units,), dtype=x.dtype,
-                                initializer=bias_initializer or constant_initializer(0),
-                                regularizer=bias_regularizer, trainable=trainable)
-            out = bias_add(out, bias, name="bias_add")
-        if activation is not None:
-            out = activation(out)
-    return out
+        return bias_and_activation(out, units, use_bias, bias_initializer, bias_regularizer, trainable, activation)
+
+
+def bias_and_activation(out: LazyBlob, units: int, use_bias: bool, bias_initializer: dict[str, Any] | None,
+                        bias_regularizer: dict[str, Any] | None, trainable: bool,
+                        activation: Callable[[LazyBlob], LazyBlob] | None, bias_name: str = "bias") -> LazyBlob:
+    """The layers' shared epilogue, inside their name scope: a ``bias`` variable added on axis 1, then the
+    activation."""
+    if use_bias:
+        bias = get_variable(bias_name, shape=(units,), dtype=out.dtype,
+                            initializer=bias_initializer or constant_initializer(0),
+                            regularizer=bias_regularizer, trainable=trainable)
+        out = bias_add(out, bias, name="bias_add")
+    return activation(out) if activation is not None else out
