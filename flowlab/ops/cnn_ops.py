@@ -1,9 +1,12 @@
 """Convolution, pooling and dropout on NCHW blobs (OneFlow's conv2d, max_pool2d, avg_pool2d, dropout, and
-layers.conv2d), with gradient rules. Padding "SAME" follows TF/OneFlow: the extra row/column goes bottom/right."""
+layers.conv2d), with gradient rules. Padding "SAME" follows OneFlow ("SAME_LOWER": an odd extra row/column
+goes top/left); "SAME_UPPER" is TF's split."""
 
 from __future__ import annotations
 
+import contextlib
 import math
+import zlib
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +15,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
-from .initializers import xavier_uniform_initializer
+from .initializers import constant_initializer, xavier_uniform_initializer
 from .registry import REQUIRED, InferCtx, OpDef, register_op
 from .variable import get_variable
 
@@ -27,27 +30,36 @@ def pair(value: int | Sequence[int], what: str) -> tuple[int, int]:
 
 def explicit_pads(padding: Any, in_hw: tuple[int, int], kernel: tuple[int, int], strides: tuple[int, int],
                   dilations: tuple[int, int]) -> tuple[int, int, int, int]:
-    """(top, bottom, left, right) for "SAME", "VALID", an int, a pair, or 4 ints [top, bottom, left, right]."""
+    """(top, bottom, left, right) for OneFlow's paddings: "VALID"; "SAME_UPPER" (TF's split, the odd row/column
+    at the bottom/right); "SAME_LOWER" and "SAME" (OneFlow maps "SAME" to "SAME_LOWER": the odd row/column at
+    the top/left); or explicit, one entry per NCHW dimension, each an int (both sides) or a (before, after) pair,
+    0 for N and C, e.g. ``[[0, 0], [0, 0], [1, 2], [0, 1]]`` or ``(0, 0, 1, 1)``. An int pads all four sides."""
     if isinstance(padding, str):
         mode = padding.upper()
         if mode == "VALID":
             return 0, 0, 0, 0
-        if mode != "SAME":
-            raise ValueError(f"padding must be 'SAME', 'VALID' or explicit ints; got {padding!r}")
-        pads = []
+        if mode not in ("SAME", "SAME_LOWER", "SAME_UPPER"):
+            raise ValueError(f"padding must be 'SAME', 'SAME_LOWER', 'SAME_UPPER', 'VALID' or explicit; "
+                             f"got {padding!r}")
+        pads: list[int] = []
         for size, k, s, d in zip(in_hw, kernel, strides, dilations):
             out = math.ceil(size / s)
             total = max((out - 1) * s + (k - 1) * d + 1 - size, 0)
-            pads += [total // 2, total - total // 2]
+            small, large = total // 2, total - total // 2
+            pads += [small, large] if mode == "SAME_UPPER" else [large, small]
         return pads[0], pads[1], pads[2], pads[3]
-    if isinstance(padding, int):
+    if isinstance(padding, int) and not isinstance(padding, bool):
         return padding, padding, padding, padding
-    values = list(padding)
-    if len(values) == 2:
-        return values[0], values[0], values[1], values[1]
-    if len(values) == 4:
-        return tuple(int(v) for v in values)  # type: ignore[return-value]
-    raise ValueError(f"padding must be 'SAME', 'VALID', an int, a pair or 4 ints; got {padding!r}")
+    pairs = []
+    for entry in padding if isinstance(padding, (list, tuple)) and len(padding) == 4 else ():
+        if isinstance(entry, int) and not isinstance(entry, bool):
+            pairs.append((entry, entry))
+        elif isinstance(entry, (list, tuple)) and len(entry) == 2 and all(isinstance(p, int) for p in entry):
+            pairs.append((int(entry[0]), int(entry[1])))
+    if len(pairs) != 4 or pairs[0] != (0, 0) or pairs[1] != (0, 0) or min(min(p) for p in pairs) < 0:
+        raise ValueError("explicit padding is one entry per NCHW dimension, each an int or a (before, after) pair "
+                         f"of ints >= 0, with N and C unpadded, e.g. [[0, 0], [0, 0], [1, 1], [2, 2]]; got {padding!r}")
+    return pairs[2][0], pairs[2][1], pairs[3][0], pairs[3][1]
 
 
 def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
@@ -80,6 +92,9 @@ def _infer_pool(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     oh, ow = out_size(x.shape[2], kh, sh, 1, pt, pb), out_size(x.shape[3], kw, sw, 1, pl, pr)
     if oh <= 0 or ow <= 0:
         raise ctx.fail(f"a {kh}x{kw} window does not fit the padded {x.shape[2]}x{x.shape[3]} input")
+    if pt >= kh or pl >= kw or (oh - 1) * sh - pt >= x.shape[2] or (ow - 1) * sw - pl >= x.shape[3]:
+        raise ctx.fail(f"padding {[pt, pb, pl, pr]} leaves {kh}x{kw} windows (strides {sh}x{sw}) over only padding "
+                       f"of the {x.shape[2]}x{x.shape[3]} input")
     return {"y": [BlobDesc((x.shape[0], x.shape[1], oh, ow), x.dtype)]}
 
 
@@ -179,9 +194,13 @@ def dropout(x: LazyBlob, rate: float, noise_shape: Any = None, seed: int | None 
     require_blob(x, "dropout's input")
     if noise_shape is not None:
         raise NotImplementedError("flowlab's dropout draws one mask per element (noise_shape=None)")
-    if current_builder().job_conf.get("job_type") != "train" or rate == 0:
+    builder = current_builder()
+    if builder.job_conf.get("job_type") != "train" or rate == 0:
         return x
-    return add_op("dropout", {"in": [x]}, {"rate": float(rate), "seed": int(seed or 0)}, name)[0]
+    op_name = scope.scoped_name(name) if name else builder.unique_name("dropout")
+    if seed is None:  # OneFlow draws a random seed; a seed from the op name keeps runs repeatable and masks apart
+        seed = zlib.crc32(op_name.encode())
+    return add_op("dropout", {"in": [x]}, {"rate": float(rate), "seed": int(seed)}, op_name, scoped=False)[0]
 
 
 def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int] = 1,
@@ -191,16 +210,28 @@ def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int
                  bias_initializer: dict[str, Any] | None = None, kernel_regularizer: dict[str, Any] | None = None,
                  bias_regularizer: dict[str, Any] | None = None, trainable: bool = True, name: str = "Conv2d",
                  weight_name: str | None = None, bias_name: str | None = None) -> LazyBlob:
-    """``flow.layers.conv2d``: variables ``<name>-weight`` (filters, in/groups, kh, kw) and ``<name>-bias``."""
+    """``flow.layers.conv2d``: variables ``<name>-weight`` (filters, in/groups, kh, kw) and ``<name>-bias``, or
+    ``weight_name`` / ``bias_name`` as given, outside the name scope, as in OneFlow; the conv op is ``name``."""
     from .layers import bias_and_activation
+    from .nn_ops import bias_add
 
     require_blob(inputs, "conv2d's inputs")
     _check_nchw(data_format)
     kh, kw = pair(kernel_size, "kernel_size")
-    with scope.namespace(name):
-        weight = get_variable(weight_name or "weight", shape=(filters, inputs.shape[1] // groups, kh, kw),
-                              dtype=inputs.dtype, initializer=kernel_initializer or xavier_uniform_initializer(),
+    if not isinstance(groups, int) or groups <= 0 or filters % groups or inputs.shape[1] % groups:
+        raise ValueError(f"groups={groups!r} must divide filters ({filters}) and the input channels "
+                         f"({inputs.shape[1]})")
+    shape = (filters, inputs.shape[1] // groups, kh, kw)
+    init = kernel_initializer or xavier_uniform_initializer(data_format)
+    with scope.namespace(name) if weight_name is None else contextlib.nullcontext():
+        weight = get_variable(weight_name or "weight", shape=shape, dtype=inputs.dtype, initializer=init,
                               regularizer=kernel_regularizer, trainable=trainable)
-        out = conv2d(inputs, weight, strides, padding, data_format, dilation_rate, groups, name="conv2d")
-        return bias_and_activation(out, filters, use_bias, bias_initializer, bias_regularizer, trainable, activation,
-                                   bias_name or "bias")
+    out = conv2d(inputs, weight, strides, padding, data_format, dilation_rate, groups, name=name)
+    if use_bias and bias_name is not None:  # a named bias lives outside the scope; its bias_add inside
+        bias = get_variable(bias_name, shape=(filters,), dtype=inputs.dtype, trainable=trainable,
+                            initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer)
+        with scope.namespace(name):
+            out = bias_add(out, bias, name="bias_add")
+            return activation(out) if activation is not None else out
+    with scope.namespace(name):
+        return bias_and_activation(out, filters, use_bias, bias_initializer, bias_regularizer, trainable, activation)

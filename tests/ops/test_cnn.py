@@ -8,6 +8,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.errors import OpInferError
 from flowlab.ops.cnn_ops import explicit_pads
 
 from ..test_gradients import check, v
@@ -91,8 +92,12 @@ def test_pooling(impl, kind, k, s, pads):
         assert float(dx.sum()) == pytest.approx(float(dy.sum()), rel=1e-4)
 
 
-def test_same_padding_puts_the_extra_bottom_right():
-    assert explicit_pads("SAME", (7, 6), (3, 3), (2, 2), (1, 1)) == (1, 1, 0, 1)
+def test_same_padding_puts_the_extra_top_left_as_oneflow_does():
+    assert explicit_pads("SAME", (7, 6), (3, 3), (2, 2), (1, 1)) == (1, 1, 1, 0)  # OneFlow: SAME is SAME_LOWER
+    assert explicit_pads("SAME_LOWER", (7, 6), (3, 3), (2, 2), (1, 1)) == (1, 1, 1, 0)
+    assert explicit_pads("SAME_UPPER", (7, 6), (3, 3), (2, 2), (1, 1)) == (1, 1, 0, 1)  # TF's split
+    assert explicit_pads((0, 0, 1, 2), (7, 6), (3, 3), (1, 1), (1, 1)) == (1, 1, 2, 2)
+    assert explicit_pads([[0, 0], [0, 0], [1, 2], (0, 3)], (7, 6), (3, 3), (1, 1), (1, 1)) == (1, 2, 0, 3)
     assert explicit_pads("SAME", (8, 8), (2, 2), (2, 2), (1, 1)) == (0, 0, 0, 0)
     assert explicit_pads("VALID", (8, 8), (5, 5), (1, 1), (1, 1)) == (0, 0, 0, 0)
 
@@ -135,3 +140,59 @@ def test_dropout_in_train_and_predict():
     assert not np.array_equal(a, b)  # a new mask each run
     np.testing.assert_array_equal(predict(x), x)  # identity in predict jobs
     assert not any(op.op_type == "dropout" for op in flow.default_session().job_set.job("predict").ops)
+
+
+def test_oneflow_paddings_through_the_frontend():
+    """SAME (= SAME_LOWER) pads the odd row/column at the top/left; SAME_UPPER at the bottom/right; explicit
+    paddings name one entry per NCHW dimension."""
+    x = RNG.standard_normal((1, 1, 5, 4)).astype(np.float32)
+    w = RNG.standard_normal((1, 1, 2, 2)).astype(np.float32)
+    cases = {"SAME": (1, 0, 1, 0), "SAME_LOWER": (1, 0, 1, 0), "SAME_UPPER": (0, 1, 0, 1),
+             "explicit": (1, 1, 0, 1)}
+    for padding, pads in cases.items():
+        flow.clear_default_session()
+
+        @flow.global_function()
+        def job(a: tp.Numpy.Placeholder((1, 1, 5, 4))) -> tuple[tp.Numpy, tp.Numpy]:
+            f = flow.get_variable("f", shape=(1, 1, 2, 2))
+            given = [[0, 0], 0, 1, [0, 1]] if padding == "explicit" else padding  # noqa: B023
+            return flow.nn.conv2d(a, f, 1, given), flow.nn.max_pool2d(a, 2, 1, given)
+
+        flow.load_variables({"f": w})
+        conv, pool = job(x)
+        np.testing.assert_allclose(conv, conv_loops(x, w, (1, 1), pads, (1, 1), 1), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(pool, pool_loops(x, (2, 2), (1, 1), pads, True), rtol=1e-6)
+    with pytest.raises(ValueError, match="NCHW"):
+        explicit_pads([[1, 1], 0, 1, 1], (5, 4), (2, 2), (1, 1), (1, 1))
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def empty_window(a: tp.Numpy.Placeholder((1, 1, 5, 4))) -> tp.Numpy:
+        return flow.nn.avg_pool2d(a, 2, 1, [0, 0, 0, [0, 2]])
+
+    with pytest.raises(OpInferError, match="only padding"):
+        empty_window(x)
+
+
+def test_conv2d_layer_weight_and_bias_names_are_not_scoped():
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((1, 2, 4, 4))) -> tp.Numpy:
+        return flow.layers.conv2d(x, 3, 3, name="c", weight_name="shared_w", bias_name="shared_b")
+
+    job(np.zeros((1, 2, 4, 4), np.float32))
+    assert sorted(flow.get_all_variables()) == ["shared_b", "shared_w"]
+    ops = {op.name: op.op_type for op in flow.default_session().job_set.job("job").ops}
+    assert ops["c"] == "conv2d" and ops["c-bias_add"] == "bias_add"
+
+
+def test_dropouts_without_a_seed_draw_different_masks():
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((40, 40))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(1,), initializer=flow.constant_initializer(1.0))
+        a, b = flow.nn.dropout(x * w, rate=0.5), flow.nn.dropout(x * w, rate=0.5)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.0]), momentum=0).minimize(
+            flow.math.reduce_sum(a + b))
+        return flow.concat([a, b], axis=0)
+
+    out = train(np.ones((40, 40), np.float32))
+    assert not np.array_equal(out[:40], out[40:])

@@ -142,7 +142,7 @@ def bn_np(x3, gamma, beta, eps, mean=None, var=None):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-@pytest.mark.parametrize("shape, axis", [((4, 3, 5), 1), ((6, 4), 1), ((2, 3, 2, 2), 1), ((5, 2), 0)])
+@pytest.mark.parametrize("shape, axis", [((4, 3, 5), 1), ((6, 4), 1), ((2, 3, 2, 2), 1), ((5, 2), 0), ((2, 3, 4), 2)])
 def test_normalization_kernels(impl, shape, axis):
     """Forward in both modes, moving averages in place, and the gradient against finite differences (float64)."""
     x = RNG.standard_normal(shape) * 2 + 1
