@@ -3,12 +3,16 @@
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
 from .ops.initializers import (
     constant_initializer,
+    glorot_normal_initializer,
     glorot_uniform_initializer,
+    kaiming_initializer,
     ones_initializer,
     random_normal_initializer,
     random_uniform_initializer,
     truncated_normal,
     truncated_normal_initializer,
+    variance_scaling_initializer,
+    xavier_normal_initializer,
     xavier_uniform_initializer,
     zeros_initializer,
 )
@@ -19,8 +23,9 @@ from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 
 __all__ = [
     "argmax", "cast", "concat", "constant", "constant_initializer", "expand_dims", "flatten", "gather",
-    "glorot_uniform_initializer", "identity", "matmul", "ones_initializer", "ones_like", "random_normal_initializer",
-    "random_uniform_initializer", "reduce_max", "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "slice",
-    "slice_v2", "squeeze", "transpose", "truncated_normal", "truncated_normal_initializer",
+    "glorot_normal_initializer", "glorot_uniform_initializer", "identity", "kaiming_initializer", "matmul",
+    "ones_initializer", "ones_like", "random_normal_initializer", "random_uniform_initializer", "reduce_max",
+    "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "slice", "slice_v2", "squeeze", "transpose",
+    "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
 from typing import Any
 
@@ -154,11 +155,18 @@ def cast(x: LazyBlob, dtype: Any, name: str | None = None) -> LazyBlob:
 
 
 def constant(value: float, dtype: Any = None, shape: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:
+    """A blob of ``shape`` (default (1,)) filled with ``value``; ``dtype`` defaults to the job's default data
+    type (float32). An integer dtype keeps ``value`` as an exact int."""
     from ..frontend.builder import current_builder
 
     dtype = as_dtype(dtype or current_builder().job_conf.get("default_data_type") or "float32")
     shape = tuple(shape) if shape is not None else (1,)
-    return add_op("constant", attrs={"value": float(value), "dtype": dtype, "shape": shape}, name=name)[0]
+    if not all(isinstance(d, int) and d > 0 for d in shape):
+        raise TypeError(f"constant's shape must be a list of positive ints; got {shape!r}")
+    if not isinstance(value, numbers.Real) or isinstance(value, bool):
+        raise TypeError(f"constant's value must be a Python number; got {value!r}")
+    value = float(value) if dtype.is_floating else int(value)
+    return add_op("constant", attrs={"value": value, "dtype": dtype, "shape": shape}, name=name)[0]
 
 
 def zeros_like(like: LazyBlob, name: str | None = None) -> LazyBlob:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -14,27 +15,53 @@ from .nn_ops import bias_add, matmul
 from .variable import get_variable
 
 
-def dense(inputs: LazyBlob, units: int, activation: Callable[[LazyBlob], LazyBlob] | None = None,
+def dense(inputs: LazyBlob, units: int, activation: Callable[..., LazyBlob] | None = None,
           use_bias: bool = True, kernel_initializer: dict[str, Any] | None = None,
           bias_initializer: dict[str, Any] | None = None, kernel_regularizer: dict[str, Any] | None = None,
           bias_regularizer: dict[str, Any] | None = None, trainable: bool = True, name: str = "Dense",
           model_distribute: Any = None) -> LazyBlob:
-    """``activation(inputs @ weight.T + bias)``; inputs of rank > 2 are flattened to (batch, -1) first."""
+    """``activation(inputs @ weight.T + bias)`` with ``<name>-weight`` of shape (units, in_features) and
+    ``<name>-bias`` of shape (units,), both initialized to 0 unless given an initializer (OneFlow's defaults).
+
+    As in OneFlow, an input of rank > 2 is a batch of vectors along its last axis: it is reshaped to
+    ``(-1, in_shape[-1])`` and the result back to ``in_shape[:-1] + (units,)``. (To flatten an image first, use
+    ``flow.reshape(x, [x.shape[0], -1])`` or ``flow.flatten(x, start_dim=1)``.)
+    """
     require_blob(inputs, "dense's inputs")
-    if not isinstance(units, int) or units <= 0:
+    if not isinstance(units, int) or isinstance(units, bool) or units <= 0:
         raise ValueError(f"dense needs a positive int number of units; got {units!r}")
-    x = inputs if len(inputs.shape) == 2 else reshape(inputs, (inputs.shape[0], -1))
+    in_shape = tuple(inputs.shape)
+    if len(in_shape) < 2:
+        raise ValueError(f"dense needs an input of rank >= 2 (batch, features); got {inputs.blob_desc}")
+    x = inputs if len(in_shape) == 2 else reshape(inputs, (-1, in_shape[-1]))
     with scope.namespace(name):
-        weight = get_variable("weight", shape=(units, x.shape[1]), dtype=x.dtype,
+        weight = get_variable("weight", shape=(units, in_shape[-1]), dtype=x.dtype,
                               initializer=kernel_initializer or constant_initializer(0),
                               regularizer=kernel_regularizer, trainable=trainable)
         out = matmul(x, weight, transpose_b=True, name="matmul")
-        return bias_and_activation(out, units, use_bias, bias_initializer, bias_regularizer, trainable, activation)
+        out = bias_and_activation(out, units, use_bias, bias_initializer, bias_regularizer, trainable, activation)
+    if len(in_shape) > 2:
+        out = reshape(out, (*in_shape[:-1], units))
+    return out
+
+
+def apply_activation(out: LazyBlob, activation: Callable[..., LazyBlob] | None) -> LazyBlob:
+    """``activation(out, name="activation")`` as OneFlow's layers call it (so the op is ``<scope>-activation``);
+    an activation without a ``name`` parameter (a lambda) is called with the blob alone."""
+    if activation is None:
+        return out
+    if not callable(activation):
+        raise TypeError(f"activation must be callable, e.g. flow.nn.relu; got {activation!r}")
+    try:
+        takes_name = "name" in inspect.signature(activation).parameters
+    except (TypeError, ValueError):  # a builtin without a signature
+        takes_name = False
+    return activation(out, name="activation") if takes_name else activation(out)
 
 
 def bias_and_activation(out: LazyBlob, units: int, use_bias: bool, bias_initializer: dict[str, Any] | None,
                         bias_regularizer: dict[str, Any] | None, trainable: bool,
-                        activation: Callable[[LazyBlob], LazyBlob] | None, bias_name: str = "bias") -> LazyBlob:
+                        activation: Callable[..., LazyBlob] | None, bias_name: str = "bias") -> LazyBlob:
     """The layers' shared epilogue, inside their name scope: a ``bias`` variable added on axis 1, then the
     activation."""
     if use_bias:
@@ -42,4 +69,4 @@ def bias_and_activation(out: LazyBlob, units: int, use_bias: bool, bias_initiali
                             initializer=bias_initializer or constant_initializer(0),
                             regularizer=bias_regularizer, trainable=trainable)
         out = bias_add(out, bias, name="bias_add")
-    return activation(out) if activation is not None else out
+    return apply_activation(out, activation)

@@ -104,6 +104,9 @@ register_op(OpDef("reduce_sum_like", ("x", "like"), ("y",), _infer_reduce_sum_li
 
 
 # -- user-facing functions -------------------------------------------------------------------------
+_NAMES = {"add": "add", "sub": "subtract", "mul": "multiply", "div": "divide"}
+
+
 def _binary(kind: str, scalar_kind: str, x: Any, y: Any, name: str | None) -> LazyBlob:
     if isinstance(x, LazyBlob) and isinstance(y, LazyBlob):
         return add_op(f"broadcast_{kind}", {"x": [x], "y": [y]}, name=name)[0]
@@ -111,12 +114,28 @@ def _binary(kind: str, scalar_kind: str, x: Any, y: Any, name: str | None) -> La
         return _scalar(scalar_kind, x, y, name)
     if is_number(x) and isinstance(y, LazyBlob):
         return _scalar(scalar_kind, y, x, name)
-    raise TypeError(f"flow.math.{kind} takes blobs or Python numbers; got {type(x).__name__} and {type(y).__name__}")
+    raise TypeError(f"flow.math.{_NAMES[kind]} takes blobs or Python numbers; got {type(x).__name__} and "
+                    f"{type(y).__name__}")
 
 
 def _scalar(kind: str, x: LazyBlob, operand: float, name: str | None = None) -> LazyBlob:
-    value = int(operand) if not x.dtype.is_floating and float(operand).is_integer() else float(operand)
+    if x.dtype.is_floating:
+        value: float | int = float(operand)
+    elif float(operand).is_integer():
+        value = int(operand)
+    else:
+        raise TypeError(f"{kind} of the {x.dtype.name} blob {x.blob_desc} by the non-integer {operand!r} would "
+                        "truncate the number; cast the blob to a floating dtype first (flow.cast)")
     return add_op(kind, {"x": [x]}, {"operand": value}, name=name)[0]
+
+
+def _int_constant(value: float, like: LazyBlob) -> LazyBlob:
+    from .array_ops import constant
+
+    if not float(value).is_integer():
+        raise TypeError(f"dividing the {like.dtype.name} blob {like.blob_desc} and the non-integer {value!r} "
+                        "would truncate the number; cast the blob to a floating dtype first (flow.cast)")
+    return constant(int(value), like.dtype, (1,))
 
 
 def add(x: Any, y: Any, name: str | None = None) -> LazyBlob:
@@ -136,11 +155,16 @@ def subtract(x: Any, y: Any, name: str | None = None) -> LazyBlob:
 
 
 def divide(x: Any, y: Any, name: str | None = None) -> LazyBlob:
+    """``x / y``; integer blobs divide exactly and truncate toward zero (C's ``/``, as OneFlow's kernels)."""
     if isinstance(x, LazyBlob) and is_number(y):
         if y == 0:
-            raise ZeroDivisionError("flow.math.divide by the constant 0")
+            raise ZeroDivisionError(f"flow.math.divide of {x.blob_desc} by the constant 0")
+        if not x.dtype.is_floating:
+            return add_op("broadcast_div", {"x": [x], "y": [_int_constant(y, x)]}, name=name)[0]
         return _scalar("scalar_mul", x, 1.0 / y, name)
     if is_number(x) and isinstance(y, LazyBlob):
+        if not y.dtype.is_floating:
+            return add_op("broadcast_div", {"x": [_int_constant(x, y)], "y": [y]}, name=name)[0]
         return _scalar("scalar_mul", reciprocal(y), x, name)
     return _binary("div", "scalar_mul", x, y, name)
 

@@ -107,18 +107,32 @@ for _op in (
 
 def matmul(a: LazyBlob, b: LazyBlob, transpose_a: bool = False, transpose_b: bool = False, alpha: float = 1.0,
            name: str | None = None) -> LazyBlob:
-    """``op(a) @ op(b)``; rank > 2 multiplies matrices batch by batch."""
+    """``alpha * op(a) @ op(b)``; rank > 2 multiplies matrices batch by batch (OneFlow's batch_matmul). A 2-D
+    ``b`` with a higher-rank ``a`` multiplies every row of ``a`` (OneFlow's broadcast_matmul)."""
+    from .array_ops import reshape
+
     require_blob(a, "matmul's a")
     require_blob(b, "matmul's b")
     attrs = {"transpose_a": bool(transpose_a), "transpose_b": bool(transpose_b), "alpha": float(alpha)}
+    if len(a.shape) > 2 and len(b.shape) == 2 and not transpose_a:
+        rows = reshape(a, (-1, a.shape[-1]))
+        out = add_op("matmul", {"a": [rows], "b": [b]}, attrs, name)[0]
+        return reshape(out, (*a.shape[:-1], out.shape[-1]))
     return add_op("matmul", {"a": [a], "b": [b]}, attrs, name)[0]
 
 
 def bias_add(value: LazyBlob, bias: LazyBlob, data_format: str | None = None, name: str | None = None) -> LazyBlob:
-    """Add a 1-D bias along the channel axis (1 for NCHW/2-D, last for NHWC)."""
+    """Add a 1-D bias along the channel axis: axis 1 for ``None`` or ``"NC..."`` (NCHW, NCW), the last axis for
+    ``"N...C"`` (NHWC, NWC), as in OneFlow."""
     require_blob(value, "bias_add's value")
     require_blob(bias, "bias_add's bias")
-    axis = -1 if data_format in ("NHWC", "channels_last") else 1
+    if data_format is None or data_format.startswith("NC") or data_format == "channels_first":
+        axis = 1
+    elif (data_format.startswith("N") and data_format.endswith("C")) or data_format == "channels_last":
+        axis = len(value.shape) - 1
+    else:
+        raise ValueError(f"bias_add's data_format must be None, 'NC...' (e.g. 'NCHW') or 'N...C' (e.g. 'NHWC'); "
+                         f"got {data_format!r}")
     return add_op("bias_add", {"a": [value], "b": [bias]}, {"axis": axis}, name)[0]
 
 
@@ -137,8 +151,13 @@ def softmax(logits: LazyBlob, axis: int | None = None, name: str | None = None) 
 
 
 def sparse_softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
-    """Per-example cross entropy of ``softmax(logits)`` against integer ``labels``."""
+    """Per-example cross entropy of ``softmax(logits)`` against integer ``labels`` (shape of logits without its
+    last axis; a trailing axis of 1 is squeezed away, as in OneFlow). The op's ``prob`` output is the softmax."""
     require_blob(labels, "labels")
     require_blob(logits, "logits")
+    if len(labels.shape) == len(logits.shape) and labels.shape[-1] == 1:
+        from .array_ops import reshape
+
+        labels = reshape(labels, labels.shape[:-1] or (1,))
     _prob, out = add_op("sparse_softmax_cross_entropy", {"prediction": [logits], "label": [labels]}, name=name)
     return out

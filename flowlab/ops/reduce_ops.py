@@ -101,9 +101,18 @@ def reduce_max(input_tensor: LazyBlob, axis: int | Sequence[int] | None = None, 
     return _reduce("reduce_max", input_tensor, axis, keepdims, name)
 
 
-def argmax(input: LazyBlob, axis: int | None = None, name: str | None = None) -> LazyBlob:  # noqa: A002
-    """Index of the largest value along the last axis (OneFlow v0.3's argmax works on the last axis), int32."""
+def argmax(input: LazyBlob, axis: int = -1, name: str | None = None) -> LazyBlob:  # noqa: A002
+    """Index (int32) of the largest value along ``axis``; the first one on ties. The argmax op works on the last
+    axis; another axis is first transposed last, as OneFlow's ``flow.math.argmax`` does. The result has the
+    input's shape without ``axis`` ((1,) for a 1-D input)."""
+    from .array_ops import transpose
+
     require_blob(input, "argmax's input")
-    if axis not in (None, -1, len(input.shape) - 1):
-        raise ValueError(f"argmax works along the last axis (axis=-1); got axis={axis} for {input.blob_desc}")
+    rank = len(input.shape)
+    axis = rank - 1 if axis is None else axis
+    if not isinstance(axis, int) or not -rank <= axis < rank:
+        raise ValueError(f"argmax: axis {axis!r} is out of range for {input.blob_desc} (rank {rank})")
+    axis %= rank
+    if axis != rank - 1:
+        input = transpose(input, [*(i for i in range(rank) if i != axis), axis])  # noqa: A001
     return add_op("argmax", {"in": [input]}, name=name)[0]

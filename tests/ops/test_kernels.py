@@ -62,10 +62,23 @@ def test_binary_broadcasting(impl, op_type, fn, shapes):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
-def test_binary_on_ints(impl):
-    x, y = RNG.integers(-9, 9, (3, 4)).astype(np.int32), RNG.integers(1, 5, (4,)).astype(np.int32)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("y_shape", [(3, 4), (4,)], ids=["same", "broadcast"])
+def test_binary_on_ints(impl, dtype, y_shape):
+    x = RNG.integers(-9, 9, (3, 4)).astype(dtype)
+    y = RNG.choice(np.array([-4, -3, -1, 1, 2, 5]), y_shape).astype(dtype)
     np.testing.assert_array_equal(run_op("broadcast_add", {"x": [x], "y": [y]}, {}, impl)[0], x + y)
-    np.testing.assert_array_equal(run_op("broadcast_div", {"x": [x], "y": [y]}, {}, impl)[0], x // y)
+    np.testing.assert_array_equal(run_op("broadcast_mul", {"x": [x], "y": [y]}, {}, impl)[0], x * y)
+    # Integer division truncates toward zero (C's `/`, as OneFlow's kernels), not NumPy's floor.
+    (q,) = run_op("broadcast_div", {"x": [x], "y": [y]}, {}, impl)
+    assert q.dtype == dtype
+    np.testing.assert_array_equal(q, np.trunc(x.astype(np.float64) / y).astype(dtype))
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_integer_division_by_zero_gives_zero(impl):
+    x, y = np.array([7, -7, 0, 5], np.int32), np.array([0, 0, 0, -2], np.int32)
+    np.testing.assert_array_equal(run_op("broadcast_div", {"x": [x], "y": [y]}, {}, impl)[0], [0, 0, 0, -2])
 
 
 @pytest.mark.parametrize("impl", IMPLS)
@@ -215,3 +228,39 @@ def test_reduce_helpers(impl):
     np.testing.assert_allclose(y, x.sum(axis=(0, 2)).reshape(4, 1), rtol=1e-5)
     (b,) = run_op("broadcast_like", {"x": [r(3, 5)], "like": [x]}, {"broadcast_axes": (1,)}, impl)
     assert b.shape == (3, 4, 5) and np.all(b == b[:, :1, :])
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("bad", [-1, 5])
+def test_sparse_xent_refuses_out_of_range_labels(impl, bad):
+    logits, labels = r(3, 5), np.array([0, bad, 2], np.int32)
+    with pytest.raises(IndexError, match=rf"label {bad} \(at flat index 1\) is out of range for 5 classes"):
+        run_op("sparse_softmax_cross_entropy", {"prediction": [logits], "label": [labels]}, {}, impl)
+    with pytest.raises(IndexError, match=rf"label {bad} .* labels must be in \[0, 5\)"):
+        run_op("sparse_softmax_cross_entropy_grad", {"prob": [logits], "label": [labels], "dy": [r(3)]}, {}, impl)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64])
+def test_dtype_generic_ops(impl, dtype):
+    x = (r(3, 4, 5, dtype=np.float64) * 10).astype(dtype)
+    y = (r(3, 2, 5, dtype=np.float64) * 10).astype(dtype)
+    for axis in (None, 1, (0, 2)):
+        (s,) = run_op("reduce_sum", {"input_tensor": [x]}, {"axis": axis, "keepdims": False}, impl)
+        assert s.dtype == dtype
+        np.testing.assert_allclose(s, np.reshape(x.sum(axis=axis), s.shape), rtol=1e-12)
+    (am,) = run_op("argmax", {"in": [x]}, {}, impl)
+    np.testing.assert_array_equal(am, x.argmax(-1))
+    np.testing.assert_array_equal(run_op("concat", {"in": [x, y]}, {"axis": 1}, impl)[0], np.concatenate([x, y], 1))
+    np.testing.assert_array_equal(run_op("transpose", {"input": [x]}, {"perm": (1, 2, 0)}, impl)[0],
+                                  x.transpose(1, 2, 0))
+    np.testing.assert_array_equal(run_op("identity", {"in": [x]}, {}, impl)[0], x)
+    np.testing.assert_array_equal(run_op("scalar_mul", {"x": [x]}, {"operand": 3}, impl)[0], x * 3)
+    from flowlab.ir.dtype import float32
+
+    np.testing.assert_array_equal(run_op("cast", {"in": [x]}, {"dtype": float32}, impl)[0], x.astype(np.float32))
+    if dtype == np.float64:
+        a, b = r(6, 4, dtype=dtype), r(4, 3, dtype=dtype)
+        out = run_op("matmul", {"a": [a], "b": [b]}, {}, impl)[0]
+        assert out.dtype == np.float64
+        np.testing.assert_allclose(out, a @ b, rtol=1e-12)

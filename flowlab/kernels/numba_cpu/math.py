@@ -40,6 +40,30 @@ def _div(a, b, o):  # noqa: ANN001, ANN202
 
 
 @njit
+def _idiv(x, y):  # noqa: ANN001, ANN202
+    """Integer division rounding toward zero (C's ``/``, as OneFlow); x / 0 gives 0 (as NumPy)."""
+    if y == 0:
+        return x - x
+    q = x // y
+    if q * y != x and (x < 0) != (y < 0):
+        q += 1
+    return q
+
+
+@njit
+def _idiv_flat(a, b, o):  # noqa: ANN001, ANN202
+    a, b, o = a.ravel(), b.ravel(), o.ravel()
+    for i in range(o.size):
+        o[i] = _idiv(a[i], b[i])
+
+
+@njit
+def _idiv_nd(a, b, o):  # noqa: ANN001, ANN202
+    for idx in np.ndindex(o.shape):
+        o[idx] = _idiv(a[idx], b[idx])
+
+
+@njit
 def _bcast(kind, a, b, o):  # noqa: ANN001, ANN202
     for idx in np.ndindex(o.shape):
         x, y = a[idx], b[idx]
@@ -61,14 +85,13 @@ def _binary(op_type: str):  # noqa: ANN202
 
     def factory(ctx: KernelCtx) -> KernelFn:
         out_shape = ctx.out_descs[0].shape
-        if op_type == "broadcast_div" and not ctx.out_descs[0].dtype.is_floating:
-            def int_div(ins, outs):  # noqa: ANN001, ANN202
-                np.floor_divide(ins[0], ins[1], out=outs[0])
+        same_shape = all(d.shape == out_shape for d in ctx.in_descs)
+        integer_div = op_type == "broadcast_div" and not ctx.out_descs[0].dtype.is_floating
+        if same_shape:
+            fn = _idiv_flat if integer_div else flat
 
-            return int_div
-        if all(d.shape == out_shape for d in ctx.in_descs):
             def same(ins, outs):  # noqa: ANN001, ANN202
-                flat(ins[0], ins[1], outs[0])
+                fn(ins[0], ins[1], outs[0])
 
             return same
         views: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
@@ -78,7 +101,10 @@ def _binary(op_type: str):  # noqa: ANN202
             if key not in views:  # registers are fixed arrays: build the broadcast views once
                 views[key] = (np.broadcast_to(ins[0], out_shape), np.broadcast_to(ins[1], out_shape))
             a, b = views[key]
-            _bcast(kind, a, b, outs[0])
+            if integer_div:
+                _idiv_nd(a, b, outs[0])
+            else:
+                _bcast(kind, a, b, outs[0])
 
         return broadcast
 

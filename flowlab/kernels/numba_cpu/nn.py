@@ -90,6 +90,15 @@ def _softmax_grad_rows(y, dy, dx):  # noqa: ANN001, ANN202
 
 
 @njit
+def _bad_label(labels, depth):  # noqa: ANN001, ANN202
+    """The index of the first label outside [0, depth), or -1."""
+    for r in range(labels.shape[0]):
+        if labels[r] < 0 or labels[r] >= depth:
+            return r
+    return -1
+
+
+@njit
 def _xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
     _softmax_rows(x, prob)
     for r in range(x.shape[0]):
@@ -102,6 +111,12 @@ def _xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
         for c in range(prob.shape[1]):
             dx[r, c] = prob[r, c] * dy[r]
         dx[r, labels[r]] -= dy[r]
+
+
+def check_labels(labels: np.ndarray, depth: int, bad: int) -> None:
+    if bad >= 0:
+        raise IndexError(f"label {int(labels[bad])} (at flat index {bad}) is out of range for {depth} classes; "
+                         f"labels must be in [0, {depth})")
 
 
 def _rows(desc) -> tuple[int, int]:  # noqa: ANN001
@@ -133,7 +148,9 @@ def _xent(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        _xent_rows(ins[0].reshape(rows), ins[1].reshape(-1), outs[0].reshape(rows), outs[1].reshape(-1))
+        labels = ins[1].reshape(-1)
+        check_labels(labels, rows[1], _bad_label(labels, rows[1]))  # Numba does not bounds-check
+        _xent_rows(ins[0].reshape(rows), labels, outs[0].reshape(rows), outs[1].reshape(-1))
 
     return kernel
 
@@ -143,6 +160,8 @@ def _xent_grad(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        _xent_grad_rows(ins[0].reshape(rows), ins[1].reshape(-1), ins[2].reshape(-1), outs[0].reshape(rows))
+        labels = ins[1].reshape(-1)
+        check_labels(labels, rows[1], _bad_label(labels, rows[1]))
+        _xent_grad_rows(ins[0].reshape(rows), labels, ins[2].reshape(-1), outs[0].reshape(rows))
 
     return kernel

@@ -28,11 +28,19 @@ def _binary(fn):  # noqa: ANN001, ANN202
     return factory
 
 
+def trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Integer division rounding toward zero (C's ``/``, what OneFlow's kernels compute); x / 0 gives 0."""
+    with np.errstate(divide="ignore"):
+        q = np.floor_divide(a, b)
+        inexact = np.remainder(a, b) != 0
+    return q + (inexact & ((a < 0) != (b < 0)))
+
+
 def _divide(ctx: KernelCtx) -> KernelFn:
     integer = not ctx.out_descs[0].dtype.is_floating
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
-        outs[0][...] = np.floor_divide(ins[0], ins[1]) if integer else np.divide(ins[0], ins[1])
+        outs[0][...] = trunc_divide(ins[0], ins[1]) if integer else np.divide(ins[0], ins[1])
 
     return kernel
 

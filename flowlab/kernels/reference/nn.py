@@ -53,13 +53,23 @@ def _softmax_grad(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+def checked_labels(labels: np.ndarray, depth: int) -> np.ndarray:
+    """Labels as int64 indices with a trailing axis; an out-of-range label is an error (not a wrap-around)."""
+    bad = np.flatnonzero((labels < 0) | (labels >= depth))
+    if bad.size:
+        raise IndexError(f"label {int(labels.reshape(-1)[bad[0]])} (at flat index {bad[0]}) is out of range for "
+                         f"{depth} classes; labels must be in [0, {depth})")
+    return labels[..., None].astype(np.int64)
+
+
 @register_kernel("sparse_softmax_cross_entropy", "reference")
 def _sparse_xent(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         logits, labels = ins
+        index = checked_labels(labels, logits.shape[-1])
         prob = softmax(logits)
         outs[0][...] = prob
-        picked = np.take_along_axis(prob, labels[..., None].astype(np.int64), axis=-1)[..., 0]
+        picked = np.take_along_axis(prob, index, axis=-1)[..., 0]
         outs[1][...] = -np.log(picked)
 
     return kernel
@@ -69,9 +79,9 @@ def _sparse_xent(ctx: KernelCtx) -> KernelFn:
 def _sparse_xent_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         prob, labels, dy = ins
+        index = checked_labels(labels, prob.shape[-1])
         dx = prob.copy()
-        np.put_along_axis(dx, labels[..., None].astype(np.int64),
-                          np.take_along_axis(dx, labels[..., None].astype(np.int64), axis=-1) - 1, axis=-1)
+        np.put_along_axis(dx, index, np.take_along_axis(dx, index, axis=-1) - 1, axis=-1)
         outs[0][...] = dx * dy[..., None]
 
     return kernel
