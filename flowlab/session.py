@@ -140,12 +140,9 @@ class Session:
 
     def _run_jobs(self, instances: list[JobInstance]) -> None:
         assert self.runtime is not None
-        for instance in instances:
-            self.runtime.launch(instance)
         self._running_instances.extend(instances)
-        last = instances[-1]
         try:
-            self.runtime.run_until(lambda: last.finished)
+            self.runtime.run_call(instances)
         except KernelError:
             # The failed act changed nothing, but its job cannot finish: stop here rather than hang later.
             self.status = SessionStatus.CLOSED

@@ -36,12 +36,17 @@ class WaitAndSendIdsActor(Actor):
         self.act_id += 1
         if not self.pending:
             self.pending.extend(self.id_list[self.buffer.popleft()])
+            if self.rt.recorder is not None:
+                self.rt.recorder.effects.append((self.buffer,))
         _write_id(self, self.out_regst_id, self.pending.popleft())
         return [], [self.produce(self.out_regst_id)]
 
 
 def _write_id(actor: Actor, regst_id: int, value: int) -> None:
-    actor.writable[regst_id][0].first[0] = value
+    regst = actor.writable[regst_id][0]
+    regst.first[0] = value
+    if actor.rt.recorder is not None:  # capturing a call for replay (replay.py)
+        actor.rt.recorder.id_write(actor, regst, value)
 
 
 class ReentrantLockActor(Actor):

@@ -19,6 +19,7 @@ from .events import ActEvent
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
+from .replay import Recorder, Replayer, replay_enabled
 from .system_kernels import system_kernel
 
 ACTOR_CLASSES: dict[str, type[Actor]] = {
@@ -28,6 +29,14 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
     "Esac": EsacActor,
 }
 WAIT_BUFFER = "GlobalWaitJobId"
+REPLAY = replay_enabled()
+
+
+def kernel_error(plan: Plan, actor: Actor, err: Exception) -> KernelError:
+    op = actor.task.exec_sequence[0]
+    where = f" (created at {op.loc})" if op.loc else ""
+    return KernelError(f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
+                       f"{plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}")
 
 
 class RuntimeIdle(RuntimeError):
@@ -47,12 +56,14 @@ class Runtime:
         self.hooks: list[Callable[[ActEvent], None]] = []
         self.seq = 0
         self.launched = 0
+        self.recorder: Recorder | None = None  # set while a call is captured for replay
         self.actors: dict[int, Actor] = {}
         for task in plan.tasks:
             cls = ACTOR_CLASSES.get(task.task_type, Actor)
             self.actors[task.task_id] = cls(self, task, self.regsts)
         self._wire()
         self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
+        self.replayer = Replayer(self)
 
     # -- construction ------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -106,7 +117,7 @@ class Runtime:
         return self.buffers.setdefault(name, deque())
 
     # -- launching ---------------------------------------------------------------------------------
-    def launch(self, instance: JobInstance) -> None:
+    def launch(self, instance: JobInstance, wake: bool = True) -> None:
         """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id."""
         job_id = self.plan.job_names.index(instance.job_name)
         instance.seq = self.launched
@@ -118,7 +129,38 @@ class Runtime:
             self.buffer(f"ForeignOutput-{instance.job_name}").append(instance)
         self.buffer(f"CallbackNotifier-{instance.job_name}").append(instance)
         self.buffers[WAIT_BUFFER].append(job_id)
-        self.wake(self.wait_actor)
+        if wake:
+            self.wake(self.wait_actor)
+
+    def run_call(self, instances: list[JobInstance]) -> None:
+        """Launch one call's instances and run until the runtime is idle again (the last one finished first).
+
+        A call that starts at a known fixed point of the protocol replays the schedule captured for the same
+        launch list (replay.py); otherwise the protocol runs it, capturing its schedule when it can.
+        """
+        replayer, key = self.replayer, tuple(i.job_name for i in instances)
+        schedule = replayer.schedule_for(key) if REPLAY else None
+        if schedule is not None:
+            for instance in instances:
+                self.launch(instance, wake=False)
+            replayer.replay(schedule)
+            if not instances[-1].finished:  # the schedule's effects include every CallbackNotify
+                raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
+            return
+        capture = replayer.begin_capture() if REPLAY and replayer.wants_capture(key) else None
+        seq_before, completed = self.seq, False
+        try:
+            for instance in instances:
+                self.launch(instance)
+            last = instances[-1]
+            self.run_until(lambda: last.finished)
+            while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
+                if self.step(False) is None:
+                    break
+            completed = True
+        finally:
+            if capture is not None:
+                replayer.end_capture(key, capture, seq_before, completed)
 
     def notify_section_done(self, section_id: int) -> None:
         job_id = self.plan.critical_sections[section_id].job_id
@@ -175,12 +217,7 @@ class Runtime:
             try:
                 read, written = actor.act()
             except Exception as err:
-                op = actor.task.exec_sequence[0]
-                where = f" (created at {op.loc})" if op.loc else ""
-                raise KernelError(
-                    f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
-                    f"{self.plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}"
-                ) from err
+                raise kernel_error(self.plan, actor, err) from err
             seq = self.seq
             self.seq = seq + 1
             if self.closed:

@@ -1,0 +1,127 @@
+"""Steady-state replay (runtime/replay.py): a replayed call must be indistinguishable from the protocol running
+it: the same numbers, the same watch callbacks, and the same protocol state and act counters afterwards."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.errors import KernelError
+from flowlab.runtime import runtime as runtime_module
+from flowlab.runtime.replay import fingerprint
+
+B, D, H = 8, 12, 6
+CALLS = 30  # more than the 25 calls the wait-ids source's 100 registers take to come round (4 sections a call)
+
+
+def train_session(watched: list[np.ndarray]) -> tuple[object, object]:
+    flow.clear_default_session()
+
+    @flow.global_function(type="train")
+    def train_job(x: tp.Numpy.Placeholder((B, D)),
+                  y: tp.Numpy.Placeholder((B,), dtype=flow.int32)) -> tp.Numpy:
+        h = flow.layers.dense(x, H, activation=flow.nn.relu, kernel_initializer=flow.truncated_normal(0.1),
+                              name="hidden")
+        logits = flow.layers.dense(h, 3, kernel_initializer=flow.truncated_normal(0.1), name="output")
+        flow.watch_diff(logits, lambda g: watched.append(g))
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([5], [0.1, 0.05]), momentum=0.9).minimize(loss)
+        return loss
+
+    @flow.global_function()
+    def eval_job(x: tp.Numpy.Placeholder((B, D))) -> tp.Numpy:
+        h = flow.layers.dense(x, H, activation=flow.nn.relu, name="hidden")
+        return flow.layers.dense(h, 3, name="output")
+
+    return train_job, eval_job
+
+
+def run_calls(replay: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    monkeypatch.setattr(runtime_module, "REPLAY", replay)
+    watched: list[np.ndarray] = []
+    train_job, eval_job = train_session(watched)
+    rng = np.random.default_rng(3)
+    losses, evals = [], []
+    for call in range(CALLS):
+        x = rng.random((B, D), dtype=np.float32)
+        y = rng.integers(0, 3, B).astype(np.int32)
+        losses.append(train_job(x, y))
+        if call % 7 == 3:  # interleave another job: its transitions are captured and replayed too
+            evals.append(eval_job(x))
+    session = flow.default_session()
+    rt = session.runtime
+    return {
+        "losses": losses, "evals": evals, "watched": watched, "variables": flow.get_all_variables(),
+        "seq": rt.seq, "act_ids": {a.name: a.act_id for a in rt.actors.values()},
+        "regst_act_ids": {(rid, r.index): r.act_id for rid, regs in rt.regsts.items() for r in regs},
+        "fingerprint": fingerprint(rt), "replays": rt.replayer.replays, "replayer": rt.replayer,
+    }
+
+
+def test_replayed_calls_match_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    protocol = run_calls(False, monkeypatch)
+    replayed = run_calls(True, monkeypatch)
+    assert protocol["replays"] == 0
+    assert replayed["replays"] >= CALLS // 2  # most calls were replayed, not run by the protocol
+    for key in ("losses", "evals", "watched"):
+        assert len(replayed[key]) == len(protocol[key]) > 0
+        for a, b in zip(protocol[key], replayed[key]):
+            np.testing.assert_array_equal(a, b)
+    for name, value in protocol["variables"].items():
+        np.testing.assert_array_equal(replayed["variables"][name], value, err_msg=name)
+    # the protocol's state and counters end where the protocol alone leaves them
+    assert replayed["fingerprint"] == protocol["fingerprint"]
+    assert replayed["seq"] == protocol["seq"]
+    assert replayed["act_ids"] == protocol["act_ids"]
+    assert replayed["regst_act_ids"] == protocol["regst_act_ids"]
+
+
+def test_train_step_and_learning_rate_advance_under_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The piecewise schedule switches at step 5 and the train-step counter counts every call, replayed or not."""
+    result = run_calls(True, monkeypatch)
+    steps = {k: v for k, v in result["variables"].items() if "TrainStep" in k}
+    assert list(steps.values())[0].tolist() == [CALLS]
+
+
+def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> None:
+    result = run_calls(True, monkeypatch)
+    replayer = result["replayer"]
+    train = [s for s in replayer.schedules.values() if "train_job" in s.key]
+    # the wait-ids rotation is replayed by position: the push/train/pull cycle is one state, captured once
+    assert len(train) == 1
+    assert repr(train[0]) == ("Schedule(System-Push-Input_0 + System-Push-Input_1 + train_job + "
+                              "System-Pull-Return_0: 73 acts, 33 kernels, 20 main-job effects)")
+
+
+def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    train_job, _ = train_session([])
+    x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
+    for _ in range(3):
+        train_job(x, y)
+    rt = flow.default_session().runtime
+    (schedule,) = [s for s in rt.replayer.schedules.values() if "train_job" in s.key]
+    events = []
+    rt.hooks.append(events.append)
+    before = rt.replayer.replays
+    train_job(x, y)
+    assert rt.replayer.replays == before
+    assert len(events) == schedule.acts  # every act went through the protocol and reached the subscriber
+    kernel_tasks = {a.name for *_, a in schedule.kernels}
+    assert kernel_tasks <= {e.actor_name for e in events}
+
+
+def test_a_kernel_failing_during_replay_names_its_op_and_closes_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    train_job, _ = train_session([])
+    x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
+    for _ in range(CALLS):
+        train_job(x, y)
+    rt = flow.default_session().runtime
+    assert rt.replayer.replays > 0
+    with pytest.raises(KernelError, match=r"sparse_softmax_cross_entropy.*label"):
+        train_job(x, np.full(B, 7, np.int32))  # labels out of range for 3 classes
+    with pytest.raises(Exception, match="closed"):
+        train_job(x, y)
