@@ -60,11 +60,15 @@ def run_calls(replay: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, object
     }
 
 
-def test_replayed_calls_match_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fuse", ["1", "0"], ids=["fused", "act-by-act"])
+def test_replayed_calls_match_the_protocol_bit_for_bit(fuse: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLOWLAB_FUSE", fuse)
     protocol = run_calls(False, monkeypatch)
     replayed = run_calls(True, monkeypatch)
     assert protocol["replays"] == 0
     assert replayed["replays"] >= CALLS // 2  # most calls were replayed, not run by the protocol
+    fused = [s.fused is not None for s in replayed["replayer"].schedules.values() if "train_job" in s.key]
+    assert fused == [fuse == "1"]
     for key in ("losses", "evals", "watched"):
         assert len(replayed[key]) == len(protocol[key]) > 0
         for a, b in zip(protocol[key], replayed[key]):
@@ -89,10 +93,12 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
     result = run_calls(True, monkeypatch)
     replayer = result["replayer"]
     train = [s for s in replayer.schedules.values() if "train_job" in s.key]
-    # the wait-ids rotation is replayed by position: the push/train/pull cycle is one state, captured once
+    # the wait-ids rotation is replayed by position: the push/train/pull cycle is one state, captured once;
+    # after FUSE_AFTER replays its kernels run as 2 generated segments (the learning-rate kernel splits them)
     assert len(train) == 1
     assert repr(train[0]) == ("Schedule(System-Push-Input_0 + System-Push-Input_1 + train_job + "
-                              "System-Pull-Return_0: 73 acts, 33 kernels, 20 main-job effects)")
+                              "System-Pull-Return_0: 73 acts, 29 kernels, 4 notifies, "
+                              "fused into 2 segments + 12 steps)")
 
 
 def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -109,11 +115,14 @@ def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
     train_job(x, y)
     assert rt.replayer.replays == before
     assert len(events) == schedule.acts  # every act went through the protocol and reached the subscriber
-    kernel_tasks = {a.name for *_, a in schedule.kernels}
+    kernel_tasks = {a.name for a in schedule.kernels}
     assert kernel_tasks <= {e.actor_name for e in events}
 
 
-def test_a_kernel_failing_during_replay_names_its_op_and_closes_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fuse", ["1", "0"], ids=["fused", "act-by-act"])
+def test_a_kernel_failing_during_replay_names_its_op_and_closes_the_session(fuse: str,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FLOWLAB_FUSE", fuse)
     monkeypatch.setattr(runtime_module, "REPLAY", True)
     train_job, _ = train_session([])
     x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
@@ -121,6 +130,8 @@ def test_a_kernel_failing_during_replay_names_its_op_and_closes_the_session(monk
         train_job(x, y)
     rt = flow.default_session().runtime
     assert rt.replayer.replays > 0
+    (schedule,) = [s for s in rt.replayer.schedules.values() if "train_job" in s.key]
+    assert (schedule.fused is not None) == (fuse == "1")  # the checked xent runs inside a fused segment
     with pytest.raises(KernelError, match=r"sparse_softmax_cross_entropy.*label"):
         train_job(x, np.full(B, 7, np.int32))  # labels out of range for 3 classes
     with pytest.raises(Exception, match="closed"):

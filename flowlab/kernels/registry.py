@@ -33,6 +33,24 @@ class KernelCtx:
         return self.op.attrs
 
 
+@dataclass(frozen=True)
+class FusedCall:
+    """A kernel act as one call of a module-level Numba function, for fusing a replayed schedule's kernels into
+    one generated function (runtime/fused.py). ``args`` are the act's register arrays (or views of them) and
+    constants. A ``checked`` function returns -1, or >= 0 when the act must fail: the Python kernel then runs to
+    raise its own error."""
+
+    fn: Any
+    args: tuple[Any, ...]
+    checked: bool = False
+
+
+def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelFn:
+    """Attach ``build(ins, outs) -> FusedCall | None`` to a kernel (None: this act cannot be fused)."""
+    kernel.fused = build  # type: ignore[attr-defined]
+    return kernel
+
+
 KernelFactory = Callable[[KernelCtx], KernelFn]
 _KERNELS: dict[tuple[str, str, str], KernelFactory] = {}
 _PACKAGES = {"reference": "flowlab.kernels.reference", "numba": "flowlab.kernels.numba_cpu"}

@@ -36,8 +36,6 @@ class WaitAndSendIdsActor(Actor):
         self.act_id += 1
         if not self.pending:
             self.pending.extend(self.id_list[self.buffer.popleft()])
-            if self.rt.recorder is not None:
-                self.rt.recorder.effects.append((self.buffer,))
         _write_id(self, self.out_regst_id, self.pending.popleft())
         return [], [self.produce(self.out_regst_id)]
 

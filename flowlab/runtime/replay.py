@@ -3,19 +3,22 @@
 The scheduler is deterministic: from the same protocol state and the same launches it performs the same acts in
 the same order, on the same registers. So a call of a job function (push jobs, the user job, pull jobs and the
 main job's critical sections) from an idle runtime to an idle runtime is a fixed transition: from protocol state
-S, with these launches, the runtime performs this list of effects (the kernels it ran on their register arrays,
-the section ids the main job's actors wrote, the job ids WaitAndSendIds took) and ends in state S'. ``capture``
-records the transition while the protocol runs the call; ``replay`` performs exactly that list when the runtime is
-known to be in S again, moves to S' and advances the act counters as the acts would have, so a later ``step()``
-(the debugger) finds the runtime as the protocol would have left it. States are usually a short cycle (the
-The wait-ids source's 100 registers are the exception: a call rotates them by its section count, so its
-transitions record them by position from the front of the source's free list, and the state leaves the
-rotation out; otherwise a loop mixing calls with 3 and 4 sections would cycle through 100 states.
+S, with these launches, the runtime runs these kernels on these register arrays, notifies these sections, and
+ends in state S'. ``capture`` records the transition while the protocol runs the call; ``replay`` performs it
+when the runtime is known to be in S again. This is CUDA Graphs' capture/replay for the actor runtime: the
+protocol decided the schedule once, and every kernel of the push, user and pull jobs still runs on every call.
 
-This is CUDA Graphs' capture/replay for the actor runtime: the protocol decided the schedule once, and every
-kernel of the push, user, pull and main jobs still runs on every call. A replay is refused (and the protocol runs)
-whenever anything could make the schedule differ: a hook or the debugger attached, an act or launch since the last
-known fixed point, queued work, or a closed runtime. ``FLOWLAB_REPLAY=0`` turns it off.
+What only the protocol itself can observe is brought up to date lazily, by ``settle()``: act counters, the
+registers' act ids, the section ids the main job's actors wrote into their registers, and the rotation of the
+wait-ids source's 100 registers. Consecutive replays of one schedule settle in one pass, so a training loop pays
+for the bookkeeping once, not per call; ``Runtime.step()`` and ``Runtime.seq`` settle first, so the debugger and
+the protocol always see the state the acts would have left. The wait-ids registers are recorded by position in
+the source's free list and the state leaves their rotation out: otherwise a loop mixing calls with 3 and 4
+sections would cycle through 100 states.
+
+A replay is refused (and the protocol runs) whenever anything could make the schedule differ: a hook or the
+debugger attached, an act or launch since the last known state, queued work, or a closed runtime.
+``FLOWLAB_REPLAY=0`` turns it off.
 """
 
 from __future__ import annotations
@@ -24,10 +27,13 @@ import os
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import KernelError
+from .fused import FUSE_AFTER, Segment, fuse, fusion_enabled
 from .main_actors import ReentrantLockActor, WaitAndSendIdsActor
 
 if TYPE_CHECKING:
@@ -37,58 +43,76 @@ if TYPE_CHECKING:
 
 CAPTURE_TRIES = 2  # calls of one launch list that may fail to end idle before it is never captured again
 MAX_TRANSITIONS = 512  # captured transitions kept per runtime
+MAX_PENDING_RUNS = 64  # runs of unsettled replays kept before settling anyway
 
 
 def replay_enabled() -> bool:
     return os.environ.get("FLOWLAB_REPLAY", "1") not in ("0", "false", "off")
 
 
-# One replayed effect: a kernel call (fn, ins, outs, actor), an id write (array, value), an id write into the
-# wait-ids source's register at a position of its free list (WAIT_WRITE, position, value) or a buffer pop (deque,).
-Effect = tuple[Any, ...]
-WAIT_WRITE = "wait-ids"
-
-
 @dataclass
 class Schedule:
-    """The effects of one captured call, in act order, and how it moves the act counters."""
+    """One captured transition: what a call does, in act order, and how it moves the protocol's counters."""
 
     key: tuple[str, ...]
     before: Any  # the protocol state it starts from (an interned fingerprint) ...
     after: Any  # ... and the one it ends in
-    kernels: list[tuple[Callable[..., None], list[np.ndarray], list[np.ndarray], Actor]]
-    effects: list[Effect]
     acts: int
+    steps: list[Callable[[], None]]  # kernel calls on their register arrays and section notifies, in act order
+    step_actors: list[Actor | None]  # the actor whose kernel each step runs (None for a notify)
+    id_writes: list[tuple[np.ndarray, int]]  # the last id each main-job register got (other than wait-ids)
+    wait_writes: list[tuple[int, int]]  # (free-list position, id) for the wait-ids registers
     actor_acts: list[tuple[Actor, int]]  # acts per actor
     regst_offsets: list[tuple[Regst, Actor, int]]  # regst.act_id = producer.act_id + offset after the call
     wait_offsets: list[tuple[int, int]]  # the same for the wait-ids registers, by free-list position
+    replays: int = 0
+    fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
+
+    @property
+    def kernels(self) -> list[Actor]:
+        """The actors whose kernels the steps run, in order."""
+        return [actor for actor in self.step_actors if actor is not None]
 
     def __repr__(self) -> str:
+        fused = ""
+        if self.fused is not None:
+            segments = sum(isinstance(step, Segment) for step in self.fused)
+            fused = f", fused into {segments} segment{'s' * (segments != 1)} + {len(self.fused) - segments} steps"
         return (f"Schedule({' + '.join(self.key)}: {self.acts} acts, {len(self.kernels)} kernels, "
-                f"{len(self.effects) - len(self.kernels)} main-job effects)")
+                f"{len(self.steps) - len(self.kernels)} notifies{fused})")
 
 
 class Recorder:
-    """Collects the effects of the acts of one call while the protocol runs it."""
+    """Collects what the acts of one call do while the protocol runs it."""
 
     def __init__(self, wait_free: list[Regst]) -> None:
-        self.effects: list[Effect] = []
+        self.steps: list[Callable[[], None]] = []
+        self.step_actors: list[Actor | None] = []
+        self.id_writes: dict[int, tuple[np.ndarray, int]] = {}
+        self.wait_writes: list[tuple[int, int]] = []
         self.wait_position = {id(regst): k for k, regst in enumerate(wait_free)}  # the source's free list
 
-    def id_write(self, actor: Actor, regst: Regst, value: int) -> None:
-        if isinstance(actor, WaitAndSendIdsActor):
-            self.effects.append((WAIT_WRITE, self.wait_position[id(regst)], value))
-        else:
-            self.effects.append((regst.first, value))
-
-    def kernel(self, actor: Actor) -> Callable[[list[np.ndarray], list[np.ndarray]], None]:
-        kernel, effects = actor.kernel, self.effects
+    def kernel(self, actor: Actor, notify: Callable[[int], None]) -> Callable[[list[np.ndarray],
+                                                                              list[np.ndarray]], None]:
+        kernel, steps, step_actors = actor.kernel, self.steps, self.step_actors
+        notifies = getattr(kernel, "notifies_section", False)
 
         def recording(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            effects.append((kernel, list(ins), list(outs), actor))
+            if notifies:  # the section id is fixed by the schedule: replay notifies it directly
+                steps.append(partial(notify, int(ins[0][0])))
+                step_actors.append(None)
+            else:
+                steps.append(partial(kernel, list(ins), list(outs)))
+                step_actors.append(actor)
             kernel(ins, outs)
 
         return recording
+
+    def id_write(self, actor: Actor, regst: Regst, value: int) -> None:
+        if isinstance(actor, WaitAndSendIdsActor):
+            self.wait_writes.append((self.wait_position[id(regst)], value))
+        else:  # only the last value is left for anyone to see after the call
+            self.id_writes[id(regst.first)] = (regst.first, value)
 
 
 def fingerprint(rt: Runtime) -> Any:
@@ -128,15 +152,17 @@ class Replayer:
         self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
         self.schedules: dict[tuple[tuple[str, ...], int], Schedule] = {}
         self.failed: Counter[tuple[str, ...]] = Counter()
-        self.known: tuple[Any, int, int] | None = None  # (fingerprint, seq, launched) of the current state
+        self.known: tuple[Any, int, int] | None = None  # (fingerprint, settled seq, launched) of the state
+        self.pending: list[list[Any]] = []  # unsettled replays: [schedule, times] runs, oldest first
         self.replays = 0
+        self.fuse = fusion_enabled()
 
     def intern(self, state: Any) -> Any:
         return self.states.setdefault(state, state)
 
     def current_fingerprint(self) -> Any:
         rt, known = self.rt, self.known
-        if known is not None and known[1] == rt.seq and known[2] == rt.launched:
+        if known is not None and known[1] == rt._seq and known[2] == rt.launched:
             return known[0]
         return None
 
@@ -154,13 +180,14 @@ class Replayer:
     # -- capture -----------------------------------------------------------------------------------
     def begin_capture(self) -> tuple[Any, Recorder, dict[Actor, Any], dict[Actor, int], dict[Regst, int]]:
         rt = self.rt
+        self.settle()
         before = self.current_fingerprint() or self.intern(fingerprint(rt))
         recorder = Recorder(list(rt.wait_actor.writable_list[0]))
         saved = {}
         for actor in rt.actors.values():
             if actor.kernel is not None:
                 saved[actor] = actor.kernel
-                actor.kernel = recorder.kernel(actor)
+                actor.kernel = recorder.kernel(actor, rt.notify_section_done)
         act_ids = {actor: actor.act_id for actor in rt.actors.values()}
         regst_ids = {r: r.act_id for regs in rt.regsts.values() for r in regs}
         rt.recorder = recorder
@@ -182,8 +209,7 @@ class Replayer:
             self.known = None
             return
         after = self.intern(fingerprint(rt))
-        self.known = (after, rt.seq, rt.launched)
-        kernels = [e for e in recorder.effects if len(e) == 4]
+        self.known = (after, rt._seq, rt.launched)
         actor_acts = [(a, a.act_id - n) for a, n in act_ids.items() if a.act_id != n]
         regst_offsets, wait_offsets = [], []
         wait = rt.wait_actor
@@ -199,39 +225,69 @@ class Replayer:
         if len(wait_offsets) >= len(recorder.wait_position):  # the call wrapped the free list: not by position
             self.failed[key] += 1
             return
-        self.schedules[(key, id(before))] = Schedule(key, before, after, kernels, recorder.effects,
-                                                     rt.seq - seq_before, actor_acts, regst_offsets, wait_offsets)
+        self.schedules[(key, id(before))] = Schedule(
+            key, before, after, rt._seq - seq_before, recorder.steps, recorder.step_actors,
+            list(recorder.id_writes.values()), recorder.wait_writes, actor_acts, regst_offsets, wait_offsets)
 
     # -- replay ------------------------------------------------------------------------------------
     def replay(self, schedule: Schedule) -> None:
-        """Perform the schedule's effects in order (the instances are launched); raise what a kernel raises."""
+        """Run the schedule's kernels and notifies in order (the instances are launched, without their wait-ids
+        entries); the protocol's bookkeeping is left for ``settle``. Raises what a kernel raises, as KernelError."""
+        rt = self.rt
+        try:
+            for step in schedule.fused or schedule.steps:
+                step()
+        except Exception as err:
+            self.known = None
+            if isinstance(err, KernelError):  # a fused segment names the failing op itself
+                raise
+            actor = schedule.step_actors[schedule.steps.index(step)]
+            if actor is None:
+                raise
+            from .runtime import kernel_error
+
+            raise kernel_error(rt.plan, actor, err) from err
+        pending = self.pending
+        if pending and pending[-1][0] is schedule:
+            pending[-1][1] += 1
+        else:
+            if len(pending) >= MAX_PENDING_RUNS:
+                self.settle()
+            pending.append([schedule, 1])
+        self.known = (schedule.after, rt._seq, rt.launched)
+        self.replays += 1
+        schedule.replays += 1
+        if schedule.replays == FUSE_AFTER and self.fuse:
+            schedule.fused = fuse(rt, schedule)
+
+    def settle(self) -> None:
+        """Bring the protocol's own bookkeeping up to date with the replays so far."""
+        if not self.pending:
+            return
         rt = self.rt
         wait_free = rt.wait_actor.writable_list[0]
-        wait_regsts = list(wait_free)
-        for effect in schedule.effects:
-            if len(effect) == 4:
-                fn, ins, outs, actor = effect
-                try:
-                    fn(ins, outs)
-                except Exception as err:
-                    from .runtime import kernel_error
-
-                    self.known = None
-                    raise kernel_error(rt.plan, actor, err) from err
-            elif len(effect) == 2:
-                effect[0][0] = effect[1]
-            elif len(effect) == 3:
-                wait_regsts[effect[1]].first[0] = effect[2]
-            else:
-                effect[0].popleft()
-        for actor, n in schedule.actor_acts:
-            actor.act_id += n
-        for regst, producer, offset in schedule.regst_offsets:
-            regst.act_id = producer.act_id + offset
-        wait_act = rt.wait_actor.act_id
-        for position, offset in schedule.wait_offsets:
-            wait_regsts[position].act_id = wait_act + offset
-        wait_free.rotate(-len(schedule.wait_offsets))  # each used register went back to the end, in order
-        rt.seq += schedule.acts
-        self.known = (schedule.after, rt.seq, rt.launched)
-        self.replays += 1
+        known_now = self.current_fingerprint()
+        wait = rt.wait_actor
+        for schedule, times in self.pending:
+            wait_base = wait.act_id
+            for actor, n in schedule.actor_acts:
+                actor.act_id += n * times
+            for regst, producer, offset in schedule.regst_offsets:
+                regst.act_id = producer.act_id + offset
+            for array, value in schedule.id_writes:
+                array[0] = value
+            used = len(schedule.wait_offsets)
+            if used:  # replay k used the free list's registers k*used + position, then sent them to the end
+                wait_regsts = list(wait_free)
+                count = len(wait_regsts)
+                wait_acts = (wait.act_id - wait_base) // times
+                for k in range(max(0, times - count // used - 1), times):
+                    for position, value in schedule.wait_writes:
+                        wait_regsts[(k * used + position) % count].first[0] = value
+                    for position, offset in schedule.wait_offsets:
+                        wait_regsts[(k * used + position) % count].act_id = wait_base + (k + 1) * wait_acts + offset
+                wait_free.rotate(-used * times)
+            rt._seq += schedule.acts * times
+        self.pending.clear()
+        if known_now is not None:
+            self.known = (known_now, rt._seq, rt.launched)

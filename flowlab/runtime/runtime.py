@@ -54,9 +54,11 @@ class Runtime:
         self.msgs: deque[tuple[Actor, int, Any]] = deque()
         self.ready: deque[Actor] = deque()
         self.hooks: list[Callable[[ActEvent], None]] = []
-        self.seq = 0
+        self._seq = 0  # acts so far, less the replays not yet settled (``seq`` settles them)
         self.launched = 0
         self.recorder: Recorder | None = None  # set while a call is captured for replay
+        self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
+        self._notifiers: dict[int, deque[Any]] = {}  # section id -> its job's CallbackNotifier buffer
         self.actors: dict[int, Actor] = {}
         for task in plan.tasks:
             cls = ACTOR_CLASSES.get(task.task_type, Actor)
@@ -117,19 +119,23 @@ class Runtime:
         return self.buffers.setdefault(name, deque())
 
     # -- launching ---------------------------------------------------------------------------------
-    def launch(self, instance: JobInstance, wake: bool = True) -> None:
-        """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id."""
-        job_id = self.plan.job_names.index(instance.job_name)
+    @property
+    def seq(self) -> int:
+        """The number of acts performed so far (replayed ones included)."""
+        self.replayer.settle()
+        return self._seq
+
+    def launch(self, instance: JobInstance, replayed: bool = False) -> None:
+        """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id (which a replayed call
+        does not need: its schedule already knows which sections run)."""
+        route = self._routes.get(instance.job_name) or self._route(instance.job_name)
+        job_id, queues = route
         instance.seq = self.launched
         self.launched += 1
-        kind = self.plan.job_kinds[job_id]
-        if kind == "push" or instance.job_name in ("System-ModelLoad", "System-ModelSave"):
-            self.buffer(f"ForeignInput-{instance.job_name}").append(instance)
-        if kind == "pull":
-            self.buffer(f"ForeignOutput-{instance.job_name}").append(instance)
-        self.buffer(f"CallbackNotifier-{instance.job_name}").append(instance)
-        self.buffers[WAIT_BUFFER].append(job_id)
-        if wake:
+        for queue in queues:
+            queue.append(instance)
+        if not replayed:
+            self.buffers[WAIT_BUFFER].append(job_id)
             self.wake(self.wait_actor)
 
     def run_call(self, instances: list[JobInstance]) -> None:
@@ -142,13 +148,13 @@ class Runtime:
         schedule = replayer.schedule_for(key) if REPLAY else None
         if schedule is not None:
             for instance in instances:
-                self.launch(instance, wake=False)
+                self.launch(instance, replayed=True)
             replayer.replay(schedule)
             if not instances[-1].finished:  # the schedule's effects include every CallbackNotify
                 raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
             return
         capture = replayer.begin_capture() if REPLAY and replayer.wants_capture(key) else None
-        seq_before, completed = self.seq, False
+        seq_before, completed = self._seq, False
         try:
             for instance in instances:
                 self.launch(instance)
@@ -162,9 +168,25 @@ class Runtime:
             if capture is not None:
                 replayer.end_capture(key, capture, seq_before, completed)
 
+    def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
+        """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
+        job_id = self.plan.job_names.index(job_name)
+        kind = self.plan.job_kinds[job_id]
+        queues = []
+        if kind == "push" or job_name in ("System-ModelLoad", "System-ModelSave"):
+            queues.append(self.buffer(f"ForeignInput-{job_name}"))
+        if kind == "pull":
+            queues.append(self.buffer(f"ForeignOutput-{job_name}"))
+        queues.append(self.buffer(f"CallbackNotifier-{job_name}"))
+        self._routes[job_name] = job_id, tuple(queues)
+        return self._routes[job_name]
+
     def notify_section_done(self, section_id: int) -> None:
-        job_id = self.plan.critical_sections[section_id].job_id
-        self.buffer(f"CallbackNotifier-{self.plan.job_names[job_id]}").popleft().finish()
+        queue = self._notifiers.get(section_id)
+        if queue is None:
+            job_name = self.plan.job_names[self.plan.critical_sections[section_id].job_id]
+            queue = self._notifiers[section_id] = (self._routes.get(job_name) or self._route(job_name))[1][-1]
+        queue.popleft().finish()
 
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
@@ -206,6 +228,8 @@ class Runtime:
         ``record=False`` (normal runs with no subscriber) skips building the event and returns True: the act
         itself is the same code either way.
         """
+        if self.replayer.pending:
+            self.replayer.settle()
         if self.msgs:
             self._drain()
         ready = self.ready
@@ -218,8 +242,8 @@ class Runtime:
                 read, written = actor.act()
             except Exception as err:
                 raise kernel_error(self.plan, actor, err) from err
-            seq = self.seq
-            self.seq = seq + 1
+            seq = self._seq
+            self._seq = seq + 1
             if self.closed:
                 actor.update_state()
             if actor.is_ready():
@@ -237,6 +261,7 @@ class Runtime:
 
     def peek(self) -> Actor | None:
         """The actor that the next ``step()`` will act, without acting (None when idle)."""
+        self.replayer.settle()
         if self.msgs:
             self._drain()
         ready = self.ready

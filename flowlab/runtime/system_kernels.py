@@ -51,6 +51,7 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
         def callback_notify(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             rt.notify_section_done(int(ins[0][0]))
 
+        callback_notify.notifies_section = True  # type: ignore[attr-defined]  # replay notifies directly
         return callback_notify
     if kind == "model_init":
         from ..ops.initializers import initialize
@@ -69,6 +70,18 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
 
 def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
     np.copyto(outs[0], ins[0])
+
+
+def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> Any:
+    if ins[0].dtype != outs[0].dtype or ins[0].shape != outs[0].shape:
+        return None
+    from ..kernels.numba_cpu.array import _copy_flat
+    from ..kernels.registry import FusedCall
+
+    return FusedCall(_copy_flat, (ins[0], outs[0]))
+
+
+_copy.fused = _fused_copy  # type: ignore[attr-defined]
 
 
 def _dtype_of(array: np.ndarray) -> Any:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -35,7 +35,7 @@ def _copy(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         _copy_flat(ins[0], outs[0])  # C order is the same in both shapes; cast converts on assignment
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[0], outs[0])))
 
 
 @register_kernel("transpose", "numba")
@@ -93,7 +93,7 @@ def _filler(value_of):  # noqa: ANN001, ANN202
         def kernel(ins, outs):  # noqa: ANN001, ANN202
             _fill(outs[0], value)
 
-        return kernel
+        return fusable(kernel, lambda ins, outs: FusedCall(_fill, (outs[0], value)))
 
     return factory
 

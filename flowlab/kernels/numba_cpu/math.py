@@ -7,7 +7,7 @@ import math as _m
 
 import numpy as np
 
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -212,7 +212,7 @@ def _unary(fn):  # noqa: ANN001, ANN202
         def kernel(ins, outs):  # noqa: ANN001, ANN202
             fn(ins[0], outs[0])
 
-        return kernel
+        return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], outs[0])))
 
     return factory
 
@@ -222,7 +222,7 @@ def _grad(fn):  # noqa: ANN001, ANN202
         def kernel(ins, outs):  # noqa: ANN001, ANN202
             fn(ins[0], ins[1], outs[0])
 
-        return kernel
+        return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], ins[1], outs[0])))
 
     return factory
 
@@ -234,7 +234,7 @@ def _scalar(fn):  # noqa: ANN001, ANN202
         def kernel(ins, outs):  # noqa: ANN001, ANN202
             fn(ins[0], operand, outs[0])
 
-        return kernel
+        return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], operand, outs[0])))
 
     return factory
 

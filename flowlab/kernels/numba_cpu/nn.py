@@ -6,7 +6,7 @@ import math as _m
 
 import numpy as np
 
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -39,7 +39,10 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
         if alpha != 1.0:
             out *= alpha
 
-    return kernel
+    if batched or alpha != 1.0:
+        return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(_dot, (ins[0].T if ta else ins[0], ins[1].T if tb else ins[1],
+                                                              outs[0])))
 
 
 @njit
@@ -61,7 +64,7 @@ def _bias_add_factory(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         _bias_add(ins[0].reshape(as3), ins[1], outs[0].reshape(as3))
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(_bias_add, (ins[0].reshape(as3), ins[1], outs[0].reshape(as3))))
 
 
 @njit
@@ -113,6 +116,22 @@ def _xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
         dx[r, labels[r]] -= dy[r]
 
 
+@njit
+def _xent_checked(x, labels, prob, out):  # noqa: ANN001, ANN202
+    bad = _bad_label(labels, x.shape[1])
+    if bad < 0:
+        _xent_rows(x, labels, prob, out)
+    return bad
+
+
+@njit
+def _xent_grad_checked(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+    bad = _bad_label(labels, prob.shape[1])
+    if bad < 0:
+        _xent_grad_rows(prob, labels, dy, dx)
+    return bad
+
+
 def check_labels(labels: np.ndarray, depth: int, bad: int) -> None:
     if bad >= 0:
         raise IndexError(f"label {int(labels[bad])} (at flat index {bad}) is out of range for {depth} classes; "
@@ -152,7 +171,8 @@ def _xent(ctx: KernelCtx) -> KernelFn:
         check_labels(labels, rows[1], _bad_label(labels, rows[1]))  # Numba does not bounds-check
         _xent_rows(ins[0].reshape(rows), labels, outs[0].reshape(rows), outs[1].reshape(-1))
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(
+        _xent_checked, (ins[0].reshape(rows), ins[1].reshape(-1), outs[0].reshape(rows), outs[1].reshape(-1)), True))
 
 
 @register_kernel("sparse_softmax_cross_entropy_grad", "numba")
@@ -164,4 +184,6 @@ def _xent_grad(ctx: KernelCtx) -> KernelFn:
         check_labels(labels, rows[1], _bad_label(labels, rows[1]))
         _xent_grad_rows(ins[0].reshape(rows), labels, ins[2].reshape(-1), outs[0].reshape(rows))
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(
+        _xent_grad_checked, (ins[0].reshape(rows), ins[1].reshape(-1), ins[2].reshape(-1), outs[0].reshape(rows)),
+        True))

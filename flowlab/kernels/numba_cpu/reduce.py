@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.reduce import broadcast_to_like, reduce_axes
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -81,7 +81,10 @@ def _reduce(fn, scale: bool = False):  # noqa: ANN001, ANN202
                 if scale:
                     out /= leading[0]
 
-            return by_rows
+            if scale:
+                return by_rows
+            return fusable(by_rows, lambda ins, outs: FusedCall(_sum_leading, (ins[0].reshape(leading),
+                                                                                outs[0].reshape(-1))))
         two_d = _two_d(ctx)
 
         def kernel(ins, outs):  # noqa: ANN001, ANN202

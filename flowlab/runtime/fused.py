@@ -1,0 +1,228 @@
+"""Fusing a replayed schedule: runs of kernel acts become one generated Numba function.
+
+A replayed schedule (replay.py) calls the same kernels on the same register arrays every time, so the kernels
+that can say what they do as one Numba call (``FusedCall``, attached with ``kernels.registry.fusable``) are
+fused: each run of consecutive fusable acts becomes a generated module whose function takes the memory blocks'
+arenas, rebuilds every register view inside (a slice of an arena, viewed as the blob's dtype and shape) and calls
+the kernels in act order. One dispatch replaces a Python call per act. What cannot be fused (push and pull
+copies to and from NumPy, the learning-rate scheduler, section notifies) stays a Python step between segments,
+in order.
+
+The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
+per machine and cached (Numba cannot cache a function made by ``exec``). A kernel that must fail (a checked
+call, such as a label out of range) makes the segment return its index; its Python kernel then runs to raise
+the error the protocol would have raised, as a KernelError naming the op.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import os
+import sys
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..errors import KernelError
+from ..kernels.registry import FusedCall
+
+if TYPE_CHECKING:
+    from .actor import Actor
+    from .replay import Schedule
+    from .runtime import Runtime
+
+FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-off call is not worth it)
+
+
+def fusion_enabled() -> bool:
+    return os.environ.get("FLOWLAB_FUSE", "1") not in ("0", "false", "off")
+
+
+class Unfusable(Exception):
+    """A register view that cannot be rebuilt from an arena inside the generated function."""
+
+
+class Segment:
+    """One generated function over a run of fusable acts, and how to call it."""
+
+    def __init__(self, fn: Any, arenas: tuple[np.ndarray, ...], steps: list[Callable[[], None]],
+                 actors: list[Actor], plan: Any, source_path: Path) -> None:
+        self.fn, self.arenas, self.steps, self.actors, self.plan = fn, arenas, steps, actors, plan
+        self.source_path = source_path
+
+    def __call__(self) -> None:
+        failed = self.fn(*self.arenas)
+        if failed >= 0:  # the Python kernel raises the act's own error
+            from .runtime import kernel_error
+
+            actor = self.actors[failed]
+            try:
+                self.steps[failed]()
+            except Exception as err:
+                raise kernel_error(self.plan, actor, err) from err
+            raise KernelError(f"the fused kernel of {actor.name!r} failed, but its Python kernel did not")
+
+    def __repr__(self) -> str:
+        return f"<fused segment of {len(self.actors)} acts: {self.source_path.name}>"
+
+
+def _arena_table(rt: Runtime) -> list[tuple[int, int, int, np.ndarray]]:
+    table = []
+    for block_id, arena in rt.arenas.items():
+        start = arena.ctypes.data
+        table.append((start, start + arena.nbytes, block_id, arena))
+    return table
+
+
+class _Codegen:
+    def __init__(self, rt: Runtime) -> None:
+        self.arenas = _arena_table(rt)
+        self.used: dict[int, int] = {}  # block id -> argument position
+        self.arena_args: list[np.ndarray] = []
+        self.imports: dict[tuple[str, str], str] = {}
+        self.views: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], str] = {}
+        self.lines: list[str] = []
+
+    def fn_name(self, fn: Any) -> str:
+        py = getattr(fn, "py_func", None)
+        if py is None or "<locals>" in py.__qualname__ or "." in py.__qualname__:
+            raise Unfusable(f"{fn!r} is not a module-level Numba function")
+        key = (py.__module__, py.__qualname__)
+        if key not in self.imports:
+            self.imports[key] = f"k{len(self.imports)}"
+        return self.imports[key]
+
+    def array(self, a: np.ndarray) -> str:
+        ptr = a.ctypes.data
+        found = [(start, block_id, arena) for start, end, block_id, arena in self.arenas
+                 if start <= ptr and ptr + a.nbytes <= end]
+        if not found:
+            raise Unfusable("an argument is not in any memory block")
+        start, block_id, arena = found[0]
+        offset = ptr - start
+        if a.flags.c_contiguous:
+            shape, transposed = a.shape, False
+        elif a.ndim == 2 and a.T.flags.c_contiguous:
+            shape, transposed = a.T.shape, True
+        else:
+            raise Unfusable(f"a strided view {a.shape}/{a.strides}")
+        key = (ptr, a.dtype.str, a.shape, a.strides)
+        if key in self.views:
+            return self.views[key]
+        if block_id not in self.used:
+            self.used[block_id] = len(self.arena_args)
+            self.arena_args.append(arena)
+        name = f"v{len(self.views)}"
+        expr = (f"b{self.used[block_id]}[{offset}:{offset + a.nbytes}].view(np.{a.dtype.name})"
+                f".reshape({tuple(int(d) for d in shape)!r})")
+        self.lines.append(f"    {name} = {expr}{'.T' if transposed else ''}")
+        self.views[key] = name
+        return name
+
+    def constant(self, value: Any) -> str:
+        if isinstance(value, (bool, np.bool_)):
+            return repr(bool(value))
+        if isinstance(value, np.generic):
+            return f"np.{value.dtype.name}({value.item()!r})"
+        if isinstance(value, (int, float)):
+            return repr(value)
+        raise Unfusable(f"constant {value!r}")
+
+    def call(self, index: int, call: FusedCall) -> None:
+        name = self.fn_name(call.fn)
+        args = ", ".join(self.array(a) if isinstance(a, np.ndarray) else self.constant(a) for a in call.args)
+        if call.checked:
+            self.lines.append(f"    if {name}({args}) >= 0:")
+            self.lines.append(f"        return {index}")
+        else:
+            self.lines.append(f"    {name}({args})")
+
+    def source(self) -> str:
+        head = ["# Generated by flowlab (runtime/fused.py): one fused segment of a replayed schedule.",
+                "import numpy as np", "", "from flowlab.kernels.numba_cpu._numba import njit"]
+        head += [f"from {module} import {qualname} as {alias}" for (module, qualname), alias in self.imports.items()]
+        params = ", ".join(f"b{i}" for i in range(len(self.arena_args)))
+        return "\n".join([*head, "", "", "@njit", f"def segment({params}):", *self.lines, "    return -1", ""])
+
+
+def fused_call_of(actor: Actor, step: Callable[[], None]) -> FusedCall | None:
+    build = getattr(actor.kernel, "fused", None)
+    if build is None:
+        return None
+    ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs)
+    return build(ins, outs)
+
+
+def _load(source: str) -> tuple[Any, Path]:
+    from ..kernels.numba_cpu._numba import cache_dir
+
+    digest = hashlib.sha256(source.encode()).hexdigest()[:20]
+    folder = cache_dir() / "fused"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"segment_{digest}.py"
+    if not path.exists() or path.read_text() != source:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(source)
+        tmp.replace(path)  # atomic: a concurrent process reads the old or the new file, never half of one
+    name = f"flowlab_fused_{digest}"
+    if name in sys.modules:
+        return sys.modules[name].segment, path
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # Numba's cache finds a compiled function's module by name when loading it
+    spec.loader.exec_module(module)
+    return module.segment, path
+
+
+def _segment(rt: Runtime, run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
+    from numba import typeof
+
+    gen = _Codegen(rt)
+    for index, (_step, _actor, call) in enumerate(run):
+        gen.call(index, call)
+    fn, path = _load(gen.source())
+    arenas = tuple(gen.arena_args)
+    fn.compile(tuple(typeof(a) for a in arenas))  # compile now: calling it would run the kernels
+    return Segment(fn, arenas, [s for s, _, _ in run], [a for _, a, _ in run], rt.plan, path)
+
+
+def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
+    """The schedule's steps with each run of two or more fusable kernel acts replaced by one Segment; None when
+    nothing fuses. Any failure to generate or compile leaves the schedule as it was (with a warning)."""
+    steps: list[Callable[[], None]] = []
+    run: list[tuple[Callable[[], None], Actor, FusedCall]] = []
+    segments = 0
+
+    def flush() -> None:
+        nonlocal segments
+        if len(run) >= 2:
+            steps.append(_segment(rt, run))
+            segments += 1
+        else:
+            steps.extend(step for step, _, _ in run)
+        run.clear()
+
+    try:
+        for step, actor in zip(schedule.steps, schedule.step_actors):
+            call = fused_call_of(actor, step) if actor is not None else None
+            if call is not None:
+                try:
+                    _Codegen(rt).call(0, call)  # every argument expressible from an arena?
+                except Unfusable:
+                    call = None
+            if call is None:
+                flush()
+                steps.append(step)
+            else:
+                run.append((step, actor, call))
+        flush()
+    except Exception as err:  # noqa: BLE001 - fusion is an optimization: never fail the call because of it
+        warnings.warn(f"flowlab could not fuse {schedule!r}; it keeps replaying act by act "
+                      f"({type(err).__name__}: {err})", RuntimeWarning, stacklevel=2)
+        return None
+    return steps if segments else None
