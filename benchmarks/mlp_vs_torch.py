@@ -1,6 +1,10 @@
 """One SGD train step of an MLP through flowlab's full runtime (push, train, pull and main jobs) against torch
 eager (autograd + torch.optim.SGD), measured side by side with the same thread count (--threads N, default 1).
-Targets (issue 3): 784-512-10 at batch 100: <= 0.75x torch; 64-32-10 at batch 8: <= 0.15x torch."""
+Targets (issue 3): 784-512-10 at batch 100: <= 0.75x torch; 64-32-10 at batch 8: <= 0.15x torch.
+
+flowlab's steady-state calls are replayed (runtime/replay.py: the schedule the actor protocol decided, with
+runs of kernels fused into generated Numba segments); the "protocol act by act" row is the same step with
+replay off (FLOWLAB_REPLAY=0), every act scheduled by the protocol."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from _util import QUICK, median_time, table  # noqa: E402
 
 import flowlab as flow  # noqa: E402
 import flowlab.typing as tp  # noqa: E402
+from flowlab.runtime import runtime as runtime_module  # noqa: E402
 
 
 def flowlab_step(d_in: int, hidden: int, batch: int) -> tuple[object, dict[str, float]]:
@@ -79,16 +84,24 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float) -> li
                                                    "pip install 'flowlab[bench]' for the ratio)")]
     for _ in range(3):
         torch()
-    flowlab_times, torch_times = [], []
+    for _ in range(20):  # past capture and fusion (FUSE_AFTER replays)
+        flowlab()
+    flowlab_times, torch_times, protocol_times = [], [], []
     for _ in range(repeat):  # alternate whole rounds: neither library's BLAS pool runs inside the other's
         flowlab_times.append(median_time(flowlab, 1, number))
         torch_times.append(median_time(torch, 1, number))
+        runtime_module.REPLAY = False
+        protocol_times.append(median_time(flowlab, 1, number))
+        runtime_module.REPLAY = True
+        flowlab()  # the protocol left the state unknown: this call finds it again (a fingerprint)
     t_flowlab, t_torch = float(np.median(flowlab_times)), float(np.median(torch_times))
-    ratio = t_flowlab / t_torch
+    t_protocol = float(np.median(protocol_times))
     return rows + [
-        (f"{label}: flowlab step (median)", f"{t_flowlab * 1e6:.0f} us"),
+        (f"{label}: flowlab step, replayed + fused (median)", f"{t_flowlab * 1e6:.0f} us"),
+        (f"{label}: flowlab step, protocol act by act", f"{t_protocol * 1e6:.0f} us"),
         (f"{label}: torch eager step (median)", f"{t_torch * 1e6:.0f} us"),
-        (f"{label}: ratio flowlab / torch", f"{ratio:.2f}  (target <= {target})"),
+        (f"{label}: ratio flowlab / torch", f"{t_flowlab / t_torch:.2f}  (target <= {target}); act by act "
+                                            f"{t_protocol / t_torch:.2f}"),
     ]
 
 

@@ -1,7 +1,9 @@
 """Runtime overhead per actor act in a normal run: (call time - kernel time) / acts. Target: <= 2 us per act.
 
 Measured side by side in one process: a full pad_Job call, the same acts with the kernels timed alone, and a
-plain Python loop making the same number of kernel calls (the floor any scheduler has to pay)."""
+plain Python loop making the same number of kernel calls (the floor any scheduler has to pay). Two modes:
+steady-state calls replayed (the default: runtime/replay.py, kernels fused into generated segments) and every
+act scheduled by the actor protocol (FLOWLAB_REPLAY=0, what the debugger steps through)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from _util import QUICK, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.runtime import runtime as runtime_module
 
 
 def build_pad() -> tuple[object, np.ndarray]:
@@ -43,7 +46,9 @@ def stand_in(actor: object):  # noqa: ANN201
     return actor.kernel
 
 
-def measure(name: str, build: object) -> list[tuple[str, str]]:
+def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
+    runtime_module.REPLAY = replay
+    name = f"{name}, {'replayed' if replay else 'protocol act by act'}"
     flow.clear_default_session()
     job, x = build()
     job(x)  # compile, start, and compile kernels
@@ -52,6 +57,8 @@ def measure(name: str, build: object) -> list[tuple[str, str]]:
     job(x)
     acts = runtime.seq - before
     repeat, number = (3, 200) if QUICK else (9, 2000)
+    for _ in range(20):  # past capture and fusion
+        job(x)
     call = median_time(lambda: job(x), repeat, number)
     acting = [(stand_in(a), a.in_arrays, a.out_arrays) for a in runtime.actors.values()
               if a.kernel is not None and a.act_id > 0]
@@ -71,8 +78,11 @@ def measure(name: str, build: object) -> list[tuple[str, str]]:
 
 
 def main() -> None:
-    rows = measure("pad_Job", build_pad)
-    rows += measure("50-op chain", lambda: build_chain(50 // 3))
+    rows = []
+    for replay in (False, True):
+        rows += measure("pad_Job", build_pad, replay)
+        rows += measure("50-op chain", lambda: build_chain(50 // 3), replay)
+    runtime_module.REPLAY = True
     table("runtime overhead per act (one scheduler thread, OPENBLAS_NUM_THREADS=1)", rows)
     flow.clear_default_session()
 

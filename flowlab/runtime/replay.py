@@ -225,6 +225,9 @@ class Replayer:
         if len(wait_offsets) >= len(recorder.wait_position):  # the call wrapped the free list: not by position
             self.failed[key] += 1
             return
+        known = self.schedules.get((key, id(before)))
+        if known is not None and known.after is after:  # captured before (the protocol ran it again): keep
+            return                                          # the one already replayed, and fused
         self.schedules[(key, id(before))] = Schedule(
             key, before, after, rt._seq - seq_before, recorder.steps, recorder.step_actors,
             list(recorder.id_writes.values()), recorder.wait_writes, actor_acts, regst_offsets, wait_offsets)
