@@ -98,7 +98,7 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
     assert len(train) == 1
     assert repr(train[0]) == ("Schedule(System-Push-Input_0 + System-Push-Input_1 + train_job + "
                               "System-Pull-Return_0: 73 acts, 29 kernels, 4 notifies, "
-                              "fused into 2 segments + 12 steps)")
+                              "fused into 2 segments + 11 steps)")
 
 
 def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:

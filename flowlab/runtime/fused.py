@@ -5,8 +5,8 @@ that can say what they do as one Numba call (``FusedCall``, attached with ``kern
 fused: each run of consecutive fusable acts becomes a generated module whose function takes the memory blocks'
 arenas, rebuilds every register view inside (a slice of an arena, viewed as the blob's dtype and shape) and calls
 the kernels in act order. One dispatch replaces a Python call per act. What cannot be fused (push and pull
-copies to and from NumPy, the learning-rate scheduler, section notifies) stays a Python step between segments,
-in order.
+copies to and from NumPy, the learning-rate scheduler) stays a Python step between segments, in order. Section
+notifies touch no register, so a run goes on past them and they follow its segment.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
 per machine and cached (Numba cannot cache a function made by ``exec``). A kernel that must fail (a checked
@@ -198,6 +198,8 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
     run: list[tuple[Callable[[], None], Actor, FusedCall]] = []
     segments = 0
 
+    notifies: list[Callable[[], None]] = []  # section notifies met inside a run: they touch no register
+
     def flush() -> None:
         nonlocal segments
         if len(run) >= 2:
@@ -205,10 +207,15 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
             segments += 1
         else:
             steps.extend(step for step, _, _ in run)
+        steps.extend(notifies)  # after the run's kernels, in their order: nothing observes the difference
         run.clear()
+        notifies.clear()
 
     try:
         for step, actor in zip(schedule.steps, schedule.step_actors):
+            if actor is None and run:  # a notify only finishes a job instance: let the run go on past it
+                notifies.append(step)
+                continue
             call = fused_call_of(actor, step) if actor is not None else None
             if call is not None:
                 try:
