@@ -79,8 +79,8 @@ def _arena_table(rt: Runtime) -> list[tuple[int, int, int, np.ndarray]]:
 
 
 class _Codegen:
-    def __init__(self, rt: Runtime) -> None:
-        self.arenas = _arena_table(rt)
+    def __init__(self, arenas: list[tuple[int, int, int, np.ndarray]]) -> None:
+        self.arenas = arenas
         self.used: dict[int, int] = {}  # block id -> argument position
         self.arena_args: list[np.ndarray] = []
         self.imports: dict[tuple[str, str], str] = {}
@@ -179,10 +179,11 @@ def _load(source: str) -> tuple[Any, Path]:
     return module.segment, path
 
 
-def _segment(rt: Runtime, run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
+def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
+             run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
     from numba import typeof
 
-    gen = _Codegen(rt)
+    gen = _Codegen(arena_table)
     for index, (_step, _actor, call) in enumerate(run):
         gen.call(index, call)
     fn, path = _load(gen.source())
@@ -199,11 +200,12 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
     segments = 0
 
     notifies: list[Callable[[], None]] = []  # section notifies met inside a run: they touch no register
+    arena_table = _arena_table(rt)
 
     def flush() -> None:
         nonlocal segments
         if len(run) >= 2:
-            steps.append(_segment(rt, run))
+            steps.append(_segment(rt, arena_table, run))
             segments += 1
         else:
             steps.extend(step for step, _, _ in run)
@@ -219,7 +221,7 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
             call = fused_call_of(actor, step) if actor is not None else None
             if call is not None:
                 try:
-                    _Codegen(rt).call(0, call)  # every argument expressible from an arena?
+                    _Codegen(arena_table).call(0, call)  # every argument expressible from an arena?
                 except Unfusable:
                     call = None
             if call is None:

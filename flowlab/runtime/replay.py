@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -137,6 +137,16 @@ def fingerprint(rt: Runtime) -> Any:
 OUTPUT_BUFFERS = frozenset({"ForeignWatch"})  # filled by kernels for the session to empty: not protocol state
 
 
+class Capture(NamedTuple):
+    """What ``begin_capture`` saved for ``end_capture``."""
+
+    before: Any  # the interned state the call starts from
+    recorder: Recorder
+    kernels: dict[Actor, Any]  # the actors' own kernels, while recording wrappers stand in
+    act_ids: dict[Actor, int]
+    regst_act_ids: dict[Regst, int]
+
+
 def is_idle(rt: Runtime) -> bool:
     """Nothing queued: no ready actor, message, launched job or pending instance (and no subscriber)."""
     if rt.ready or rt.msgs or rt.closed or rt.hooks:
@@ -178,7 +188,7 @@ class Replayer:
                 and is_idle(self.rt))
 
     # -- capture -----------------------------------------------------------------------------------
-    def begin_capture(self) -> tuple[Any, Recorder, dict[Actor, Any], dict[Actor, int], dict[Regst, int]]:
+    def begin_capture(self) -> Capture:
         rt = self.rt
         self.settle()
         before = self.current_fingerprint() or self.intern(fingerprint(rt))
@@ -191,11 +201,9 @@ class Replayer:
         act_ids = {actor: actor.act_id for actor in rt.actors.values()}
         regst_ids = {r: r.act_id for regs in rt.regsts.values() for r in regs}
         rt.recorder = recorder
-        return before, recorder, saved, act_ids, regst_ids
+        return Capture(before, recorder, saved, act_ids, regst_ids)
 
-    def end_capture(self, key: tuple[str, ...], state: tuple[Any, Recorder, dict[Actor, Any], dict[Actor, int],
-                                                               dict[Regst, int]], seq_before: int,
-                    completed: bool) -> None:
+    def end_capture(self, key: tuple[str, ...], state: Capture, seq_before: int, completed: bool) -> None:
         rt = self.rt
         before, recorder, saved, act_ids, regst_ids = state
         rt.recorder = None

@@ -128,8 +128,7 @@ class Runtime:
     def launch(self, instance: JobInstance, replayed: bool = False) -> None:
         """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id (which a replayed call
         does not need: its schedule already knows which sections run)."""
-        route = self._routes.get(instance.job_name) or self._route(instance.job_name)
-        job_id, queues = route
+        job_id, queues = self._route(instance.job_name)
         instance.seq = self.launched
         self.launched += 1
         for queue in queues:
@@ -170,6 +169,9 @@ class Runtime:
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
+        route = self._routes.get(job_name)
+        if route is not None:
+            return route
         job_id = self.plan.job_names.index(job_name)
         kind = self.plan.job_kinds[job_id]
         queues = []
@@ -185,7 +187,7 @@ class Runtime:
         queue = self._notifiers.get(section_id)
         if queue is None:
             job_name = self.plan.job_names[self.plan.critical_sections[section_id].job_id]
-            queue = self._notifiers[section_id] = (self._routes.get(job_name) or self._route(job_name))[1][-1]
+            queue = self._notifiers[section_id] = self._route(job_name)[1][-1]
         queue.popleft().finish()
 
     def close(self) -> None:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import OpConf
+from ..kernels.registry import FusedCall, fusable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -72,16 +73,15 @@ def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
     np.copyto(outs[0], ins[0])
 
 
-def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> Any:
+def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | None:
     if ins[0].dtype != outs[0].dtype or ins[0].shape != outs[0].shape:
         return None
-    from ..kernels.numba_cpu.array import _copy_flat
-    from ..kernels.registry import FusedCall
+    from ..kernels.numba_cpu.array import _copy_flat  # Numba only once a schedule is fused
 
     return FusedCall(_copy_flat, (ins[0], outs[0]))
 
 
-_copy.fused = _fused_copy  # type: ignore[attr-defined]
+fusable(_copy, _fused_copy)
 
 
 def _dtype_of(array: np.ndarray) -> Any:
