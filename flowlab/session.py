@@ -25,6 +25,7 @@ from .ir import Job, JobSet, Plan
 from .ir.dtype import from_numpy
 from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, load_variable, variable_dir
+from .runtime.runtime import WATCH_BUFFER
 
 
 class SessionStatus(enum.Enum):
@@ -126,11 +127,7 @@ class Session:
         arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
         self.try_init()
         pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
-        instances = [JobInstance(push_job_name(n), push_array=a) for n, a in zip(desc.input_op_names, arrays)]
-        instances.append(JobInstance(desc.job_name))
-        for i, name in enumerate(desc.return_op_names):
-            instances.append(JobInstance(pull_job_name(name), on_pull=_store(pulled, i)))
-        self._run_jobs(instances)
+        self._run_jobs(call_instances(desc, arrays, pulled), desc.launch_names)
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)
         if desc.signature.returns.kind == "future":
             result = FutureRemoteBlobs(result)
@@ -138,23 +135,25 @@ class Session:
             return _callback_caller(result)
         return result
 
-    def _run_jobs(self, instances: list[JobInstance]) -> None:
+    def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
         assert self.runtime is not None
-        self._running_instances.extend(instances)
         try:
-            self.runtime.run_call(instances)
+            self.runtime.run_call(instances, key)
         except KernelError:
             # The failed act changed nothing, but its job cannot finish: stop here rather than hang later.
             self.status = SessionStatus.CLOSED
             self.runtime = None
             raise
-        self._running_instances = [i for i in self._running_instances if not i.finished]
-        self._dispatch_watches()
+        except BaseException:  # an interrupt mid-call: sync() waits for what was launched
+            self._running_instances.extend(i for i in instances if not i.finished)
+            raise
+        if self.runtime.buffers[WATCH_BUFFER]:
+            self._dispatch_watches()
 
     def _dispatch_watches(self) -> None:
         """Hand watched blobs to their handlers, after the run (a handler that raises cannot break an act)."""
         assert self.runtime is not None
-        pending = self.runtime.buffer("ForeignWatch")
+        pending = self.runtime.buffers[WATCH_BUFFER]
         while pending:
             uuid, array = pending.popleft()
             self.watch_handlers[uuid](array)
@@ -213,6 +212,18 @@ def encode_path(root: Path) -> np.ndarray:
     blob = np.zeros(PATH_CAPACITY, np.uint8)
     blob[: len(raw)] = np.frombuffer(raw, np.uint8)
     return blob
+
+
+def call_instances(desc: FunctionDesc, arrays: list[np.ndarray], pulled: list[np.ndarray]) -> list[JobInstance]:
+    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return."""
+    if not desc.launch_names:
+        desc.launch_names = (*(push_job_name(n) for n in desc.input_op_names), desc.job_name,
+                             *(pull_job_name(n) for n in desc.return_op_names))
+    names, pushes = desc.launch_names, len(arrays)
+    instances = [JobInstance(names[i], arrays[i]) for i in range(pushes)]
+    instances.append(JobInstance(desc.job_name))
+    instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
+    return instances
 
 
 def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:

@@ -94,11 +94,12 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
     replayer = result["replayer"]
     train = [s for s in replayer.schedules.values() if "train_job" in s.key]
     # the wait-ids rotation is replayed by position: the push/train/pull cycle is one state, captured once;
-    # after FUSE_AFTER replays its kernels run as 2 generated segments (the learning-rate kernel splits them)
+    # after FUSE_AFTER replays all its kernels (the push, watch and pull copies, the learning-rate schedule and the
+    # train step's assign among them) run as one generated segment, followed by the 4 section notifies
     assert len(train) == 1
     assert repr(train[0]) == ("Schedule(System-Push-Input_0 + System-Push-Input_1 + train_job + "
                               "System-Pull-Return_0: 73 acts, 29 kernels, 4 notifies, "
-                              "fused into 2 segments + 11 steps)")
+                              "fused into 1 segment + 4 steps)")
 
 
 def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -136,3 +137,29 @@ def test_a_kernel_failing_during_replay_names_its_op_and_closes_the_session(fuse
         train_job(x, np.full(B, 7, np.int32))  # labels out of range for 3 classes
     with pytest.raises(Exception, match="closed"):
         train_job(x, y)
+
+
+def test_inputs_off_the_fast_path_replay_like_plain_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fused segment takes pushed arrays as arguments: Fortran-ordered, read-only or listed inputs must give
+    what the protocol gives for the same values as plain C arrays (and a bad one still fails before any act)."""
+    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    rng = np.random.default_rng(5)
+    xs = [rng.random((B, D), dtype=np.float32) for _ in range(CALLS)]
+    ys = [rng.integers(0, 3, B).astype(np.int32) for _ in range(CALLS)]
+
+    def losses(variant: int) -> list[np.ndarray]:
+        train_job, _ = train_session([])
+        out = []
+        for k, (x, y) in enumerate(zip(xs, ys)):
+            if variant and k > 20:  # past fusion: the segment is compiled for C-contiguous writable arrays
+                x = np.asfortranarray(x) if k % 2 else np.frombuffer(x.tobytes(), np.float32).reshape(B, D)
+            out.append(train_job(x, y))
+        return out
+
+    plain, odd = losses(0), losses(1)
+    assert flow.default_session().runtime.replayer.replays > CALLS // 2
+    for a, b in zip(plain, odd):
+        np.testing.assert_array_equal(a, b)
+    train_job, _ = train_session([])
+    with pytest.raises(flow.errors.JobArgumentError, match="dtype"):
+        train_job(xs[0].astype(np.float64), ys[0])

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from ..compiler.system_jobs import pull_job_name, push_job_name
 from ..errors import FlowlabError
 from ..frontend.signature import check_inputs, unflatten
-from ..runtime import ActEvent, Actor, JobInstance, Runtime
+from ..runtime import ActEvent, Actor, Runtime
+from ..session import call_instances
 from .breakpoints import Breakpoint
 from .inspect import BlobStats, blob_stats
 
@@ -86,11 +86,7 @@ class Debugger:
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
         self._t0 = time.perf_counter()
         self._pulled: list[np.ndarray] = [None] * len(self.desc.return_op_names)  # type: ignore[list-item]
-        self.instances = [JobInstance(push_job_name(n), push_array=a)
-                          for n, a in zip(self.desc.input_op_names, self.arrays)]
-        self.instances.append(JobInstance(self.desc.job_name))
-        for i, name in enumerate(self.desc.return_op_names):
-            self.instances.append(JobInstance(pull_job_name(name), on_pull=_store(self._pulled, i)))
+        self.instances = call_instances(self.desc, self.arrays, self._pulled)
         for instance in self.instances:
             self.runtime.launch(instance)
         self._resume_past: Actor | None = None  # the actor we stopped before: let it act when resumed
@@ -348,13 +344,6 @@ def _variable_arrays(runtime: Runtime) -> dict[str, np.ndarray]:
             regst = actor.task.produced_regst_desc["out"].regst_desc_id
             out[op.name] = runtime.regsts[regst][0].blobs[op.output_lbns[0]]
     return out
-
-
-def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:
-    def store(array: np.ndarray) -> None:
-        pulled[index] = array
-
-    return store
 
 
 @contextlib.contextmanager

@@ -34,6 +34,8 @@ class FunctionDesc:
     return_op_names: tuple[str, ...] = ()
     input_op_names: tuple[str, ...] = ()
     watches: list[tuple[str, str, Any]] = field(default_factory=list)
+    # Filled by the session on the first call: the jobs one call launches (push jobs, the job, pull jobs).
+    launch_names: tuple[str, ...] = ()
 
     @property
     def job_name(self) -> str:

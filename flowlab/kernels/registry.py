@@ -45,6 +45,20 @@ class FusedCall:
     checked: bool = False
 
 
+class External:
+    """A FusedCall argument that lives outside the memory blocks: an array pushed by the caller, or a fresh array
+    for a pulled copy. A fused segment takes it as a parameter: ``fetch()`` gives the array each time the segment
+    runs (before its kernels), and ``done(array)``, if given, hands it on after they all ran. ``like`` is an array
+    of the type the segment is compiled for (another type still works, at the cost of a compile)."""
+
+    def __init__(self, fetch: Callable[[], np.ndarray], like: np.ndarray,
+                 done: Callable[[np.ndarray], None] | None = None) -> None:
+        self.fetch, self.like, self.done = fetch, like, done
+
+    def __repr__(self) -> str:
+        return f"External({self.like.dtype}{list(self.like.shape)})"
+
+
 def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelFn:
     """Attach ``build(ins, outs) -> FusedCall | None`` to a kernel (None: this act cannot be fused)."""
     kernel.fused = build  # type: ignore[attr-defined]

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 
-@dataclass
+@dataclass(slots=True)
 class JobInstance:
     """OneFlow's JobInstance: ``push_array`` feeds a ForeignInput, ``on_pull`` takes a ForeignOutput's copy."""
 
     job_name: str
     push_array: np.ndarray | None = None
     on_pull: Callable[[np.ndarray], None] | None = None
-    finish_callbacks: list[Callable[[], None]] = field(default_factory=list)
     seq: int = -1  # launch order, set by the runtime
     finished: bool = False
     pulled: Any = None
@@ -28,5 +27,3 @@ class JobInstance:
 
     def finish(self) -> None:
         self.finished = True
-        for callback in self.finish_callbacks:
-            callback()

@@ -29,6 +29,7 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
     "Esac": EsacActor,
 }
 WAIT_BUFFER = "GlobalWaitJobId"
+WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 REPLAY = replay_enabled()
 
 
@@ -49,7 +50,7 @@ class Runtime:
         self.kernel_impl = kernel_impl
         self.arenas = allocate_arenas(plan.mem_blocks)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
-        self.buffers: dict[str, deque[Any]] = {WAIT_BUFFER: deque()}
+        self.buffers: dict[str, deque[Any]] = {WAIT_BUFFER: deque(), WATCH_BUFFER: deque()}
         self.closed = False
         self.msgs: deque[tuple[Actor, int, Any]] = deque()
         self.ready: deque[Actor] = deque()
@@ -137,13 +138,16 @@ class Runtime:
             self.buffers[WAIT_BUFFER].append(job_id)
             self.wake(self.wait_actor)
 
-    def run_call(self, instances: list[JobInstance]) -> None:
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
         """Launch one call's instances and run until the runtime is idle again (the last one finished first).
 
         A call that starts at a known fixed point of the protocol replays the schedule captured for the same
-        launch list (replay.py); otherwise the protocol runs it, capturing its schedule when it can.
+        launch list (replay.py); otherwise the protocol runs it, capturing its schedule when it can. ``key``: the
+        instances' job names, when the caller already has them.
         """
-        replayer, key = self.replayer, tuple(i.job_name for i in instances)
+        replayer = self.replayer
+        if not key:
+            key = tuple(i.job_name for i in instances)
         schedule = replayer.schedule_for(key) if REPLAY else None
         if schedule is not None:
             for instance in instances:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -9,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import OpConf
-from ..kernels.registry import FusedCall, fusable
+from ..kernels.registry import External, FusedCall, fusable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -32,21 +33,21 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
             instance = buffer.popleft()
             np.copyto(outs[0], instance.push_array.reshape(outs[0].shape), casting="no")
 
-        return foreign_input
+        return fusable(foreign_input, lambda ins, outs: _fused_push(buffer, outs[0]))
     if kind == "foreign_output":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
         def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             buffer.popleft().pull(ins[0].copy())
 
-        return foreign_output
+        return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.popleft().pull(a)))
     if kind == "foreign_watch":
         buffer, uuid = rt.buffer("ForeignWatch"), op.attrs["handler_uuid"]
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             buffer.append((uuid, ins[0].copy()))  # handlers run after the run, outside any act
 
-        return foreign_watch
+        return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.append((uuid, a))))
     if kind == "callback_notify":
 
         def callback_notify(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
@@ -82,6 +83,22 @@ def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | No
 
 
 fusable(_copy, _fused_copy)
+
+
+def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
+    """The push copy inside a fused segment: the launched instance's array is the segment's argument."""
+    from ..kernels.numba_cpu.array import _copy_flat
+
+    return FusedCall(_copy_flat, (External(lambda: buffer.popleft().push_array, np.empty(out.shape, out.dtype)), out))
+
+
+def _fused_copy_out(blob: np.ndarray, deliver: Callable[[np.ndarray], None]) -> FusedCall:
+    """A copy out of the runtime (a pull, a watch) inside a fused segment: the segment fills a fresh array, and
+    ``deliver`` gets it once the segment's kernels all ran."""
+    from ..kernels.numba_cpu.array import _copy_flat
+
+    shape, dtype = blob.shape, blob.dtype
+    return FusedCall(_copy_flat, (blob, External(lambda: np.empty(shape, dtype), np.empty(shape, dtype), deliver)))
 
 
 def _dtype_of(array: np.ndarray) -> Any:
