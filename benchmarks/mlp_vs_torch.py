@@ -1,26 +1,66 @@
 """One SGD train step of an MLP through flowlab's full runtime (push, train, pull and main jobs) against torch
-eager (autograd + torch.optim.SGD), measured side by side with the same thread count (--threads N, default 1).
+eager (autograd + torch.optim.SGD), measured side by side in one process, alternating whole rounds.
 Targets (issue 3): 784-512-10 at batch 100: <= 0.75x torch; 64-32-10 at batch 8: <= 0.15x torch.
 
-flowlab's steady-state calls are replayed (runtime/replay.py: the schedule the actor protocol decided, with
-runs of kernels fused into generated Numba segments); the "protocol act by act" row is the same step with
-replay off (FLOWLAB_REPLAY=0), every act scheduled by the protocol."""
+Both libraries run at every thread count asked for (``--threads N``; default 1 and 2, this machine's cores):
+threadpoolctl sets the BLAS pools, ``torch.set_num_threads`` torch's. Three ratios are printed:
+- at the same thread count;
+- best against best: each library at its own fastest thread count (torch eager is often slower at 2 threads
+  than at 1 on a 2-core VM, so the same-count ratio at 2 would flatter flowlab);
+- the GEMM floor: the two 100x784x512 GEMMs every implementation of this step must run (x W1^T forward, dh^T x
+  for dW1), timed alone with the fastest BLAS call here, as a fraction of torch's step. No step can beat it.
+
+Each timed block starts after a pause (PARK), so that neither library is timed while the other's idle BLAS or
+OpenMP workers still spin on the second core.
+
+flowlab's steady-state calls are replayed (runtime/replay.py: the schedule the actor protocol decided, its kernels
+fused into one generated Numba function); the "protocol act by act" row is the same step with every act
+scheduled by the protocol (FLOWLAB_REPLAY=0), as the debugger steps it."""
 
 from __future__ import annotations
 
 import os
 import sys
-import time
 
-THREADS = int(sys.argv[sys.argv.index("--threads") + 1]) if "--threads" in sys.argv else 1
-os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS)  # before numpy/numba load BLAS
+if "--threads" in sys.argv:
+    THREADS: tuple[int, ...] = (int(sys.argv[sys.argv.index("--threads") + 1]),)
+    os.environ["OPENBLAS_NUM_THREADS"] = str(THREADS[0])  # before numpy/numba load BLAS
+else:
+    THREADS = (1, 2)
+    os.environ.pop("OPENBLAS_NUM_THREADS", None)  # the pools start with every core; threadpoolctl lowers them
+
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 
 import numpy as np  # noqa: E402
 from _util import QUICK, median_time, table  # noqa: E402
 
 import flowlab as flow  # noqa: E402
 import flowlab.typing as tp  # noqa: E402
+from flowlab.kernels.numba_cpu.nn import _dot  # noqa: E402
 from flowlab.runtime import runtime as runtime_module  # noqa: E402
+
+# OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
+# runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
+# and 1.9 ms after a 0.3 s pause. Each timed block therefore starts after a pause.
+PARK = 0.3
+
+
+def set_threads(n: int) -> None:
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        if len(THREADS) > 1:
+            raise SystemExit("threadpoolctl is needed to compare thread counts in one run: pip install "
+                             "'flowlab[bench]', or pass --threads N") from None
+        return
+    threadpool_limits(n, user_api="blas")  # numpy's and scipy's OpenBLAS (Numba's np.dot uses scipy's)
+    try:
+        import torch
+
+        torch.set_num_threads(n)
+    except ImportError:
+        pass
 
 
 def flowlab_step(d_in: int, hidden: int, batch: int) -> tuple[object, dict[str, float]]:
@@ -36,12 +76,8 @@ def flowlab_step(d_in: int, hidden: int, batch: int) -> tuple[object, dict[str, 
         flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
         return loss
 
-    rng = np.random.default_rng(0)
-    x = rng.random((batch, d_in), dtype=np.float32)
-    y = rng.integers(0, 10, batch).astype(np.int32)
-    start = time.perf_counter()
-    train_job(x, y)
-    first = time.perf_counter() - start
+    x, y = batch_data(d_in, batch)
+    first = median_time(lambda: train_job(x, y), 1)
     session = flow.default_session()
     before = session.runtime.seq
     train_job(x, y)
@@ -50,16 +86,19 @@ def flowlab_step(d_in: int, hidden: int, batch: int) -> tuple[object, dict[str, 
     return lambda: train_job(x, y), info
 
 
+def batch_data(d_in: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.random((batch, d_in), dtype=np.float32), rng.integers(0, 10, batch).astype(np.int32)
+
+
 def torch_step(d_in: int, hidden: int, batch: int):  # noqa: ANN201
     import torch
 
-    torch.set_num_threads(THREADS)
     model = torch.nn.Sequential(torch.nn.Linear(d_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0)
     loss_fn = torch.nn.CrossEntropyLoss()
-    rng = np.random.default_rng(0)
-    x = torch.from_numpy(rng.random((batch, d_in), dtype=np.float32))
-    y = torch.from_numpy(rng.integers(0, 10, batch))
+    x, y = (torch.from_numpy(a) for a in batch_data(d_in, batch))
+    y = y.long()
 
     def step() -> None:
         optimizer.zero_grad()
@@ -70,45 +109,90 @@ def torch_step(d_in: int, hidden: int, batch: int):  # noqa: ANN201
     return step
 
 
+def gemm_floor(d_in: int, hidden: int, batch: int):  # noqa: ANN201
+    """The step's two mandatory big GEMMs, each with the faster of numpy's matmul and Numba's np.dot here."""
+    rng = np.random.default_rng(0)
+    x = rng.random((batch, d_in), dtype=np.float32)
+    w = rng.random((hidden, d_in), dtype=np.float32)  # OneFlow's dense weight: (out, in)
+    dh = rng.random((batch, hidden), dtype=np.float32)
+    h, dw = np.empty((batch, hidden), np.float32), np.empty((hidden, d_in), np.float32)
+    _dot(x, w.T, h), _dot(dh.T, x, dw)  # compile (or load) before timing
+
+    def floor(number: int) -> float:  # one library at a time: two OpenBLAS pools interleaved slow each other
+        numba = median_time(lambda: _dot(x, w.T, h), 3, number) + median_time(lambda: _dot(dh.T, x, dw), 3, number)
+        time.sleep(PARK)
+        numpy = (median_time(lambda: np.matmul(x, w.T, out=h), 3, number)
+                 + median_time(lambda: np.matmul(dh.T, x, out=dw), 3, number))
+        return min(numba, numpy)
+
+    return floor
+
+
 def compare(label: str, d_in: int, hidden: int, batch: int, target: float) -> list[tuple[str, str]]:
     flowlab, info = flowlab_step(d_in, hidden, batch)
     number = 20 if batch >= 100 else 200
-    repeat = 3 if QUICK else 9
+    repeat = 3 if QUICK else 7
     rows = [(f"{label}: actors / acts per step", f"{info['actors']} / {info['acts per step']}"),
             (f"{label}: compile (trace..Plan..runtime)", f"{info['compile_jobs'] * 1e3:.0f} ms")]
     try:
         torch = torch_step(d_in, hidden, batch)
-    except ImportError:
+    except ImportError:  # at the thread count the process started with
         t_flowlab = median_time(flowlab, repeat, number)
         return rows + [(f"{label}: flowlab step", f"{t_flowlab * 1e6:.0f} us (torch not installed: "
                                                    "pip install 'flowlab[bench]' for the ratio)")]
-    for _ in range(3):
-        torch()
-    for _ in range(20):  # past capture and fusion (FUSE_AFTER replays)
-        flowlab()
-    flowlab_times, torch_times, protocol_times = [], [], []
-    for _ in range(repeat):  # alternate whole rounds: neither library's BLAS pool runs inside the other's
-        flowlab_times.append(median_time(flowlab, 1, number))
-        torch_times.append(median_time(torch, 1, number))
-        runtime_module.REPLAY = False
-        protocol_times.append(median_time(flowlab, 1, number))
-        runtime_module.REPLAY = True
-        flowlab()  # the protocol left the state unknown: this call finds it again (a fingerprint)
-    t_flowlab, t_torch = float(np.median(flowlab_times)), float(np.median(torch_times))
-    t_protocol = float(np.median(protocol_times))
-    return rows + [
-        (f"{label}: flowlab step, replayed + fused (median)", f"{t_flowlab * 1e6:.0f} us"),
-        (f"{label}: flowlab step, protocol act by act", f"{t_protocol * 1e6:.0f} us"),
-        (f"{label}: torch eager step (median)", f"{t_torch * 1e6:.0f} us"),
-        (f"{label}: ratio flowlab / torch", f"{t_flowlab / t_torch:.2f}  (target <= {target}); act by act "
-                                            f"{t_protocol / t_torch:.2f}"),
-    ]
+    floor = gemm_floor(d_in, hidden, batch) if batch >= 100 else None
+    times: dict[tuple[str, int], list[float]] = {}
+    for threads in THREADS:  # warm up: past capture and fusion (FUSE_AFTER replays), torch's first steps
+        set_threads(threads)
+        for _ in range(3):
+            torch()
+        for _ in range(20):
+            flowlab()
+    def timed(key: str, threads: int, step: Callable[[], object]) -> None:
+        time.sleep(PARK)  # the last library's idle workers stop spinning before this one is timed ...
+        for _ in range(max(number // 4, 3)):  # ... and this one's warm up (caches, the core's clock) untimed
+            step()
+        times.setdefault((key, threads), []).append(median_time(step, 1, number))
+
+    for _ in range(repeat):  # alternate whole rounds: neither library's thread pool runs inside the other's
+        for threads in THREADS:
+            set_threads(threads)
+            timed("flowlab", threads, flowlab)
+            timed("torch", threads, torch)
+            runtime_module.REPLAY = False
+            timed("protocol", threads, flowlab)
+            runtime_module.REPLAY = True
+            flowlab()  # the protocol left the state unknown: this call finds it again (a fingerprint)
+            if floor is not None:
+                time.sleep(PARK)
+                times.setdefault(("floor", threads), []).append(floor(max(number // 4, 3)))
+    med = {key: float(np.median(values)) for key, values in times.items()}
+    for threads in THREADS:
+        t_flowlab, t_torch, t_protocol = (med[(k, threads)] for k in ("flowlab", "torch", "protocol"))
+        at = f"{threads} thread{'s' * (threads > 1)}"
+        rows += [
+            (f"{label}, {at}: flowlab step, replayed + fused", f"{t_flowlab * 1e6:.0f} us"),
+            (f"{label}, {at}: flowlab step, protocol act by act", f"{t_protocol * 1e6:.0f} us"),
+            (f"{label}, {at}: torch eager step", f"{t_torch * 1e6:.0f} us"),
+            (f"{label}, {at}: ratio flowlab / torch", f"{t_flowlab / t_torch:.2f}  (target <= {target}); act by "
+                                                     f"act {t_protocol / t_torch:.2f}"),
+        ]
+        if floor is not None:
+            rows.append((f"{label}, {at}: GEMM floor (2 mandatory GEMMs alone) / torch step",
+                         f"{med[('floor', threads)] * 1e6:.0f} us = {med[('floor', threads)] / t_torch:.2f}"))
+    if len(THREADS) > 1:
+        best = {k: min(THREADS, key=lambda t, k=k: med[(k, t)]) for k in ("flowlab", "torch")}
+        ratio = med[("flowlab", best["flowlab"])] / med[("torch", best["torch"])]
+        rows.append((f"{label}: best against best (flowlab at {best['flowlab']} thread(s), torch at "
+                     f"{best['torch']})", f"{ratio:.2f}  (target <= {target})"))
+    return rows
 
 
 def main() -> None:
     rows = compare("MLP 784-512-10, batch 100", 784, 512, 100, 0.75)
     rows += compare("tiny MLP 64-32-10, batch 8", 64, 32, 8, 0.15)
-    table(f"MLP SGD train step through the full runtime vs torch eager ({THREADS} thread(s) each)", rows)
+    counts = " and ".join(str(t) for t in THREADS)
+    table(f"MLP SGD train step through the full runtime vs torch eager ({counts} thread(s), medians)", rows)
     flow.clear_default_session()
 
 
