@@ -25,7 +25,7 @@ from .ir import Job, JobSet, Plan
 from .ir.dtype import from_numpy
 from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, load_variable, variable_dir
-from .runtime.runtime import WATCH_BUFFER
+from .runtime.system_kernels import WATCH_BUFFER
 
 
 class SessionStatus(enum.Enum):

@@ -141,3 +141,25 @@ def test_string_annotations_may_name_locals_of_the_defining_scope():
         return x * 2.0
 
     np.testing.assert_array_equal(job(np.ones((3, 2), np.float32)), np.full((3, 2), 2.0, np.float32))
+
+
+def test_a_job_function_reused_after_clearing_the_session_launches_its_new_interface_names():
+    """Input_<n>/Return_<n> are numbered across a session: traced without job_a, job_b's input becomes Input_0, and
+    the push/pull jobs a call launches must follow (the names one call launches are cached per function)."""
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job_a(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        return x + 1.0
+
+    @flow.global_function()
+    def job_b(x: tp.Numpy.Placeholder((3,))) -> tp.Numpy:
+        return x * 2.0
+
+    x2, x3 = np.ones(2, np.float32), np.arange(3, dtype=np.float32)
+    np.testing.assert_array_equal(job_a(x2), x2 + 1)
+    np.testing.assert_array_equal(job_b(x3), x3 * 2)
+    assert "System-Push-Input_1" in flow.default_session().plan.job_names
+    flow.clear_default_session()
+    np.testing.assert_array_equal(job_b(x3), x3 * 2)  # traced alone: its input is Input_0 now
+    assert "System-Push-Input_1" not in flow.default_session().plan.job_names

@@ -124,6 +124,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     desc.return_structure = structure
     desc.return_op_names = tuple(names)
     desc.input_op_names = tuple(builder.input_op_names)
+    desc.launch_names = ()  # derived from the names above, which this session may number differently
     return builder.build(), builder
 
 

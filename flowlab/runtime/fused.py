@@ -4,9 +4,11 @@ A replayed schedule (replay.py) calls the same kernels on the same register arra
 that can say what they do as one Numba call (``FusedCall``, attached with ``kernels.registry.fusable``) are
 fused: each run of consecutive fusable acts becomes a generated module whose function takes the memory blocks'
 arenas, rebuilds every register view inside (a slice of an arena, viewed as the blob's dtype and shape) and calls
-the kernels in act order. One dispatch replaces a Python call per act. What cannot be fused (push and pull
-copies to and from NumPy, the learning-rate scheduler) stays a Python step between segments, in order. Section
-notifies touch no register, so a run goes on past them and they follow its segment.
+the kernels in act order. One dispatch replaces a Python call per act. Arrays outside the memory blocks are
+the function's further arguments (``External``): the caller's pushed arrays, and fresh arrays for pulled and
+watched copies, handed on once the segment ran. So a push/train/pull call is one segment. What cannot be fused
+(a kernel with no Numba form, such as model I/O or a Python-only schedule) stays a Python step between segments,
+in order. Section notifies touch no register, so a run goes on past them and they follow its segment.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
 per machine and cached (Numba cannot cache a function made by ``exec``). A kernel that must fail (a checked

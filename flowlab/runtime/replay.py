@@ -35,6 +35,7 @@ import numpy as np
 from ..errors import KernelError
 from .fused import FUSE_AFTER, Segment, fuse, fusion_enabled
 from .main_actors import ReentrantLockActor, WaitAndSendIdsActor
+from .system_kernels import WATCH_BUFFER
 
 if TYPE_CHECKING:
     from .actor import Actor
@@ -134,7 +135,7 @@ def fingerprint(rt: Runtime) -> Any:
     return tuple(actors), regsts, tuple(a.actor_id for a in rt.ready)
 
 
-OUTPUT_BUFFERS = frozenset({"ForeignWatch"})  # filled by kernels for the session to empty: not protocol state
+OUTPUT_BUFFERS = frozenset({WATCH_BUFFER})  # filled by kernels for the session to empty: not protocol state
 
 
 class Capture(NamedTuple):

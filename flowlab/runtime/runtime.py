@@ -20,7 +20,7 @@ from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
 from .replay import Recorder, Replayer, replay_enabled
-from .system_kernels import system_kernel
+from .system_kernels import WATCH_BUFFER, system_kernel
 
 ACTOR_CLASSES: dict[str, type[Actor]] = {
     "WaitAndSendIds": WaitAndSendIdsActor,
@@ -29,7 +29,6 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
     "Esac": EsacActor,
 }
 WAIT_BUFFER = "GlobalWaitJobId"
-WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 REPLAY = replay_enabled()
 
 

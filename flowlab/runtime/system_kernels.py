@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
 NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})  # memory is already right
+WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
 def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
@@ -42,7 +43,7 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
 
         return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.popleft().pull(a)))
     if kind == "foreign_watch":
-        buffer, uuid = rt.buffer("ForeignWatch"), op.attrs["handler_uuid"]
+        buffer, uuid = rt.buffer(WATCH_BUFFER), op.attrs["handler_uuid"]
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             buffer.append((uuid, ins[0].copy()))  # handlers run after the run, outside any act

@@ -111,4 +111,3 @@ def _assign(ctx: KernelCtx) -> KernelFn:
     if ctx.in_descs[0].dtype != ctx.in_descs[1].dtype or ctx.in_descs[0].shape != ctx.in_descs[1].shape:
         return kernel
     return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[1], ins[0])))
-
