@@ -179,10 +179,10 @@ class Replayer:
 
     def schedule_for(self, key: tuple[str, ...]) -> Schedule | None:
         """The schedule to replay for this launch list now, if any (before launching)."""
-        rt, known = self.rt, self.known
-        if known is None or known[1] != rt._seq or known[2] != rt.launched or rt.hooks or rt.closed:
+        state = self.current_fingerprint()
+        if state is None or self.rt.hooks or self.rt.closed:
             return None
-        return self.schedules.get((key, id(known[0])))
+        return self.schedules.get((key, id(state)))
 
     def wants_capture(self, key: tuple[str, ...]) -> bool:
         return (self.failed[key] < CAPTURE_TRIES and len(self.schedules) < MAX_TRANSITIONS
