@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..reference.optimizer import _assign as _assign_reference
 from ..reference.optimizer import _lr as _lr_reference
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
@@ -105,9 +106,7 @@ def _lr(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("assign", "numba")
 def _assign(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
-        ins[0][...] = ins[1]
-
+    kernel = _assign_reference(ctx)  # the same act; what Numba adds is its fused form
     if ctx.in_descs[0].dtype != ctx.in_descs[1].dtype or ctx.in_descs[0].shape != ctx.in_descs[1].shape:
         return kernel
     return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[1], ins[0])))
