@@ -127,7 +127,8 @@ class Session:
         arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
         self.try_init()
         pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
-        self._run_jobs(call_instances(desc, arrays, pulled), desc.launch_names)
+        instances = call_instances(desc, arrays, pulled)  # fills desc.launch_names on the first call
+        self._run_jobs(instances, desc.launch_names)
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)
         if desc.signature.returns.kind == "future":
             result = FutureRemoteBlobs(result)
