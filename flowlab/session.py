@@ -117,6 +117,9 @@ class Session:
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.function_descs.get(desc.job_name) is not desc:
+            replaced = desc.replaced_in(self, self.function_descs.get(desc.job_name))
+            if replaced is not None:  # a newer function of the same name, in this very session
+                raise replaced
             if self.status is SessionStatus.OPEN:
                 self.add_job(desc)  # defined before clear_default_session(): register it in this session
             else:

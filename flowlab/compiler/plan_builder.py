@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, BlobDesc, CriticalSection, Job, OpConf, Plan, RegstDesc, TaskProto
 from ..ir.plan import encode_task_id
+from .interfaces import check_interfaces
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
 from .system_jobs import SystemJobBuilder
@@ -137,27 +137,6 @@ class _PlanBuilder:
 def _regst_name(task: _Task, lbn: str) -> str:
     """A Case task has one register per branch (``out_<i>``); every other task puts its outputs in ``out``."""
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
-
-
-def check_interfaces(jobs: list[Job]) -> None:
-    """Same-named interface ops must agree on blob desc and placement (FilterOpName2ParallelBlobConf)."""
-    seen: dict[str, tuple[str, BlobDesc, str]] = {}
-    for job in jobs:
-        for op in job.ops:
-            if op.op_type not in INTERFACE_OP_TYPES:
-                continue
-            desc = job.blob_descs[op.output_lbns[0]]
-            placement = str(op.parallel_conf)
-            if op.name in seen:
-                other_job, other_desc, other_placement = seen[op.name]
-                if (other_desc, other_placement) != (desc, placement):
-                    raise CompileError(
-                        f"interface blob {op.name!r} differs between jobs: {other_desc} on {other_placement} in "
-                        f"{other_job!r} but {desc} on {placement} in {job.name!r}; ops sharing a name share memory, "
-                        "so they must agree (e.g. give variables of different shapes different names)"
-                    )
-            else:
-                seen[op.name] = (job.name, desc, placement)
 
 
 def make_main_job(jobs: list[Job]) -> Job:

@@ -46,6 +46,8 @@ class JobBuilder:
         self.watches: list[tuple[str, str, Any]] = []  # (kind, lbn, handler), for flow.watch
         self._name_counts: dict[str, int] = {}
         self._names: set[str] = set()
+        # Interface names generated so far in the session (name -> job); shared by the session's InterfaceCounter.
+        self.generated_names: Mapping[str, str] = {}
 
     @classmethod
     def reopen(cls, job: Job, creator: str) -> JobBuilder:
@@ -106,6 +108,16 @@ class JobBuilder:
             op_name = self.unique_name(op_type)
         else:
             op_name = scope.scoped_name(name) if scoped else name
+            if not name:
+                raise OpInferError(f"{_where(loc)}{op_type}: op name is empty; give a non-empty name or name=None "
+                                   f"for a generated one")
+            if op_name in self.generated_names:
+                raise OpInferError(
+                    f"{_where(loc)}{op_type} op name {op_name!r} in job {self.job_name!r} is the generated name of "
+                    f"an interface op of job {self.generated_names[op_name]!r}; interface ops with the same name "
+                    "share memory across jobs, so flowlab reserves Input_<n>/Return_<n> names it has generated. "
+                    "Give the op another name."
+                )
             if self.has_op(op_name):
                 raise OpInferError(f"{_where(loc)}op name {op_name!r} is already used in job {self.job_name!r}")
         in_descs = {arg: tuple(b.blob_desc for b in blobs) for arg, blobs in inputs.items()}

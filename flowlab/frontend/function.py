@@ -6,10 +6,12 @@ import functools
 import inspect
 import os
 import sys
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import SessionStateError
 from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
 from .blob import LazyBlob
@@ -36,6 +38,9 @@ class FunctionDesc:
     watches: list[tuple[str, str, Any]] = field(default_factory=list)
     # Filled by the session on the first call: the jobs one call launches (push jobs, the job, pull jobs).
     launch_names: tuple[str, ...] = ()
+    # The session the decorator registered this function with, held weakly (an old handle must not keep a
+    # cleared session's runtime alive); tells "replaced in this session" from "registered in a cleared one".
+    session_ref: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
 
     @property
     def job_name(self) -> str:
@@ -45,6 +50,17 @@ class FunctionDesc:
     def loc(self) -> str:
         code = self.job_func.__code__
         return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+
+    def replaced_in(self, session: Any, current: FunctionDesc | None) -> SessionStateError | None:
+        """The error for calling this function after a newer one of the same name replaced it in ``session``
+        (the session it was registered with), or None when that is not what happened."""
+        if self.session_ref is None or self.session_ref() is not session or current is None or current is self:
+            return None
+        return SessionStateError(
+            f"job function {self.job_name!r} defined at {self.loc} was replaced in this session by the "
+            f"@flow.global_function {self.job_name!r} redefined at {current.loc} (a job is named after its "
+            "function, and the later definition wins); call the handle that the new definition returned"
+        )
 
 
 def global_function(type: str = "predict", function_config: FunctionConfig | None = None) -> Callable[..., Any]:  # noqa: A002
@@ -70,7 +86,9 @@ def _decorator(type: str, function_config: FunctionConfig | None,  # noqa: A002
         names = localns if localns is not None else sys._getframe(1).f_locals
         signature = parse_signature(job_func, dict(names))
         desc = FunctionDesc(job_func, type, function_config or FunctionConfig(), signature)
-        default_session().add_job(desc)
+        session = default_session()
+        desc.session_ref = weakref.ref(session)
+        session.add_job(desc)
 
         @functools.wraps(job_func)
         def run(*args: Any, **kwargs: Any) -> Any:
@@ -83,11 +101,30 @@ def _decorator(type: str, function_config: FunctionConfig | None,  # noqa: A002
 
 
 class InterfaceCounter:
-    """Session-wide ``Input_<n>`` / ``Return_<n>`` names, so interface ops never collide across jobs."""
+    """Session-wide ``Input_<n>`` / ``Return_<n>`` names. Interface ops with the same name share memory across
+    jobs, so a generated name skips every name a traced op already has, and remembers which job it went to, so
+    that a user op asking for it later is an error (see ``JobBuilder.add_op``)."""
 
     def __init__(self) -> None:
         self.inputs = 0
         self.returns = 0
+        self.taken: dict[str, str] = {}  # op name -> the job of the first op with it, over every traced job
+        self.generated: dict[str, str] = {}  # generated interface name -> its job
+
+    def next_name(self, prefix: str, builder: JobBuilder) -> str:
+        while True:
+            if prefix == "Input":
+                n, self.inputs = self.inputs, self.inputs + 1
+            else:
+                n, self.returns = self.returns, self.returns + 1
+            name = f"{prefix}_{n}"
+            if name not in self.taken and not builder.has_op(name):
+                return name  # the caller adds the op, then notes it in ``generated``
+
+    def record(self, builder: JobBuilder) -> None:
+        """Note the names of a traced job's ops, which later generated names must skip."""
+        for op in builder.ops:
+            self.taken.setdefault(op.name, builder.job_name)
 
 
 def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilder]:
@@ -102,25 +139,27 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
         "model_update_conf": cfg.get("train.model_update_conf"),
     }
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
+    builder.generated_names = counter.generated
     with building(builder):
         args: list[LazyBlob] = []
         for _param, tdef in desc.signature.params:
-            op_name = f"Input_{counter.inputs}"
-            counter.inputs += 1
+            op_name = counter.next_name("Input", builder)
             attrs = {"shape": tdef.shape, "dtype": tdef.dtype, "batch_axis": tdef.batch_axis}
             (blob,) = builder.add_op("input", attrs=attrs, name=op_name, scoped=False, loc=desc.loc)
+            counter.generated[op_name] = desc.job_name
             builder.input_op_names.append(op_name)
             args.append(blob)
         returned = desc.job_func(*args)
         blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)
         names = []
         for blob in blobs:
-            op_name = f"Return_{counter.returns}"
-            counter.returns += 1
+            op_name = counter.next_name("Return", builder)
             placement = ParallelConf("cpu", ("0:0",)) if cfg.get("allow_cpu_return_op") else None
             builder.add_op("return", {"in": [blob]}, name=op_name, scoped=False, placement=placement, loc=desc.loc)
+            counter.generated[op_name] = desc.job_name
             names.append(op_name)
         builder.return_op_names.extend(names)
+    counter.record(builder)
     desc.return_structure = structure
     desc.return_op_names = tuple(names)
     desc.input_op_names = tuple(builder.input_op_names)
