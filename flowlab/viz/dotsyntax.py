@@ -9,6 +9,12 @@ Names come from users (an op may be called ``a<b&"c``), so every text that goes 
   writes SVG, so nothing in a name ever becomes markup;
 * characters XML cannot hold (C0 controls, lone surrogates, U+FFFE/U+FFFF) are shown as ``\\xNN``/``\\uNNNN``.
 
+Graphviz expands ``\\N`` (node name), ``\\G`` (graph name), ``\\E``, ``\\T``, ``\\H`` and ``\\L`` in labels
+and tooltips, so a user's backslash must reach Graphviz as an escaped one. A label's text is unescaped once
+(``\\\\`` -> ``\\``), a tooltip's twice (Graphviz 16's escape expansion, then its tooltip pass; graphviz-pure
+does the same), so in tooltip attributes each backslash is doubled once more (:func:`quote` with
+``tooltip=True``; :func:`attr_list` does it for every ``*tooltip`` attribute).
+
 Node names in the DOT text are never user text: they are identifiers made by :func:`safe_ident`, and the
 SVG ``id`` attributes are made by :func:`svg_id` (percent-encoded, ASCII only).
 """
@@ -36,9 +42,11 @@ def clean_text(text: object) -> str:
     return _XML_INVALID.sub(_visible, s)
 
 
-def quote(text: object) -> str:
-    """One quoted DOT string that renders as exactly ``text`` (see the module docstring)."""
-    s = clean_text(text).replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+def quote(text: object, tooltip: bool = False) -> str:
+    """One quoted DOT string that renders as exactly ``text`` (see the module docstring); ``tooltip``: for a
+    tooltip attribute, whose backslash escapes Graphviz expands twice."""
+    backslash = "\\\\\\\\" if tooltip else "\\\\"
+    s = clean_text(text).replace("&", "&amp;").replace("\\", backslash).replace('"', '\\"').replace("\n", "\\n")
     return f'"{s}"'
 
 
@@ -83,7 +91,8 @@ class IdAllocator:
 
 def attr_list(attrs: Mapping[str, object]) -> str:
     """``[k="v", ...]`` with every value quoted; empty string when there are none."""
-    items = [f"{key}={quote(value)}" for key, value in attrs.items() if value is not None]
+    items = [f"{key}={quote(value, tooltip=key.endswith('tooltip'))}" for key, value in attrs.items()
+             if value is not None]
     return f" [{', '.join(items)}]" if items else ""
 
 
