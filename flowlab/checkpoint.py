@@ -13,30 +13,72 @@ import numpy as np
 
 from .ir import DType
 from .ir.dtype import from_numpy
-from .runtime.checkpoint_io import CheckpointError, load_variable, parse_meta, variable_dir
+from .runtime.checkpoint_io import (
+    DATA_FILE,
+    META_FILE,
+    CheckpointError,
+    check_root,
+    load_variable,
+    read_meta,
+    variable_dir,
+)
 from .session import default_session
 
 
 class VariableBlob:
-    """One variable of a checkpoint on disk (OneFlow's FileBackendVariableBlob); read on ``numpy()``."""
+    """One variable of a checkpoint on disk (OneFlow's FileBackendVariableBlob). Its ``meta`` is read on first
+    use of ``shape``/``dtype`` and its ``out`` on ``numpy()``, so one bad entry fails alone, naming its file."""
 
     def __init__(self, root: Path, name: str) -> None:
         self.root, self.name = root, name
-        self.shape, self.dtype = parse_meta((variable_dir(root, name) / "meta").read_text())
+        self._meta: tuple[tuple[int, ...], DType] | None = None
+
+    def _read_meta(self) -> tuple[tuple[int, ...], DType]:
+        if self._meta is None:
+            meta = variable_dir(self.root, self.name) / META_FILE
+            if not meta.exists() and not meta.is_symlink():
+                raise CheckpointError(f"variable {self.name!r} in {self.root} has no {meta}, so its shape and "
+                                      "dtype are unknown")
+            self._meta = read_meta(self.root, meta)
+        return self._meta
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._read_meta()[0]
+
+    @property
+    def dtype(self) -> DType:
+        return self._read_meta()[1]
 
     def numpy(self) -> np.ndarray:
         return load_variable(self.root, self.name, self.shape, self.dtype)
 
     def __repr__(self) -> str:
-        return f"VariableBlob({self.name!r}, {self.dtype.name}{list(self.shape)})"
+        try:
+            return f"VariableBlob({self.name!r}, {self.dtype.name}{list(self.shape)})"
+        except CheckpointError as err:
+            return f"VariableBlob({self.name!r}, unreadable: {err})"
 
 
 def get(path: str | os.PathLike[str]) -> dict[str, VariableBlob]:
-    """The variables saved under ``path``, by name."""
+    """The variables saved under ``path``, by name: every directory below it holding an ``out`` or a ``meta``
+    file, named by its path relative to ``path`` (``a/b`` for ``<path>/a/b/out``, as OneFlow saves ``a/b``)."""
     root = Path(path)
-    if not root.is_dir():
-        raise CheckpointError(f"checkpoint directory {root} does not exist")
-    return {d.name: VariableBlob(root, d.name) for d in sorted(root.iterdir()) if (d / "meta").is_file()}
+    check_root(root, "get")
+    found: dict[str, VariableBlob] = {}
+
+    def walk(directory: Path, prefix: str) -> None:
+        for entry in sorted(directory.iterdir()):
+            if not entry.is_dir():
+                continue
+            name = prefix + entry.name
+            if any((entry / f).exists() or (entry / f).is_symlink() for f in (DATA_FILE, META_FILE)):
+                found[name] = VariableBlob(root, name)
+            if not entry.is_symlink():  # a linked directory is read (and refused if outside), never walked
+                walk(entry, name + "/")
+
+    walk(root, "")
+    return found
 
 
 def save(path: str | os.PathLike[str]) -> None:

@@ -22,9 +22,8 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, unflatten
 from .ir import Job, JobSet, Plan
-from .ir.dtype import from_numpy
 from .runtime import JobInstance, Runtime
-from .runtime.checkpoint_io import CheckpointError, load_variable, variable_dir
+from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
 from .runtime.system_kernels import WATCH_BUFFER
 
 
@@ -92,7 +91,8 @@ class Session:
 
     def save_checkpoint(self, root: Path) -> None:
         """Run System-ModelSave into ``root`` (new or empty, as OneFlow requires), then mark it done."""
-        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+        check_root(root, "save")
+        if root.exists() and any(root.iterdir()):
             raise CheckpointError(f"checkpoint directory {root} is not empty; OneFlow refuses to save into a "
                                   "non-empty directory, so choose a new one")
         if "System-ModelSave" not in self.plan.job_names:
@@ -104,14 +104,13 @@ class Session:
         (root / "snapshot_done").touch()
 
     def load_checkpoint(self, root: Path) -> None:
-        """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded)."""
-        if not root.is_dir():
-            raise CheckpointError(f"checkpoint directory {root} does not exist")
+        """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded); a variable
+        the checkpoint lacks is initialized, after a warning (OneFlow's fine-tune behaviour)."""
+        check_root(root, "load")
         arrays = self.variable_arrays()
         if not arrays:
             raise CheckpointError("the session's jobs have no variables to load")
-        for name, array in arrays.items():
-            load_variable(root, name, array.shape, from_numpy(array.dtype))  # raises on any mismatch
+        check_load(root, arrays)  # raises on any bad file; warns for each missing variable
         self._run_jobs([JobInstance("System-ModelLoad", push_array=encode_path(root))])
 
     # -- running -----------------------------------------------------------------------------------

@@ -3,6 +3,8 @@ nothing."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -83,14 +85,18 @@ def test_load_missing_directory(tmp_path):
     unchanged()
 
 
-def test_load_missing_variable_names_it(tmp_path):
+def test_load_missing_variable_is_initialized_with_a_warning_naming_it(tmp_path):
     root = saved(tmp_path)
     for f in (root / "step").iterdir():
         f.unlink()
     (root / "step").rmdir()
-    with pytest.raises(CheckpointError, match=r"has no variable 'step' \(expected the file .*step/out\)"):
+    flow.load_variables({"step": np.array([41])})
+    expected = f"WARNING! CANNOT find variable path in : {root / 'step' / 'out'}. It will be initialized."
+    with pytest.warns(UserWarning, match=re.escape(expected)):
         flow.checkpoint.load(root)
-    unchanged()  # layer-weight, checked first, was not loaded either
+    values = flow.get_all_variables()  # OneFlow's fine-tune rule: the rest load, the missing one initializes
+    np.testing.assert_array_equal(values["layer-weight"], np.full((2, 3), 3, np.float32))
+    assert values["step"].tolist() == [0]
 
 
 def test_load_truncated_out(tmp_path):

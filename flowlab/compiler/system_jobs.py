@@ -98,12 +98,12 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
         for var in variables:
             ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
+            init = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
             if kind == "init":
-                attrs = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
-                b.add("model_init", op_name, {"ref": (ref,)}, attrs, ctrl_in=previous)
-            else:
-                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, {"variable_name": var.name},
-                      ctrl_in=previous)
+                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous)
+            else:  # load initializes a variable missing from the checkpoint exactly as init would
+                attrs = {"variable_name": var.name, **(init if kind == "load" else {})}
+                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous)
             previous = (op_name,)
         jobs.append(b.build())
     return jobs

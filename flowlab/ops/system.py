@@ -59,7 +59,9 @@ SYSTEM_OP_DEFS = (
     OpDef("callback_notify", ("in",), (), _nothing, {"callback_buffer_name": REQUIRED}, system=True),
     # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
     OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True),
-    OpDef("model_load", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
+    # model_load initializes a variable the checkpoint lacks, as OneFlow's ModelLoad kernel does.
+    OpDef("model_load", ("path", "ref"), (), _nothing,
+          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True),
     OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
 )
 for _op_def in SYSTEM_OP_DEFS:

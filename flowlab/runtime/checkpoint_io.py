@@ -1,8 +1,21 @@
-"""OneFlow v0.3 checkpoint layout: a directory per variable holding raw bytes in ``out`` and a text ``meta``."""
+"""OneFlow v0.3 checkpoint layout: a directory per variable holding raw bytes in ``out`` and a text ``meta``.
+
+A variable's directory is ``<root>/<name>``, joined as OneFlow's ``os.path.join`` joins it, so a name with ``/``
+(``a/b``) is a nested directory (``<root>/a/b/out``). Every file read must resolve inside the checkpoint
+directory: a symbolic link pointing elsewhere is refused, as is a name with an empty, ``.`` or ``..`` part.
+
+Loading follows OneFlow's ModelLoad kernel: a variable whose ``out`` file is missing is initialized with its own
+initializer and seed (what System-ModelInit gives it) after the warning OneFlow prints; anything else wrong
+(shape, dtype, size, an unreadable ``meta``) is an error that names the file, before anything is written.
+"""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
@@ -11,21 +24,61 @@ from ..errors import FlowlabError
 from ..ir import DType
 from ..ir.dtype import by_proto_name, from_numpy
 
+DATA_FILE, META_FILE = "out", "meta"
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
 
 class CheckpointError(FlowlabError, ValueError):
     """A checkpoint directory is missing, truncated, or does not match the variables."""
 
 
+class MissingVariableWarning(UserWarning):
+    """A variable is not in the checkpoint being loaded; it is initialized instead (OneFlow's fine-tune rule)."""
+
+
+def check_root(root: Path, action: str) -> None:
+    """``root`` must be a directory to load from (``action="load"``), or absent or a directory to save into."""
+    if root.exists() and not root.is_dir():
+        raise CheckpointError(f"checkpoint path {root} is a file, not a directory; flow.checkpoint.{action} "
+                              f"needs {'a new or empty' if action == 'save' else 'a checkpoint'} directory")
+    if action != "save" and not root.exists():
+        raise CheckpointError(f"checkpoint directory {root} does not exist")
+
+
 def variable_dir(root: Path, name: str) -> Path:
-    target = (root / name).resolve()
-    if root.resolve() not in target.parents:
-        raise CheckpointError(f"variable name {name!r} escapes the checkpoint directory {root}")
-    return target
+    """``<root>/<name>``; refused unless ``name`` is a plain relative path (``a`` or ``a/b``) inside ``root``."""
+    if name.startswith("/") or any(p in ("", ".", "..") for p in name.split("/")):
+        raise CheckpointError(f"variable name {name!r} escapes the checkpoint directory {root} or is not a plain "
+                              "path under it (its '/'-separated parts must not be empty, '.' or '..')")
+    return _inside(root, root / name)
+
+
+def _inside(root: Path, path: Path) -> Path:
+    """``path``, after checking that it (following any symbolic links) stays inside ``root``."""
+    resolved = path.resolve()
+    if root.resolve() not in resolved.parents:
+        raise CheckpointError(f"{path} resolves to {resolved}, outside the checkpoint directory {root}; "
+                              "flowlab reads only files inside the checkpoint")
+    return path
 
 
 def meta_text(shape: tuple[int, ...], dtype: DType) -> str:
     dims = " ".join(f"dim: {d}" for d in shape)
     return f"shape {{\n  {dims}\n}}\ndata_type: {dtype.proto_name}\n"
+
+
+def read_meta(root: Path, path: Path) -> tuple[tuple[int, ...], DType]:
+    """Shape and dtype from a ``meta`` file; every problem is an error naming the file."""
+    raw = _inside(root, path).read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise CheckpointError(f"{path} is not UTF-8 text (byte {raw[err.start]:#04x} at offset {err.start}); "
+                              "a meta file holds a text-format VariableMetaInfo") from None
+    try:
+        return parse_meta(text)
+    except (CheckpointError, ValueError) as err:
+        raise CheckpointError(f"{path}: {err}") from None
 
 
 def parse_meta(text: str) -> tuple[tuple[int, ...], DType]:
@@ -39,21 +92,24 @@ def parse_meta(text: str) -> tuple[tuple[int, ...], DType]:
 def save_variable(root: Path, name: str, value: np.ndarray) -> None:
     directory = variable_dir(root, name)
     directory.mkdir(parents=True, exist_ok=True)
-    np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False).tofile(directory / "out")
-    (directory / "meta").write_text(meta_text(value.shape, from_numpy(value.dtype)))
+    np.ascontiguousarray(value).astype(value.dtype.newbyteorder("<"), copy=False).tofile(directory / DATA_FILE)
+    (directory / META_FILE).write_text(meta_text(value.shape, from_numpy(value.dtype)))
 
 
-def load_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -> np.ndarray:
+def check_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -> Path | None:
+    """The ``out`` file of variable ``name`` once its meta, size and location are checked; None when the
+    checkpoint has no ``out`` for it (OneFlow's ``SnapshotReader::HasKey`` is false)."""
     directory = variable_dir(root, name)
-    out = directory / "out"
-    if not out.is_file():
-        raise CheckpointError(f"checkpoint {root} has no variable {name!r} (expected the file {out})")
-    meta = directory / "meta"
-    if meta.is_file():
-        saved_shape, saved_dtype = parse_meta(meta.read_text())
+    out = directory / DATA_FILE
+    if not out.is_file() and not out.is_symlink():
+        return None
+    _inside(root, out)
+    meta = directory / META_FILE
+    if meta.exists() or meta.is_symlink():
+        saved_shape, saved_dtype = read_meta(root, meta)
         if saved_shape != tuple(shape) or saved_dtype != dtype:
             raise CheckpointError(
-                f"variable {name!r} in {root} is {saved_dtype.name}{list(saved_shape)}, "
+                f"variable {name!r} in {root} is {saved_dtype.name}{list(saved_shape)} (says {meta}), "
                 f"but the job's variable is {dtype.name}{list(shape)}"
             )
     expected = int(np.prod(shape)) * dtype.itemsize
@@ -62,4 +118,41 @@ def load_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -
         raise CheckpointError(
             f"variable {name!r}: {out} holds {size} bytes; {dtype.name}{list(shape)} needs {expected}"
         )
+    return out
+
+
+def read_data(out: Path, shape: tuple[int, ...], dtype: DType) -> np.ndarray:
     return np.fromfile(out, dtype=dtype.np.newbyteorder("<")).astype(dtype.np).reshape(shape)
+
+
+def load_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -> np.ndarray:
+    """Variable ``name``'s values from the checkpoint; an error when it is not there."""
+    out = check_variable(root, name, shape, dtype)
+    if out is None:
+        raise CheckpointError(f"checkpoint {root} has no variable {name!r} (expected the file "
+                              f"{variable_dir(root, name) / DATA_FILE})")
+    return read_data(out, shape, dtype)
+
+
+def missing_message(root: Path, name: str) -> str:
+    """OneFlow's ModelLoad warning, word for word (``JoinPath(path, "<var>/out")``)."""
+    return f"WARNING! CANNOT find variable path in : {root / name / DATA_FILE}. It will be initialized."
+
+
+def check_load(root: Path, variables: Mapping[str, np.ndarray]) -> list[str]:
+    """Check every variable's files before System-ModelLoad writes anything; warn once for each variable the
+    checkpoint lacks (the load initializes it) and return their names."""
+    check_root(root, "load")
+    missing = [name for name, array in variables.items()
+               if check_variable(root, name, array.shape, from_numpy(array.dtype)) is None]
+    for name in missing:
+        warnings.warn(missing_message(root, name), MissingVariableWarning, stacklevel=_user_stacklevel())
+    return missing
+
+
+def _user_stacklevel() -> int:
+    """The stacklevel of the innermost caller outside flowlab, so a warning points at the user's line."""
+    frame, level = sys._getframe(2), 2  # 1 is check_load itself
+    while frame.f_back is not None and os.path.abspath(frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+        frame, level = frame.f_back, level + 1
+    return level

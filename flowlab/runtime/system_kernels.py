@@ -66,8 +66,10 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
             ref[...] = initialize(conf, ref.shape, _dtype_of(ref), seed)
 
         return model_init
-    if kind in ("model_load", "model_save"):
-        return _model_io_kernel(kind, op.attrs["variable_name"])
+    if kind == "model_load":
+        return _model_load_kernel(op.attrs["variable_name"], op.attrs["initializer"], op.attrs["random_seed"])
+    if kind == "model_save":
+        return _model_save_kernel(op.attrs["variable_name"])
     raise KeyError(f"system op type {kind!r} has no runtime kernel")
 
 
@@ -112,14 +114,25 @@ def decode_path(blob: np.ndarray) -> Path:
     return Path(bytes(blob).rstrip(b"\0").decode("utf-8"))
 
 
-def _model_io_kernel(kind: str, variable_name: str) -> Kernel:
-    from .checkpoint_io import load_variable, save_variable
+def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: int) -> Kernel:
+    """OneFlow's ModelLoad kernel: read the variable, or initialize it when the checkpoint has no ``out`` for it
+    (the session has checked every file and warned before launching the job)."""
+    from ..ops.initializers import initialize
+    from .checkpoint_io import check_variable, read_data
 
-    def model_io(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+    def model_load(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
         path, ref = decode_path(ins[0]), ins[1]
-        if kind == "model_load":
-            ref[...] = load_variable(path, variable_name, ref.shape, _dtype_of(ref))
-        else:
-            save_variable(path, variable_name, ref)
+        dtype = _dtype_of(ref)
+        out = check_variable(path, variable_name, ref.shape, dtype)
+        ref[...] = initialize(initializer, ref.shape, dtype, seed) if out is None else read_data(out, ref.shape, dtype)
 
-    return model_io
+    return model_load
+
+
+def _model_save_kernel(variable_name: str) -> Kernel:
+    from .checkpoint_io import save_variable
+
+    def model_save(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+        save_variable(decode_path(ins[0]), variable_name, ins[1])
+
+    return model_save
