@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ... import __version__
+from ..._version import __version__
 
 
 def kernel_digest() -> str:
