@@ -19,7 +19,7 @@ from .session import (
     sync_default_session,
 )
 
-float = float32  # noqa: A001
+float = float32
 double = float64
 
 __all__ = [
