@@ -7,7 +7,7 @@ JSON and equality want both. A stage that needs a changed mapping builds a new o
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
 from typing import Any, Generic, TypeVar
 
 K = TypeVar("K")
@@ -35,6 +35,16 @@ class FrozenDict(Mapping[K, V], Generic[K, V]):
 
     def get(self, key: K, default: Any = None) -> Any:
         return self._data.get(key, default)
+
+    # the dict's own views (read-only) instead of Mapping's generic ones: compiling walks these a lot
+    def keys(self) -> KeysView[K]:
+        return self._data.keys()
+
+    def values(self) -> ValuesView[V]:
+        return self._data.values()
+
+    def items(self) -> ItemsView[K, V]:
+        return self._data.items()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, FrozenDict):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .dtype import DType
@@ -86,11 +87,12 @@ class OpConf:
     def device_tag(self) -> str:
         return self.parallel_conf.device_tag
 
-    @property
+    # cached: an OpConf never changes, and passes, verifier and plan builder ask for these again and again
+    @cached_property
     def input_lbns(self) -> tuple[str, ...]:
         return tuple(lbn for lbns in self.inputs.values() for lbn in lbns)
 
-    @property
+    @cached_property
     def output_lbns(self) -> tuple[str, ...]:
         return tuple(lbn for lbns in self.outputs.values() for lbn in lbns)
 
