@@ -126,3 +126,15 @@ def test_every_job_of_a_compiled_training_session_verifies():
         check_job(job)
         kinds.add(job.kind)
     assert kinds == {"user", "push", "pull", "model_io", "main"}
+
+
+def test_a_scrambled_big_job_lists_twenty_problems_and_counts_the_rest():
+    ops = tuple(OpConf(f"o{i}", "relu", {"x": (f"o{i + 1}/y",)}, {"y": (f"o{i}/y",)}) for i in range(30))
+    job = Job("big", "user", ops, {op.output_lbns[0]: BlobDesc((1,), float32) for op in ops})
+    with pytest.raises(JobVerifyError) as info:
+        check_job(job, "after pass 'Scramble'")
+    lines = str(info.value).splitlines()
+    assert lines[0] == "after pass 'Scramble', job 'big' is malformed (30 problems):"
+    assert len(lines) == 22 and lines[-1] == "  ... and 10 more"
+    assert lines[1] == ("  op 'o0' (relu, created by user): input 'o1/y' is produced by a later op "
+                        "(the ops are not in topological order)")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from ..errors import CompileError
 from ..ir import BlobDesc, DType, Job, OpConf
 
+_SHOWN = 20
+
 
 class JobVerifyError(CompileError):
     """A job broke one of the invariants of ``check_job``; the message names the stage, the job and the op."""
@@ -71,6 +73,8 @@ def check_job(job: Job, where: str = "") -> None:
         return
     where = f"{where}, " if where else ""
     lines = [f"  op {op.name!r} ({op.op_type}{', ' + op.loc if op.loc else ''}, created by {op.created_by}): {p}"
-             if op is not None else f"  {p}" for op, p in problems]
+             if op is not None else f"  {p}" for op, p in problems[:_SHOWN]]
+    if len(problems) > _SHOWN:  # a pass that scrambles a big job would otherwise print thousands of lines
+        lines.append(f"  ... and {len(problems) - _SHOWN} more")
     raise JobVerifyError(f"{where}job {job.name!r} is malformed ({len(problems)} problem"
                          f"{'s' if len(problems) > 1 else ''}):\n" + "\n".join(lines))
