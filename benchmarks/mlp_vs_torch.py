@@ -29,16 +29,16 @@ else:
     THREADS = (1, 2)
     os.environ.pop("OPENBLAS_NUM_THREADS", None)  # the pools start with every core; threadpoolctl lowers them
 
-import time  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+import time
+from collections.abc import Callable
 
-import numpy as np  # noqa: E402
-from _util import QUICK, median_time, table  # noqa: E402
+import numpy as np
+from _util import QUICK, median_time, table
 
-import flowlab as flow  # noqa: E402
-import flowlab.typing as tp  # noqa: E402
-from flowlab.kernels.numba_cpu.nn import _dot  # noqa: E402
-from flowlab.runtime import runtime as runtime_module  # noqa: E402
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.kernels.numba_cpu.nn import _dot
+from flowlab.runtime import runtime as runtime_module
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -91,7 +91,7 @@ def batch_data(d_in: int, batch: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.random((batch, d_in), dtype=np.float32), rng.integers(0, 10, batch).astype(np.int32)
 
 
-def torch_step(d_in: int, hidden: int, batch: int):  # noqa: ANN201
+def torch_step(d_in: int, hidden: int, batch: int):
     import torch
 
     model = torch.nn.Sequential(torch.nn.Linear(d_in, hidden), torch.nn.ReLU(), torch.nn.Linear(hidden, 10))
@@ -109,7 +109,7 @@ def torch_step(d_in: int, hidden: int, batch: int):  # noqa: ANN201
     return step
 
 
-def gemm_floor(d_in: int, hidden: int, batch: int):  # noqa: ANN201
+def gemm_floor(d_in: int, hidden: int, batch: int):
     """The step's two mandatory big GEMMs, each with the faster of numpy's matmul and Numba's np.dot here."""
     rng = np.random.default_rng(0)
     x = rng.random((batch, d_in), dtype=np.float32)

@@ -34,7 +34,7 @@ def build_chain(n: int) -> tuple[object, np.ndarray]:
     return chain_Job, np.ones((4, 16), np.float32)
 
 
-def stand_in(actor: object):  # noqa: ANN201
+def stand_in(actor: object):
     """The actor's kernel, or for foreign I/O (which pops runtime buffers) the same copy it makes."""
     op_type = actor.task.exec_sequence[0].op_type
     if op_type == "foreign_input":

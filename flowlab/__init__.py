@@ -1,26 +1,25 @@
 """flowlab: OneFlow's lazy mode in Python, with a debugger. ``import flowlab as flow``."""
 
-__version__ = "0.1.0"
-
-from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing  # noqa: E402
-from ._ipython import load_ipython_extension  # noqa: E402,F401 (for %load_ext flowlab)
-from ._ops_api import *  # noqa: E402,F403
-from ._ops_api import __all__ as _ops_all  # noqa: E402
-from .checkpoint import load_variables  # noqa: E402
-from .debug import debug  # noqa: E402
-from .frontend.function import global_function  # noqa: E402
-from .frontend.function_config import FunctionConfig, function_config  # noqa: E402
-from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8  # noqa: E402
-from .ops.variable import get_variable  # noqa: E402
-from .ops.watch import watch, watch_diff  # noqa: E402
-from .session import (  # noqa: E402
+from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing
+from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
+from ._ops_api import *  # noqa: F403
+from ._ops_api import __all__ as _ops_all
+from ._version import __version__ as __version__
+from .checkpoint import load_variables
+from .debug import debug
+from .frontend.function import global_function
+from .frontend.function_config import FunctionConfig, function_config
+from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8
+from .ops.variable import get_variable
+from .ops.watch import watch, watch_diff
+from .session import (
     clear_default_session,
     default_session,
     get_all_variables,
     sync_default_session,
 )
 
-float = float32  # noqa: A001
+float = float32
 double = float64
 
 __all__ = [

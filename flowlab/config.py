@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import warnings
+
 from .frontend.scope import ENV
+
+_warned: set[str] = set()
 
 
 def cpu_device_num(n: int) -> None:
@@ -15,6 +19,10 @@ def gpu_device_num(n: int) -> None:
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"gpu_device_num takes a non-negative int; got {n!r}")
     ENV.gpu_device_num = n
+    if "gpu_device_num" not in _warned:  # 'gpu' placements run on the CPU until flowlab has CUDA kernels
+        _warned.add("gpu_device_num")
+        warnings.warn("flowlab accepts flow.config.gpu_device_num but does not act on it: setting it changes nothing "
+                      "('gpu' placements run on the CPU)", stacklevel=2)
 
 
 def enable_debug_mode(flag: bool = True) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Tuple  # noqa: UP035 - OneFlow programs write typing.Tuple
+from typing import Tuple  # OneFlow programs write typing.Tuple
 
 import numpy as np
 

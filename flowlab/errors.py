@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the runtime imports this module, so these names are for the type checker only
+    from .ir import Plan
+    from .runtime.actor import Actor
+
 
 class FlowlabError(Exception):
     """Base class of flowlab's own errors."""
@@ -33,3 +39,11 @@ class KernelError(FlowlabError, RuntimeError):
 
 class PlacementError(FlowlabError, ValueError):
     """A device tag or device-id string is malformed or not supported."""
+
+
+def kernel_error(plan: Plan, actor: Actor, err: Exception) -> KernelError:
+    """The error for a kernel that raised while ``actor`` acted: the op, where the user created it, its job."""
+    op = actor.task.exec_sequence[0]
+    where = f" (created at {op.loc})" if op.loc else ""
+    return KernelError(f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
+                       f"{plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}")

@@ -49,7 +49,7 @@ class Numpy:
     """As an input: ``tp.Numpy.Placeholder(shape, dtype)``; as a return annotation: a numpy.ndarray."""
 
     @staticmethod
-    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> FixedTensorDef:  # noqa: N802
+    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> FixedTensorDef:
         return FixedTensorDef(tuple(shape), dtype, batch_axis)
 
 
@@ -57,7 +57,7 @@ class ListNumpy:
     """As an input: a list with one ndarray per device; as a return annotation: such a list."""
 
     @staticmethod
-    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> MirroredTensorDef:  # noqa: N802
+    def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> MirroredTensorDef:
         return MirroredTensorDef(tuple(shape), dtype, batch_axis)
 
 

@@ -120,7 +120,7 @@ def test_a_failed_trace_leaves_the_session_open_and_fixable():
     assert flow.default_session().status.value == "OPEN"
 
     @flow.global_function()  # redefining the same name while OPEN replaces it
-    def job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:  # noqa: F811
+    def job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
         return flow.zero_pad2d(x, padding=1)
 
     np.testing.assert_array_equal(job(X), np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1))))

@@ -3,5 +3,6 @@
 from .compile import CompileResult, compile_jobs
 from .passes import PassRecord
 from .verify import check_plan
+from .verify_job import JobVerifyError, check_job
 
-__all__ = ["CompileResult", "PassRecord", "check_plan", "compile_jobs"]
+__all__ = ["CompileResult", "JobVerifyError", "PassRecord", "check_job", "check_plan", "compile_jobs"]

@@ -11,6 +11,7 @@ from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
+from .verify_job import check_job
 
 # User-job passes (LazyJobBuildAndInferCtx::Complete), in OneFlow order. A pass that does not apply to a job
 # (the training passes on a predict job) returns it unchanged and is still recorded.
@@ -33,7 +34,7 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
     records: list[PassRecord] = []
     completed_user = []
     for job in user_jobs:
-        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER])
+        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
     system: list[Job] = []
@@ -55,9 +56,10 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
         system.extend(make_model_io_jobs(variables, var_descs))
     completed_system = []
     for job in system:
-        job, recs = run_pipeline(job, JOB_COMPLETER)
+        job, recs = run_pipeline(job, JOB_COMPLETER, made_by="as built by the system-job builder")
         records.extend(recs)
         completed_system.append(job)
     jobs = [*completed_user, *completed_system]
     main, plan = build_plan(jobs, cpu_device_num)
+    check_job(main, "as built by the plan builder")
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records))

@@ -6,6 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..ir import Job, OpConf
+from .verify_job import check_job
 
 JobPass = Callable[[Job], Job]
 
@@ -45,10 +46,15 @@ class PassRecord:
         return " ".join(parts)
 
 
-def run_pipeline(job: Job, pipeline: Sequence[tuple[str, JobPass]]) -> tuple[Job, list[PassRecord]]:
+def run_pipeline(job: Job, pipeline: Sequence[tuple[str, JobPass]], made_by: str = "as given"
+                 ) -> tuple[Job, list[PassRecord]]:
+    """Apply the passes in order, recording each; the job is verified as given (``made_by`` says where it came
+    from) and after every pass, so a pass that breaks it fails naming the pass, the job and the op."""
+    check_job(job, made_by)
     records = []
     for name, job_pass in pipeline:
         after = job_pass(job)
+        check_job(after, f"after pass {name!r}")
         records.append(PassRecord(name, job.name, job, after))
         job = after
     return job, records

@@ -77,6 +77,6 @@ def _check_memory(plan: Plan, tasks: dict) -> None:
                                        f"{block_id} while both are live ({la} and {lb})")
 
 
-def _lifetime(regst, chain_pos: dict[int, int]) -> tuple[int, int]:  # noqa: ANN001
+def _lifetime(regst, chain_pos: dict[int, int]) -> tuple[int, int]:
     positions = [chain_pos[regst.producer_task_id], *(chain_pos[c] for c in regst.consumer_task_ids)]
     return min(positions), max(positions)

@@ -146,7 +146,7 @@ class Debugger:
         if actor is None or self.finished:
             return Stop("finished")
         job_id = actor.task.job_id
-        section_done = lambda e: e.task_type == "CallbackNotify" and self._notified_job(e) == job_id  # noqa: E731
+        section_done = lambda e: e.task_type == "CallbackNotify" and self._notified_job(e) == job_id
         return self._run(until=section_done)
 
     def _notified_job(self, event: ActEvent) -> int:

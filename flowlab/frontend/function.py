@@ -63,14 +63,14 @@ class FunctionDesc:
         )
 
 
-def global_function(type: str = "predict", function_config: FunctionConfig | None = None) -> Callable[..., Any]:  # noqa: A002
+def global_function(type: str = "predict", function_config: FunctionConfig | None = None) -> Callable[..., Any]:
     """Decorate a job function: ``@flow.global_function(type="predict"|"train", function_config=cfg)``."""
     if callable(type):  # used bare, as @flow.global_function
         return _decorator("predict", None, sys._getframe(1).f_locals)(type)
     return _decorator(type, function_config, None)
 
 
-def _decorator(type: str, function_config: FunctionConfig | None,  # noqa: A002
+def _decorator(type: str, function_config: FunctionConfig | None,
                localns: dict[str, Any] | None) -> Callable[..., Any]:
     if type not in JOB_TYPES:
         raise ValueError(f"global_function type must be one of {JOB_TYPES}; got {type!r}")

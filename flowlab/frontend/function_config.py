@@ -20,25 +20,31 @@ class ConfigField:
     name: str  # dotted: "train.primary_lr"
     types: tuple[type, ...]
     default: Any
-    acted_on: bool  # False: accepted for compatibility, warns once, changes nothing
+    effect: str | None  # what setting it changes; None: accepted for compatibility, warns once, changes nothing
+
+    @property
+    def acted_on(self) -> bool:
+        return self.effect is not None
 
 
-def _f(name: str, types: type | tuple[type, ...], default: Any, acted_on: bool = False) -> ConfigField:
-    return ConfigField(name, types if isinstance(types, tuple) else (types,), default, acted_on)
+def _f(name: str, types: type | tuple[type, ...], default: Any, effect: str | None = None) -> ConfigField:
+    return ConfigField(name, types if isinstance(types, tuple) else (types,), default, effect)
 
 
 _NUM = (int, float)
+# Each field flowlab acts on says what it changes (tests/test_config_fields.py checks each claim); the rest are
+# OneFlow's fields that flowlab accepts so OneFlow programs run unchanged, and warn once that they do nothing.
 FIELDS: dict[str, ConfigField] = {
     f.name: f
     for f in (
-        _f("default_data_type", DType, None, True),
-        _f("default_placement_scope", object, None, True),
-        _f("default_logical_view", object, None, True),
-        _f("default_distribute_strategy", object, None, True),
-        _f("allow_cpu_return_op", bool, True, True),
-        _f("enable_reuse_mem", bool, True, True),
+        _f("default_data_type", DType, None, "the dtype of get_variable and constant when none is given"),
+        _f("default_placement_scope", object, None, "the placement of ops outside any flow.scope.placement"),
+        _f("default_logical_view", object, None),  # flowlab has the consistent view only
+        _f("default_distribute_strategy", object, None),
+        _f("allow_cpu_return_op", bool, True, "return ops on cpu 0:0 whatever the default placement"),
+        _f("enable_reuse_mem", bool, True, "registers of a job's compute chain share reused memory blocks"),
         _f("enable_inplace", bool, True),
-        _f("concurrency_width", int, 128, True),
+        _f("concurrency_width", int, 128),
         _f("default_initializer_conf", dict, None),
         _f("exp_run_conf", dict, None),
         _f("use_memory_allocation_algorithm_v2", bool, True),
@@ -68,12 +74,19 @@ FIELDS: dict[str, ConfigField] = {
         _f("indexed_slices_optimizer_conf", dict, None),
         _f("use_xla_jit", bool, False),
         _f("use_tensorrt", bool, False),
-        _f("train.primary_lr", _NUM, None, True),
-        _f("train.secondary_lr", _NUM, None, True),
+        _f("train.primary_lr", _NUM, None),
+        _f("train.secondary_lr", _NUM, None),
         _f("train.loss_scale_factor", _NUM, None),
-        _f("train.model_update_conf", dict, None, True),
+        _f("train.model_update_conf", dict, None),
         _f("train.num_gradient_accumulation_steps", int, 1),
     )
+}
+_WHY_NOT = {  # what to do instead, where flowlab offers it
+    "default_logical_view": "flowlab has the consistent view only",
+    "default_distribute_strategy": "flowlab has the consistent view only",
+    "train.primary_lr": "the learning rate comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
+    "train.secondary_lr": "the learning rate comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
+    "train.model_update_conf": "the update rule comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
 }
 _ALIASES = {"enable_reused_mem": "enable_reuse_mem", "enable_qat": "enable_quantization_aware_training"}
 _warned: set[str] = set()
@@ -92,7 +105,9 @@ class _Setter:
             raise TypeError(f"FunctionConfig.{field.name} takes a number; got {value!r}")
         if not field.acted_on and field.name not in _warned:
             _warned.add(field.name)
-            warnings.warn(f"flowlab accepts FunctionConfig.{field.name} but does not act on it", stacklevel=2)
+            why = f" ({_WHY_NOT[field.name]})" if field.name in _WHY_NOT else ""
+            warnings.warn(f"flowlab accepts FunctionConfig.{field.name} but does not act on it: setting it changes "
+                          f"nothing{why}", stacklevel=2)
         self._config._values[field.name] = value
 
     def __repr__(self) -> str:

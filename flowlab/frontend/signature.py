@@ -45,7 +45,7 @@ def parse_signature(fn: Any, localns: dict[str, Any] | None = None) -> JobSignat
     name = fn.__name__
     try:  # annotations may be strings (``from __future__ import annotations``)
         sig = inspect.signature(fn, eval_str=True, locals=localns)
-    except Exception as err:  # noqa: BLE001 - any failure to evaluate is the user's annotation
+    except Exception as err:  # any failure to evaluate is the user's annotation
         raise JobAnnotationError(f"job function {name}: cannot evaluate its annotations: {err}") from err
     params = list(sig.parameters.values())
     for p in params:

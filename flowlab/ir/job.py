@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .blob import BlobDesc
-from .op_conf import OpConf, ParallelConf, format_attr
+from .frozen import FrozenDict
+from .op_conf import OpConf, ParallelConf, format_attr, freeze_attr
 
 JOB_KINDS = ("user", "push", "pull", "model_io", "main")
 
@@ -17,13 +18,17 @@ class Job:
     name: str
     kind: str  # one of JOB_KINDS
     ops: tuple[OpConf, ...]  # topological order
-    blob_descs: dict[str, BlobDesc]  # lbn -> desc
-    job_conf: dict[str, Any] = field(default_factory=dict)  # job_type, default_data_type, ...
+    blob_descs: Mapping[str, BlobDesc]  # lbn -> desc
+    job_conf: Mapping[str, Any] = field(default_factory=FrozenDict)  # job_type, default_data_type, ...
     input_op_names: tuple[str, ...] = ()
     return_op_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ops", tuple(self.ops))
+        object.__setattr__(self, "blob_descs", FrozenDict(self.blob_descs))
+        object.__setattr__(self, "job_conf", freeze_attr(self.job_conf))
+        object.__setattr__(self, "input_op_names", tuple(self.input_op_names))
+        object.__setattr__(self, "return_op_names", tuple(self.return_op_names))
         if self.kind not in JOB_KINDS:
             raise ValueError(f"job kind {self.kind!r} is not one of {JOB_KINDS}")
 

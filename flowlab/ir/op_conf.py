@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 from .dtype import DType
+from .frozen import FrozenDict
 
 
 @dataclass(frozen=True)
@@ -29,16 +32,20 @@ class ParallelConf:
     def parallel_num(self) -> int:
         return len(self.devices)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "device_names", tuple(self.device_names))
+
     def __str__(self) -> str:
         return f"{self.device_tag}:{','.join(self.device_names)}"
 
 
 def freeze_attr(value: Any) -> Any:
-    """Attrs are compared and serialized, so lists become tuples and numpy scalars plain Python."""
+    """Attrs are compared, hashed and serialized, and no stage may change them: lists become tuples, dicts
+    FrozenDicts, numpy scalars plain Python."""
     if isinstance(value, (list, tuple)):
         return tuple(freeze_attr(v) for v in value)
-    if isinstance(value, dict):
-        return {str(k): freeze_attr(v) for k, v in value.items()}
+    if isinstance(value, Mapping):
+        return FrozenDict({str(k): freeze_attr(v) for k, v in value.items()})
     if hasattr(value, "item") and not isinstance(value, (DType, str)):
         return value.item()
     return value
@@ -53,7 +60,7 @@ def format_attr(value: Any) -> str:
         return repr(value)
     if isinstance(value, DType):
         return value.name
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         return "{" + ", ".join(f"{k}: {format_attr(v)}" for k, v in value.items()) + "}"
     return str(value)
 
@@ -62,29 +69,30 @@ def format_attr(value: Any) -> str:
 class OpConf:
     name: str
     op_type: str
-    inputs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arg -> lbns
-    outputs: dict[str, tuple[str, ...]] = field(default_factory=dict)  # arg -> lbns
-    attrs: dict[str, Any] = field(default_factory=dict)
+    inputs: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)  # arg -> lbns
+    outputs: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)  # arg -> lbns
+    attrs: Mapping[str, Any] = field(default_factory=FrozenDict)
     parallel_conf: ParallelConf = ParallelConf()
     ctrl_in_op_names: tuple[str, ...] = ()
     loc: str | None = None  # the user's source line that created the op, "pad.py:9"
     created_by: str = "user"  # user | autograd | optimizer | system | <pass name>
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "inputs", {k: tuple(v) for k, v in self.inputs.items()})
-        object.__setattr__(self, "outputs", {k: tuple(v) for k, v in self.outputs.items()})
-        object.__setattr__(self, "attrs", {k: freeze_attr(v) for k, v in self.attrs.items()})
+        object.__setattr__(self, "inputs", FrozenDict({k: tuple(v) for k, v in self.inputs.items()}))
+        object.__setattr__(self, "outputs", FrozenDict({k: tuple(v) for k, v in self.outputs.items()}))
+        object.__setattr__(self, "attrs", FrozenDict({k: freeze_attr(v) for k, v in self.attrs.items()}))
         object.__setattr__(self, "ctrl_in_op_names", tuple(self.ctrl_in_op_names))
 
     @property
     def device_tag(self) -> str:
         return self.parallel_conf.device_tag
 
-    @property
+    # cached: an OpConf never changes, and passes, verifier and plan builder ask for these again and again
+    @cached_property
     def input_lbns(self) -> tuple[str, ...]:
         return tuple(lbn for lbns in self.inputs.values() for lbn in lbns)
 
-    @property
+    @cached_property
     def output_lbns(self) -> tuple[str, ...]:
         return tuple(lbn for lbns in self.outputs.values() for lbn in lbns)
 

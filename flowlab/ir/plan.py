@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .blob import BlobDesc
+from .frozen import FrozenDict
 from .op_conf import OpConf
 
 # Actor id bits as in OneFlow's IdManager: sign | machine 10 | thread 11 | work stream 21 | index 21.
@@ -41,6 +42,9 @@ class MemBlock:
     enable_reuse_mem: bool
     mem_size: int
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "job_ids", tuple(self.job_ids))
+
     def __str__(self) -> str:
         jobs = ",".join(map(str, self.job_ids))
         kind = "reused" if self.enable_reuse_mem else "fixed"
@@ -54,8 +58,8 @@ class RegstDesc:
     consumer_task_ids: tuple[int, ...]
     register_num: int
     regst_desc_type: str  # "data" | "ctrl"
-    lbi2blob_desc: dict[str, BlobDesc] = field(default_factory=dict)
-    blob_offsets: dict[str, int] = field(default_factory=dict)  # lbn -> byte offset inside one register
+    lbi2blob_desc: Mapping[str, BlobDesc] = field(default_factory=FrozenDict)
+    blob_offsets: Mapping[str, int] = field(default_factory=FrozenDict)  # lbn -> byte offset inside one register
     mem_case: str = "host"
     enable_reuse_mem: bool = False
     mem_block_id: int = -1
@@ -64,6 +68,8 @@ class RegstDesc:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "consumer_task_ids", tuple(self.consumer_task_ids))
+        object.__setattr__(self, "lbi2blob_desc", FrozenDict(self.lbi2blob_desc))
+        object.__setattr__(self, "blob_offsets", FrozenDict(self.blob_offsets))
 
     @property
     def is_ctrl(self) -> bool:
@@ -87,13 +93,16 @@ class TaskProto:
     chain_id: int
     order_in_graph: int
     exec_sequence: tuple[OpConf, ...]  # the ops this task runs, in order (one for every task flowlab builds)
-    produced_regst_desc: dict[str, RegstDesc]  # name ("out", "out_ctrl", ...) -> desc
-    consumed_regst_desc_id: dict[str, tuple[int, ...]]  # name ("in", "in_ctrl", "start", ...) -> ids
+    produced_regst_desc: Mapping[str, RegstDesc]  # name ("out", "out_ctrl", ...) -> desc
+    consumed_regst_desc_id: Mapping[str, tuple[int, ...]]  # name ("in", "in_ctrl", "start", ...) -> ids
     parallel_id: int = 0
     parallel_num: int = 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exec_sequence", tuple(self.exec_sequence))
+        object.__setattr__(self, "produced_regst_desc", FrozenDict(self.produced_regst_desc))
+        object.__setattr__(self, "consumed_regst_desc_id",
+                           FrozenDict({k: tuple(v) for k, v in self.consumed_regst_desc_id.items()}))
 
     @property
     def name(self) -> str:
@@ -129,6 +138,9 @@ class CriticalSection:
     kind: str  # "total_job" (flowlab builds one per job; see compiler/main_job.py)
     mem_block_ids: tuple[int, ...]
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mem_block_ids", tuple(self.mem_block_ids))
+
     def intersects(self, other: CriticalSection) -> bool:
         return bool(set(self.mem_block_ids) & set(other.mem_block_ids))
 
@@ -140,11 +152,16 @@ class Plan:
     job_names: tuple[str, ...]  # job_id -> name (OneFlow's job_confs)
     job_kinds: tuple[str, ...]
     critical_sections: tuple[CriticalSection, ...]
-    job_id2critical_section_ids: dict[int, tuple[int, ...]]  # the main job's WaitAndSendIds id_list
+    job_id2critical_section_ids: Mapping[int, tuple[int, ...]]  # the main job's WaitAndSendIds id_list
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "tasks", tuple(self.tasks))
         object.__setattr__(self, "mem_blocks", tuple(self.mem_blocks))
+        object.__setattr__(self, "job_names", tuple(self.job_names))
+        object.__setattr__(self, "job_kinds", tuple(self.job_kinds))
+        object.__setattr__(self, "critical_sections", tuple(self.critical_sections))
+        object.__setattr__(self, "job_id2critical_section_ids",
+                           FrozenDict({k: tuple(v) for k, v in self.job_id2critical_section_ids.items()}))
 
     def __iter__(self) -> Iterator[TaskProto]:
         return iter(self.tasks)

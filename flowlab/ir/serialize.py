@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from typing import Any
 
 from . import blob, dtype, job, op_conf, plan
@@ -36,7 +37,7 @@ def _encode(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         fields = {f.name: _encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
         return {"__type__": type(value).__name__, **fields}
-    if isinstance(value, dict):
+    if isinstance(value, Mapping):
         if all(isinstance(k, str) for k in value):
             return {"__dict__": {k: _encode(v) for k, v in value.items()}}
         return {"__items__": [[_encode(k), _encode(v)] for k, v in value.items()]}

@@ -154,7 +154,7 @@ def _check_nchw(data_format: str) -> None:
         raise NotImplementedError(f"flowlab's convolution and pooling take NCHW; got data_format={data_format!r}")
 
 
-def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], padding: Any,  # noqa: A002
+def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], padding: Any,
            data_format: str = "NCHW", dilations: int | Sequence[int] | None = None, groups: int = 1,
            name: str | None = None) -> LazyBlob:
     require_blob(input, "conv2d's input")
@@ -168,7 +168,7 @@ def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], pad
     return add_op("conv2d", {"in": [input], "weight": [filters]}, attrs, name)[0]
 
 
-def _pool(kind: str, input: LazyBlob, ksize: Any, strides: Any, padding: Any,  # noqa: A002
+def _pool(kind: str, input: LazyBlob, ksize: Any, strides: Any, padding: Any,
           data_format: str, name: str | None) -> LazyBlob:
     require_blob(input, f"{kind}'s input")
     _check_nchw(data_format)
@@ -177,12 +177,12 @@ def _pool(kind: str, input: LazyBlob, ksize: Any, strides: Any, padding: Any,  #
     return add_op(kind, {"x": [input]}, {"ksize": k, "strides": s, "pads": pads}, name)[0]
 
 
-def max_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",  # noqa: A002
+def max_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",
                name: str | None = None) -> LazyBlob:
     return _pool("max_pool2d", input, ksize, strides, padding, data_format, name)
 
 
-def avg_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",  # noqa: A002
+def avg_pool2d(input: LazyBlob, ksize: Any, strides: Any, padding: Any, data_format: str = "NCHW",
                name: str | None = None) -> LazyBlob:
     """Average over each window's elements inside the input (padding is not counted, as in TF/OneFlow)."""
     return _pool("avg_pool2d", input, ksize, strides, padding, data_format, name)

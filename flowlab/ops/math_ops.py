@@ -169,7 +169,7 @@ def divide(x: Any, y: Any, name: str | None = None) -> LazyBlob:
     return _binary("div", "scalar_mul", x, y, name)
 
 
-def _unary(kind: str):  # noqa: ANN202
+def _unary(kind: str):
     def fn(x: LazyBlob, name: str | None = None) -> LazyBlob:
         return add_op(kind, {"x": [require_blob(x, f"the input of {kind}")]}, name=name)[0]
 
@@ -188,4 +188,4 @@ log = _unary("log")
 sqrt = _unary("sqrt")
 square = _unary("square")
 sign = _unary("sign")
-abs = _unary("abs")  # noqa: A001
+abs = _unary("abs")

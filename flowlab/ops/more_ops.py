@@ -19,7 +19,7 @@ def _same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {"y": [ctx.input("x")]}
 
 
-def _dx_like(arg: str):  # noqa: ANN202
+def _dx_like(arg: str):
     return lambda ctx: {"dx": [ctx.input(arg)]}
 
 
@@ -128,7 +128,7 @@ def leaky_relu(x: LazyBlob, alpha: float = 0.2, name: str | None = None) -> Lazy
     return add_op("leaky_relu", {"x": [require_blob(x, "leaky_relu's input")]}, {"alpha": float(alpha)}, name)[0]
 
 
-def flatten(input: LazyBlob, start_dim: int = 0, end_dim: int = -1, name: str | None = None) -> LazyBlob:  # noqa: A002
+def flatten(input: LazyBlob, start_dim: int = 0, end_dim: int = -1, name: str | None = None) -> LazyBlob:
     """Merge axes start_dim..end_dim into one (OneFlow's flatten; a reshape)."""
     require_blob(input, "flatten's input")
     rank = len(input.shape)
@@ -141,7 +141,7 @@ def flatten(input: LazyBlob, start_dim: int = 0, end_dim: int = -1, name: str | 
     return reshape(input, [*input.shape[:start], merged, *input.shape[end + 1:]], name=name)
 
 
-def expand_dims(input: LazyBlob, axis: int, name: str | None = None) -> LazyBlob:  # noqa: A002
+def expand_dims(input: LazyBlob, axis: int, name: str | None = None) -> LazyBlob:
     require_blob(input, "expand_dims's input")
     rank = len(input.shape) + 1
     if not -rank <= axis < rank:
@@ -150,7 +150,7 @@ def expand_dims(input: LazyBlob, axis: int, name: str | None = None) -> LazyBlob
     return reshape(input, [*input.shape[:axis], 1, *input.shape[axis:]], name=name)
 
 
-def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:  # noqa: A002
+def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:
     require_blob(input, "squeeze's input")
     rank = len(input.shape)
     axes = [i for i, d in enumerate(input.shape) if d == 1] if axis is None else [a % rank for a in axis]
@@ -170,7 +170,7 @@ def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, ax
     return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": int(axis)}, name)[0]
 
 
-def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], name: str | None = None) -> LazyBlob:  # noqa: A001
+def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], name: str | None = None) -> LazyBlob:
     """OneFlow's ``flow.slice(x, begin, size)``: per axis, ``size`` elements from ``begin`` (None: all)."""
     require_blob(x, "slice's input")
     if len(begin) != len(x.shape) or len(size) != len(x.shape):

@@ -88,7 +88,7 @@ def _grad_sparse_xent(ctx: Any) -> None:
     ctx.set_dx("prediction", dx)
 
 
-def _infer_dx_like(arg: str):  # noqa: ANN202
+def _infer_dx_like(arg: str):
     return lambda ctx: {"dx": [ctx.input(arg)]}
 
 

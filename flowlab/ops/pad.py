@@ -44,7 +44,7 @@ def _infer_pad2d_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {"dx": [BlobDesc((n, c, h - top - bottom, w - left - right), dy.dtype)]}
 
 
-def _grad_pad2d(ctx) -> None:  # noqa: ANN001
+def _grad_pad2d(ctx) -> None:
     grad_type = f"{ctx.op.op_type}_grad"
     ctx.set_dx("x", add_op(grad_type, {"dy": [ctx.dy("y")]}, {"padding": ctx.attrs["padding"]})[0])
 

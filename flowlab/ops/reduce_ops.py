@@ -101,7 +101,7 @@ def reduce_max(input_tensor: LazyBlob, axis: int | Sequence[int] | None = None, 
     return _reduce("reduce_max", input_tensor, axis, keepdims, name)
 
 
-def argmax(input: LazyBlob, axis: int = -1, name: str | None = None) -> LazyBlob:  # noqa: A002
+def argmax(input: LazyBlob, axis: int = -1, name: str | None = None) -> LazyBlob:
     """Index (int32) of the largest value along ``axis``; the first one on ties. The argmax op works on the last
     axis; another axis is first transposed last, as OneFlow's ``flow.math.argmax`` does. The result has the
     input's shape without ``axis`` ((1,) for a 1-D input)."""
@@ -114,5 +114,5 @@ def argmax(input: LazyBlob, axis: int = -1, name: str | None = None) -> LazyBlob
         raise ValueError(f"argmax: axis {axis!r} is out of range for {input.blob_desc} (rank {rank})")
     axis %= rank
     if axis != rank - 1:
-        input = transpose(input, [*(i for i in range(rank) if i != axis), axis])  # noqa: A001
+        input = transpose(input, [*(i for i in range(rank) if i != axis), axis])
     return add_op("argmax", {"in": [input]}, name=name)[0]

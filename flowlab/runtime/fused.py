@@ -256,7 +256,7 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
             else:
                 run.append((step, actor, call))
         flush()
-    except Exception as err:  # noqa: BLE001 - fusion is an optimization: never fail the call because of it
+    except Exception as err:  # fusion is an optimization: never fail the call because of it
         warnings.warn(f"flowlab could not fuse {schedule!r}; it keeps replaying act by act "
                       f"({type(err).__name__}: {err})", RuntimeWarning, stacklevel=2)
         return None

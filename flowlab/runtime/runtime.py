@@ -11,7 +11,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import KernelError
+from ..errors import kernel_error
 from ..ir import Plan
 from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
@@ -30,13 +30,6 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
 }
 WAIT_BUFFER = "GlobalWaitJobId"
 REPLAY = replay_enabled()
-
-
-def kernel_error(plan: Plan, actor: Actor, err: Exception) -> KernelError:
-    op = actor.task.exec_sequence[0]
-    where = f" (created at {op.loc})" if op.loc else ""
-    return KernelError(f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
-                       f"{plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}")
 
 
 class RuntimeIdle(RuntimeError):

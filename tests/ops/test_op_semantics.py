@@ -98,7 +98,7 @@ def test_an_out_of_range_label_is_a_kernel_error(kernel_impl, train):
             flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1])).minimize(loss)
             return loss
 
-        call = lambda: job(labels)  # noqa: E731
+        call = lambda: job(labels)
     else:
         def call():
             return run_job(lambda lab, x: flow.nn.sparse_softmax_cross_entropy_with_logits(lab, x), labels, logits)

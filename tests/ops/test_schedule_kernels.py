@@ -47,4 +47,4 @@ def test_codegen_writes_tuples_and_non_finite_floats_as_source() -> None:
     assert gen.constant((math.inf, 0.5)) == "(np.inf, 0.5,)"
     assert gen.constant(-math.inf) == "-np.inf"
     assert gen.constant(np.float32(math.nan)) == "np.float32(np.nan)"
-    assert eval(gen.constant((0.1,)), {"np": np}) == (0.1,)  # noqa: S307 - the source the segment holds
+    assert eval(gen.constant((0.1,)), {"np": np}) == (0.1,)  # the source the segment holds

@@ -11,7 +11,7 @@ import hashlib
 import os
 from pathlib import Path
 
-from ... import __version__
+from ..._version import __version__
 
 
 def kernel_digest() -> str:
@@ -36,7 +36,7 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba was importe
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 
-def njit(fn=None, **kwargs):  # noqa: ANN001, ANN201
+def njit(fn=None, **kwargs):
     """``numba.njit(cache=True, error_model="numpy")``; every flowlab kernel goes through here.
 
     error_model="numpy": x / 0 gives inf or nan as in NumPy and OneFlow (Numba's default raises).

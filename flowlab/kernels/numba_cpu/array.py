@@ -9,21 +9,21 @@ from ._numba import njit
 
 
 @njit
-def _copy_flat(x, y):  # noqa: ANN001, ANN202
+def _copy_flat(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i]
 
 
 @njit
-def _fill(y, value):  # noqa: ANN001, ANN202
+def _fill(y, value):
     y = y.ravel()
     for i in range(y.size):
         y[i] = value
 
 
 @njit
-def _copy_nd(x, y):  # noqa: ANN001, ANN202
+def _copy_nd(x, y):
     for idx in np.ndindex(y.shape):
         y[idx] = x[idx]
 
@@ -32,7 +32,7 @@ def _copy_nd(x, y):  # noqa: ANN001, ANN202
 @register_kernel("identity", "numba")
 @register_kernel("cast", "numba")
 def _copy(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _copy_flat(ins[0], outs[0])  # C order is the same in both shapes; cast converts on assignment
 
     return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[0], outs[0])))
@@ -43,7 +43,7 @@ def _transpose(ctx: KernelCtx) -> KernelFn:
     perm = tuple(ctx.attrs["perm"])
     views: dict[int, np.ndarray] = {}
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         view = views.get(id(ins[0]))
         if view is None:
             view = views[id(ins[0])] = ins[0].transpose(perm)
@@ -52,7 +52,7 @@ def _transpose(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-def _axis_slices(ctx: KernelCtx, descs: tuple) -> tuple[int, list[tuple[int, int]]]:  # noqa: ANN001
+def _axis_slices(ctx: KernelCtx, descs: tuple) -> tuple[int, list[tuple[int, int]]]:
     rank = len(descs[0].shape)
     axis = ctx.attrs["axis"] % rank
     bounds, start = [], 0
@@ -66,7 +66,7 @@ def _axis_slices(ctx: KernelCtx, descs: tuple) -> tuple[int, list[tuple[int, int
 def _concat(ctx: KernelCtx) -> KernelFn:
     axis, bounds = _axis_slices(ctx, ctx.in_descs)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         out = outs[0]
         for x, (lo, hi) in zip(ins, bounds):
             index = (slice(None),) * axis + (slice(lo, hi),)
@@ -79,18 +79,18 @@ def _concat(ctx: KernelCtx) -> KernelFn:
 def _split_like(ctx: KernelCtx) -> KernelFn:
     axis, bounds = _axis_slices(ctx, ctx.out_descs)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         for out, (lo, hi) in zip(outs, bounds):
             _copy_nd(ins[0][(slice(None),) * axis + (slice(lo, hi),)], out)
 
     return kernel
 
 
-def _filler(value_of):  # noqa: ANN001, ANN202
+def _filler(value_of):
     def factory(ctx: KernelCtx) -> KernelFn:
         value = ctx.out_descs[0].dtype.np.type(value_of(ctx))
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             _fill(outs[0], value)
 
         return fusable(kernel, lambda ins, outs: FusedCall(_fill, (outs[0], value)))

@@ -12,7 +12,7 @@ from .nn import _dot
 
 
 @njit
-def _pad_into(x, xp, pt, pl):  # noqa: ANN001, ANN202
+def _pad_into(x, xp, pt, pl):
     xp[...] = 0
     for a in range(x.shape[0]):
         for b in range(x.shape[1]):
@@ -22,21 +22,21 @@ def _pad_into(x, xp, pt, pl):  # noqa: ANN001, ANN202
 
 
 @njit
-def _gather(flat, idx, cols):  # noqa: ANN001, ANN202
+def _gather(flat, idx, cols):
     for k in range(idx.shape[0]):
         for p in range(idx.shape[1]):
             cols[k, p] = flat[idx[k, p]]
 
 
 @njit
-def _scatter_add(dcols, idx, flat):  # noqa: ANN001, ANN202
+def _scatter_add(dcols, idx, flat):
     for k in range(idx.shape[0]):
         for p in range(idx.shape[1]):
             flat[idx[k, p]] += dcols[k, p]
 
 
 @njit
-def _crop_into(xp, x, pt, pl):  # noqa: ANN001, ANN202
+def _crop_into(xp, x, pt, pl):
     for a in range(x.shape[0]):
         for b in range(x.shape[1]):
             for i in range(x.shape[2]):
@@ -61,7 +61,7 @@ class _Conv:
 def _conv(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, w = ins
         out = outs[0].reshape(x.shape[0], w.shape[0], -1)
         w2 = w.reshape(w.shape[0], -1)
@@ -78,7 +78,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
 def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         dy, w = ins[0], ins[1]
         dy3 = dy.reshape(dy.shape[0], dy.shape[1], -1)
         w2 = w.reshape(w.shape[0], -1)
@@ -96,7 +96,7 @@ def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
 def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         dy, x = ins[0], ins[1]
         dy3 = dy.reshape(dy.shape[0], dy.shape[1], -1)
         dw = outs[0].reshape(outs[0].shape[0], -1)
@@ -113,7 +113,7 @@ def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
-def _pool(x, y, kh, kw, sh, sw, pt, pl, is_max):  # noqa: ANN001, ANN202
+def _pool(x, y, kh, kw, sh, sw, pt, pl, is_max):
     h, w = x.shape[2], x.shape[3]
     for a in range(x.shape[0]):
         for b in range(x.shape[1]):
@@ -136,7 +136,7 @@ def _pool(x, y, kh, kw, sh, sw, pt, pl, is_max):  # noqa: ANN001, ANN202
 
 
 @njit
-def _pool_grad(x, dy, dx, kh, kw, sh, sw, pt, pl, is_max):  # noqa: ANN001, ANN202
+def _pool_grad(x, dy, dx, kh, kw, sh, sw, pt, pl, is_max):
     h, w = x.shape[2], x.shape[3]
     dx[...] = 0
     for a in range(x.shape[0]):
@@ -169,7 +169,7 @@ def _pool_args(ctx: KernelCtx) -> tuple[int, ...]:
     return kh, kw, sh, sw, pt, pl
 
 
-def _pool_factory(is_max: bool):  # noqa: ANN202
+def _pool_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
         return lambda ins, outs: _pool(ins[0], outs[0], *args, is_max)
@@ -177,7 +177,7 @@ def _pool_factory(is_max: bool):  # noqa: ANN202
     return factory
 
 
-def _pool_grad_factory(is_max: bool):  # noqa: ANN202
+def _pool_grad_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
         return lambda ins, outs: _pool_grad(ins[0], ins[2], outs[0], *args, is_max)

@@ -12,35 +12,35 @@ from ._numba import njit
 
 
 @njit
-def _add(a, b, o):  # noqa: ANN001, ANN202
+def _add(a, b, o):
     a, b, o = a.ravel(), b.ravel(), o.ravel()
     for i in range(o.size):
         o[i] = a[i] + b[i]
 
 
 @njit
-def _sub(a, b, o):  # noqa: ANN001, ANN202
+def _sub(a, b, o):
     a, b, o = a.ravel(), b.ravel(), o.ravel()
     for i in range(o.size):
         o[i] = a[i] - b[i]
 
 
 @njit
-def _mul(a, b, o):  # noqa: ANN001, ANN202
+def _mul(a, b, o):
     a, b, o = a.ravel(), b.ravel(), o.ravel()
     for i in range(o.size):
         o[i] = a[i] * b[i]
 
 
 @njit
-def _div(a, b, o):  # noqa: ANN001, ANN202
+def _div(a, b, o):
     a, b, o = a.ravel(), b.ravel(), o.ravel()
     for i in range(o.size):
         o[i] = a[i] / b[i]
 
 
 @njit
-def _idiv(x, y):  # noqa: ANN001, ANN202
+def _idiv(x, y):
     """Integer division rounding toward zero (C's ``/``, as OneFlow); x / 0 gives 0 (as NumPy)."""
     if y == 0:
         return x - x
@@ -51,20 +51,20 @@ def _idiv(x, y):  # noqa: ANN001, ANN202
 
 
 @njit
-def _idiv_flat(a, b, o):  # noqa: ANN001, ANN202
+def _idiv_flat(a, b, o):
     a, b, o = a.ravel(), b.ravel(), o.ravel()
     for i in range(o.size):
         o[i] = _idiv(a[i], b[i])
 
 
 @njit
-def _idiv_nd(a, b, o):  # noqa: ANN001, ANN202
+def _idiv_nd(a, b, o):
     for idx in np.ndindex(o.shape):
         o[idx] = _idiv(a[idx], b[idx])
 
 
 @njit
-def _bcast(kind, a, b, o):  # noqa: ANN001, ANN202
+def _bcast(kind, a, b, o):
     for idx in np.ndindex(o.shape):
         x, y = a[idx], b[idx]
         if kind == 0:
@@ -80,7 +80,7 @@ def _bcast(kind, a, b, o):  # noqa: ANN001, ANN202
 _FLAT = {"broadcast_add": (_add, 0), "broadcast_sub": (_sub, 1), "broadcast_mul": (_mul, 2), "broadcast_div": (_div, 3)}
 
 
-def _binary(op_type: str):  # noqa: ANN202
+def _binary(op_type: str):
     flat, kind = _FLAT[op_type]
 
     def factory(ctx: KernelCtx) -> KernelFn:
@@ -90,13 +90,13 @@ def _binary(op_type: str):  # noqa: ANN202
         if same_shape:
             fn = _idiv_flat if integer_div else flat
 
-            def same(ins, outs):  # noqa: ANN001, ANN202
+            def same(ins, outs):
                 fn(ins[0], ins[1], outs[0])
 
             return same
         views: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
 
-        def broadcast(ins, outs):  # noqa: ANN001, ANN202
+        def broadcast(ins, outs):
             key = (id(ins[0]), id(ins[1]))
             if key not in views:  # registers are fixed arrays: build the broadcast views once
                 views[key] = (np.broadcast_to(ins[0], out_shape), np.broadcast_to(ins[1], out_shape))
@@ -112,104 +112,104 @@ def _binary(op_type: str):  # noqa: ANN202
 
 
 @njit
-def _relu(x, y):  # noqa: ANN001, ANN202
+def _relu(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i] if x[i] > 0 else 0
 
 
 @njit
-def _sigmoid(x, y):  # noqa: ANN001, ANN202
+def _sigmoid(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = 1.0 / (1.0 + _m.exp(-x[i]))
 
 
 @njit
-def _tanh(x, y):  # noqa: ANN001, ANN202
+def _tanh(x, y):
     y.ravel()[:] = np.tanh(x.ravel())
 
 
 @njit
-def _negative(x, y):  # noqa: ANN001, ANN202
+def _negative(x, y):
     y.ravel()[:] = -x.ravel()
 
 
 @njit
-def _reciprocal(x, y):  # noqa: ANN001, ANN202
+def _reciprocal(x, y):
     y.ravel()[:] = 1.0 / x.ravel()
 
 
 @njit
-def _exp(x, y):  # noqa: ANN001, ANN202
+def _exp(x, y):
     y.ravel()[:] = np.exp(x.ravel())
 
 
 @njit
-def _log(x, y):  # noqa: ANN001, ANN202
+def _log(x, y):
     y.ravel()[:] = np.log(x.ravel())
 
 
 @njit
-def _sqrt(x, y):  # noqa: ANN001, ANN202
+def _sqrt(x, y):
     y.ravel()[:] = np.sqrt(x.ravel())
 
 
 @njit
-def _square(x, y):  # noqa: ANN001, ANN202
+def _square(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i] * x[i]
 
 
 @njit
-def _sign(x, y):  # noqa: ANN001, ANN202
+def _sign(x, y):
     y.ravel()[:] = np.sign(x.ravel())
 
 
 @njit
-def _abs(x, y):  # noqa: ANN001, ANN202
+def _abs(x, y):
     y.ravel()[:] = np.abs(x.ravel())
 
 
 @njit
-def _relu_grad(y, dy, dx):  # noqa: ANN001, ANN202
+def _relu_grad(y, dy, dx):
     y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         dx[i] = dy[i] if y[i] > 0 else 0
 
 
 @njit
-def _sigmoid_grad(y, dy, dx):  # noqa: ANN001, ANN202
+def _sigmoid_grad(y, dy, dx):
     y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         dx[i] = dy[i] * y[i] * (1 - y[i])
 
 
 @njit
-def _tanh_grad(y, dy, dx):  # noqa: ANN001, ANN202
+def _tanh_grad(y, dy, dx):
     y, dy, dx = y.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         dx[i] = dy[i] * (1 - y[i] * y[i])
 
 
 @njit
-def _scalar_add(x, s, y):  # noqa: ANN001, ANN202
+def _scalar_add(x, s, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i] + s
 
 
 @njit
-def _scalar_mul(x, s, y):  # noqa: ANN001, ANN202
+def _scalar_mul(x, s, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i] * s
 
 
-def _unary(fn):  # noqa: ANN001, ANN202
+def _unary(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             fn(ins[0], outs[0])
 
         return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], outs[0])))
@@ -217,9 +217,9 @@ def _unary(fn):  # noqa: ANN001, ANN202
     return factory
 
 
-def _grad(fn):  # noqa: ANN001, ANN202
+def _grad(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             fn(ins[0], ins[1], outs[0])
 
         return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], ins[1], outs[0])))
@@ -227,11 +227,11 @@ def _grad(fn):  # noqa: ANN001, ANN202
     return factory
 
 
-def _scalar(fn):  # noqa: ANN001, ANN202
+def _scalar(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
         operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])  # the blob's dtype: no mixed signature
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             fn(ins[0], operand, outs[0])
 
         return fusable(kernel, lambda ins, outs: FusedCall(fn, (ins[0], operand, outs[0])))
@@ -245,7 +245,7 @@ def _reduce_sum_like(ctx: KernelCtx) -> KernelFn:
 
     out_shape = ctx.out_descs[0].shape
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = sum_to_shape(ins[0], out_shape)  # a reduction: numpy's pairwise sum is the fast path
 
     return kernel

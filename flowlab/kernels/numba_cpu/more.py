@@ -15,14 +15,14 @@ _INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
 
 
 @njit
-def _gelu(x, y):  # noqa: ANN001, ANN202
+def _gelu(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = 0.5 * x[i] * (1 + _m.erf(x[i] * _SQRT1_2))
 
 
 @njit
-def _gelu_grad(x, dy, dx):  # noqa: ANN001, ANN202
+def _gelu_grad(x, dy, dx):
     x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         v = x[i]
@@ -30,14 +30,14 @@ def _gelu_grad(x, dy, dx):  # noqa: ANN001, ANN202
 
 
 @njit
-def _leaky(x, y, alpha):  # noqa: ANN001, ANN202
+def _leaky(x, y, alpha):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i] if x[i] > 0 else alpha * x[i]
 
 
 @njit
-def _leaky_grad(x, dy, dx, alpha):  # noqa: ANN001, ANN202
+def _leaky_grad(x, dy, dx, alpha):
     x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         dx[i] = dy[i] if x[i] > 0 else alpha * dy[i]
@@ -66,7 +66,7 @@ def _leaky_grad_f(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
-def _gather3(params, ids, out):  # noqa: ANN001, ANN202
+def _gather3(params, ids, out):
     # params (outer, n, inner), ids (k,), out (outer, k, inner)
     for o in range(params.shape[0]):
         for j in range(ids.size):
@@ -75,7 +75,7 @@ def _gather3(params, ids, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _scatter_add3(data, ids, out):  # noqa: ANN001, ANN202
+def _scatter_add3(data, ids, out):
     out[...] = 0
     for o in range(data.shape[0]):
         for j in range(ids.size):
@@ -94,7 +94,7 @@ def _gather_f(ctx: KernelCtx) -> KernelFn:
     k = int(np.prod(ctx.in_descs[1].shape))
     p3, o3 = _three_d(params, axis, params[axis]), _three_d(params, axis, k)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _gather3(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3))
 
     return kernel
@@ -107,7 +107,7 @@ def _segment_sum_f(ctx: KernelCtx) -> KernelFn:
     k = int(np.prod(ctx.in_descs[1].shape))
     d3, o3 = _three_d(like, axis, k), _three_d(like, axis, like[axis])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _scatter_add3(ins[0].reshape(d3), ins[1].reshape(-1), outs[0].reshape(o3))
 
     return kernel
@@ -127,7 +127,7 @@ def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
 
     index = slices(ctx, ctx.out_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0].fill(0)
         _copy_nd(ins[0], outs[0][index])
 
@@ -135,7 +135,7 @@ def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
-def _softmax_xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
+def _softmax_xent_rows(x, labels, prob, out):
     for r in range(x.shape[0]):
         m = x[r].max()
         s = 0.0
@@ -150,7 +150,7 @@ def _softmax_xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _softmax_xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+def _softmax_xent_grad_rows(prob, labels, dy, dx):
     for r in range(prob.shape[0]):
         total = labels[r].sum()
         for c in range(prob.shape[1]):
@@ -158,14 +158,14 @@ def _softmax_xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
 
 
 @njit
-def _sigmoid_xent(x, z, out):  # noqa: ANN001, ANN202
+def _sigmoid_xent(x, z, out):
     x, z, out = x.ravel(), z.ravel(), out.ravel()
     for i in range(out.size):
         out[i] = max(x[i], 0.0) - x[i] * z[i] + _m.log1p(_m.exp(-abs(x[i])))
 
 
 @njit
-def _sigmoid_xent_grad(x, z, dy, dx):  # noqa: ANN001, ANN202
+def _sigmoid_xent_grad(x, z, dy, dx):
     x, z, dy, dx = x.ravel(), z.ravel(), dy.ravel(), dx.ravel()
     for i in range(dx.size):
         dx[i] = (1.0 / (1.0 + _m.exp(-x[i])) - z[i]) * dy[i]

@@ -11,12 +11,12 @@ from ._numba import njit
 
 
 @njit
-def _dot(a, b, out):  # noqa: ANN001, ANN202
+def _dot(a, b, out):
     np.dot(a, b, out)
 
 
 @njit
-def _batched_dot(a, b, out):  # noqa: ANN001, ANN202
+def _batched_dot(a, b, out):
     for i in range(out.shape[0]):
         out[i] = np.dot(a[i], b[i])
 
@@ -26,7 +26,7 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
     ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
     batched = len(ctx.out_descs[0].shape) > 2
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         a, b, out = ins[0], ins[1], outs[0]
         if batched:  # fold the batch axes into one
             a = a.reshape(-1, *a.shape[-2:])
@@ -46,7 +46,7 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
-def _bias_add(a, b, out):  # noqa: ANN001, ANN202
+def _bias_add(a, b, out):
     # a, out: (outer, channels, inner); b: (channels,)
     for i in range(a.shape[0]):
         for c in range(a.shape[1]):
@@ -56,7 +56,7 @@ def _bias_add(a, b, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _bias_add_rows(a, b, out):  # noqa: ANN001, ANN202
+def _bias_add_rows(a, b, out):
     # a, out: (outer, channels), the bias on the last axis (dense's N x C): the inner loop vectorizes
     for i in range(a.shape[0]):
         for c in range(a.shape[1]):
@@ -71,20 +71,20 @@ def _bias_add_factory(ctx: KernelCtx) -> KernelFn:
     if as3[2] == 1:  # an inner loop of length 1 would not vectorize (12x slower at 100 x 512)
         as2 = as3[:2]
 
-        def rows(ins, outs):  # noqa: ANN001, ANN202
+        def rows(ins, outs):
             _bias_add_rows(ins[0].reshape(as2), ins[1], outs[0].reshape(as2))
 
         return fusable(rows, lambda ins, outs: FusedCall(_bias_add_rows, (ins[0].reshape(as2), ins[1],
                                                                           outs[0].reshape(as2))))
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _bias_add(ins[0].reshape(as3), ins[1], outs[0].reshape(as3))
 
     return fusable(kernel, lambda ins, outs: FusedCall(_bias_add, (ins[0].reshape(as3), ins[1], outs[0].reshape(as3))))
 
 
 @njit
-def _softmax_rows(x, y):  # noqa: ANN001, ANN202
+def _softmax_rows(x, y):
     for r in range(x.shape[0]):
         m = x[r, 0]
         for c in range(1, x.shape[1]):
@@ -99,7 +99,7 @@ def _softmax_rows(x, y):  # noqa: ANN001, ANN202
 
 
 @njit
-def _softmax_grad_rows(y, dy, dx):  # noqa: ANN001, ANN202
+def _softmax_grad_rows(y, dy, dx):
     for r in range(y.shape[0]):
         dot = 0.0
         for c in range(y.shape[1]):
@@ -109,7 +109,7 @@ def _softmax_grad_rows(y, dy, dx):  # noqa: ANN001, ANN202
 
 
 @njit
-def _bad_label(labels, depth):  # noqa: ANN001, ANN202
+def _bad_label(labels, depth):
     """The index of the first label outside [0, depth), or -1."""
     for r in range(labels.shape[0]):
         if labels[r] < 0 or labels[r] >= depth:
@@ -118,14 +118,14 @@ def _bad_label(labels, depth):  # noqa: ANN001, ANN202
 
 
 @njit
-def _xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
+def _xent_rows(x, labels, prob, out):
     _softmax_rows(x, prob)
     for r in range(x.shape[0]):
         out[r] = -_m.log(prob[r, labels[r]])
 
 
 @njit
-def _xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+def _xent_grad_rows(prob, labels, dy, dx):
     for r in range(prob.shape[0]):
         for c in range(prob.shape[1]):
             dx[r, c] = prob[r, c] * dy[r]
@@ -133,7 +133,7 @@ def _xent_grad_rows(prob, labels, dy, dx):  # noqa: ANN001, ANN202
 
 
 @njit
-def _xent_checked(x, labels, prob, out):  # noqa: ANN001, ANN202
+def _xent_checked(x, labels, prob, out):
     bad = _bad_label(labels, x.shape[1])
     if bad < 0:
         _xent_rows(x, labels, prob, out)
@@ -141,7 +141,7 @@ def _xent_checked(x, labels, prob, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _xent_grad_checked(prob, labels, dy, dx):  # noqa: ANN001, ANN202
+def _xent_grad_checked(prob, labels, dy, dx):
     bad = _bad_label(labels, prob.shape[1])
     if bad < 0:
         _xent_grad_rows(prob, labels, dy, dx)
@@ -154,7 +154,7 @@ def check_labels(labels: np.ndarray, depth: int, bad: int) -> None:
                          f"labels must be in [0, {depth})")
 
 
-def _rows(desc) -> tuple[int, int]:  # noqa: ANN001
+def _rows(desc) -> tuple[int, int]:
     return int(np.prod(desc.shape[:-1])), desc.shape[-1]
 
 
@@ -162,7 +162,7 @@ def _rows(desc) -> tuple[int, int]:  # noqa: ANN001
 def _softmax(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _softmax_rows(ins[0].reshape(rows), outs[0].reshape(rows))
 
     return kernel
@@ -172,7 +172,7 @@ def _softmax(ctx: KernelCtx) -> KernelFn:
 def _softmax_grad(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _softmax_grad_rows(ins[0].reshape(rows), ins[1].reshape(rows), outs[0].reshape(rows))
 
     return kernel
@@ -182,7 +182,7 @@ def _softmax_grad(ctx: KernelCtx) -> KernelFn:
 def _xent(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         labels = ins[1].reshape(-1)
         check_labels(labels, rows[1], _bad_label(labels, rows[1]))  # Numba does not bounds-check
         _xent_rows(ins[0].reshape(rows), labels, outs[0].reshape(rows), outs[1].reshape(-1))
@@ -195,7 +195,7 @@ def _xent(ctx: KernelCtx) -> KernelFn:
 def _xent_grad(ctx: KernelCtx) -> KernelFn:
     rows = _rows(ctx.in_descs[0])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         labels = ins[1].reshape(-1)
         check_labels(labels, rows[1], _bad_label(labels, rows[1]))
         _xent_grad_rows(ins[0].reshape(rows), labels, ins[2].reshape(-1), outs[0].reshape(rows))

@@ -10,7 +10,7 @@ from ._numba import njit
 
 
 @njit
-def _norm(x, y, mm, mv, gamma, beta, mean_out, inv_out, eps, momentum, training):  # noqa: ANN001, ANN202
+def _norm(x, y, mm, mv, gamma, beta, mean_out, inv_out, eps, momentum, training):
     outer, channels, inner = x.shape
     count = outer * inner
     for c in range(channels):
@@ -39,7 +39,7 @@ def _norm(x, y, mm, mv, gamma, beta, mean_out, inv_out, eps, momentum, training)
 
 
 @njit
-def _norm_grad(x, dy, mean, inv, gamma, dx, dgamma, dbeta):  # noqa: ANN001, ANN202
+def _norm_grad(x, dy, mean, inv, gamma, dx, dgamma, dbeta):
     outer, channels, inner = x.shape
     count = outer * inner
     for c in range(channels):
@@ -61,7 +61,7 @@ def _norm_f(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
     eps, momentum, training = ctx.attrs["epsilon"], ctx.attrs["momentum"], ctx.attrs["training"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, mm, mv, gamma, beta = ins
         _norm(x.reshape(shape3), outs[0].reshape(shape3), mm, mv, gamma, beta, outs[1], outs[2], eps, momentum,
               training)
@@ -73,7 +73,7 @@ def _norm_f(ctx: KernelCtx) -> KernelFn:
 def _norm_grad_f(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, dy, mean, inv, gamma = ins
         _norm_grad(x.reshape(shape3), dy.reshape(shape3), mean, inv, gamma, outs[0].reshape(shape3), outs[1], outs[2])
 

@@ -10,7 +10,7 @@ from ._numba import njit
 
 
 @njit
-def _sgd(w, diff, lr, scale, l1, l2, wd):  # noqa: ANN001, ANN202
+def _sgd(w, diff, lr, scale, l1, l2, wd):
     w, diff = w.ravel(), diff.ravel()
     for i in range(w.size):
         g = diff[i] * scale + l2 * w[i] + wd * w[i]
@@ -20,7 +20,7 @@ def _sgd(w, diff, lr, scale, l1, l2, wd):  # noqa: ANN001, ANN202
 
 
 @njit
-def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):  # noqa: ANN001, ANN202
+def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):
     w, diff, v = w.ravel(), diff.ravel(), v.ravel()
     for i in range(w.size):
         g = diff[i] * scale + l2 * w[i] + wd * w[i]
@@ -31,12 +31,12 @@ def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):  # noqa: ANN001, ANN202
 
 
 @njit
-def _sgd_lr(w, diff, lr, scale, l1, l2, wd):  # noqa: ANN001, ANN202
+def _sgd_lr(w, diff, lr, scale, l1, l2, wd):
     _sgd(w, diff, lr[0], scale, l1, l2, wd)  # lr: the learning-rate blob, read when the act runs
 
 
 @njit
-def _momentum_lr(w, diff, v, lr, beta, scale, l1, l2, wd):  # noqa: ANN001, ANN202
+def _momentum_lr(w, diff, v, lr, beta, scale, l1, l2, wd):
     _momentum(w, diff, v, lr[0], beta, scale, l1, l2, wd)
 
 
@@ -49,7 +49,7 @@ def _scalars(ctx: KernelCtx) -> tuple:
 def _sgd_f(ctx: KernelCtx) -> KernelFn:
     scale, l1, l2, wd = _scalars(ctx)
     cast = ctx.in_descs[0].dtype.np.type
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _sgd(ins[0], ins[1], cast(ins[2][0]), scale, l1, l2, wd)
 
     if ctx.in_descs[2].dtype != ctx.in_descs[0].dtype:
@@ -62,7 +62,7 @@ def _momentum_f(ctx: KernelCtx) -> KernelFn:
     scale, l1, l2, wd = _scalars(ctx)
     cast = ctx.in_descs[0].dtype.np.type
     beta = cast(ctx.attrs["beta"])
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _momentum(ins[0], ins[1], ins[2], cast(ins[3][0]), beta, scale, l1, l2, wd)
 
     if ctx.in_descs[3].dtype != ctx.in_descs[0].dtype:

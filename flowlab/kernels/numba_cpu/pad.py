@@ -17,7 +17,7 @@ def _reflect_index(i: int, n: int) -> int:
 
 
 @njit
-def reflection_pad2d(x, y, left, top):  # noqa: ANN001, ANN201
+def reflection_pad2d(x, y, left, top):
     n, c, h, w = x.shape
     oh, ow = y.shape[2], y.shape[3]
     for a in range(n):
@@ -29,7 +29,7 @@ def reflection_pad2d(x, y, left, top):  # noqa: ANN001, ANN201
 
 
 @njit
-def zero_pad2d(x, y, left, top):  # noqa: ANN001, ANN201
+def zero_pad2d(x, y, left, top):
     n, c, h, w = x.shape
     y[...] = 0
     for a in range(n):
@@ -39,11 +39,11 @@ def zero_pad2d(x, y, left, top):  # noqa: ANN001, ANN201
                     y[a, b, i + top, j + left] = x[a, b, i, j]
 
 
-def _factory(fn):  # noqa: ANN001, ANN202
+def _factory(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
         left, _right, top, _bottom = ctx.attrs["padding"]
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             fn(ins[0], outs[0], left, top)
 
         return kernel
@@ -56,7 +56,7 @@ register_kernel("zero_pad2d", "numba")(_factory(zero_pad2d))
 
 
 @njit
-def reflection_pad2d_grad(dy, dx, left, top):  # noqa: ANN001, ANN201
+def reflection_pad2d_grad(dy, dx, left, top):
     n, c, h, w = dx.shape
     dx[...] = 0
     for a in range(n):
@@ -68,7 +68,7 @@ def reflection_pad2d_grad(dy, dx, left, top):  # noqa: ANN001, ANN201
 
 
 @njit
-def zero_pad2d_grad(dy, dx, left, top):  # noqa: ANN001, ANN201
+def zero_pad2d_grad(dy, dx, left, top):
     n, c, h, w = dx.shape
     for a in range(n):
         for b in range(c):

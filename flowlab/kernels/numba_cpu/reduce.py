@@ -11,7 +11,7 @@ from ._numba import njit
 
 
 @njit
-def _sum_rows(x, out):  # noqa: ANN001, ANN202
+def _sum_rows(x, out):
     for r in range(x.shape[0]):
         s = x[r, 0] - x[r, 0]
         for c in range(x.shape[1]):
@@ -20,7 +20,7 @@ def _sum_rows(x, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _max_rows(x, out):  # noqa: ANN001, ANN202
+def _max_rows(x, out):
     for r in range(x.shape[0]):
         m = x[r, 0]
         for c in range(1, x.shape[1]):
@@ -30,7 +30,7 @@ def _max_rows(x, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _argmax_rows(x, out):  # noqa: ANN001, ANN202
+def _argmax_rows(x, out):
     for r in range(x.shape[0]):
         best = 0
         for c in range(1, x.shape[1]):
@@ -40,7 +40,7 @@ def _argmax_rows(x, out):  # noqa: ANN001, ANN202
 
 
 @njit
-def _sum_leading(x, out):  # noqa: ANN001, ANN202
+def _sum_leading(x, out):
     # x (reduced, kept): add rows in memory order, cache-friendly (a bias gradient's reduction)
     out[:] = x[0]
     for r in range(1, x.shape[0]):
@@ -48,7 +48,7 @@ def _sum_leading(x, out):  # noqa: ANN001, ANN202
             out[c] += x[r, c]
 
 
-def _leading_sum(ctx: KernelCtx):  # noqa: ANN202
+def _leading_sum(ctx: KernelCtx):
     """A sum over leading axes only, as a (reduced, kept) view; None for other reductions."""
     shape = ctx.in_descs[0].shape
     axes = reduce_axes(ctx)
@@ -58,7 +58,7 @@ def _leading_sum(ctx: KernelCtx):  # noqa: ANN202
     return rows, int(np.prod(shape)) // rows
 
 
-def _two_d(ctx: KernelCtx):  # noqa: ANN202
+def _two_d(ctx: KernelCtx):
     """A function giving (kept, reduced) 2-D views of the input."""
     shape = ctx.in_descs[0].shape
     axes = reduce_axes(ctx)
@@ -71,11 +71,11 @@ def _two_d(ctx: KernelCtx):  # noqa: ANN202
     return lambda x: np.ascontiguousarray(x.transpose(perm)).reshape(rows)
 
 
-def _reduce(fn, scale: bool = False):  # noqa: ANN001, ANN202
+def _reduce(fn, scale: bool = False):
     def factory(ctx: KernelCtx) -> KernelFn:
         leading = _leading_sum(ctx)
         if leading is not None:
-            def by_rows(ins, outs):  # noqa: ANN001, ANN202
+            def by_rows(ins, outs):
                 out = outs[0].reshape(-1)
                 _sum_leading(ins[0].reshape(leading), out)
                 if scale:
@@ -87,7 +87,7 @@ def _reduce(fn, scale: bool = False):  # noqa: ANN001, ANN202
                                                                                 outs[0].reshape(-1))))
         two_d = _two_d(ctx)
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             x = two_d(ins[0])
             out = outs[0].reshape(-1)
             fn(x, out)
@@ -108,7 +108,7 @@ register_kernel("reduce_max", "numba")(_reduce(_max_rows))
 def _argmax(ctx: KernelCtx) -> KernelFn:
     last = ctx.in_descs[0].shape[-1]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _argmax_rows(ins[0].reshape(-1, last), outs[0].reshape(-1))
 
     return kernel
@@ -118,7 +118,7 @@ def _argmax(ctx: KernelCtx) -> KernelFn:
 def _broadcast_like(ctx: KernelCtx) -> KernelFn:
     like_shape, axes = ctx.out_descs[0].shape, ctx.attrs["broadcast_axes"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         np.copyto(outs[0], broadcast_to_like(ins[0], like_shape, axes))  # a strided copy: numpy's fast path
 
     return kernel

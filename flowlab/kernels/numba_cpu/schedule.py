@@ -23,7 +23,7 @@ DECAYS = {"piecewise_constant": 1, "polynomial": 2, "cosine": 3, "linear_cosine"
 
 @njit
 def _learning_rate(step, base, warmup_kind, warmup_batches, warmup_param, decay_kind, p0, p1, p2, p3,
-                   boundaries, values):  # noqa: ANN001, ANN202
+                   boundaries, values):
     # warmup_param: linear's start_multiplier or constant's multiplier. p0..p3 by decay kind: polynomial
     # (decay_batches, end_learning_rate, power, cycle), cosine (decay_batches, alpha), linear_cosine
     # (decay_batches, num_periods, alpha, beta). boundaries: piecewise's, padded with inf to len(values).
@@ -57,7 +57,7 @@ def _learning_rate(step, base, warmup_kind, warmup_batches, warmup_param, decay_
 
 @njit
 def _learning_rate_act(train_step, out, base, warmup_kind, warmup_batches, warmup_param, decay_kind, p0, p1, p2,
-                       p3, boundaries, values):  # noqa: ANN001, ANN202
+                       p3, boundaries, values):
     out[0] = _learning_rate(train_step[0], base, warmup_kind, warmup_batches, warmup_param, decay_kind, p0, p1, p2,
                             p3, boundaries, values)
 
@@ -98,7 +98,7 @@ def _lr(ctx: KernelCtx) -> KernelFn:
     if constants is None:
         return _lr_reference(ctx)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         _learning_rate_act(ins[0], outs[0], *constants)
 
     return fusable(kernel, lambda ins, outs: FusedCall(_learning_rate_act, (ins[0], outs[0], *constants)))

@@ -10,7 +10,7 @@ from ..registry import KernelCtx, KernelFn, register_kernel
 @register_kernel("reshape", "reference")
 @register_kernel("identity", "reference")
 def _copy_reshaped(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = ins[0].reshape(outs[0].shape)
 
     return kernel
@@ -20,7 +20,7 @@ def _copy_reshaped(ctx: KernelCtx) -> KernelFn:
 def _transpose(ctx: KernelCtx) -> KernelFn:
     perm = ctx.attrs["perm"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = np.transpose(ins[0], perm)
 
     return kernel
@@ -30,7 +30,7 @@ def _transpose(ctx: KernelCtx) -> KernelFn:
 def _concat(ctx: KernelCtx) -> KernelFn:
     axis = ctx.attrs["axis"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = np.concatenate(ins, axis=axis)
 
     return kernel
@@ -41,7 +41,7 @@ def _split_like(ctx: KernelCtx) -> KernelFn:
     axis = ctx.attrs["axis"] % len(ctx.in_descs[0].shape)
     bounds = np.cumsum([d.shape[axis] for d in ctx.out_descs])[:-1]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         for part, out in zip(np.split(ins[0], bounds, axis=axis), outs):
             out[...] = part
 
@@ -50,17 +50,17 @@ def _split_like(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("cast", "reference")
 def _cast(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = ins[0].astype(outs[0].dtype)
 
     return kernel
 
 
-def _fill(value_of):  # noqa: ANN001, ANN202
+def _fill(value_of):
     def factory(ctx: KernelCtx) -> KernelFn:
         value = value_of(ctx)
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0].fill(value)
 
         return kernel

@@ -37,7 +37,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
     geo = conv_geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape)
     g = geo["groups"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, w = ins
         n, o = x.shape[0], w.shape[0]
         cols = _pad(x, geo["pads"]).reshape(n, -1)[:, geo["idx"]]  # (n, c*kh*kw, p)
@@ -55,7 +55,7 @@ def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
     geo = conv_geometry(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape)
     g = geo["groups"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         dy, w, _like = ins
         n, o = dy.shape[0], w.shape[0]
         og = o // g
@@ -74,7 +74,7 @@ def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
     geo = conv_geometry(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape)
     g = geo["groups"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         dy, x, _like = ins
         n, o = dy.shape[0], dy.shape[1]
         cols = _pad(x, geo["pads"]).reshape(n, -1)[:, geo["idx"]]
@@ -105,7 +105,7 @@ def pool_geometry(ctx: KernelCtx, shape: tuple[int, ...]) -> dict:
 def _max_pool(ctx: KernelCtx) -> KernelFn:
     geo = pool_geometry(ctx, ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         windows = _pad(ins[0], geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
         windows = np.where(geo["valid"] > 0, windows, -np.inf)
         outs[0][...] = windows.max(axis=1).reshape(outs[0].shape)
@@ -117,7 +117,7 @@ def _max_pool(ctx: KernelCtx) -> KernelFn:
 def _avg_pool(ctx: KernelCtx) -> KernelFn:
     geo = pool_geometry(ctx, ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         windows = _pad(ins[0], geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
         outs[0][...] = (windows.sum(axis=1) / geo["count"]).reshape(outs[0].shape)
 
@@ -128,7 +128,7 @@ def _avg_pool(ctx: KernelCtx) -> KernelFn:
 def _max_pool_grad(ctx: KernelCtx) -> KernelFn:
     geo = pool_geometry(ctx, ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, _y, dy = ins
         windows = _pad(x, geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
         windows = np.where(geo["valid"] > 0, windows, -np.inf)
@@ -145,7 +145,7 @@ def _max_pool_grad(ctx: KernelCtx) -> KernelFn:
 def _avg_pool_grad(ctx: KernelCtx) -> KernelFn:
     geo = pool_geometry(ctx, ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         dy = ins[2].reshape(geo["padded"][0], 1, -1) / geo["count"]
         share = dy * geo["valid"]  # (planes, k, p)
         dxp = np.zeros(geo["padded"], dy.dtype)
@@ -159,7 +159,7 @@ def _dropout(ctx: KernelCtx) -> KernelFn:
     rate, rng = ctx.attrs["rate"], np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
     scale = 1.0 / (1.0 - rate)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         mask = outs[1]
         mask[...] = (rng.random(mask.shape) >= rate) * scale  # a new mask each run, from the seeded stream
         np.multiply(ins[0], mask, out=outs[0])
@@ -168,7 +168,7 @@ def _dropout(ctx: KernelCtx) -> KernelFn:
 
 
 def _dropout_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         np.multiply(ins[0], ins[1], out=outs[0])
 
     return kernel

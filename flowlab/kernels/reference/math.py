@@ -18,9 +18,9 @@ UNARY_GRAD = {
 }
 
 
-def _binary(fn):  # noqa: ANN001, ANN202
+def _binary(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0][...] = fn(ins[0], ins[1])
 
         return kernel
@@ -39,15 +39,15 @@ def trunc_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _divide(ctx: KernelCtx) -> KernelFn:
     integer = not ctx.out_descs[0].dtype.is_floating
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = trunc_divide(ins[0], ins[1]) if integer else np.divide(ins[0], ins[1])
 
     return kernel
 
 
-def _unary(fn):  # noqa: ANN001, ANN202
+def _unary(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0][...] = fn(ins[0])
 
         return kernel
@@ -55,12 +55,12 @@ def _unary(fn):  # noqa: ANN001, ANN202
     return factory
 
 
-def _scalar(op_type: str):  # noqa: ANN202
+def _scalar(op_type: str):
     def factory(ctx: KernelCtx) -> KernelFn:
         operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])
         fn = np.add if op_type == "scalar_add" else np.multiply
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             fn(ins[0], operand, out=outs[0], casting="unsafe")
 
         return kernel
@@ -71,7 +71,7 @@ def _scalar(op_type: str):  # noqa: ANN202
 def _reduce_sum_like(ctx: KernelCtx) -> KernelFn:
     out_shape = ctx.out_descs[0].shape
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = sum_to_shape(ins[0], out_shape)
 
     return kernel

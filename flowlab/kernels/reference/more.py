@@ -22,11 +22,11 @@ def gelu_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
     return dy * (cdf + x * pdf)
 
 
-def _fn(fn):  # noqa: ANN001, ANN202
+def _fn(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
         alpha = ctx.attrs.get("alpha")
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0][...] = fn(*ins, alpha) if alpha is not None else fn(*ins)
 
         return kernel
@@ -44,7 +44,7 @@ register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x 
 def _gather(ctx: KernelCtx) -> KernelFn:
     axis = ctx.attrs["axis"] % len(ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = np.take(ins[0], ins[1], axis=axis)
 
     return kernel
@@ -54,7 +54,7 @@ def _gather(ctx: KernelCtx) -> KernelFn:
 def _segment_sum(ctx: KernelCtx) -> KernelFn:
     axis = ctx.attrs["axis"] % len(ctx.out_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         data, ids, out = ins[0], ins[1], outs[0]
         out[...] = 0
         moved = np.moveaxis(out, axis, 0)
@@ -74,7 +74,7 @@ def slices(ctx: KernelCtx, shape: tuple[int, ...]) -> tuple[slice, ...]:
 def _slice(ctx: KernelCtx) -> KernelFn:
     index = slices(ctx, ctx.in_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = ins[0][index]
 
     return kernel
@@ -84,7 +84,7 @@ def _slice(ctx: KernelCtx) -> KernelFn:
 def _slice_grad(ctx: KernelCtx) -> KernelFn:
     index = slices(ctx, ctx.out_descs[0].shape)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = 0
         outs[0][index] = ins[0]
 
@@ -93,7 +93,7 @@ def _slice_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("softmax_cross_entropy", "reference")
 def _softmax_xent(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         logits, labels = ins
         prob = softmax(logits)
         outs[0][...] = prob
@@ -104,7 +104,7 @@ def _softmax_xent(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("softmax_cross_entropy_grad", "reference")
 def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         prob, labels, dy = ins
         # d/dlogits of -sum(l log p) = p * sum(l) - l
         outs[0][...] = (prob * labels.sum(-1, keepdims=True) - labels) * dy.reshape(prob.shape[:-1] + (1,))
@@ -114,7 +114,7 @@ def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("sigmoid_cross_entropy", "reference")
 def _sigmoid_xent(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, z = ins  # the stable form: max(x, 0) - x z + log(1 + exp(-|x|))
         outs[0][...] = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
 
@@ -123,7 +123,7 @@ def _sigmoid_xent(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("sigmoid_cross_entropy_grad", "reference")
 def _sigmoid_xent_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, z, dy = ins
         outs[0][...] = (1 / (1 + np.exp(-x)) - z) * dy
 

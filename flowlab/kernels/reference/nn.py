@@ -11,7 +11,7 @@ from ..registry import KernelCtx, KernelFn, register_kernel
 def _matmul(ctx: KernelCtx) -> KernelFn:
     ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         a = np.swapaxes(ins[0], -1, -2) if ta else ins[0]
         b = np.swapaxes(ins[1], -1, -2) if tb else ins[1]
         outs[0][...] = np.matmul(a, b) * alpha if alpha != 1.0 else np.matmul(a, b)
@@ -25,7 +25,7 @@ def _bias_add(ctx: KernelCtx) -> KernelFn:
     axis = ctx.attrs["axis"] % rank
     shape = tuple(-1 if i == axis else 1 for i in range(rank))
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = ins[0] + ins[1].reshape(shape)
 
     return kernel
@@ -38,7 +38,7 @@ def softmax(x: np.ndarray) -> np.ndarray:
 
 @register_kernel("softmax", "reference")
 def _softmax(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = softmax(ins[0])
 
     return kernel
@@ -46,7 +46,7 @@ def _softmax(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("softmax_grad", "reference")
 def _softmax_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         y, dy = ins
         outs[0][...] = y * (dy - (dy * y).sum(axis=-1, keepdims=True))
 
@@ -64,7 +64,7 @@ def checked_labels(labels: np.ndarray, depth: int) -> np.ndarray:
 
 @register_kernel("sparse_softmax_cross_entropy", "reference")
 def _sparse_xent(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         logits, labels = ins
         index = checked_labels(labels, logits.shape[-1])
         prob = softmax(logits)
@@ -77,7 +77,7 @@ def _sparse_xent(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("sparse_softmax_cross_entropy_grad", "reference")
 def _sparse_xent_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         prob, labels, dy = ins
         index = checked_labels(labels, prob.shape[-1])
         dx = prob.copy()

@@ -17,7 +17,7 @@ def _norm(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
     eps, momentum, training = ctx.attrs["epsilon"], ctx.attrs["momentum"], ctx.attrs["training"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, moving_mean, moving_var, gamma, beta = ins
         x3 = x.reshape(shape3)
         if training:
@@ -40,7 +40,7 @@ def _norm_grad(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
     count = shape3[0] * shape3[2]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, dy, mean, inv, gamma = ins
         x3, dy3 = x.reshape(shape3), dy.reshape(shape3)
         xhat = (x3 - mean[None, :, None]) * inv[None, :, None]

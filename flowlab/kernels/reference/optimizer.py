@@ -11,8 +11,8 @@ import numpy as np
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
-def _both(op_type: str):  # noqa: ANN202
-    def wrap(factory):  # noqa: ANN001, ANN202
+def _both(op_type: str):
+    def wrap(factory):
         register_kernel(op_type, "reference")(factory)
         register_kernel(op_type, "numba")(factory)
         return factory
@@ -20,7 +20,7 @@ def _both(op_type: str):  # noqa: ANN202
     return wrap
 
 
-def effective_grad(ctx: KernelCtx):  # noqa: ANN201
+def effective_grad(ctx: KernelCtx):
     """The update ops' fused prologue (OneFlow's scale/l1/l2 attrs): g = scale * diff + l1 sign(w) + l2 w."""
     scale, l1, l2 = ctx.attrs["scale"], ctx.attrs["l1"], ctx.attrs["l2"]
 
@@ -39,7 +39,7 @@ def effective_grad(ctx: KernelCtx):  # noqa: ANN201
 def _sgd(ctx: KernelCtx) -> KernelFn:
     wd, grad = ctx.attrs["weight_decay"], effective_grad(ctx)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         w, lr = ins[0], float(ins[2][0])
         g = grad(w, ins[1])
         if wd:
@@ -53,7 +53,7 @@ def _sgd(ctx: KernelCtx) -> KernelFn:
 def _momentum(ctx: KernelCtx) -> KernelFn:
     beta, wd, grad = ctx.attrs["beta"], ctx.attrs["weight_decay"], effective_grad(ctx)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         w, v, lr = ins[0], ins[2], float(ins[3][0])
         g = grad(w, ins[1])
         if wd:
@@ -71,7 +71,7 @@ def _adam(ctx: KernelCtx) -> KernelFn:
     b1, b2, eps, wd, correct = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["do_bias_correction"]
     grad = effective_grad(ctx)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         w, m, v, lr, step = ins[0], ins[2], ins[3], float(ins[4][0]), int(ins[5][0])
         g = grad(w, ins[1])
         m *= b1
@@ -91,7 +91,7 @@ def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
     grad = effective_grad(ctx)
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         w, ms, lr = ins[0], ins[2], float(ins[3][0])
         g = grad(w, ins[1])
         ms *= decay
@@ -103,7 +103,7 @@ def _rmsprop(ctx: KernelCtx) -> KernelFn:
 
 @_both("assign")
 def _assign(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         ins[0][...] = ins[1]
 
     return kernel
@@ -113,7 +113,7 @@ def _assign(ctx: KernelCtx) -> KernelFn:
 def _clip(ctx: KernelCtx) -> KernelFn:
     clip_norm = ctx.attrs["clip_norm"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         norm = math.sqrt(sum(float(np.sum(np.square(g, dtype=np.float64))) for g in ins))
         scale = clip_norm / max(norm, clip_norm)
         for g, out in zip(ins, outs):
@@ -162,7 +162,7 @@ def learning_rate(base: float, step: int, decay: dict[str, Any] | None, warmup: 
 def _lr(ctx: KernelCtx) -> KernelFn:
     base, decay, warmup = ctx.attrs["learning_rate"], ctx.attrs["decay"], ctx.attrs["warmup"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][0] = learning_rate(base, int(ins[0][0]), decay, warmup)
 
     return kernel

@@ -7,12 +7,12 @@ import numpy as np
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
-def _pad_factory(mode: str):  # noqa: ANN202
+def _pad_factory(mode: str):
     def factory(ctx: KernelCtx) -> KernelFn:
         left, right, top, bottom = ctx.attrs["padding"]
         widths = ((0, 0), (0, 0), (top, bottom), (left, right))
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0][...] = np.pad(ins[0], widths, mode=mode)
 
         return kernel
@@ -24,11 +24,11 @@ register_kernel("reflection_pad2d", "reference")(_pad_factory("reflect"))
 register_kernel("zero_pad2d", "reference")(_pad_factory("constant"))
 
 
-def _pad_grad_factory(reflect: bool):  # noqa: ANN202
+def _pad_grad_factory(reflect: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         left, right, top, bottom = ctx.attrs["padding"]
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             dy, dx = ins[0], outs[0]
             h, w = dx.shape[2], dx.shape[3]
             if not reflect:

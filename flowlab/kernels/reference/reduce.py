@@ -15,12 +15,12 @@ def reduce_axes(ctx: KernelCtx) -> tuple[int, ...]:
     return tuple(sorted(a % rank for a in ((axis,) if isinstance(axis, int) else axis)))
 
 
-def _reduce(fn):  # noqa: ANN001, ANN202
+def _reduce(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
         axes = reduce_axes(ctx)
         out_shape = ctx.out_descs[0].shape
 
-        def kernel(ins, outs):  # noqa: ANN001, ANN202
+        def kernel(ins, outs):
             outs[0][...] = fn(ins[0], axis=axes).reshape(out_shape)
 
         return kernel
@@ -37,7 +37,7 @@ register_kernel("reduce_max", "reference")(_reduce(np.max))
 def _argmax(ctx: KernelCtx) -> KernelFn:
     out_shape = ctx.out_descs[0].shape
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = np.argmax(ins[0], axis=-1).reshape(out_shape)
 
     return kernel
@@ -56,7 +56,7 @@ def _broadcast_like(ctx: KernelCtx) -> KernelFn:
     like_shape = ctx.out_descs[0].shape
     axes = ctx.attrs["broadcast_axes"]
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         outs[0][...] = broadcast_to_like(ins[0], like_shape, axes)
 
     return kernel
@@ -70,7 +70,7 @@ def _reduce_max_grad(ctx: KernelCtx) -> KernelFn:
         sorted(a % rank for a in ((axis,) if isinstance(axis, int) else axis)))
     keep_shape = tuple(1 if i in axes else d for i, d in enumerate(ctx.in_descs[0].shape))
 
-    def kernel(ins, outs):  # noqa: ANN001, ANN202
+    def kernel(ins, outs):
         x, y, dy = ins
         mask = x == y.reshape(keep_shape)
         ties = mask.sum(axis=axes, keepdims=True)

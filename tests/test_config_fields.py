@@ -1,0 +1,169 @@
+"""Every config field either acts or warns: FunctionConfig's declared fields and the ``flow.config`` setters.
+
+A field flowlab acts on is listed in ACTS with a check that sets it and observes the change against the default;
+every other field must warn once when set, and setting it must leave the compiled JobSet, Plan and the result
+exactly as they are without it. The lists are compared with the declarations, so a new field is one or the other.
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab import config as flow_config
+from flowlab.errors import PlacementError
+from flowlab.frontend import function_config
+from flowlab.frontend.function_config import FIELDS, ConfigField
+
+X = np.arange(6, dtype=np.float32)
+
+
+def run(config: flow.FunctionConfig | None = None) -> tuple[np.ndarray, Any]:
+    """Trace, compile and run a small job (a chain of ops, a variable and a constant) under ``config``."""
+    flow.clear_default_session()
+
+    @flow.global_function(function_config=config)
+    def cfg_Job(x: tp.Numpy.Placeholder((6,))) -> tp.Numpy:
+        v = flow.get_variable("v", shape=(6,), initializer=flow.constant_initializer(0.5))
+        c = flow.constant(2.0, shape=(6,))
+        return flow.math.relu(flow.cast(v * c, flow.float32) * x + 1.0) * 3.0
+
+    result = cfg_Job(X)
+    return result, flow.default_session()
+
+
+def config_with(**fields: Any) -> flow.FunctionConfig:
+    cfg = flow.FunctionConfig()
+    for name, value in fields.items():
+        cfg._lookup(name)(value)
+    return cfg
+
+
+def op_placement(session: Any, op_type: str) -> str:
+    job = session.job_set.job("cfg_Job")
+    return str(next(op for op in job.ops if op.op_type == op_type).parallel_conf)
+
+
+def check_default_data_type() -> None:
+    _, default = run()
+    result, session = run(config_with(default_data_type=flow.float64))
+    descs = session.job_set.job("cfg_Job").blob_descs
+    assert default.job_set.job("cfg_Job").blob_descs["v/out"].dtype is flow.float32
+    assert descs["v/out"].dtype is flow.float64 and descs["constant_0/out_0"].dtype is flow.float64
+    np.testing.assert_allclose(result, np.maximum(X + 1.0, 0) * 3.0)
+
+
+def check_default_placement_scope() -> None:
+    flow.config.cpu_device_num(2)
+    _, default = run()
+    _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")))
+    assert op_placement(default, "relu") == "cpu:0:0" and op_placement(session, "relu") == "cpu:0:1"
+
+
+def check_allow_cpu_return_op() -> None:
+    flow.config.cpu_device_num(2)
+    placed = flow.scope.placement("cpu", "0:1")
+    _, default = run(config_with(default_placement_scope=placed))
+    _, session = run(config_with(default_placement_scope=placed, allow_cpu_return_op=False))
+    assert op_placement(default, "return") == "cpu:0:0" and op_placement(session, "return") == "cpu:0:1"
+
+
+def check_enable_reuse_mem() -> None:
+    _, default = run()
+    result, session = run(config_with(enable_reuse_mem=False))
+    assert any(b.enable_reuse_mem for b in default.plan.mem_blocks)
+    assert not any(b.enable_reuse_mem for b in session.plan.mem_blocks)
+    np.testing.assert_allclose(result, np.maximum(X + 1.0, 0) * 3.0)
+
+
+ACTS: dict[str, Callable[[], None]] = {
+    "default_data_type": check_default_data_type,
+    "default_placement_scope": check_default_placement_scope,
+    "allow_cpu_return_op": check_allow_cpu_return_op,
+    "enable_reuse_mem": check_enable_reuse_mem,
+}
+
+
+def sample_value(field: ConfigField) -> Any:
+    """A value of the field's type that differs from its default."""
+    for kind, value in ((bool, not field.default), (int, 7), (float, 0.25), (str, "x"), (dict, {"a": 1})):
+        if kind in field.types:
+            return value
+    return object() if field.types == (object,) else field.types[0]()
+
+
+def test_the_fields_that_act_are_exactly_those_declared_to_act():
+    assert {name for name, f in FIELDS.items() if f.acted_on} == set(ACTS)
+
+
+@pytest.mark.parametrize("name", sorted(ACTS))
+def test_a_field_that_acts_changes_what_it_says(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a field that acts does not also say it does nothing
+        ACTS[name]()
+
+
+def test_every_other_field_warns_once_and_changes_nothing():
+    baseline, base_session = run()
+    base_text = (str(base_session.job_set), str(base_session.plan))
+    ignored = sorted(name for name, f in FIELDS.items() if not f.acted_on)
+    assert len(ignored) > 30  # the walk is over the real table
+    for name in ignored:
+        function_config._warned.discard(name)
+        cfg = flow.FunctionConfig()
+        setter = cfg._lookup(name)
+        with pytest.warns(UserWarning, match=rf"accepts FunctionConfig\.{name} but does not act on it"):
+            setter(sample_value(FIELDS[name]))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            setter(sample_value(FIELDS[name]))  # once
+        result, session = run(cfg)
+        assert (str(session.job_set), str(session.plan)) == base_text, name
+        np.testing.assert_array_equal(result, baseline)
+
+
+def test_the_learning_rate_fields_say_where_the_learning_rate_comes_from():
+    function_config._warned.discard("train.primary_lr")
+    with pytest.warns(UserWarning, match=r"comes from flow\.optimizer"):
+        flow.FunctionConfig().train.primary_lr(0.1)
+
+
+# -- flow.config ---------------------------------------------------------------------------------------------------
+def check_cpu_device_num() -> None:
+    with pytest.raises(PlacementError, match="cpu_device_num is 1"):
+        flow.scope.placement("cpu", "0:1")
+    flow.config.cpu_device_num(2)
+    assert str(flow.scope.placement("cpu", "0:1").parallel_conf) == "cpu:0:1"
+
+
+def check_enable_debug_mode(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FLOWLAB_DEBUG_MODE", raising=False)
+    run()
+    assert not (tmp_path / "log").exists()
+    flow.config.enable_debug_mode(True)
+    run()
+    assert len(list((tmp_path / "log").glob("*/job_set.txt"))) == 1
+
+
+ENV_ACTS = {"cpu_device_num": check_cpu_device_num, "enable_debug_mode": check_enable_debug_mode}
+ENV_IGNORED = {"gpu_device_num": 2}
+
+
+def test_every_flow_config_setter_acts_or_warns(tmp_path, monkeypatch):
+    setters = {name for name, fn in inspect.getmembers(flow_config, inspect.isfunction)
+               if fn.__module__ == flow_config.__name__ and not name.startswith("_")}
+    assert setters == set(ENV_ACTS) | set(ENV_IGNORED)
+    check_cpu_device_num()
+    check_enable_debug_mode(tmp_path, monkeypatch)
+    for name, value in ENV_IGNORED.items():
+        flow_config._warned.discard(name)
+        with pytest.warns(UserWarning, match=rf"accepts flow\.config\.{name} but does not act on it"):
+            getattr(flow.config, name)(value)
