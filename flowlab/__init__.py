@@ -8,6 +8,7 @@ from ._ops_api import *  # noqa: E402,F403
 from ._ops_api import __all__ as _ops_all  # noqa: E402
 from .checkpoint import load_variables  # noqa: E402
 from .debug import debug  # noqa: E402
+from .errors import KernelError, WatchHandlerError  # noqa: E402
 from .frontend.function import global_function  # noqa: E402
 from .frontend.function_config import FunctionConfig, function_config  # noqa: E402
 from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8  # noqa: E402
@@ -28,4 +29,5 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
+    "KernelError", "WatchHandlerError",
 ]

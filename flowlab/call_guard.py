@@ -1,0 +1,128 @@
+"""What makes a failed or interrupted job call safe to survive (README, "Failure semantics").
+
+- ``INTERRUPTS``: while a call runs in the main thread, SIGINT only sets a flag; the call runs to its end (a call
+  is bounded) and the interrupt is then delivered as it would have been (KeyboardInterrupt under Python's default
+  handler). The act-by-act protocol state is therefore never cut in half by Ctrl-C.
+- ``VariableSnapshot``: copies of the variables a call writes in place (optimizer updates, optimizer state, the
+  train step counter, model init/load), taken before the call. A call that fails after some update already ran
+  (an update of one variable may run before the backward of another has finished) is undone from it, so the
+  session keeps the variables of the last completed step.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterable
+from types import FrameType
+from typing import Any
+
+import numpy as np
+
+from .ir import Plan
+
+
+class InterruptDeferral:
+    """Defers SIGINT while a job call runs in the main thread (signal handlers only ever run there).
+
+    The handler is installed once, on the first call, over whatever handler was there; when no call runs it hands
+    the signal to that handler. A handler installed over it later is wrapped the same way on the next call. No
+    signal syscall happens per call: only a lookup of the current handler.
+    """
+
+    def __init__(self) -> None:
+        self.depth = 0  # main-thread calls in progress (a watch handler may call a job)
+        self.pending = False  # a SIGINT arrived during the call: deliver it when the call ends
+        self.previous: Any = signal.default_int_handler
+        self.handler = self._on_sigint  # one bound method: compared by identity on each call
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.depth:
+            self.pending = True
+            return
+        self._deliver(signum, frame)
+
+    def _deliver(self, signum: int, frame: FrameType | None) -> None:
+        previous = self.previous
+        if previous is signal.SIG_IGN:
+            return
+        if callable(previous):
+            previous(signum, frame)  # Python's default handler raises KeyboardInterrupt
+        else:  # SIG_DFL or a handler set outside Python: Python's own behaviour for Ctrl-C
+            raise KeyboardInterrupt
+
+    def enter(self) -> bool:
+        """Start deferring, if this is the main thread; returns whether it did (then ``leave()`` must follow)."""
+        if threading.get_ident() != MAIN_THREAD:
+            return False
+        if signal.getsignal(signal.SIGINT) is not self.handler:
+            try:
+                self.previous = signal.signal(signal.SIGINT, self.handler)
+            except (ValueError, OSError):  # an embedding that owns signals: calls are still cancelled cleanly
+                return False
+        self.depth += 1
+        return True
+
+    def leave(self, deliver: bool = True) -> None:
+        """Stop deferring; deliver an interrupt that arrived meanwhile (``deliver=False`` keeps it pending for the
+        caller, which is raising something else)."""
+        self.depth -= 1
+        if self.depth == 0 and self.pending and deliver:
+            self.pending = False
+            self._deliver(signal.SIGINT, None)
+
+    def take_pending(self) -> bool:
+        pending, self.pending = self.pending, False
+        return pending
+
+
+MAIN_THREAD = threading.main_thread().ident
+INTERRUPTS = InterruptDeferral()
+
+
+class VariableSnapshot:
+    """Copies of some variables, taken before a call and put back if it fails. The copies are allocated once per
+    launch list; a call that writes no variable (predict jobs, pushes, pulls, a save) has none and costs nothing."""
+
+    __slots__ = ("names", "pairs")
+
+    def __init__(self, live: dict[str, np.ndarray], names: Iterable[str]) -> None:
+        self.names = tuple(sorted(names))
+        self.pairs = tuple((live[n], np.empty_like(live[n])) for n in self.names)
+
+    def save(self) -> None:
+        for live, copy in self.pairs:
+            np.copyto(copy, live)
+
+    def restore(self) -> None:
+        for live, copy in self.pairs:
+            np.copyto(live, copy)
+
+    def __repr__(self) -> str:
+        size = sum(copy.nbytes for _live, copy in self.pairs)
+        return f"VariableSnapshot({list(self.names)}, {size} B)"
+
+
+def written_variables(plan: Plan, job_names: Iterable[str]) -> set[str]:
+    """The variables that the ops of these jobs write in place.
+
+    Ops that write a variable are the ones with no outputs that are not system ops (OneFlow's *_update ops,
+    assign: they mutate their inputs), plus model init and load. Every variable such an op consumes counts, which
+    is a superset (an Adam update reads train_step without writing it): a superset only costs a few bytes more.
+    """
+    from .ops.registry import get_op_def
+
+    wanted = {plan.job_names.index(name) for name in job_names}
+    variable_of = {}
+    for task in plan.tasks:
+        op = task.exec_sequence[0]
+        if op.op_type == "variable":
+            variable_of[op.output_lbns[0]] = op.name
+    names = set()
+    for task in plan.tasks:
+        if task.job_id not in wanted:
+            continue
+        op = task.exec_sequence[0]
+        if op.op_type in ("model_init", "model_load") or (not op.output_lbns and not get_op_def(op.op_type).system):
+            names.update(variable_of[lbn] for lbn in op.input_lbns if lbn in variable_of)
+    return names
