@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import _signal
 import signal
 import threading
 from collections.abc import Iterable
@@ -55,7 +56,7 @@ class InterruptDeferral:
         """Start deferring, if this is the main thread; returns whether it did (then ``leave()`` must follow)."""
         if threading.get_ident() != MAIN_THREAD:
             return False
-        if signal.getsignal(signal.SIGINT) is not self.handler:
+        if _signal.getsignal(SIGINT) is not self.handler:  # signal.getsignal's enum conversion costs ~4 us
             try:
                 self.previous = signal.signal(signal.SIGINT, self.handler)
             except (ValueError, OSError):  # an embedding that owns signals: calls are still cancelled cleanly
@@ -77,26 +78,38 @@ class InterruptDeferral:
 
 
 MAIN_THREAD = threading.main_thread().ident
+SIGINT = int(signal.SIGINT)
 INTERRUPTS = InterruptDeferral()
 
 
 class VariableSnapshot:
     """Copies of some variables, taken before a call and put back if it fails. The copies are allocated once per
-    launch list; a call that writes no variable (predict jobs, pushes, pulls, a save) has none and costs nothing."""
+    launch list; a call that writes no variable (predict jobs, pushes, pulls, a save) has none and costs nothing.
+
+    The copies go through byte memoryviews: a slice assignment is a bare memcpy, about a third of np.copyto's
+    per-array overhead, which is what a small model's snapshot costs (five arrays of a 64-32-10 MLP: ~1 us). The
+    784-512-10 MLP's 1.6 MB cost ~45 us, under 2% of its ~2.4 ms step.
+    """
 
     __slots__ = ("names", "pairs")
 
     def __init__(self, live: dict[str, np.ndarray], names: Iterable[str]) -> None:
         self.names = tuple(sorted(names))
-        self.pairs = tuple((live[n], np.empty_like(live[n])) for n in self.names)
+        pairs = []
+        for name in self.names:
+            array = live[name]  # a C-contiguous register view into a memory block's arena
+            if array.size == 0:  # nothing to keep (and a memoryview cannot cast an empty shape)
+                continue
+            pairs.append((memoryview(array).cast("B"), memoryview(np.empty_like(array)).cast("B")))
+        self.pairs = tuple(pairs)
 
     def save(self) -> None:
         for live, copy in self.pairs:
-            np.copyto(copy, live)
+            copy[:] = live
 
     def restore(self) -> None:
         for live, copy in self.pairs:
-            np.copyto(live, copy)
+            live[:] = copy
 
     def __repr__(self) -> str:
         size = sum(copy.nbytes for _live, copy in self.pairs)
