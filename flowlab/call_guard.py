@@ -93,14 +93,18 @@ class VariableSnapshot:
 
     __slots__ = ("names", "pairs")
 
-    def __init__(self, live: dict[str, np.ndarray], names: Iterable[str]) -> None:
+    def __init__(self, live: dict[str, np.ndarray], names: Iterable[str], copies: dict[str, memoryview]) -> None:
+        """``copies``: the session's one copy buffer per variable, shared by every launch list's snapshot (one
+        call runs at a time), so the snapshots hold at most one extra copy of each written variable."""
         self.names = tuple(sorted(names))
         pairs = []
         for name in self.names:
             array = live[name]  # a C-contiguous register view into a memory block's arena
             if array.size == 0:  # nothing to keep (and a memoryview cannot cast an empty shape)
                 continue
-            pairs.append((memoryview(array).cast("B"), memoryview(np.empty_like(array)).cast("B")))
+            if name not in copies:
+                copies[name] = memoryview(np.empty_like(array)).cast("B")
+            pairs.append((memoryview(array).cast("B"), copies[name]))
         self.pairs = tuple(pairs)
 
     def save(self) -> None:

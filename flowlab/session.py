@@ -51,7 +51,8 @@ class Session:
         # uses the builder's and the scopes' global state, and a call runs the runtime's one scheduler. Reentrant:
         # a watch handler or a checkpoint helper may call back in.
         self.lock = threading.RLock()
-        self._snapshots: dict[tuple[str, ...], VariableSnapshot] = {}
+        self._snapshots: dict[tuple[str, ...], VariableSnapshot] = {}  # by launch list
+        self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
         self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
 
     # -- registration ------------------------------------------------------------------------------
@@ -196,8 +197,8 @@ class Session:
             key = tuple(i.job_name for i in instances)
         snapshot = self._snapshots.get(key)
         if snapshot is None:
-            snapshot = self._snapshots[key] = VariableSnapshot(self.variable_arrays(),
-                                                               written_variables(self.plan, key))
+            snapshot = self._snapshots[key] = VariableSnapshot(
+                self.variable_arrays(), written_variables(self.plan, key), self._snapshot_copies)
         deferring = INTERRUPTS.enter()
         try:
             snapshot.save()
