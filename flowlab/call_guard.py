@@ -64,17 +64,18 @@ class InterruptDeferral:
         self.depth += 1
         return True
 
-    def leave(self, deliver: bool = True) -> None:
-        """Stop deferring; deliver an interrupt that arrived meanwhile (``deliver=False`` keeps it pending for the
-        caller, which is raising something else)."""
+    def leave(self) -> bool:
+        """Stop deferring; returns whether an interrupt arrived meanwhile (then the caller, its state tidy, calls
+        ``deliver()``)."""
         self.depth -= 1
-        if self.depth == 0 and self.pending and deliver:
+        if self.depth == 0 and self.pending:
             self.pending = False
-            self._deliver(signal.SIGINT, None)
+            return True
+        return False
 
-    def take_pending(self) -> bool:
-        pending, self.pending = self.pending, False
-        return pending
+    def deliver(self) -> None:
+        """Hand the deferred SIGINT to the handler it was meant for (Python's raises KeyboardInterrupt)."""
+        self._deliver(SIGINT, None)
 
 
 MAIN_THREAD = threading.main_thread().ident

@@ -207,13 +207,15 @@ class Session:
             try:
                 self._cancel(snapshot)
             finally:
-                if deferring:
-                    INTERRUPTS.leave(deliver=False)
-            if deferring and INTERRUPTS.take_pending():  # Ctrl-C arrived as well: the user's stop wins
-                raise KeyboardInterrupt from None
+                interrupted = deferring and INTERRUPTS.leave()
+            if interrupted:  # Ctrl-C arrived as well: the user's stop wins over the error (chained to it)
+                INTERRUPTS.deliver()
             raise
-        if deferring:
-            INTERRUPTS.leave()  # raises KeyboardInterrupt now if one arrived during the call
+        if deferring and INTERRUPTS.leave():
+            # The call finished; the interrupt is raised instead of returning, so its watched values go unread
+            # (they must not reach the next call's handlers).
+            self.runtime.buffers[WATCH_BUFFER].clear()
+            INTERRUPTS.deliver()
 
     def _cancel(self, snapshot: VariableSnapshot) -> None:
         old = self.runtime

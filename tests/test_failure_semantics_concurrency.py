@@ -200,3 +200,57 @@ def test_a_keyboard_interrupt_raised_mid_call_cancels_it(monkeypatch):
     assert train(np.zeros(N, np.float32)).item() == N * (W0 - 1)
     flow.sync_default_session()
     flow.clear_default_session()
+
+
+def kernel_sending_sigint(monkeypatch, op_type: str, log: list[str], times: list[bool]) -> None:
+    """``op_type``'s kernel sends SIGINT to this process while it runs (once per entry of ``times``): the signal
+    lands inside the call, deterministically."""
+    impl = registry.default_impl()
+    factory = registry.get_kernel_factory(op_type, impl)
+
+    def patched(ctx):
+        kernel = factory(ctx)
+
+        def interrupting(ins, outs):
+            if times:
+                times.pop()
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.001)  # Python runs signal handlers between bytecodes: here, without deferral
+            kernel(ins, outs)
+            log.append("kernel done")
+
+        return interrupting
+
+    monkeypatch.setitem(registry._KERNELS, (op_type, impl, "cpu"), patched)
+
+
+def test_a_deferred_sigint_goes_to_the_handler_installed_before_flowlabs(monkeypatch):
+    log: list[str] = []
+    kernel_sending_sigint(monkeypatch, "relu", log, [True])
+    predict, _train = define_jobs()
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: log.append("user handler"))
+    try:
+        x = np.ones((3, 4), np.float32)
+        np.testing.assert_array_equal(predict(x), np.full((3, 4), 3, np.float32))  # the handler does not raise
+        log.append("returned")
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert log == ["kernel done", "user handler", "returned"]  # held until the call ended, then handed on
+
+
+def test_an_interrupted_calls_watched_values_do_not_reach_the_next_call(monkeypatch):
+    log: list[str] = []
+    kernel_sending_sigint(monkeypatch, "relu", log, [True])
+    seen: list[np.ndarray] = []
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((3,))) -> tp.Numpy:
+        y = flow.math.relu(x)
+        flow.watch(y, seen.append)
+        return y + 1.0
+
+    with pytest.raises(KeyboardInterrupt):
+        job(np.full(3, 5, np.float32))
+    assert seen == [] and log == ["kernel done"]  # the call ran to its end, then Ctrl-C was raised
+    np.testing.assert_array_equal(job(np.full(3, 7, np.float32)), np.full(3, 8, np.float32))
+    assert len(seen) == 1 and seen[0].tolist() == [7, 7, 7]
