@@ -26,39 +26,24 @@ from .ir import Plan
 class InterruptDeferral:
     """Defers SIGINT while a job call runs in the main thread (signal handlers only ever run there).
 
-    The handler is installed once, on the first call, over whatever handler was there; when no call runs it hands
-    the signal to that handler. A handler installed over it later is wrapped the same way on the next call. No
-    signal syscall happens per call: only a lookup of the current handler.
+    A ``_Wrapper`` is installed over whatever handler is there on the first call; when no call runs it hands the
+    signal to that handler. A handler installed over it later is wrapped the same way on the next call, by a new
+    wrapper, so one that is later restored still hands on to the handler it wrapped. No signal syscall happens per
+    call: only a lookup of the current handler.
     """
 
     def __init__(self) -> None:
         self.depth = 0  # main-thread calls in progress (a watch handler may call a job)
-        self.pending = False  # a SIGINT arrived during the call: deliver it when the call ends
-        self.previous: Any = signal.default_int_handler
-        self.handler = self._on_sigint  # one bound method: compared by identity on each call
-
-    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
-        if self.depth:
-            self.pending = True
-            return
-        self._deliver(signum, frame)
-
-    def _deliver(self, signum: int, frame: FrameType | None) -> None:
-        previous = self.previous
-        if previous is signal.SIG_IGN:
-            return
-        if callable(previous):
-            previous(signum, frame)  # Python's default handler raises KeyboardInterrupt
-        else:  # SIG_DFL or a handler set outside Python: Python's own behaviour for Ctrl-C
-            raise KeyboardInterrupt
+        self.pending: Any = None  # the handler a SIGINT that arrived during the call is for
 
     def enter(self) -> bool:
         """Start deferring, if this is the main thread; returns whether it did (then ``leave()`` must follow)."""
         if threading.get_ident() != MAIN_THREAD:
             return False
-        if _signal.getsignal(SIGINT) is not self.handler:  # signal.getsignal's enum conversion costs ~4 us
+        current = _signal.getsignal(SIGINT)  # signal.getsignal's enum conversion costs ~4 us
+        if type(current) is not _Wrapper:
             try:
-                self.previous = signal.signal(signal.SIGINT, self.handler)
+                signal.signal(SIGINT, _Wrapper(self, current))
             except (ValueError, OSError):  # an embedding that owns signals: calls are still cancelled cleanly
                 return False
         self.depth += 1
@@ -68,14 +53,34 @@ class InterruptDeferral:
         """Stop deferring; returns whether an interrupt arrived meanwhile (then the caller, its state tidy, calls
         ``deliver()``)."""
         self.depth -= 1
-        if self.depth == 0 and self.pending:
-            self.pending = False
-            return True
-        return False
+        return self.depth == 0 and self.pending is not None
 
     def deliver(self) -> None:
         """Hand the deferred SIGINT to the handler it was meant for (Python's raises KeyboardInterrupt)."""
-        self._deliver(SIGINT, None)
+        target, self.pending = self.pending, None
+        _deliver(target, SIGINT, None)
+
+
+class _Wrapper:
+    """flowlab's SIGINT handler over ``previous``: defers during a call, else hands the signal on."""
+
+    __slots__ = ("owner", "previous")
+
+    def __init__(self, owner: InterruptDeferral, previous: Any) -> None:
+        self.owner, self.previous = owner, previous
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.owner.depth:
+            self.owner.pending = self.previous
+            return
+        _deliver(self.previous, signum, frame)
+
+
+def _deliver(handler: Any, signum: int, frame: FrameType | None) -> None:
+    if callable(handler):
+        handler(signum, frame)  # Python's default handler raises KeyboardInterrupt
+    elif handler != signal.SIG_IGN:  # SIG_DFL, or a handler set outside Python: Python's behaviour for Ctrl-C
+        raise KeyboardInterrupt
 
 
 MAIN_THREAD = threading.main_thread().ident
