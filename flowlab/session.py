@@ -90,6 +90,7 @@ class Session:
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
         check_plan(compiled.plan)
         self.traced_jobs, self.compiled = traced, compiled
+        self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try
         self.runtime = self._start_runtime()
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start

@@ -73,7 +73,7 @@ def test_an_out_of_range_label_raises_and_the_session_trains_on(replay, monkeypa
                                           r"\w*\) \(created at test_failure_semantics.py:\d+\) in job 'train_job' "
                                           r"raised IndexError: label 7"):
         job(good[5][0], bad_y)
-    assert flow.default_session().status.value == "RUNNING"
+    assert flow.default_session().status.value == "RUNNING" and flow.default_session().cancelled_calls == 1
     assert_same_variables(flow.get_all_variables(), after_five)
     losses += [job(x, y) for x, y in good[5:]]
     for got, want in zip(losses, want_losses):
