@@ -254,3 +254,23 @@ def test_an_interrupted_calls_watched_values_do_not_reach_the_next_call(monkeypa
     assert seen == [] and log == ["kernel done"]  # the call ran to its end, then Ctrl-C was raised
     np.testing.assert_array_equal(job(np.full(3, 7, np.float32)), np.full(3, 8, np.float32))
     assert len(seen) == 1 and seen[0].tolist() == [7, 7, 7]
+
+
+def test_an_interrupt_while_the_session_starts_leaves_it_to_start_again(monkeypatch):
+    from flowlab.ops import initializers
+
+    real, armed = initializers.initialize, [True]
+
+    def interrupted(*args, **kwargs):
+        if armed:
+            armed.pop()
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(initializers, "initialize", interrupted)
+    predict, train = define_jobs()
+    with pytest.raises(KeyboardInterrupt):
+        train(np.zeros(N, np.float32))  # the first call starts the session: System-ModelInit is interrupted
+    assert flow.default_session().status.value == "OPEN"
+    assert train(np.zeros(N, np.float32)).item() == N * W0  # started again: every variable initialized
+    np.testing.assert_array_equal(predict(np.ones((3, 4), np.float32)), np.full((3, 4), 3, np.float32))
