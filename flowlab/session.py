@@ -1,7 +1,8 @@
 """The Session: OPEN -> RUNNING -> CLOSED. Ties the front end, the compiler and the runtime together.
 
 All registered job functions are traced and compiled together on the first call of any of them (OneFlow's
-TryInit); later calls only run. The default session is made on first use, never at import.
+TryInit); later calls only run. The default session is made on first use, never at import. A call that fails or
+is interrupted is cancelled and leaves the session usable (README, "Failure semantics"; call_guard.py).
 """
 
 from __future__ import annotations
