@@ -92,6 +92,13 @@ class VariableSnapshot:
     """Copies of some variables, taken before a call and put back if it fails. The copies are allocated once per
     launch list; a call that writes no variable (predict jobs, pushes, pulls, a save) has none and costs nothing.
 
+    Why an eager copy before every call: a steady-state call is replayed as one fused Numba function (replay.py,
+    fused.py), so there is no point between its acts at which a lazy copy-before-first-write could be taken; and
+    ordering every update after every other kernel (a compile change) would still leave a failing update after
+    another update. Every call writes every trained variable, so a lazy copy would cost the same anyway. A
+    failing call rarely needs the copy, but it cannot be rebuilt bit for bit from what is left (an SGD step is
+    not exactly invertible in floating point).
+
     The copies go through byte memoryviews: a slice assignment is a bare memcpy, about a third of np.copyto's
     per-array overhead, which is what a small model's snapshot costs (five arrays of a 64-32-10 MLP: ~1 us). The
     784-512-10 MLP's 1.6 MB cost ~45 us, under 2% of its ~2.4 ms step.
