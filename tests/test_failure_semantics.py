@@ -252,3 +252,18 @@ def test_a_huge_placeholder_names_the_job_the_blob_and_the_bytes():
                                           r"'Input_1/out' f32\[1000000,1000000\]"):
         small(np.zeros(3, np.float32))
     assert flow.default_session().status.value == "OPEN"
+
+
+def test_blocks_that_fit_alone_but_not_together_fail_before_allocating(monkeypatch):
+    from flowlab.runtime import regst
+
+    monkeypatch.setattr(regst, "physical_memory", lambda: 1 << 20)  # a machine with 1 MiB
+
+    @flow.global_function()
+    def big(x: tp.Numpy.Placeholder((150_000,))) -> tp.Numpy:  # 600 kB a block
+        return x * 2.0
+
+    with pytest.raises(MemoryError, match=r"job 'big' needs 600,000 bytes \(585.94 KiB\) for blob '\S+' "
+                                          r"f32\[150000\] .*memory blocks need [\d,]+ bytes .* in all, and this "
+                                          r"machine has 1.00 MiB"):
+        big(np.zeros(150_000, np.float32))

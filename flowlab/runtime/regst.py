@@ -36,9 +36,12 @@ def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> d
     (np.zeros would often succeed lazily and the process be killed when the pages are touched); either way the
     error names the job, the blob and the bytes (``plan`` gives the names)."""
     physical = physical_memory()
-    for block in blocks:
-        if physical is not None and block.mem_size > physical:
-            raise AllocationError(block_message(block, plan, f"this machine has {_human(physical)} of memory"))
+    total = sum(block.mem_size for block in blocks)
+    if physical is not None and blocks and total > physical:
+        largest = max(blocks, key=lambda b: b.mem_size)
+        raise AllocationError(block_message(largest, plan, f"the Plan's {len(blocks)} memory blocks need "
+                                            f"{total:,} bytes ({_human(total)}) in all, and this machine has "
+                                            f"{_human(physical)} of memory"))
     arenas = {}
     for block in blocks:
         try:
