@@ -7,6 +7,7 @@ from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
 from .debug import debug
+from .errors import KernelError, WatchHandlerError
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config
 from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8
@@ -27,4 +28,5 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
+    "KernelError", "WatchHandlerError",
 ]

@@ -34,7 +34,21 @@ class CompileError(FlowlabError, RuntimeError):
 
 
 class KernelError(FlowlabError, RuntimeError):
-    """A kernel raised while an actor acted; the runtime stops and the session closes."""
+    """A kernel raised while an actor acted; the call is cancelled and the session keeps the variables of the last
+    completed call (README, "Failure semantics")."""
+
+
+class AllocationError(FlowlabError, MemoryError):
+    """A memory block of the Plan cannot be allocated; says which job and blob need how many bytes."""
+
+
+class WatchHandlerError(FlowlabError, RuntimeError):
+    """Watch handlers raised; every handler of the call got its value first, and the call's result is ``result``."""
+
+    def __init__(self, message: str, result: object, errors: list[Exception]) -> None:
+        super().__init__(message)
+        self.result = result
+        self.errors = errors
 
 
 class PlacementError(FlowlabError, ValueError):

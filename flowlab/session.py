@@ -1,13 +1,15 @@
 """The Session: OPEN -> RUNNING -> CLOSED. Ties the front end, the compiler and the runtime together.
 
 All registered job functions are traced and compiled together on the first call of any of them (OneFlow's
-TryInit); later calls only run. The default session is made on first use, never at import.
+TryInit); later calls only run. The default session is made on first use, never at import. A call that fails or
+is interrupted is cancelled and leaves the session usable (README, "Failure semantics"; call_guard.py).
 """
 
 from __future__ import annotations
 
 import enum
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -15,15 +17,17 @@ from typing import Any
 
 import numpy as np
 
+from .call_guard import INTERRUPTS, VariableSnapshot, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
 from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
-from .errors import KernelError, SessionStateError
+from .errors import SessionStateError, WatchHandlerError
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, unflatten
 from .ir import Job, JobSet, Plan
 from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
+from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
 
 
@@ -41,12 +45,22 @@ class Session:
         self.compiled: CompileResult | None = None
         self.runtime: Runtime | None = None
         self.compile_seconds = 0.0
-        self._running_instances: list[JobInstance] = []
         self.watch_handlers: dict[str, Any] = {}
         self.partial_jobs: dict[str, Job] = {}
+        # One call, trace, compile, checkpoint or variable read at a time, from any number of threads: tracing
+        # uses the builder's and the scopes' global state, and a call runs the runtime's one scheduler. Reentrant:
+        # a watch handler or a checkpoint helper may call back in.
+        self.lock = threading.RLock()
+        self._snapshots: dict[tuple[str, ...], VariableSnapshot] = {}  # by launch list
+        self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
+        self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
 
     # -- registration ------------------------------------------------------------------------------
     def add_job(self, desc: FunctionDesc) -> None:
+        with self.lock:
+            self._add_job(desc)
+
+    def _add_job(self, desc: FunctionDesc) -> None:
         if self.status is not SessionStatus.OPEN:
             raise SessionStateError(
                 f"cannot add job function {desc.job_name!r}: the session is {self.status.value} (its jobs were "
@@ -57,10 +71,12 @@ class Session:
 
     # -- start -------------------------------------------------------------------------------------
     def try_init(self) -> None:
-        if self.status is SessionStatus.OPEN:
-            self._init()
-        elif self.status is SessionStatus.CLOSED:
-            raise SessionStateError("the session is closed; flow.clear_default_session() opens a new one")
+        with self.lock:
+            if self.status is SessionStatus.OPEN:
+                if self.function_descs:  # an empty session stays OPEN: jobs may still be defined (issue 9)
+                    self._init()
+            elif self.status is SessionStatus.CLOSED:
+                raise SessionStateError("the session is closed; flow.clear_default_session() opens a new one")
 
     def _init(self) -> None:
         start = time.perf_counter()
@@ -73,24 +89,41 @@ class Session:
             handlers.update({uuid: handler for _kind, _lbn, handler, uuid in builder.watches})
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
         check_plan(compiled.plan)
-        runtime = Runtime(compiled.plan)
-        self.traced_jobs, self.compiled, self.runtime = traced, compiled, runtime
+        self.traced_jobs, self.compiled = traced, compiled
+        self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try
+        self.runtime = self._start_runtime()
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
-        self.status = SessionStatus.RUNNING
         if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
             from .viz.dump import dump_debug_files
 
             dump_debug_files(self)
+        # RUNNING only once the variables hold their initial values: an error or interrupt before this leaves
+        # the session OPEN, and the next call starts it again from the traces.
         self.init_variables()
+        self.status = SessionStatus.RUNNING
+
+    def _start_runtime(self, arenas: dict[int, np.ndarray] | None = None) -> Runtime:
+        """The one place the session makes its Runtime: when it starts, and when a cancelled call is thrown away
+        (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
+        attach here."""
+        plan = self.plan
+        return Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
 
     def init_variables(self) -> None:
-        """Run System-ModelInit: every variable gets its initializer's values."""
-        if "System-ModelInit" in self.plan.job_names:
-            self._run_jobs([JobInstance("System-ModelInit")])
+        """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
+        with self.lock:
+            if self.compiled is not None and "System-ModelInit" in self.plan.job_names:
+                self._run_jobs([JobInstance("System-ModelInit")])
 
     def save_checkpoint(self, root: Path) -> None:
-        """Run System-ModelSave into ``root`` (new or empty, as OneFlow requires), then mark it done."""
+        """Run System-ModelSave into ``root`` (new or empty, as OneFlow requires), then mark it done. Under the
+        session's lock: a save from another thread captures the variables between two calls."""
+        with self.lock:
+            self._save_checkpoint(root)
+
+    def _save_checkpoint(self, root: Path) -> None:
+        self._require_jobs("save")
         check_root(root, "save")
         if root.exists() and any(root.iterdir()):
             raise CheckpointError(f"checkpoint directory {root} is not empty; OneFlow refuses to save into a "
@@ -104,8 +137,19 @@ class Session:
         (root / "snapshot_done").touch()
 
     def load_checkpoint(self, root: Path) -> None:
-        """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded); a variable
-        the checkpoint lacks is initialized, after a warning (OneFlow's fine-tune behaviour)."""
+        """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded: a load that
+        fails mid-way is undone like any failed call); a variable the checkpoint lacks is initialized, after a
+        warning (OneFlow's fine-tune behaviour)."""
+        with self.lock:
+            self._load_checkpoint(root)
+
+    def _require_jobs(self, what: str) -> None:
+        if self.compiled is None and not self.function_descs:
+            raise CheckpointError(f"the session has no job functions, so it has no variables to {what}; define "
+                                  "the @flow.global_function jobs first")
+
+    def _load_checkpoint(self, root: Path) -> None:
+        self._require_jobs("load")
         check_root(root, "load")
         arrays = self.variable_arrays()
         if not arrays:
@@ -115,63 +159,122 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        if self.function_descs.get(desc.job_name) is not desc:
-            replaced = desc.replaced_in(self, self.function_descs.get(desc.job_name))
-            if replaced is not None:  # a newer function of the same name, in this very session
-                raise replaced
-            if self.status is SessionStatus.OPEN:
-                self.add_job(desc)  # defined before clear_default_session(): register it in this session
-            else:
-                raise SessionStateError(
-                    f"job function {desc.job_name!r} belongs to a session that was cleared, and the current session "
-                    "started without it; run its @flow.global_function definition again before the first job call"
-                )
         arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
-        self.try_init()
-        pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
-        instances = call_instances(desc, arrays, pulled)  # fills desc.launch_names on the first call
-        self._run_jobs(instances, desc.launch_names)
+        with self.lock:
+            if self.function_descs.get(desc.job_name) is not desc:
+                replaced = desc.replaced_in(self, self.function_descs.get(desc.job_name))
+                if replaced is not None:  # a newer function of the same name, in this very session
+                    raise replaced
+                if self.status is SessionStatus.OPEN:
+                    self._add_job(desc)  # defined before clear_default_session(): register it in this session
+                else:
+                    raise SessionStateError(
+                        f"job function {desc.job_name!r} belongs to a session that was cleared, and the current "
+                        "session started without it; run its @flow.global_function definition again before the "
+                        "first job call"
+                    )
+            self.try_init()
+            pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
+            instances = call_instances(desc, arrays, pulled)  # fills desc.launch_names on the first call
+            self._run_jobs(instances, desc.launch_names)
+            watched = self._take_watched()  # this call's watched values, before another call can add any
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)
         if desc.signature.returns.kind == "future":
             result = FutureRemoteBlobs(result)
         if desc.signature.is_callback:
-            return _callback_caller(result)
+            result = _callback_caller(result)
+        if watched:  # outside the lock: handlers are the user's code, and other threads may call meanwhile
+            self._dispatch_watches(desc, watched, result)
         return result
 
     def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
-        assert self.runtime is not None
-        try:
-            self.runtime.run_call(instances, key)
-        except KernelError:
-            # The failed act changed nothing, but its job cannot finish: stop here rather than hang later.
-            self.status = SessionStatus.CLOSED
-            self.runtime = None
-            raise
-        except BaseException:  # an interrupt mid-call: sync() waits for what was launched
-            self._running_instances.extend(i for i in instances if not i.finished)
-            raise
-        if self.runtime.buffers[WATCH_BUFFER]:
-            self._dispatch_watches()
+        """Run one call's instances to completion, or cancel it: either way the runtime ends idle and usable.
 
-    def _dispatch_watches(self) -> None:
-        """Hand watched blobs to their handlers, after the run (a handler that raises cannot break an act)."""
+        A call in the main thread defers Ctrl-C to its end (call_guard.INTERRUPTS). Anything escaping the run
+        (a KernelError, a KeyboardInterrupt raised some other way, a failing replay) leaves the protocol state
+        unknown, so the call is cancelled: the variables it wrote are restored from the snapshot taken before it,
+        and the actors and registers are thrown away and built again over the same memory blocks.
+        """
+        runtime = self.runtime
+        assert runtime is not None
+        if not key:
+            key = tuple(i.job_name for i in instances)
+        snapshot = self._snapshots.get(key)
+        if snapshot is None:
+            snapshot = self._snapshots[key] = VariableSnapshot(
+                self.variable_arrays(), written_variables(self.plan, key), self._snapshot_copies)
+        deferring = INTERRUPTS.enter()
+        try:
+            snapshot.save()
+            runtime.run_call(instances, key)
+        except BaseException:
+            try:
+                self._cancel(snapshot)
+            finally:
+                interrupted = deferring and INTERRUPTS.leave()
+            if interrupted:  # Ctrl-C arrived as well: the user's stop wins over the error (chained to it)
+                INTERRUPTS.deliver()
+            raise
+        if deferring and INTERRUPTS.leave():
+            # The call finished; the interrupt is raised instead of returning, so its watched values go unread
+            # (they must not reach the next call's handlers).
+            self.runtime.buffers[WATCH_BUFFER].clear()
+            INTERRUPTS.deliver()
+
+    def _cancel(self, snapshot: VariableSnapshot) -> None:
+        old = self.runtime
+        assert old is not None
+        self.cancelled_calls += 1
+        snapshot.restore()
+        try:
+            self.runtime = self._start_runtime(old.arenas)
+        except BaseException:
+            self.status, self.runtime = SessionStatus.CLOSED, None  # cannot happen short of running out of memory
+            raise
+
+    def _take_watched(self) -> list[tuple[str, np.ndarray]]:
         assert self.runtime is not None
         pending = self.runtime.buffers[WATCH_BUFFER]
-        while pending:
-            uuid, array = pending.popleft()
-            self.watch_handlers[uuid](array)
+        if not pending:
+            return []
+        watched = list(pending)
+        pending.clear()
+        return watched
+
+    def _dispatch_watches(self, desc: FunctionDesc, watched: list[tuple[str, np.ndarray]], result: Any) -> None:
+        """Hand watched blobs to their handlers, after the run. Every handler gets its value even if an earlier
+        one raises; then the handlers' exceptions are raised as one WatchHandlerError that carries the call's
+        result (a KeyboardInterrupt or other BaseException from a handler propagates at once)."""
+        errors: list[Exception] = []
+        failed = []
+        for uuid, array in watched:
+            handler = self.watch_handlers[uuid]
+            try:
+                handler(array)
+            except Exception as err:  # noqa: BLE001 (raised below, with every other handler's)
+                errors.append(err)
+                failed.append(getattr(handler, "__qualname__", repr(handler)))
+        if errors:
+            first = errors[0]
+            plural = "s" * (len(errors) != 1)
+            raise WatchHandlerError(
+                f"{len(errors)} watch handler{plural} of job {desc.job_name!r} raised (the first, "
+                f"{failed[0]}: {type(first).__name__}: {first}); every watch handler of the call got its value, "
+                "and the call's result is this error's .result", result, errors) from first
 
     def sync(self) -> None:
-        """Wait for every launched job instance (OneFlow's Sync)."""
-        if self.runtime is not None and self._running_instances:
-            self.runtime.run_until(lambda: all(i.finished for i in self._running_instances))
-            self._running_instances.clear()
+        """Wait for every launched job instance (OneFlow's Sync): every call runs to its end or is cancelled
+        under the session's lock, so this waits for the calls of other threads."""
+        with self.lock:
+            pass
 
     def close(self) -> None:
-        if self.status is SessionStatus.RUNNING and self.runtime is not None:
-            self.sync()
-            self.runtime.close()
-        self.status = SessionStatus.CLOSED
+        with self.lock:
+            try:
+                if self.status is SessionStatus.RUNNING and self.runtime is not None:
+                    self.runtime.close()
+            finally:
+                self.status = SessionStatus.CLOSED
 
     # -- what the session holds ----------------------------------------------------------------------
     def _compiled(self) -> CompileResult:
@@ -192,7 +295,8 @@ class Session:
         return self._compiled().passes
 
     def variable_arrays(self) -> dict[str, np.ndarray]:
-        """Live arrays of every variable (views into the runtime's memory)."""
+        """Live arrays of every variable (views into the runtime's memory blocks, which a cancelled call's rebuild
+        keeps). Read or write them under ``session.lock`` while other threads may call jobs."""
         if self.runtime is None:
             return {}
         out = {}
@@ -261,21 +365,27 @@ class FutureRemoteBlobs:
 
 
 _default: Session | None = None
+_default_lock = threading.Lock()  # two threads' first use must not make two default sessions
 
 
 def default_session() -> Session:
     global _default
-    if _default is None:
-        _default = Session()
-    return _default
+    session = _default
+    if session is None:
+        with _default_lock:
+            if _default is None:
+                _default = Session()
+            session = _default
+    return session
 
 
 def clear_default_session() -> None:
     """Close the default session (if any) and open a new, empty one."""
     global _default
-    if _default is not None:
-        _default.close()
-    _default = Session()
+    with _default_lock:
+        old, _default = _default, Session()
+    if old is not None:
+        old.close()
 
 
 def sync_default_session() -> None:
@@ -283,7 +393,8 @@ def sync_default_session() -> None:
 
 
 def get_all_variables() -> dict[str, np.ndarray]:
-    """Every variable's current value, as copies (starts the session if it has not started)."""
+    """Every variable's current value, as copies taken between calls (an empty dict in a session without jobs)."""
     session = default_session()
-    session.try_init()
-    return {name: array.copy() for name, array in session.variable_arrays().items()}
+    with session.lock:
+        session.try_init()
+        return {name: array.copy() for name, array in session.variable_arrays().items()}

@@ -78,10 +78,11 @@ class Debugger:
     def restart(self) -> None:
         """Start the call again from its first act, with the session's current variable values."""
         self.runtime = Runtime(self.plan)
-        live = self.session.variable_arrays()
-        for name, array in _variable_arrays(self.runtime).items():
-            if name in live:
-                array[...] = live[name]
+        with self.session.lock:  # the values between two calls, even while other threads call jobs
+            live = self.session.variable_arrays()
+            for name, array in _variable_arrays(self.runtime).items():
+                if name in live:
+                    array[...] = live[name]
         self.timeline_entries: list[TimelineEntry] = []
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
         self._t0 = time.perf_counter()

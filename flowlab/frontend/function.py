@@ -15,7 +15,7 @@ from ..errors import SessionStateError
 from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
 from .blob import LazyBlob
-from .builder import JobBuilder, building
+from .builder import JobBuilder, _builders, building
 from .function_config import FunctionConfig
 from .scope import PlacementScope
 from .signature import JobSignature, flatten_returned, parse_signature
@@ -92,12 +92,31 @@ def _decorator(type: str, function_config: FunctionConfig | None,
 
         @functools.wraps(job_func)
         def run(*args: Any, **kwargs: Any) -> Any:
-            return default_session().lazy_run(desc, args, kwargs)
+            session = default_session()
+            if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
+                _refuse_nested_call(session, desc, sys._getframe(1))
+            return session.lazy_run(desc, args, kwargs)
 
         run.__flowlab_function_desc__ = desc  # type: ignore[attr-defined]
         return run
 
     return decorator
+
+
+def _refuse_nested_call(session: Any, desc: FunctionDesc, caller: Any) -> None:
+    """Calling a job function while tracing would start the session again from inside its own start (it used to
+    recurse until RecursionError). Tracing runs under the session's lock, so taking the lock here waits out
+    another thread's trace; only the tracing thread itself still finds its builder."""
+    with session.lock:
+        if _builders:
+            where = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}"
+            from ..errors import SessionStateError
+
+            raise SessionStateError(
+                f"job function {desc.job_name!r} was called while tracing job {_builders[-1].job_name!r} (at "
+                f"{where}); job functions cannot be called inside another job function's body. Call them one "
+                "after the other from ordinary Python code, or share the ops through a plain Python function"
+            )
 
 
 class InterfaceCounter:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
+from ..errors import AllocationError
 from ..ir import MemBlock, Plan, RegstDesc
 
 
@@ -28,8 +31,56 @@ class Regst:
         return f"Regst(r{self.desc.regst_desc_id}#{self.index}, act {self.act_id}, reading {self.reading_cnt})"
 
 
-def allocate_arenas(blocks: tuple[MemBlock, ...]) -> dict[int, np.ndarray]:
-    return {b.mem_block_id: np.zeros(b.mem_size, dtype=np.uint8) for b in blocks}
+def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> dict[int, np.ndarray]:
+    """One zeroed arena per block. A block larger than the machine's memory fails before anything is allocated
+    (np.zeros would often succeed lazily and the process be killed when the pages are touched); either way the
+    error names the job, the blob and the bytes (``plan`` gives the names)."""
+    physical = physical_memory()
+    total = sum(block.mem_size for block in blocks)
+    if physical is not None and blocks and total > physical:
+        largest = max(blocks, key=lambda b: b.mem_size)
+        raise AllocationError(block_message(largest, plan, f"the Plan's {len(blocks)} memory blocks need "
+                                            f"{total:,} bytes ({_human(total)}) in all, and this machine has "
+                                            f"{_human(physical)} of memory"))
+    arenas = {}
+    for block in blocks:
+        try:
+            arenas[block.mem_block_id] = np.zeros(block.mem_size, dtype=np.uint8)
+        except MemoryError as err:
+            raise AllocationError(block_message(block, plan, f"allocating it failed: {err}")) from None
+    return arenas
+
+
+def physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not a POSIX system: rely on the allocation failing
+        return None
+
+
+def block_message(block: MemBlock, plan: Plan | None, why: str) -> str:
+    total = f"memory block {block.mem_block_id} of {block.mem_size:,} bytes ({_human(block.mem_size)})"
+    if plan is None:
+        return f"{total}: {why}"
+    descs = [d for d in plan.regst_descs.values() if d.mem_block_id == block.mem_block_id and not d.is_ctrl]
+    blobs = [(bd.nbytes, lbn, bd) for d in descs for lbn, bd in d.lbi2blob_desc.items()]
+    if not blobs:
+        return f"{total}: {why}"
+    nbytes, lbn, blob_desc = max(blobs, key=lambda b: b[0])
+    # A block may serve a user job and its push/pull jobs (interface blobs): name the user's job.
+    jobs = sorted(block.job_ids, key=lambda j: plan.job_kinds[j] != "user")
+    job = plan.job_names[jobs[0]] if jobs else "?"
+    return (f"job {job!r} needs {nbytes:,} bytes ({_human(nbytes)}) for blob {lbn!r} {blob_desc} ({total}); "
+            f"{why}")
+
+
+def _human(nbytes: int) -> str:
+    size = float(nbytes)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if size < 1024 or unit == "TiB":
+            return f"{size:.2f} {unit}" if unit != "B" else f"{nbytes} B"
+        size /= 1024
+    raise AssertionError("unreachable")
 
 
 def make_regsts(plan: Plan, arenas: dict[int, np.ndarray]) -> dict[int, list[Regst]]:

@@ -11,6 +11,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from ..errors import kernel_error
 from ..ir import Plan
 from ..kernels import make_kernel
@@ -37,10 +39,13 @@ class RuntimeIdle(RuntimeError):
 
 
 class Runtime:
-    def __init__(self, plan: Plan, kernel_impl: str | None = None) -> None:
+    def __init__(self, plan: Plan, kernel_impl: str | None = None,
+                 arenas: dict[int, np.ndarray] | None = None) -> None:
+        """``arenas``: the memory blocks to run over, e.g. those of a runtime being replaced after a cancelled call
+        (the variables live in them); fresh zeroed ones by default."""
         self.plan = plan
         self.kernel_impl = kernel_impl
-        self.arenas = allocate_arenas(plan.mem_blocks)
+        self.arenas = arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
         self.buffers: dict[str, deque[Any]] = {WAIT_BUFFER: deque(), WATCH_BUFFER: deque()}
         self.closed = False
