@@ -99,21 +99,26 @@ def load_variables(value_dict: Mapping[str, Any], ignore_mismatch: bool = True) 
     """Set variables from numpy arrays (or checkpoint blobs) by name; unknown names are ignored unless
     ``ignore_mismatch=False``. Shapes must match; values are cast to the variable's dtype."""
     session = default_session()
-    session.try_init()
-    live = session.variable_arrays()
-    staged = {}
-    for name, value in value_dict.items():
-        if name not in live:
-            if ignore_mismatch:
-                continue
-            raise CheckpointError(f"load_variables: no variable {name!r}; variables are {sorted(live)}")
-        array = value.numpy() if isinstance(value, VariableBlob) else np.asarray(value)
-        if array.shape != live[name].shape:
-            raise CheckpointError(f"load_variables: variable {name!r} is {list(live[name].shape)}; "
-                                  f"got shape {list(array.shape)}")
-        staged[name] = array
-    for name, array in staged.items():  # only after every value checked: nothing half-loaded
-        live[name][...] = array.astype(live[name].dtype, copy=False)
+    with session.lock:  # between two calls of any thread, never inside one
+        session.try_init()
+        live = session.variable_arrays()
+        staged = {}
+        for name, value in value_dict.items():
+            if name not in live:
+                if ignore_mismatch:
+                    continue
+                raise CheckpointError(f"load_variables: no variable {name!r}; variables are {sorted(live)}")
+            array = value.numpy() if isinstance(value, VariableBlob) else np.asarray(value)
+            if array.shape != live[name].shape:
+                raise CheckpointError(f"load_variables: variable {name!r} is {list(live[name].shape)}; "
+                                      f"got shape {list(array.shape)}")
+            try:  # cast while checking, so a value that cannot be cast leaves every variable as it was
+                staged[name] = array.astype(live[name].dtype, copy=False)
+            except (TypeError, ValueError) as err:
+                raise CheckpointError(f"load_variables: variable {name!r} is {live[name].dtype}; got a value of "
+                                      f"dtype {array.dtype} that cannot be cast: {err}") from err
+        for name, array in staged.items():  # only after every value checked: nothing half-loaded
+            live[name][...] = array
 
 
 def dtype_of(array: np.ndarray) -> DType:

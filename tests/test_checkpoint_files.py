@@ -151,3 +151,22 @@ def test_checkpoint_get_skips_nothing_but_non_variables(tmp_path):
     with pytest.raises(CheckpointError, match=r"broken/out holds 7 bytes; float32\[2\] needs 8"):
         blobs["broken"].numpy()
     np.testing.assert_array_equal(blobs["layer-weight"].numpy(), np.full((2, 3), 3, np.float32))
+
+
+def test_load_variables_with_a_value_that_cannot_be_cast_changes_no_variable():
+    """Every value is checked and cast before any variable is written: a bad one leaves all as they were."""
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def two_vars_job() -> tp.Numpy:
+        a = flow.get_variable("a", shape=(2,), initializer=flow.constant_initializer(1.0))
+        b = flow.get_variable("b", shape=(2,), initializer=flow.constant_initializer(2.0))
+        return a + b
+
+    before = flow.get_all_variables()
+    with pytest.raises(CheckpointError, match=r"variable 'b' is float32; got a value of dtype <U1"):
+        flow.load_variables({"a": np.array([5.0, 5.0]), "b": np.array(["x", "y"])})
+    after = flow.get_all_variables()
+    assert set(after) == {"a", "b"}
+    for name in after:
+        np.testing.assert_array_equal(after[name], before[name])
