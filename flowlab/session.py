@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import replay
 from .compiler import CompileResult, check_plan, compile_jobs
 from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
 from .errors import KernelError, SessionStateError
@@ -75,6 +76,7 @@ class Session:
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
         check_plan(compiled.plan)
         runtime = Runtime(compiled.plan)
+        replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
         self.traced_jobs, self.compiled, self.runtime = traced, compiled, runtime
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
