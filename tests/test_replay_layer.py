@@ -231,3 +231,16 @@ def test_the_debugger_never_loads_the_layer() -> None:
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "['flowlab.replay']"  # the package's two-function __init__, nothing of the layer
+
+
+def test_fused_constants_reuse_the_kernels_compiled_for_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An int constant in a segment's source is typed int64, as the protocol's Python int argument is: a bare
+    literal would be Literal[int](value), and Numba would compile the kernel again for every value."""
+    from flowlab.kernels.numba_cpu.schedule import _learning_rate_act
+    from flowlab.replay.fused import _Codegen
+
+    assert _Codegen([]).constant(20) == "np.int64(20)"
+    replayed = run(MODELS["mlp_adam"], True, CALLS, monkeypatch)  # a polynomial schedule: int constants
+    assert_replayed_and_fused(replayed, "train")
+    assert _learning_rate_act.signatures
+    assert not [s for s in _learning_rate_act.signatures if "Literal" in str(s)]

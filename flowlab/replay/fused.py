@@ -150,7 +150,9 @@ class _Codegen:
             return repr(bool(value))
         if isinstance(value, np.generic):
             return f"np.{value.dtype.name}({_literal(value.item())})"
-        if isinstance(value, (int, float)):
+        if isinstance(value, int):  # typed int64 as a Python int is: a bare literal would make Numba compile the
+            return f"np.int64({value})"  # callee again for each constant's value (Literal[int](value) types)
+        if isinstance(value, float):
             return _literal(value)
         if isinstance(value, tuple) and value and all(type(v) is float for v in value):  # a UniTuple(float64)
             return f"({', '.join(_literal(v) for v in value)},)"
