@@ -203,6 +203,7 @@ class Runtime:
 
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
+        self.observe()
         self.closed = True
         self.wait_actor.update_state()
         while self.step() is not None:
