@@ -157,8 +157,10 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
                 continue  # not written by the call
             producer = rt.actors[regst.desc.producer_task_id]
             if producer is wait:
-                wait_writes.append((capture.wait_position[id(regst)], regst.act_id - wait.act_id,
-                                    int(regst.first[0])))
+                position = capture.wait_position.get(id(regst))
+                if position is None:  # it was not free when the call began: not a rotation by position
+                    return None
+                wait_writes.append((position, regst.act_id - wait.act_id, int(regst.first[0])))
                 continue
             regst_offsets.append((regst, producer, regst.act_id - producer.act_id))
             if isinstance(producer, ID_ACTORS):  # the act wrote the id: replay does not run this actor
