@@ -13,7 +13,7 @@ threadpoolctl sets the BLAS pools, ``torch.set_num_threads`` torch's. Three rati
 Each timed block starts after a pause (PARK), so that neither library is timed while the other's idle BLAS or
 OpenMP workers still spin on the second core.
 
-flowlab's steady-state calls are replayed (runtime/replay.py: the schedule the actor protocol decided, its kernels
+flowlab's steady-state calls are replayed (flowlab/replay/: the schedule the actor protocol decided, its kernels
 fused into one generated Numba function); the "protocol act by act" row is the same step with every act
 scheduled by the protocol (FLOWLAB_REPLAY=0), as the debugger steps it."""
 
@@ -38,7 +38,6 @@ from _util import QUICK, median_time, table
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu.nn import _dot
-from flowlab.runtime import runtime as runtime_module
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -159,9 +158,10 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float) -> li
             set_threads(threads)
             timed("flowlab", threads, flowlab)
             timed("torch", threads, torch)
-            runtime_module.REPLAY = False
+            layer = flow.default_session().runtime.layer
+            layer.detach()  # the replay layer off: every act scheduled by the protocol
             timed("protocol", threads, flowlab)
-            runtime_module.REPLAY = True
+            layer.attach()
             flowlab()  # the protocol left the state unknown: this call finds it again (a fingerprint)
             if floor is not None:
                 time.sleep(PARK)

@@ -2,17 +2,18 @@
 
 Measured side by side in one process: a full pad_Job call, the same acts with the kernels timed alone, and a
 plain Python loop making the same number of kernel calls (the floor any scheduler has to pay). Two modes:
-steady-state calls replayed (the default: runtime/replay.py, kernels fused into generated segments) and every
+steady-state calls replayed (the default: the flowlab.replay layer, kernels fused into generated segments) and every
 act scheduled by the actor protocol (FLOWLAB_REPLAY=0, what the debugger steps through)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 from _util import QUICK, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.runtime import runtime as runtime_module
 
 
 def build_pad() -> tuple[object, np.ndarray]:
@@ -47,7 +48,7 @@ def stand_in(actor: object):
 
 
 def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
-    runtime_module.REPLAY = replay
+    os.environ["FLOWLAB_REPLAY"] = "1" if replay else "0"  # read when the session attaches its layer
     name = f"{name}, {'replayed' if replay else 'protocol act by act'}"
     flow.clear_default_session()
     job, x = build()
@@ -82,7 +83,7 @@ def main() -> None:
     for replay in (False, True):
         rows += measure("pad_Job", build_pad, replay)
         rows += measure("50-op chain", lambda: build_chain(50 // 3), replay)
-    runtime_module.REPLAY = True
+    os.environ.pop("FLOWLAB_REPLAY", None)
     table("runtime overhead per act (one scheduler thread, OPENBLAS_NUM_THREADS=1)", rows)
     flow.clear_default_session()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import replay
 from .call_guard import INTERRUPTS, VariableSnapshot, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
 from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
@@ -108,7 +109,9 @@ class Session:
         (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
         attach here."""
         plan = self.plan
-        return Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
+        runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
+        replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
+        return runtime
 
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""

@@ -13,7 +13,6 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError, SessionStateError
 from flowlab.kernels import registry
-from flowlab.runtime import runtime as runtime_module
 from flowlab.runtime.checkpoint_io import CheckpointError
 
 B, D, C = 6, 5, 3
@@ -55,7 +54,7 @@ def assert_same_variables(got: dict[str, np.ndarray], want: dict[str, np.ndarray
 
 @pytest.fixture(params=[True, False], ids=["replay", "protocol"])
 def replay(request, monkeypatch):
-    monkeypatch.setattr(runtime_module, "REPLAY", request.param)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if request.param else "0")
     return request.param
 
 

@@ -15,7 +15,6 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels import registry
-from flowlab.runtime import runtime as runtime_module
 
 N = 4
 W0 = 100.0
@@ -43,7 +42,7 @@ def define_jobs():
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "protocol"])
 @pytest.mark.parametrize("warm", [False, True], ids=["first-calls-at-once", "warmed-up"])
 def test_calls_from_several_threads_are_correct(replay, warm, monkeypatch):
-    monkeypatch.setattr(runtime_module, "REPLAY", replay)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     predict, train = define_jobs()
     offset = 0
     if warm:
@@ -131,7 +130,7 @@ def slow_kernel(monkeypatch, op_type: str, seconds: float) -> None:
 
 @pytest.mark.parametrize("replay", [True, False], ids=["replay", "protocol"])
 def test_sigint_inside_calls_reaches_the_caller_and_the_session_stays_usable(replay, monkeypatch):
-    monkeypatch.setattr(runtime_module, "REPLAY", replay)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     slow_kernel(monkeypatch, "relu", 0.01)
     slow_kernel(monkeypatch, "sgd_update", 0.01)
     predict, train = define_jobs()

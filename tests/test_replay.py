@@ -1,4 +1,4 @@
-"""Steady-state replay (runtime/replay.py): a replayed call must be indistinguishable from the protocol running
+"""Steady-state replay (flowlab/replay/): a replayed call must be indistinguishable from the protocol running
 it: the same numbers, the same watch callbacks, and the same protocol state and act counters afterwards."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError
-from flowlab.runtime import runtime as runtime_module
-from flowlab.runtime.replay import fingerprint
+from flowlab.replay.capture import fingerprint
 
 B, D, H = 8, 12, 6
 CALLS = 30  # more than the 25 calls the wait-ids source's 100 registers take to come round (4 sections a call)
@@ -39,7 +38,7 @@ def train_session(watched: list[np.ndarray]) -> tuple[object, object]:
 
 
 def run_calls(replay: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
-    monkeypatch.setattr(runtime_module, "REPLAY", replay)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     watched: list[np.ndarray] = []
     train_job, eval_job = train_session(watched)
     rng = np.random.default_rng(3)
@@ -56,7 +55,7 @@ def run_calls(replay: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, object
         "losses": losses, "evals": evals, "watched": watched, "variables": flow.get_all_variables(),
         "seq": rt.seq, "act_ids": {a.name: a.act_id for a in rt.actors.values()},
         "regst_act_ids": {(rid, r.index): r.act_id for rid, regs in rt.regsts.items() for r in regs},
-        "fingerprint": fingerprint(rt), "replays": rt.replayer.replays, "replayer": rt.replayer,
+        "fingerprint": fingerprint(rt), "replays": rt.layer.replays if rt.layer else 0, "layer": rt.layer,
     }
 
 
@@ -67,7 +66,7 @@ def test_replayed_calls_match_the_protocol_bit_for_bit(fuse: str, monkeypatch: p
     replayed = run_calls(True, monkeypatch)
     assert protocol["replays"] == 0
     assert replayed["replays"] >= CALLS // 2  # most calls were replayed, not run by the protocol
-    fused = [s.fused is not None for s in replayed["replayer"].schedules.values() if "train_job" in s.key]
+    fused = [s.fused is not None for s in replayed["layer"].schedules.values() if "train_job" in s.key]
     assert fused == [fuse == "1"]
     for key in ("losses", "evals", "watched"):
         assert len(replayed[key]) == len(protocol[key]) > 0
@@ -91,7 +90,7 @@ def test_train_step_and_learning_rate_advance_under_replay(monkeypatch: pytest.M
 
 def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> None:
     result = run_calls(True, monkeypatch)
-    replayer = result["replayer"]
+    replayer = result["layer"]
     train = [s for s in replayer.schedules.values() if "train_job" in s.key]
     # the wait-ids rotation is replayed by position: the push/train/pull cycle is one state, captured once;
     # after FUSE_AFTER replays all its kernels (the push, watch and pull copies, the learning-rate schedule and the
@@ -103,18 +102,18 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1")
     train_job, _ = train_session([])
     x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
     for _ in range(3):
         train_job(x, y)
     rt = flow.default_session().runtime
-    (schedule,) = [s for s in rt.replayer.schedules.values() if "train_job" in s.key]
+    (schedule,) = [s for s in rt.layer.schedules.values() if "train_job" in s.key]
     events = []
     rt.hooks.append(events.append)
-    before = rt.replayer.replays
+    before = rt.layer.replays
     train_job(x, y)
-    assert rt.replayer.replays == before
+    assert rt.layer.replays == before
     assert len(events) == schedule.acts  # every act went through the protocol and reached the subscriber
     kernel_tasks = {a.name for a in schedule.kernels}
     assert kernel_tasks <= {e.actor_name for e in events}
@@ -125,14 +124,14 @@ def test_a_kernel_failing_during_replay_names_its_op_and_the_session_trains_on(f
                                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     """Was: ...and_closes_the_session. The failed call is cancelled; the session keeps training (issue 9)."""
     monkeypatch.setenv("FLOWLAB_FUSE", fuse)
-    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1")
     train_job, _ = train_session([])
     x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
     for _ in range(CALLS):
         train_job(x, y)
     rt = flow.default_session().runtime
-    assert rt.replayer.replays > 0
-    (schedule,) = [s for s in rt.replayer.schedules.values() if "train_job" in s.key]
+    assert rt.layer.replays > 0
+    (schedule,) = [s for s in rt.layer.schedules.values() if "train_job" in s.key]
     assert (schedule.fused is not None) == (fuse == "1")  # the checked xent runs inside a fused segment
     with pytest.raises(KernelError, match=r"sparse_softmax_cross_entropy.*label"):
         train_job(x, np.full(B, 7, np.int32))  # labels out of range for 3 classes
@@ -150,7 +149,7 @@ def test_a_kernel_failing_during_replay_names_its_op_and_the_session_trains_on(f
 def test_inputs_off_the_fast_path_replay_like_plain_arrays(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fused segment takes pushed arrays as arguments: Fortran-ordered, read-only or listed inputs must give
     what the protocol gives for the same values as plain C arrays (and a bad one still fails before any act)."""
-    monkeypatch.setattr(runtime_module, "REPLAY", True)
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1")
     rng = np.random.default_rng(5)
     xs = [rng.random((B, D), dtype=np.float32) for _ in range(CALLS)]
     ys = [rng.integers(0, 3, B).astype(np.int32) for _ in range(CALLS)]
@@ -165,7 +164,7 @@ def test_inputs_off_the_fast_path_replay_like_plain_arrays(monkeypatch: pytest.M
         return out
 
     plain, odd = losses(0), losses(1)
-    assert flow.default_session().runtime.replayer.replays > CALLS // 2
+    assert flow.default_session().runtime.layer.replays > CALLS // 2
     for a, b in zip(plain, odd):
         np.testing.assert_array_equal(a, b)
     train_job, _ = train_session([])

@@ -41,10 +41,7 @@ class WaitAndSendIdsActor(Actor):
 
 
 def _write_id(actor: Actor, regst_id: int, value: int) -> None:
-    regst = actor.writable[regst_id][0]
-    regst.first[0] = value
-    if actor.rt.recorder is not None:  # capturing a call for replay (replay.py)
-        actor.rt.recorder.id_write(actor, regst, value)
+    actor.writable[regst_id][0].first[0] = value
 
 
 class ReentrantLockActor(Actor):

@@ -2,14 +2,20 @@
 
 ``step()`` delivers pending messages and performs exactly one act, returning an ActEvent. Running normally
 is calling the same scheduler until the awaited job instances finish (``run_until``); the step debugger
-calls ``step()``. There is one execution path.
+calls ``step()``. There is one execution path: the actor protocol.
+
+A runtime may carry one optional layer (``runtime.layer``, a ``CallLayer``) that ``run_call`` hands its calls
+to. ``flowlab.replay`` is such a layer, an optimisation proven bit-identical to the protocol (tests/
+test_replay_proof.py): it performs steady-state calls the protocol already ran and defers the protocol's
+bookkeeping, which ``observe()`` brings up to date before anything reads the protocol's state (``step``,
+``peek``, ``seq``). This module knows nothing else of it; the Session attaches it, ``flow.debug`` never does.
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,7 +27,6 @@ from .events import ActEvent
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
-from .replay import Recorder, Replayer, replay_enabled
 from .system_kernels import WATCH_BUFFER, system_kernel
 
 ACTOR_CLASSES: dict[str, type[Actor]] = {
@@ -31,11 +36,20 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
     "Esac": EsacActor,
 }
 WAIT_BUFFER = "GlobalWaitJobId"
-REPLAY = replay_enabled()
 
 
 class RuntimeIdle(RuntimeError):
     """The scheduler has nothing left to do, but what it was asked to wait for has not happened."""
+
+
+class CallLayer(Protocol):
+    """The one hook a layer over the runtime has: it is handed every ``run_call`` and may perform a call itself
+    (``runtime.run_protocol`` is the protocol's way), and while ``runtime.deferred`` is set it owes the protocol
+    some bookkeeping, which ``observe()`` writes (and clears the flag) before the protocol's state is read."""
+
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None: ...
+
+    def observe(self) -> None: ...
 
 
 class Runtime:
@@ -52,9 +66,10 @@ class Runtime:
         self.msgs: deque[tuple[Actor, int, Any]] = deque()
         self.ready: deque[Actor] = deque()
         self.hooks: list[Callable[[ActEvent], None]] = []
-        self._seq = 0  # acts so far, less the replays not yet settled (``seq`` settles them)
+        self._seq = 0  # acts so far, less those a layer has not accounted yet (``seq`` observes them)
         self.launched = 0
-        self.recorder: Recorder | None = None  # set while a call is captured for replay
+        self.layer: CallLayer | None = None  # the optional layer ``run_call`` hands calls to (flowlab.replay)
+        self.deferred = False  # the layer owes the protocol bookkeeping: ``observe()`` before reading state
         self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
         self._notifiers: dict[int, deque[Any]] = {}  # section id -> its job's CallbackNotifier buffer
         self.actors: dict[int, Actor] = {}
@@ -63,7 +78,6 @@ class Runtime:
             self.actors[task.task_id] = cls(self, task, self.regsts)
         self._wire()
         self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
-        self.replayer = Replayer(self)
 
     # -- construction ------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -119,54 +133,48 @@ class Runtime:
     # -- launching ---------------------------------------------------------------------------------
     @property
     def seq(self) -> int:
-        """The number of acts performed so far (replayed ones included)."""
-        self.replayer.settle()
+        """The number of acts performed so far (by a layer included)."""
+        self.observe()
         return self._seq
 
-    def launch(self, instance: JobInstance, replayed: bool = False) -> None:
-        """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id (which a replayed call
-        does not need: its schedule already knows which sections run)."""
-        job_id, queues = self._route(instance.job_name)
+    def observe(self) -> None:
+        """Before the protocol's state is read: a layer writes the bookkeeping it deferred."""
+        if self.deferred:
+            self.layer.observe()  # type: ignore[union-attr]  # only a layer sets ``deferred``
+
+    def launch(self, instance: JobInstance, job_id: bool = True) -> None:
+        """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id for the main job.
+        ``job_id=False``: only the buffers, for a layer that performs the call's acts itself."""
+        wait_id, queues = self._route(instance.job_name)
         instance.seq = self.launched
         self.launched += 1
         for queue in queues:
             queue.append(instance)
-        if not replayed:
-            self.buffers[WAIT_BUFFER].append(job_id)
+        if job_id:
+            self.buffers[WAIT_BUFFER].append(wait_id)
             self.wake(self.wait_actor)
 
     def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
         """Launch one call's instances and run until the runtime is idle again (the last one finished first).
 
-        A call that starts at a known fixed point of the protocol replays the schedule captured for the same
-        launch list (replay.py); otherwise the protocol runs it, capturing its schedule when it can. ``key``: the
-        instances' job names, when the caller already has them.
+        A layer, when one is attached, is handed the call instead. ``key``: the instances' job names, when the
+        caller already has them.
         """
-        replayer = self.replayer
-        if not key:
-            key = tuple(i.job_name for i in instances)
-        schedule = replayer.schedule_for(key) if REPLAY else None
-        if schedule is not None:
-            for instance in instances:
-                self.launch(instance, replayed=True)
-            replayer.replay(schedule)
-            if not instances[-1].finished:  # the schedule's effects include every CallbackNotify
-                raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
-            return
-        capture = replayer.begin_capture() if REPLAY and replayer.wants_capture(key) else None
-        seq_before, completed = self._seq, False
-        try:
-            for instance in instances:
-                self.launch(instance)
-            last = instances[-1]
-            self.run_until(lambda: last.finished)
-            while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
-                if self.step(False) is None:
-                    break
-            completed = True
-        finally:
-            if capture is not None:
-                replayer.end_capture(key, capture, seq_before, completed)
+        layer = self.layer
+        if layer is None:
+            self.run_protocol(instances)
+        else:
+            layer.run_call(instances, key or tuple(i.job_name for i in instances))
+
+    def run_protocol(self, instances: list[JobInstance]) -> None:
+        """``run_call`` by the protocol: launch, step until the last instance finished, then until idle."""
+        for instance in instances:
+            self.launch(instance)
+        last = instances[-1]
+        self.run_until(lambda: last.finished)
+        while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
+            if self.step(False) is None:
+                break
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
@@ -193,6 +201,7 @@ class Runtime:
 
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
+        self.observe()
         self.closed = True
         self.wait_actor.update_state()
         while self.step() is not None:
@@ -231,8 +240,8 @@ class Runtime:
         ``record=False`` (normal runs with no subscriber) skips building the event and returns True: the act
         itself is the same code either way.
         """
-        if self.replayer.pending:
-            self.replayer.settle()
+        if self.deferred:
+            self.layer.observe()  # type: ignore[union-attr]
         if self.msgs:
             self._drain()
         ready = self.ready
@@ -264,7 +273,7 @@ class Runtime:
 
     def peek(self) -> Actor | None:
         """The actor that the next ``step()`` will act, without acting (None when idle)."""
-        self.replayer.settle()
+        self.observe()
         if self.msgs:
             self._drain()
         ready = self.ready

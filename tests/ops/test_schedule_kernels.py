@@ -11,7 +11,7 @@ import pytest
 
 from flowlab.kernels.numba_cpu.schedule import _learning_rate, schedule_constants
 from flowlab.kernels.reference.optimizer import learning_rate
-from flowlab.runtime.fused import _Codegen
+from flowlab.replay.fused import _Codegen
 
 DECAYS = [
     None,

@@ -1,0 +1,36 @@
+"""Steady-state replay and fusion: an optional optimisation layer over the actor runtime.
+
+The actor protocol is flowlab's one execution path (flowlab/runtime/). This package wraps a ``Runtime`` through
+its one hook, ``runtime.layer``: the first call of a job function from an idle runtime is run by the protocol
+and captured (capture.py), later calls from the same protocol state replay the captured kernel calls
+(layer.py), runs of them are fused into generated Numba functions (fused.py), and the protocol's bookkeeping is
+written lazily, before anything reads it (settle.py). tests/test_replay_proof.py proves it bit-identical to the
+protocol: results, variables, watched values and every piece of protocol state (``protocol_state``).
+
+The Session attaches it (``attach``); ``FLOWLAB_REPLAY=0`` leaves it off and ``FLOWLAB_FUSE=0`` keeps it from
+fusing. ``flow.debug`` builds its runtimes without it. Nothing here is imported until a layer is attached.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..runtime import Runtime
+    from .layer import ReplayLayer
+
+__all__ = ["attach", "replay_enabled"]
+
+
+def replay_enabled() -> bool:
+    return os.environ.get("FLOWLAB_REPLAY", "1") not in ("0", "false", "off")
+
+
+def attach(runtime: Runtime) -> ReplayLayer | None:
+    """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0``; return it (or None)."""
+    if not replay_enabled():
+        return None
+    from .layer import ReplayLayer
+
+    return ReplayLayer(runtime)

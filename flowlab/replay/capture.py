@@ -1,0 +1,173 @@
+"""Capturing one call: what its acts do while the protocol runs it, as a replayable ``Schedule``.
+
+The scheduler is deterministic: from the same protocol state and the same launches it performs the same acts in
+the same order, on the same registers. So a call of a job function (push jobs, the user job, pull jobs and the
+main job's critical sections) from an idle runtime back to the same idle state is a fixed transition: these
+kernels on these register arrays, these sections notified, these counters moved. ``begin_capture`` wraps every
+kernel in a recorder while the protocol runs the call; ``end_capture`` reads, from what the call changed, how
+it moves the protocol's counters, and keeps the transition when it can be replayed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
+
+from ..runtime.main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
+from ..runtime.system_kernels import WATCH_BUFFER
+
+if TYPE_CHECKING:
+    from ..runtime.actor import Actor
+    from ..runtime.regst import Regst
+    from ..runtime.runtime import Runtime
+
+ID_ACTORS = (WaitAndSendIdsActor, ReentrantLockActor, CaseActor, EsacActor)  # their registers carry ids, not data
+OUTPUT_BUFFERS = frozenset({WATCH_BUFFER})  # filled by kernels for the session to empty: not protocol state
+
+
+@dataclass
+class Schedule:
+    """One captured fixed point: what a call does, in act order, and how it moves the protocol's counters."""
+
+    key: tuple[str, ...]
+    state: Any  # the protocol state it starts from and ends in (an interned fingerprint)
+    acts: int
+    steps: list[Callable[[], None]]  # kernel calls on their register arrays and section notifies, in act order
+    step_actors: list[Actor | None]  # the actor whose kernel each step runs (None for a notify)
+    actor_acts: list[tuple[Actor, int]]  # acts per actor
+    regst_offsets: list[tuple[Regst, Actor, int]]  # regst.act_id = producer.act_id + offset after the call
+    id_writes: list[tuple[np.ndarray, int]]  # the id a main-job register (other than wait-ids) holds after it
+    wait_writes: list[tuple[int, int, int]]  # wait-ids registers: (free-list position, act id offset, id)
+    replays: int = 0
+    fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
+
+    @property
+    def kernels(self) -> list[Actor]:
+        """The actors whose kernels the steps run, in order."""
+        return [actor for actor in self.step_actors if actor is not None]
+
+    def __repr__(self) -> str:
+        from .fused import Segment
+
+        fused = ""
+        if self.fused is not None:
+            segments = sum(isinstance(step, Segment) for step in self.fused)
+            fused = f", fused into {segments} segment{'s' * (segments != 1)} + {len(self.fused) - segments} steps"
+        return (f"Schedule({' + '.join(self.key)}: {self.acts} acts, {len(self.kernels)} kernels, "
+                f"{len(self.steps) - len(self.kernels)} notifies{fused})")
+
+
+class Recorder:
+    """Stands in for the actors' kernels while the protocol runs a call: runs each and records the call."""
+
+    def __init__(self) -> None:
+        self.steps: list[Callable[[], None]] = []
+        self.step_actors: list[Actor | None] = []
+
+    def kernel(self, actor: Actor, notify: Callable[[int], None]) -> Callable[[list[np.ndarray],
+                                                                              list[np.ndarray]], None]:
+        kernel, steps, step_actors = actor.kernel, self.steps, self.step_actors
+        notifies = getattr(kernel, "notifies_section", False)
+
+        def recording(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            kernel(ins, outs)  # first: a kernel that raises records nothing
+            if notifies:  # the section id is fixed by the schedule: replay notifies it directly
+                steps.append(partial(notify, int(ins[0][0])))
+                step_actors.append(None)
+            else:
+                steps.append(partial(kernel, list(ins), list(outs)))
+                step_actors.append(actor)
+
+        return recording
+
+
+def fingerprint(rt: Runtime) -> Any:
+    """Everything that decides which acts the scheduler performs next, and on which registers."""
+    actors = []
+    for actor in rt.actors.values():
+        extra: tuple[Any, ...] = ()
+        writable = tuple(tuple(r.index for r in q) for q in actor.writable_list)
+        if isinstance(actor, WaitAndSendIdsActor):
+            extra = (tuple(actor.pending),)
+            writable = tuple(len(q) for q in actor.writable_list)  # a rotation: replayed by position
+        elif isinstance(actor, ReentrantLockActor):
+            extra = (tuple(actor.queue), frozenset(actor.held))
+        actors.append((
+            actor.actor_id, actor.state, actor.queued, actor.total_reading_cnt, frozenset(actor.eord_received),
+            tuple(tuple(r.index for r in q) for q in actor.readable_list), writable, extra,
+        ))
+    regsts = tuple((rid, tuple(r.reading_cnt for r in regs)) for rid, regs in rt.regsts.items())
+    return tuple(actors), regsts, tuple(a.actor_id for a in rt.ready)
+
+
+def is_idle(rt: Runtime) -> bool:
+    """Nothing queued: no ready actor, message, launched job or pending instance (and no subscriber)."""
+    if rt.ready or rt.msgs or rt.closed or rt.hooks:
+        return False
+    return not any(queue for name, queue in rt.buffers.items() if name not in OUTPUT_BUFFERS)
+
+
+class Capture(NamedTuple):
+    """What ``begin_capture`` saved for ``end_capture``."""
+
+    before: Any  # the interned state the call starts from
+    seq: int  # the runtime's act count before the call
+    recorder: Recorder
+    kernels: dict[Actor, Any]  # the actors' own kernels, while recording wrappers stand in
+    act_ids: dict[Actor, int]
+    regst_act_ids: dict[Regst, int]
+    wait_position: dict[int, int]  # id(wait-ids register) -> its position in the source's free list
+
+
+def begin_capture(rt: Runtime, before: Any) -> Capture:
+    """Put recorders in place of the kernels, and note the counters the call will move."""
+    recorder = Recorder()
+    saved = {}
+    for actor in rt.actors.values():
+        if actor.kernel is not None:
+            saved[actor] = actor.kernel
+            actor.kernel = recorder.kernel(actor, rt.notify_section_done)
+    act_ids = {actor: actor.act_id for actor in rt.actors.values()}
+    regst_ids = {r: r.act_id for regs in rt.regsts.values() for r in regs}
+    wait_position = {id(regst): k for k, regst in enumerate(rt.wait_actor.writable_list[0])}
+    return Capture(before, rt._seq, recorder, saved, act_ids, regst_ids, wait_position)
+
+
+def restore_kernels(capture: Capture) -> None:
+    for actor, kernel in capture.kernels.items():
+        actor.kernel = kernel
+
+
+def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any) -> Schedule | None:
+    """The call as a Schedule, or None when it cannot be replayed: it did not come back to the state it started
+    from (a replay performs the acts' effects on data and counters, not on the registers' places), or it used
+    the wait-ids source's registers more than once each (they are replayed by position)."""
+    if after is not capture.before:
+        return None
+    wait = rt.wait_actor
+    actor_acts = [(a, a.act_id - n) for a, n in capture.act_ids.items() if a.act_id != n]
+    regst_offsets, id_writes, wait_writes = [], [], []
+    for regs in rt.regsts.values():
+        for regst in regs:
+            if regst.act_id == capture.regst_act_ids[regst]:
+                continue  # not written by the call
+            producer = rt.actors[regst.desc.producer_task_id]
+            if producer is wait:
+                position = capture.wait_position.get(id(regst))
+                if position is None:  # it was not free when the call began: not a rotation by position
+                    return None
+                wait_writes.append((position, regst.act_id - wait.act_id, int(regst.first[0])))
+                continue
+            regst_offsets.append((regst, producer, regst.act_id - producer.act_id))
+            if isinstance(producer, ID_ACTORS):  # the act wrote the id: replay does not run this actor
+                id_writes.append((regst.first, int(regst.first[0])))
+    if len(wait_writes) >= len(capture.wait_position):  # the call wrapped the free list: not by position
+        return None
+    wait_writes.sort()
+    recorder = capture.recorder
+    return Schedule(key, after, rt._seq - capture.seq, recorder.steps, recorder.step_actors, actor_acts,
+                    regst_offsets, id_writes, wait_writes)

@@ -1,0 +1,158 @@
+"""The replay layer: a Runtime's calls, replayed from captured schedules when the protocol state allows.
+
+``ReplayLayer(runtime)`` sets itself as ``runtime.layer``, the runtime's one hook, and is handed every
+``run_call``. A call that starts at a known protocol state with a schedule captured for its launch list is
+replayed: its kernels (fused into generated segments after FUSE_AFTER replays) and section notifies run in
+order, and the protocol's bookkeeping is left for ``settle`` (``runtime.deferred`` says it is owed). Any other
+call is run by the protocol (``runtime.run_protocol``), and captured when it starts idle. This is CUDA Graphs'
+capture/replay for the actor runtime: the protocol decided the schedule once, and every kernel of the push, user
+and pull jobs still runs on every call.
+
+A replay is refused (and the protocol runs) whenever anything could make the schedule differ: a hook attached,
+an act or launch since the last known state, queued work, or a closed runtime. The wait-ids source's registers
+are recorded by position in its free list and the state leaves their rotation out: otherwise a loop mixing calls
+with 3 and 4 sections would cycle through 100 states.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING, Any
+
+from ..errors import KernelError, kernel_error
+from .capture import Schedule, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
+from .fused import FUSE_AFTER, fuse, fusion_enabled
+from .settle import settle
+
+if TYPE_CHECKING:
+    from ..runtime import JobInstance, Runtime
+
+CAPTURE_TRIES = 2  # captures of one launch list that may fail before it is never captured again
+MAX_TRANSITIONS = 512  # captured schedules kept per runtime
+MAX_PENDING_RUNS = 64  # runs of unsettled replays kept before settling anyway
+
+
+class ReplayLayer:
+    """Per runtime: the captured schedules by (launch list, state), and the state the runtime is known to be in."""
+
+    def __init__(self, rt: Runtime) -> None:
+        self.rt = rt
+        self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
+        self.schedules: dict[tuple[tuple[str, ...], int], Schedule] = {}
+        self.failed: Counter[tuple[str, ...]] = Counter()
+        self.known: tuple[Any, int, int] | None = None  # (fingerprint, settled seq, launched) of the state
+        self.pending: list[list[Any]] = []  # unsettled replays: [schedule, times] runs, oldest first
+        self.replays = 0  # calls replayed ...
+        self.protocol_calls = 0  # ... and calls the protocol ran
+        self.fuse = fusion_enabled()
+        rt.layer = self
+
+    def detach(self) -> None:
+        """Settle and take the layer off its runtime (the protocol runs every call until it is attached again)."""
+        self.observe()
+        self.rt.layer = None
+
+    def attach(self) -> None:
+        self.rt.layer = self
+
+    def observe(self) -> None:
+        """The runtime's hook before its protocol state is read: settle the replays so far."""
+        settle(self)
+
+    def intern(self, state: Any) -> Any:
+        return self.states.setdefault(state, state)
+
+    def current_state(self) -> Any:
+        """The protocol state, when nothing has acted or been launched since it was last known (else None)."""
+        rt, known = self.rt, self.known
+        if known is not None and known[1] == rt._seq and known[2] == rt.launched:
+            return known[0]
+        return None
+
+    def schedule_for(self, key: tuple[str, ...]) -> Schedule | None:
+        """The schedule to replay for this launch list now, if any (before launching)."""
+        state = self.current_state()
+        if state is None or self.rt.hooks or self.rt.closed:
+            return None
+        return self.schedules.get((key, id(state)))
+
+    def wants_capture(self, key: tuple[str, ...]) -> bool:
+        return (self.failed[key] < CAPTURE_TRIES and len(self.schedules) < MAX_TRANSITIONS
+                and is_idle(self.rt))
+
+    # -- a call ------------------------------------------------------------------------------------
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None:
+        rt = self.rt
+        schedule = self.schedule_for(key)
+        if schedule is not None:
+            for instance in instances:
+                rt.launch(instance, job_id=False)  # the schedule already knows which sections run
+            self.replay(schedule)
+            if not instances[-1].finished:  # the schedule's steps include every CallbackNotify
+                raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
+            return
+        self.protocol_calls += 1
+        if not self.wants_capture(key):
+            rt.run_protocol(instances)
+            return
+        self.capture(instances, key)
+
+    def capture(self, instances: list[JobInstance], key: tuple[str, ...]) -> None:
+        """Run the call by the protocol, recording it; keep its schedule when it came back to where it started."""
+        rt = self.rt
+        if rt.deferred:
+            self.observe()
+        before = self.current_state() or self.intern(fingerprint(rt))
+        capture = begin_capture(rt, before)
+        try:
+            rt.run_protocol(instances)
+        except BaseException:
+            self.failed[key] += 1
+            self.known = None
+            raise
+        finally:
+            restore_kernels(capture)
+        if not is_idle(rt):  # something else was left to do: the call's end is no state to replay from
+            self.failed[key] += 1
+            self.known = None
+            return
+        after = self.intern(fingerprint(rt))
+        self.known = (after, rt._seq, rt.launched)
+        schedule = end_capture(rt, key, capture, after)
+        if schedule is None:
+            self.failed[key] += 1
+        elif (key, id(before)) not in self.schedules:  # else keep the one already replayed, and fused
+            self.schedules[(key, id(before))] = schedule
+
+    def replay(self, schedule: Schedule) -> None:
+        """Run the schedule's kernels and notifies in order (the instances are launched, without their wait-ids
+        entries); the protocol's bookkeeping is left for ``settle``. Raises what a kernel raises, as KernelError."""
+        rt = self.rt
+        try:
+            for step in schedule.fused or schedule.steps:
+                step()
+        except BaseException as err:
+            self.known = None  # part of the call ran: no known state any more
+            if isinstance(err, KernelError) or not isinstance(err, Exception):  # a segment names its op itself
+                raise
+            actor = schedule.step_actors[schedule.steps.index(step)]
+            if actor is None:
+                raise
+            raise kernel_error(rt.plan, actor, err) from err
+        pending = self.pending
+        if pending and pending[-1][0] is schedule:
+            pending[-1][1] += 1
+        else:
+            if len(pending) >= MAX_PENDING_RUNS:
+                self.observe()
+            pending.append([schedule, 1])
+        rt.deferred = True
+        self.known = (schedule.state, rt._seq, rt.launched)
+        self.replays += 1
+        schedule.replays += 1
+        if schedule.replays == FUSE_AFTER and self.fuse:
+            schedule.fused = fuse(rt, schedule)
+
+    def __repr__(self) -> str:
+        return (f"<ReplayLayer: {len(self.schedules)} schedules, {self.replays} calls replayed, "
+                f"{self.protocol_calls} run by the protocol>")
