@@ -154,8 +154,6 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
         "job_type": desc.job_type,
         "default_data_type": (cfg.get("default_data_type") or float32).name,
         "enable_reuse_mem": cfg.get("enable_reuse_mem"),
-        "primary_lr": cfg.get("train.primary_lr"),
-        "model_update_conf": cfg.get("train.model_update_conf"),
     }
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
