@@ -231,6 +231,7 @@ class Session:
         snapshot.restore()
         try:
             self.runtime = self._start_runtime(old.arenas)
+            self.runtime.hooks.extend(old.hooks)  # a user's subscribers (progress, recorders) go on receiving acts
         except BaseException:
             self.status, self.runtime = SessionStatus.CLOSED, None  # cannot happen short of running out of memory
             raise

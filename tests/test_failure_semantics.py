@@ -266,3 +266,22 @@ def test_blocks_that_fit_alone_but_not_together_fail_before_allocating(monkeypat
                                           r"f32\[150000\] .*memory blocks need [\d,]+ bytes .* in all, and this "
                                           r"machine has 1.00 MiB"):
         big(np.zeros(150_000, np.float32))
+
+
+def test_a_users_runtime_hooks_survive_a_cancelled_call(monkeypatch):
+    """The runtime is rebuilt after a failed call; subscribers the user attached go on receiving its acts."""
+    monkeypatch.setenv("FLOWLAB_KERNELS", "reference")
+    flow.clear_default_session()
+    job = define_train()
+    x, y = BATCHES[0]
+    job(x, y)
+    events = []
+    flow.default_session().runtime.hooks.append(events.append)
+    bad_y = y.copy()
+    bad_y[0] = -1
+    with pytest.raises(KernelError):
+        job(x, bad_y)
+    before = len(events)
+    job(x, y)
+    acted = {e.actor_name for e in events[before:]}
+    assert any("sparse_softmax_cross_entropy" in name for name in acted), sorted(acted)[:5]
