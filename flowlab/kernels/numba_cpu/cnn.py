@@ -128,7 +128,7 @@ def _pool(x, y, kh, kw, sh, sw, pt, pl, is_max):  # noqa: ANN001, ANN202
                                 v = x[a, b, i, j]
                                 count += 1
                                 if is_max:
-                                    if v > acc:
+                                    if v > acc or v != v or count == 1:  # NaN wins, as np.max
                                         acc = v
                                 else:
                                     acc += v
@@ -150,8 +150,10 @@ def _pool_grad(x, dy, dx, kh, kw, sh, sw, pt, pl, is_max):  # noqa: ANN001, ANN2
                             j = oj * sw + kj - pl
                             if 0 <= i < h and 0 <= j < w:
                                 count += 1
-                                if x[a, b, i, j] > best:  # the first maximum takes the gradient
-                                    best, bi, bj = x[a, b, i, j], i, j
+                                v = x[a, b, i, j]
+                                # the first maximum (or first NaN, as np.argmax) takes the gradient
+                                if count == 1 or (best == best and (v > best or v != v)):
+                                    best, bi, bj = v, i, j
                     g = dy[a, b, oi, oj]
                     if is_max:
                         dx[a, b, bi, bj] += g

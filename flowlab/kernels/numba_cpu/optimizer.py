@@ -13,9 +13,13 @@ from ._numba import njit
 def _sgd(w, diff, lr, scale, l1, l2, wd):  # noqa: ANN001, ANN202
     w, diff = w.ravel(), diff.ravel()
     for i in range(w.size):
-        g = diff[i] * scale + l2 * w[i] + wd * w[i]
-        if l1 != 0.0:
+        g = diff[i] * scale
+        if l1 != 0.0:  # a zero coefficient adds nothing, not 0 * inf = NaN (as the reference)
             g += l1 * np.sign(w[i])
+        if l2 != 0.0:
+            g += l2 * w[i]
+        if wd != 0.0:
+            w[i] -= lr * wd * w[i]
         w[i] -= lr * g
 
 
@@ -23,9 +27,13 @@ def _sgd(w, diff, lr, scale, l1, l2, wd):  # noqa: ANN001, ANN202
 def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):  # noqa: ANN001, ANN202
     w, diff, v = w.ravel(), diff.ravel(), v.ravel()
     for i in range(w.size):
-        g = diff[i] * scale + l2 * w[i] + wd * w[i]
-        if l1 != 0.0:
+        g = diff[i] * scale
+        if l1 != 0.0:  # a zero coefficient adds nothing, not 0 * inf = NaN (as the reference)
             g += l1 * np.sign(w[i])
+        if l2 != 0.0:
+            g += l2 * w[i]
+        if wd != 0.0:
+            g += wd * w[i]
         v[i] = beta * v[i] - lr * g
         w[i] += v[i]
 

@@ -13,29 +13,37 @@ from ._numba import njit
 @njit
 def _sum_rows(x, out):  # noqa: ANN001, ANN202
     for r in range(x.shape[0]):
-        s = x[r, 0] - x[r, 0]
-        for c in range(x.shape[1]):
+        s = x[r, 0]  # not x - x, a zero of x's type that is NaN for an inf
+        for c in range(1, x.shape[1]):
             s += x[r, c]
         out[r] = s
 
 
 @njit
 def _max_rows(x, out):  # noqa: ANN001, ANN202
+    # NaN wins wherever it is, as np.max: once m is NaN no comparison replaces it
     for r in range(x.shape[0]):
         m = x[r, 0]
         for c in range(1, x.shape[1]):
-            if x[r, c] > m:
-                m = x[r, c]
+            v = x[r, c]
+            if v > m or v != v:
+                m = v
         out[r] = m
 
 
 @njit
 def _argmax_rows(x, out):  # noqa: ANN001, ANN202
+    # the first maximum, or the first NaN (np.argmax)
     for r in range(x.shape[0]):
         best = 0
-        for c in range(1, x.shape[1]):
-            if x[r, c] > x[r, best]:
-                best = c
+        if x[r, 0] == x[r, 0]:
+            for c in range(1, x.shape[1]):
+                v = x[r, c]
+                if v != v:
+                    best = c
+                    break
+                if v > x[r, best]:
+                    best = c
         out[r] = best
 
 

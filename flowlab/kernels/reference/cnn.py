@@ -131,8 +131,12 @@ def _max_pool_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         x, _y, dy = ins
         windows = _pad(x, geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
-        windows = np.where(geo["valid"] > 0, windows, -np.inf)
-        first_max = windows.argmax(axis=1)  # (planes, p): the first maximum takes the gradient
+        valid = geo["valid"] > 0
+        windows = np.where(valid, windows, -np.inf)
+        top = windows.max(axis=1, keepdims=True)
+        # (planes, p): the first maximum inside x takes the gradient (a first NaN, as np.argmax), also when the
+        # maximum is -inf, which padding ties with
+        first_max = (((windows == top) | np.isnan(windows)) & valid).argmax(axis=1)
         pos = geo["idx"][first_max, np.arange(geo["idx"].shape[1])]
         dxp = np.zeros(geo["padded"], dy.dtype)
         np.add.at(dxp, (np.arange(geo["padded"][0])[:, None], pos), dy.reshape(geo["padded"][0], -1))

@@ -13,7 +13,8 @@ UNARY = {
     "square": np.square, "sign": np.sign, "abs": np.abs,
 }
 UNARY_GRAD = {
-    "relu_grad": lambda y, dy: dy * (y > 0), "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
+    "relu_grad": lambda y, dy: np.where(y > 0, dy, 0),  # OneFlow's select: an inf dy at y <= 0 gives 0
+    "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
     "tanh_grad": lambda y, dy: dy * (1 - y * y),
 }
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_labels
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
@@ -55,10 +56,7 @@ def _softmax_grad(ctx: KernelCtx) -> KernelFn:
 
 def checked_labels(labels: np.ndarray, depth: int) -> np.ndarray:
     """Labels as int64 indices with a trailing axis; an out-of-range label is an error (not a wrap-around)."""
-    bad = np.flatnonzero((labels < 0) | (labels >= depth))
-    if bad.size:
-        raise IndexError(f"label {int(labels.reshape(-1)[bad[0]])} (at flat index {bad[0]}) is out of range for "
-                         f"{depth} classes; labels must be in [0, {depth})")
+    check_labels(labels, depth)
     return labels[..., None].astype(np.int64)
 
 
