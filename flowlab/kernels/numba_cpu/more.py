@@ -10,7 +10,7 @@ from ..checks import raise_out_of_range
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 from .array import _copy_nd
-from .nn import first_out_of_range
+from .nn import first_out_of_range, softmax_row
 
 _SQRT1_2 = 1 / _m.sqrt(2)
 _INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
@@ -159,16 +159,12 @@ def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
 @njit
 def _softmax_xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
     for r in range(x.shape[0]):
-        m = x[r].max()
-        s = 0.0
-        for c in range(x.shape[1]):
-            prob[r, c] = _m.exp(x[r, c] - m)
-            s += prob[r, c]
+        m, s = softmax_row(x, prob, r)
+        log_s = _m.log(s)
         loss = 0.0
         for c in range(x.shape[1]):
-            prob[r, c] /= s
-            loss -= labels[r, c] * _m.log(prob[r, c])
-        out[r] = loss
+            loss += labels[r, c] * ((x[r, c] - m) - log_s)  # log_softmax, as kernels/reference/nn.py
+        out[r] = -loss
 
 
 @njit

@@ -85,20 +85,33 @@ def _bias_add_factory(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
+def row_max(x, r):  # noqa: ANN001, ANN202
+    m = x[r, 0]
+    for c in range(1, x.shape[1]):
+        v = x[r, c]
+        if v > m or v != v:  # a NaN anywhere makes the row NaN, as in NumPy
+            m = v
+    return m
+
+
+@njit
+def softmax_row(x, y, r):  # noqa: ANN001, ANN202
+    """Row r of softmax(x) into y; returns (max, sum of exp(x - max)) for a log-sum-exp."""
+    m = row_max(x, r)
+    s = 0.0
+    for c in range(x.shape[1]):
+        e = _m.exp(x[r, c] - m)
+        y[r, c] = e
+        s += e
+    for c in range(x.shape[1]):
+        y[r, c] /= s
+    return m, s
+
+
+@njit
 def _softmax_rows(x, y):  # noqa: ANN001, ANN202
     for r in range(x.shape[0]):
-        m = x[r, 0]
-        for c in range(1, x.shape[1]):
-            v = x[r, c]
-            if v > m or v != v:  # a NaN anywhere makes the row NaN, as in NumPy
-                m = v
-        s = 0.0
-        for c in range(x.shape[1]):
-            e = _m.exp(x[r, c] - m)
-            y[r, c] = e
-            s += e
-        for c in range(x.shape[1]):
-            y[r, c] /= s
+        softmax_row(x, y, r)
 
 
 @njit
@@ -123,9 +136,10 @@ def first_out_of_range(ids, n):  # noqa: ANN001, ANN202
 
 @njit
 def _xent_rows(x, labels, prob, out):  # noqa: ANN001, ANN202
-    _softmax_rows(x, prob)
     for r in range(x.shape[0]):
-        out[r] = -_m.log(prob[r, labels[r]])
+        m, s = softmax_row(x, prob, r)
+        # -log_softmax: finite for finite logits (-log(prob) is inf once prob underflows)
+        out[r] = -((x[r, labels[r]] - m) - _m.log(s))
 
 
 @njit

@@ -8,7 +8,7 @@ import numpy as np
 
 from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
-from .nn import softmax
+from .nn import log_softmax, softmax
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -101,9 +101,8 @@ def _slice_grad(ctx: KernelCtx) -> KernelFn:
 def _softmax_xent(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         logits, labels = ins
-        prob = softmax(logits)
-        outs[0][...] = prob
-        outs[1][...] = -(labels * np.log(prob)).sum(-1).reshape(outs[1].shape)
+        outs[0][...] = softmax(logits)
+        outs[1][...] = -(labels * log_softmax(logits)).sum(-1).reshape(outs[1].shape)
 
     return kernel
 

@@ -37,6 +37,13 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    """``(x - max) - log(sum(exp(x - max)))``: finite for finite logits, where ``log(softmax(x))`` underflows to
+    log(0) = -inf once the logits are ~100 apart (float32). The Numba kernels compute the same expression."""
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 @register_kernel("softmax", "reference")
 def _softmax(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
@@ -65,10 +72,8 @@ def _sparse_xent(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         logits, labels = ins
         index = checked_labels(labels, logits.shape[-1])
-        prob = softmax(logits)
-        outs[0][...] = prob
-        picked = np.take_along_axis(prob, index, axis=-1)[..., 0]
-        outs[1][...] = -np.log(picked)
+        outs[0][...] = softmax(logits)
+        outs[1][...] = -np.take_along_axis(log_softmax(logits), index, axis=-1)[..., 0]
 
     return kernel
 
