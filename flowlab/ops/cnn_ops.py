@@ -5,6 +5,7 @@ goes top/left); "SAME_UPPER" is TF's split."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import zlib
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .initializers import constant_initializer, xavier_uniform_initializer
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 from .variable import get_variable
 
 
@@ -146,7 +147,7 @@ for _op in (
     OpDef("dropout", ("in",), ("out", "mask"), _infer_dropout, {"rate": REQUIRED, "seed": 0}, grad=_grad_dropout),
     OpDef("dropout_grad", ("dy", "mask"), ("dx",), lambda ctx: {"dx": [ctx.input("dy")]}, {"rate": REQUIRED}),
 ):
-    register_op(_op)
+    register_op(dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
 
 
 def _check_nchw(data_format: str) -> None:

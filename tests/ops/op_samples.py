@@ -151,6 +151,9 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"learning_rate": 0.1, "decay": {"type": "cosine", "decay_batches": 20, "alpha": 0.1}, "warmup": None}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
+INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
+              "sparse_softmax_cross_entropy_grad": "label", "adam_update": "train_step",
+              "learning_rate_schedule": "train_step"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance")}
@@ -160,9 +163,10 @@ def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:
     return SAMPLES[op_type](dt)
 
 
-def data_args(inputs: Inputs, dt: Any) -> list[str]:
+def data_args(op_type: str, inputs: Inputs, dt: Any) -> list[str]:
     """The arguments made in the dtype under test (not labels, indices, steps or the learning rate)."""
-    return [arg for arg, arrays in inputs.items() if arg not in NOT_DATA and arrays[0].dtype == np.dtype(dt)]
+    return [arg for arg, arrays in inputs.items()
+            if arg not in NOT_DATA and arg != INDEX_ARGS.get(op_type) and arrays[0].dtype == np.dtype(dt)]
 
 
 def run_both(op_type: str, inputs: Inputs, attrs: dict, impl: str) -> list[np.ndarray]:

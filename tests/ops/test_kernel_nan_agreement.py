@@ -24,7 +24,7 @@ def test_the_sample_table_covers_every_op_type():
 def _cases():
     for op_type in USER_OPS:
         inputs, _ = sample(op_type, np.float32)
-        for arg in data_args(inputs, np.float32):
+        for arg in data_args(op_type, inputs, np.float32):
             yield pytest.param(op_type, arg, id=f"{op_type}-{arg}")
 
 
