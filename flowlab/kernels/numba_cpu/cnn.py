@@ -47,8 +47,9 @@ def _crop_into(xp, x, pt, pl):  # noqa: ANN001, ANN202
 class _Conv:
     """Buffers and geometry of one conv task, made once when the runtime is built."""
 
-    def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:
-        geo = conv_geometry(ctx, x_shape, w_shape)
+    def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                 out_hw: tuple[int, ...]) -> None:
+        geo = conv_geometry(ctx, x_shape, w_shape, out_hw)
         dtype = ctx.in_descs[0].dtype.np
         self.idx, self.groups, (self.pt, _pb, self.pl, _pr) = geo["idx"], geo["groups"], geo["pads"]
         self.xp = np.zeros(geo["padded"], dtype)
@@ -59,7 +60,7 @@ class _Conv:
 
 @register_kernel("conv2d", "numba")
 def _conv(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape)
+    c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:])
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         x, w = ins
@@ -76,7 +77,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_data_grad", "numba")
 def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape)
+    c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:])
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         dy, w = ins[0], ins[1]
@@ -94,7 +95,7 @@ def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_filter_grad", "numba")
 def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape)
+    c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:])
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         dy, x = ins[0], ins[1]
