@@ -149,3 +149,16 @@ def test_argmax_feeding_gather_stays_in_range(kernel_impl):
     x = np.array([[1, 5, 2, 0], [np.nan, 1, 2, 3], [0, 1, 2, np.nan]], np.float32)
     out = pick_Job(x)
     np.testing.assert_array_equal(out, x.T[[1, 0, 3]])
+
+
+def test_a_bad_index_in_a_replayed_fused_call(kernel_impl):
+    """After enough calls the runtime replays the job and fuses its Numba kernels into one generated function;
+    the gather there is a checked call that stops the segment before it touches memory, and the Python
+    kernel raises the same error."""
+    job = gather_job(4)
+    good = np.array([4, 0, 3, 1], np.int32)
+    for _ in range(12):
+        np.testing.assert_array_equal(job(PARAMS, good), PARAMS[good])
+    with pytest.raises(KernelError, match=r"\(gather\) .* raised IndexError: index 9 \(at flat position 3 of shape "
+                                          r"\(4,\)\) is out of range \[0, 5\) along axis 0 of 'in'"):
+        job(PARAMS, np.array([4, 0, 3, 9], np.int32))

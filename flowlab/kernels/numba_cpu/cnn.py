@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference.cnn import conv_geometry
+from ..reference.cnn import conv_geometry, dropout_stream
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 from .nn import _dot
@@ -192,3 +192,36 @@ register_kernel("max_pool2d", "numba")(_pool_factory(True))
 register_kernel("avg_pool2d", "numba")(_pool_factory(False))
 register_kernel("max_pool2d_grad", "numba")(_pool_grad_factory(True))
 register_kernel("avg_pool2d_grad", "numba")(_pool_grad_factory(False))
+
+
+@njit
+def _dropout(x, r, rate, scale, y, mask):  # noqa: ANN001, ANN202
+    x, r, y, mask = x.ravel(), r.ravel(), y.ravel(), mask.ravel()
+    for i in range(y.size):
+        mask[i] = scale if r[i] >= rate else 0.0
+        y[i] = x[i] * mask[i]
+
+
+@njit
+def _times(a, b, out):  # noqa: ANN001, ANN202
+    a, b, out = a.ravel(), b.ravel(), out.ravel()
+    for i in range(out.size):
+        out[i] = a[i] * b[i]
+
+
+@register_kernel("dropout", "numba")
+def _dropout_f(ctx: KernelCtx) -> KernelFn:
+    rate, rng = ctx.attrs["rate"], dropout_stream(ctx)
+    scale = 1.0 / (1.0 - rate)
+    uniform = np.empty(ctx.out_descs[1].shape)  # the draws, float64 as the reference's rng.random(shape)
+
+    def kernel(ins, outs):  # noqa: ANN001, ANN202
+        rng.random(out=uniform)  # a new mask each run, from the seeded stream
+        _dropout(ins[0], uniform, rate, scale, outs[0], outs[1])
+
+    return kernel
+
+
+@register_kernel("dropout_grad", "numba")
+def _dropout_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _times(ins[0], ins[1], outs[0])

@@ -164,8 +164,14 @@ def _avg_pool_grad(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+def dropout_stream(ctx: KernelCtx) -> np.random.Generator:
+    """The op's seeded stream of uniform numbers: both kernel modes draw the same masks from it."""
+    return np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
+
+
+@register_kernel("dropout", "reference")
 def _dropout(ctx: KernelCtx) -> KernelFn:
-    rate, rng = ctx.attrs["rate"], np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
+    rate, rng = ctx.attrs["rate"], dropout_stream(ctx)
     scale = 1.0 / (1.0 - rate)
 
     def kernel(ins, outs):  # noqa: ANN001, ANN202
@@ -176,13 +182,9 @@ def _dropout(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+@register_kernel("dropout_grad", "reference")
 def _dropout_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):  # noqa: ANN001, ANN202
         np.multiply(ins[0], ins[1], out=outs[0])
 
     return kernel
-
-
-for _impl in ("reference", "numba"):  # random numbers and a multiply: NumPy is the implementation for both
-    register_kernel("dropout", _impl)(_dropout)
-    register_kernel("dropout_grad", _impl)(_dropout_grad)
