@@ -139,6 +139,35 @@ def test_sparse_labels_out_of_range_in_a_train_job(kernel_impl):
     _assert_unchanged(live, before)
 
 
+def test_a_bad_label_that_reaches_the_backward_is_caught_there(kernel_impl, monkeypatch):
+    """As for gather: with a forward that (wrongly) checks nothing, the gradient's own label check fires."""
+    from flowlab.kernels.reference.nn import softmax
+
+    def unchecked_xent(ctx):
+        def kernel(ins, outs):
+            outs[0][...] = softmax(ins[0])
+            outs[1][...] = 0
+
+        return kernel
+
+    registry.get_kernel_factory("sparse_softmax_cross_entropy", kernel_impl)
+    monkeypatch.setitem(registry._KERNELS, ("sparse_softmax_cross_entropy", kernel_impl, "cpu"), unchecked_xent)
+
+    @flow.global_function(type="train")
+    def xent_Job(labels: tp.Numpy.Placeholder((3,), dtype=flow.int32)) -> tp.Numpy:
+        logits = flow.get_variable("logits", shape=(3, 4), initializer=flow.random_uniform_initializer())
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    xent_Job(np.array([0, 3, 1], np.int32))
+    live, before = _snapshot()
+    with pytest.raises(KernelError, match=r"\(sparse_softmax_cross_entropy_grad\) in job 'xent_Job' raised "
+                                          r"IndexError: label 4 \(at flat index 1\) is out of range for 4 classes"):
+        xent_Job(np.array([0, 4, 1], np.int32))
+    _assert_unchanged(live, before)
+
+
 def test_argmax_feeding_gather_stays_in_range(kernel_impl):
     """argmax's output is an index consumer's input: it is always in [0, n), NaN rows included."""
 

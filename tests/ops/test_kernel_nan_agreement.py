@@ -28,9 +28,10 @@ def _cases():
             yield pytest.param(op_type, arg, id=f"{op_type}-{arg}")
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("op_type, arg", list(_cases()))
-def test_both_modes_agree_on_nan_and_inf(op_type, arg):
-    inputs, attrs = sample(op_type, np.float32)
+def test_both_modes_agree_on_nan_and_inf(op_type, arg, dtype):
+    inputs, attrs = sample(op_type, dtype)
     for special in (np.nan, np.inf, -np.inf):
         for where in ("first", "middle", "last"):
             poked = {a: [x.copy() for x in arrays] for a, arrays in inputs.items()}
