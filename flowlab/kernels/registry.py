@@ -112,8 +112,8 @@ def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[Bl
 
 
 def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:
-    """A float16 act computed by the op's float32 kernel, as OneFlow's CPU kernels compute half: Numba has no
-    float16 arithmetic, and NumPy's would round every intermediate to 11 bits. float16 inputs are widened into
+    """A float16 act computed by the op's float32 kernel, in both modes: Numba has no float16 arithmetic, and
+    NumPy's would round every intermediate to 11 bits (and differ from the Numba mode). float16 inputs are widened into
     buffers made once, outputs narrowed back; an input the kernel updates in place (an optimizer's variable and
     state, batch norm's moving statistics) is written back when it changed. Only float16 acts pay for this."""
 
@@ -125,11 +125,12 @@ def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:
     half_out = [i for i, d in enumerate(ctx.out_descs) if d.dtype == float16]
     wide_in = {i: np.empty(ctx.in_descs[i].shape, np.float32) for i in half_in}
     wide_out = {i: np.empty(ctx.out_descs[i].shape, np.float32) for i in half_out}
+    before = {i: np.empty(ctx.in_descs[i].shape, np.float32) for i in half_in}
 
     def half(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
         for i in half_in:
             np.copyto(wide_in[i], ins[i])
-        before = {i: wide_in[i].copy() for i in half_in}
+            np.copyto(before[i], wide_in[i])
         kernel([wide_in.get(i, x) for i, x in enumerate(ins)], [wide_out.get(i, y) for i, y in enumerate(outs)])
         for i in half_out:
             np.copyto(outs[i], wide_out[i], casting="unsafe")
