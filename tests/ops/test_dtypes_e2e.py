@@ -93,3 +93,19 @@ def test_a_dtype_an_op_does_not_accept_is_refused_at_the_users_line(build, words
     message = str(err.value)
     assert message.startswith("test_dtypes_e2e.py:")  # the user's line (the lambda above)
     assert words in message
+
+
+def test_integer_scalars_wrap_as_numpy_integer_arithmetic(kernel_impl):
+    """``x - 3`` on uint8 is x + (-3): the operand wraps into the blob's dtype, and the sum is x - 3 mod 256."""
+
+    @flow.global_function()
+    def wrap_Job(u: tp.Numpy.Placeholder((3,), dtype=flow.uint8),
+                 i: tp.Numpy.Placeholder((3,), dtype=flow.int8)) -> tuple[tp.Numpy, tp.Numpy, tp.Numpy, tp.Numpy]:
+        return u - 3, u * -1, i + 300, i * -2
+
+    u, i = np.array([1, 5, 200], np.uint8), np.array([-128, 3, 127], np.int8)
+    outs = wrap_Job(u, i)
+    wants = [(u.astype(np.int64) - 3), (u.astype(np.int64) * -1), (i.astype(np.int64) + 300), (i.astype(np.int64) * -2)]
+    for got, want, like in zip(outs, wants, (u, u, i, i)):
+        assert got.dtype == like.dtype
+        np.testing.assert_array_equal(got, want.astype(like.dtype))

@@ -7,6 +7,7 @@ import math as _m
 
 import numpy as np
 
+from ..reference.math import scalar_operand
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
@@ -229,7 +230,7 @@ def _grad(fn):  # noqa: ANN001, ANN202
 
 def _scalar(fn):  # noqa: ANN001, ANN202
     def factory(ctx: KernelCtx) -> KernelFn:
-        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])  # the blob's dtype: no mixed signature
+        operand = scalar_operand(ctx)  # the blob's dtype: no mixed signature
 
         def kernel(ins, outs):  # noqa: ANN001, ANN202
             fn(ins[0], operand, outs[0])

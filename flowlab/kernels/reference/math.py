@@ -56,9 +56,20 @@ def _unary(fn):  # noqa: ANN001, ANN202
     return factory
 
 
+def scalar_operand(ctx: KernelCtx) -> np.generic:
+    """The op's operand in the blob's dtype (no mixed-type arithmetic). An integer wraps into it as NumPy's
+    integer arithmetic does (``x - 3`` on uint8 adds 253: the same sum modulo 256); ``np.uint8(-3)`` would
+    raise."""
+    dtype = ctx.out_descs[0].dtype.np
+    value = ctx.attrs["operand"]
+    if dtype.kind in "iu":
+        return np.array(int(value), np.int64).astype(dtype)[()]
+    return dtype.type(value)
+
+
 def _scalar(op_type: str):  # noqa: ANN202
     def factory(ctx: KernelCtx) -> KernelFn:
-        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])
+        operand = scalar_operand(ctx)
         fn = np.add if op_type == "scalar_add" else np.multiply
 
         def kernel(ins, outs):  # noqa: ANN001, ANN202
