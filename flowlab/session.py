@@ -255,7 +255,7 @@ class Session:
             handler = self.watch_handlers[uuid]
             try:
                 handler(array)
-            except Exception as err:  # noqa: BLE001 (raised below, with every other handler's)
+            except Exception as err:
                 errors.append(err)
                 failed.append(getattr(handler, "__qualname__", repr(handler)))
         if errors:

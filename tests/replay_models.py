@@ -31,7 +31,7 @@ def _xy(k: int, shape: tuple[int, ...] = (B, D), classes: int = C) -> tuple[np.n
     return rng.standard_normal(shape).astype(np.float32), rng.integers(0, classes, shape[0]).astype(np.int32)
 
 
-def _mlp(x, name: str = "") -> object:  # noqa: ANN001
+def _mlp(x, name: str = "") -> object:
     init = flow.truncated_normal(0.1)
     h = flow.layers.dense(x, H, activation=flow.nn.relu, kernel_initializer=init, name=f"{name}hidden")
     return flow.layers.dense(h, C, kernel_initializer=init, name=f"{name}output")
@@ -93,7 +93,7 @@ def build_lenet(watched: list[np.ndarray]) -> Call:
     folder = FOLDER / "lenet"
     shutil.rmtree(folder, ignore_errors=True)
 
-    def lenet(data, train: bool):  # noqa: ANN001, ANN202
+    def lenet(data, train: bool):
         init = flow.truncated_normal(0.1)
         conv1 = flow.layers.conv2d(data, 4, 3, padding="SAME", activation=flow.nn.relu, name="conv1",
                                    kernel_initializer=init)

@@ -63,7 +63,7 @@ def test_calls_from_several_threads_are_correct(replay, warm, monkeypatch):
                     np.testing.assert_array_equal(predict(x), np.maximum(x, 0) * np.float32(2) + np.float32(1))
                 else:
                     losses.append(train(np.zeros(N, np.float32)).item())
-        except BaseException as err:  # noqa: BLE001 (reported below)
+        except BaseException as err:
             errors.append(err)
 
     pool = [threading.Thread(target=worker, args=(s,)) for s in range(threads)]
@@ -95,7 +95,7 @@ def test_a_save_from_another_thread_captures_a_completed_step(tmp_path):
                 flow.checkpoint.save(path)
                 saved.append(path)
                 k += 1
-        except BaseException as err:  # noqa: BLE001
+        except BaseException as err:
             errors.append(err)
 
     thread = threading.Thread(target=saver)

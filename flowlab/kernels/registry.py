@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import BlobDesc, OpConf
+from ..ir.dtype import float16, float32
 
 KernelFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
 IMPLS = ("reference", "numba")
@@ -36,7 +37,7 @@ class KernelCtx:
 @dataclass(frozen=True)
 class FusedCall:
     """A kernel act as one call of a module-level Numba function, for fusing a replayed schedule's kernels into
-    one generated function (runtime/fused.py). ``args`` are the act's register arrays (or views of them) and
+    one generated function (replay/fused.py). ``args`` are the act's register arrays (or views of them) and
     constants. A ``checked`` function returns -1, or >= 0 when the act must fail: the Python kernel then runs to
     raise its own error."""
 
@@ -105,4 +106,36 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
                 impl: str | None = None, device: str = "cpu") -> KernelFn:
     factory = get_kernel_factory(op.op_type, impl, device)
+    if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
+        return _in_float32(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
     return factory(KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+
+
+def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:
+    """A float16 act computed by the op's float32 kernel, in both modes: Numba has no float16 arithmetic, and
+    NumPy's would round every intermediate to 11 bits (and differ from the Numba mode). float16 inputs are widened into
+    buffers made once, outputs narrowed back; an input the kernel updates in place (an optimizer's variable and
+    state, batch norm's moving statistics) is written back when it changed. Only float16 acts pay for this."""
+
+    def widen(d: BlobDesc) -> BlobDesc:
+        return BlobDesc(d.shape, float32) if d.dtype == float16 else d
+
+    kernel = factory(KernelCtx(ctx.op, tuple(map(widen, ctx.in_descs)), tuple(map(widen, ctx.out_descs)), ctx.device))
+    half_in = [i for i, d in enumerate(ctx.in_descs) if d.dtype == float16]
+    half_out = [i for i, d in enumerate(ctx.out_descs) if d.dtype == float16]
+    wide_in = {i: np.empty(ctx.in_descs[i].shape, np.float32) for i in half_in}
+    wide_out = {i: np.empty(ctx.out_descs[i].shape, np.float32) for i in half_out}
+    before = {i: np.empty(ctx.in_descs[i].shape, np.float32) for i in half_in}
+
+    def half(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        for i in half_in:
+            np.copyto(wide_in[i], ins[i])
+            np.copyto(before[i], wide_in[i])
+        kernel([wide_in.get(i, x) for i, x in enumerate(ins)], [wide_out.get(i, y) for i, y in enumerate(outs)])
+        for i in half_out:
+            np.copyto(outs[i], wide_out[i], casting="unsafe")
+        for i in half_in:
+            if not np.array_equal(wide_in[i], before[i], equal_nan=True):
+                np.copyto(ins[i], wide_in[i], casting="unsafe")
+
+    return half

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ..ir.dtype import as_dtype
 from ._common import require_blob
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, REQUIRED, InferCtx, OpDef, register_op
 
 
 def _infer_reshape(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -120,7 +121,7 @@ for _op in (
     OpDef("zeros_like", ("like",), ("out",), _infer_like, grad=_no_grad),
     OpDef("ones_like", ("like",), ("out",), _infer_like, grad=_no_grad),
 ):
-    register_op(_op)
+    register_op(dataclasses.replace(_op, dtypes=dict.fromkeys(_op.inputs, ANY)))  # they move or fill values
 
 
 def reshape(x: LazyBlob, shape: Sequence[int], name: str | None = None) -> LazyBlob:

@@ -5,6 +5,7 @@ goes top/left); "SAME_UPPER" is TF's split."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import zlib
 from collections.abc import Sequence
@@ -16,7 +17,7 @@ from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .initializers import constant_initializer, xavier_uniform_initializer
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 from .variable import get_variable
 
 
@@ -63,7 +64,16 @@ def explicit_pads(padding: Any, in_hw: tuple[int, int], kernel: tuple[int, int],
 
 
 def out_size(size: int, k: int, s: int, d: int, lo: int, hi: int) -> int:
+    """The number of windows (kernel k, stride s, dilation d) along an axis of ``size`` padded by lo and hi: the
+    one place conv and pooling output geometry is computed. Kernels read it from the inferred blob descs."""
     return (size + lo + hi - d * (k - 1) - 1) // s + 1
+
+
+def window_out_hw(ctx: InferCtx, x_shape: tuple[int, ...], kernel_hw: tuple[int, int]) -> tuple[int, int]:
+    """(oh, ow) of a conv (dilations in attrs) or pooling (none) window over NCHW ``x_shape``."""
+    (sh, sw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["pads"]
+    dh, dw = ctx.attrs.get("dilations", (1, 1))
+    return (out_size(x_shape[2], kernel_hw[0], sh, dh, pt, pb), out_size(x_shape[3], kernel_hw[1], sw, dw, pl, pr))
 
 
 def _infer_conv(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -77,9 +87,9 @@ def _infer_conv(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     if c % groups or o % groups or cg != c // groups:
         raise ctx.fail(f"{c} input channels in {groups} group(s) need weights (out, {c // max(groups, 1)}, kh, kw) "
                        f"with out divisible by {groups}; got weight {w}")
-    (sh, sw), (dh, dw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
-    oh, ow = out_size(h, kh, sh, dh, pt, pb), out_size(wd, kw, sw, dw, pl, pr)
+    oh, ow = window_out_hw(ctx, x.shape, (kh, kw))
     if oh <= 0 or ow <= 0:
+        dh, dw = ctx.attrs["dilations"]
         raise ctx.fail(f"a {kh}x{kw} kernel (dilation {dh}x{dw}) does not fit the padded {h}x{wd} input")
     return {"out": [BlobDesc((n, o, oh, ow), x.dtype)]}
 
@@ -89,7 +99,7 @@ def _infer_pool(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     if len(x.shape) != 4:
         raise ctx.fail(f"pooling needs an NCHW input; got {x}")
     (kh, kw), (sh, sw), (pt, pb, pl, pr) = ctx.attrs["ksize"], ctx.attrs["strides"], ctx.attrs["pads"]
-    oh, ow = out_size(x.shape[2], kh, sh, 1, pt, pb), out_size(x.shape[3], kw, sw, 1, pl, pr)
+    oh, ow = window_out_hw(ctx, x.shape, (kh, kw))
     if oh <= 0 or ow <= 0:
         raise ctx.fail(f"a {kh}x{kw} window does not fit the padded {x.shape[2]}x{x.shape[3]} input")
     if pt >= kh or pl >= kw or (oh - 1) * sh - pt >= x.shape[2] or (ow - 1) * sw - pl >= x.shape[3]:
@@ -113,11 +123,24 @@ def _grad_pool(ctx: Any) -> None:
     ctx.set_dx("x", add_op(f"{ctx.op.op_type}_grad", ins, attrs)[0])
 
 
+def _check_dy(ctx: InferCtx, x_shape: tuple[int, ...], kernel_hw: tuple[int, int]) -> None:
+    dy = ctx.input("dy")
+    want = (x_shape[0], dy.shape[1], *window_out_hw(ctx, x_shape, kernel_hw))
+    if len(dy.shape) != 4 or dy.shape != want:
+        raise ctx.fail(f"dy {dy} must have the op's output shape {list(want)}")
+
+
 def _infer_like(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    return {"dx": [BlobDesc(ctx.input("like").shape, ctx.input("dy").dtype)]}
+    like = ctx.input("like").shape
+    if ctx.op_type == "conv2d_data_grad":
+        _check_dy(ctx, like, ctx.input("weight").shape[2:])
+    else:
+        _check_dy(ctx, ctx.input("x").shape, like[2:])
+    return {"dx": [BlobDesc(like, ctx.input("dy").dtype)]}
 
 
 def _infer_pool_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    _check_dy(ctx, ctx.input("x").shape, ctx.attrs["ksize"])
     return {"dx": [ctx.input("x")]}
 
 
@@ -146,7 +169,7 @@ for _op in (
     OpDef("dropout", ("in",), ("out", "mask"), _infer_dropout, {"rate": REQUIRED, "seed": 0}, grad=_grad_dropout),
     OpDef("dropout_grad", ("dy", "mask"), ("dx",), lambda ctx: {"dx": [ctx.input("dy")]}, {"rate": REQUIRED}),
 ):
-    register_op(_op)
+    register_op(dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
 
 
 def _check_nchw(data_format: str) -> None:

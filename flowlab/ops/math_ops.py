@@ -8,7 +8,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ._common import broadcast_shape, is_number, require_blob, same_dtype
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, ARITHMETIC, FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 
 BINARY = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div")
 UNARY = ("relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs")
@@ -92,15 +92,20 @@ def _grad_reduce_sum_like(ctx: Any) -> None:
                            {"broadcast_axes": None})[0])
 
 
+EXACT = ("relu", "negative", "square", "sign", "abs")  # exact on integers too; the rest only make sense on floats
 for _t in BINARY:
-    register_op(OpDef(_t, ("x", "y"), ("z",), _infer_binary, grad=_grad_binary))
+    register_op(OpDef(_t, ("x", "y"), ("z",), _infer_binary, grad=_grad_binary,
+                      dtypes=dtypes_of(("x", "y"), ARITHMETIC)))
 for _t in UNARY:
-    register_op(OpDef(_t, ("x",), ("y",), _infer_unary, grad=_grad_unary))
+    register_op(OpDef(_t, ("x",), ("y",), _infer_unary, grad=_grad_unary,
+                      dtypes={"x": ARITHMETIC if _t in EXACT else FLOATING}))
 for _t in ("relu_grad", "sigmoid_grad", "tanh_grad"):
-    register_op(OpDef(_t, ("y", "dy"), ("dx",), _infer_grad_like_y))
+    register_op(OpDef(_t, ("y", "dy"), ("dx",), _infer_grad_like_y, dtypes=dtypes_of(("y", "dy"), FLOATING)))
 for _t in ("scalar_add", "scalar_mul"):
-    register_op(OpDef(_t, ("x",), ("y",), _infer_unary, {"operand": REQUIRED}, grad=_grad_scalar))
-register_op(OpDef("reduce_sum_like", ("x", "like"), ("y",), _infer_reduce_sum_like, grad=_grad_reduce_sum_like))
+    register_op(OpDef(_t, ("x",), ("y",), _infer_unary, {"operand": REQUIRED}, grad=_grad_scalar,
+                      dtypes={"x": ARITHMETIC}))
+register_op(OpDef("reduce_sum_like", ("x", "like"), ("y",), _infer_reduce_sum_like, grad=_grad_reduce_sum_like,
+                  dtypes={"x": ARITHMETIC, "like": ANY}))
 
 
 # -- user-facing functions -------------------------------------------------------------------------

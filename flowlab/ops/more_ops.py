@@ -4,6 +4,7 @@ dense-label and sigmoid cross entropies, each with its gradient rule."""
 from __future__ import annotations
 
 import builtins
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .array_ops import reshape
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, ARITHMETIC, FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 
 
 def _same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -31,8 +32,6 @@ def _grad_act(ctx: Any) -> None:
 def _infer_gather(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     params, indices = ctx.input("in"), ctx.input("indices")
     axis = ctx.attrs["axis"]
-    if indices.dtype.is_floating:
-        raise ctx.fail(f"gather indices must be integers; got {indices}")
     if not -len(params.shape) <= axis < len(params.shape):
         raise ctx.fail(f"axis {axis} is out of range for {params}")
     axis %= len(params.shape)
@@ -102,20 +101,26 @@ def _grad_sigmoid_xent(ctx: Any) -> None:
     ctx.set_dx("prediction", dx)
 
 
+_ANY = ("slice",)  # a copy
 for _op in (
     OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act),
     OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x")),
     OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act),
     OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}),
-    OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0}, grad=_grad_gather),
-    OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0}),
+    OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0}, grad=_grad_gather,
+          dtypes={"in": ANY, "indices": INDEX}),
+    OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0},
+          dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}),
     OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice),
-    OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED}),
+    OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED},
+          dtypes={"dy": ARITHMETIC, "like": ANY}),
     OpDef("softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_xent, grad=_grad_softmax_xent),
     OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _dx_like("prob")),
     OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_xent, grad=_grad_sigmoid_xent),
     OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",), _dx_like("prediction")),
 ):
+    if not _op.dtypes:  # the activations and cross entropies (and their gradients) are floating only
+        _op = dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, ANY if _op.op_type in _ANY else FLOATING))
     register_op(_op)
 
 

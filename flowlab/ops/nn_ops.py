@@ -8,7 +8,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
-from .registry import InferCtx, OpDef, register_op
+from .registry import ARITHMETIC, FLOATING, INDEX, InferCtx, OpDef, dtypes_of, register_op
 
 
 def _infer_matmul(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -61,10 +61,7 @@ def _grad_bias_add(ctx: Any) -> None:
 
 
 def _infer_softmax(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    x = ctx.input("in")
-    if not x.dtype.is_floating:
-        raise ctx.fail(f"softmax needs a floating-point input; got {x}")
-    return {"out": [x]}
+    return {"out": [ctx.input("in")]}  # floating only: its declared dtypes
 
 
 def _grad_softmax(ctx: Any) -> None:
@@ -73,10 +70,6 @@ def _grad_softmax(ctx: Any) -> None:
 
 def _infer_sparse_xent(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     logits, label = ctx.input("prediction"), ctx.input("label")
-    if not logits.dtype.is_floating:
-        raise ctx.fail(f"logits must be floating point; got {logits}")
-    if label.dtype.is_floating:
-        raise ctx.fail(f"labels must be integers (class indices); got {label}")
     if len(logits.shape) < 1 or label.shape != logits.shape[:-1]:
         raise ctx.fail(f"labels {label} must have the shape of logits {logits} without its last (class) axis")
     return {"prob": [logits], "out": [BlobDesc(label.shape, logits.dtype)]}
@@ -94,13 +87,16 @@ def _infer_dx_like(arg: str):
 
 for _op in (
     OpDef("matmul", ("a", "b"), ("out",), _infer_matmul,
-          {"transpose_a": False, "transpose_b": False, "alpha": 1.0}, grad=_grad_matmul),
-    OpDef("bias_add", ("a", "b"), ("out",), _infer_bias_add, {"axis": 1}, grad=_grad_bias_add),
-    OpDef("softmax", ("in",), ("out",), _infer_softmax, grad=_grad_softmax),
-    OpDef("softmax_grad", ("y", "dy"), ("dx",), _infer_dx_like("y")),
+          {"transpose_a": False, "transpose_b": False, "alpha": 1.0}, grad=_grad_matmul,
+          dtypes=dtypes_of(("a", "b"), FLOATING)),  # BLAS: an integer product would overflow silently anyway
+    OpDef("bias_add", ("a", "b"), ("out",), _infer_bias_add, {"axis": 1}, grad=_grad_bias_add,
+          dtypes=dtypes_of(("a", "b"), ARITHMETIC)),
+    OpDef("softmax", ("in",), ("out",), _infer_softmax, grad=_grad_softmax, dtypes={"in": FLOATING}),
+    OpDef("softmax_grad", ("y", "dy"), ("dx",), _infer_dx_like("y"), dtypes=dtypes_of(("y", "dy"), FLOATING)),
     OpDef("sparse_softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_sparse_xent,
-          grad=_grad_sparse_xent),
-    OpDef("sparse_softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _infer_dx_like("prob")),
+          grad=_grad_sparse_xent, dtypes={"prediction": FLOATING, "label": INDEX}),
+    OpDef("sparse_softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _infer_dx_like("prob"),
+          dtypes=dtypes_of(("prob", "label", "dy"), FLOATING, label=INDEX)),
 ):
     register_op(_op)
 

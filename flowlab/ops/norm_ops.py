@@ -13,7 +13,7 @@ from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob
 from .initializers import constant_initializer
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 from .variable import get_variable
 
 
@@ -61,9 +61,11 @@ def _infer_norm_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 register_op(OpDef("normalization", ("x", "moving_mean", "moving_variance", "gamma", "beta"),
                   ("y", "mean", "inv_variance"), _infer_norm,
-                  {"axis": REQUIRED, "epsilon": 0.001, "momentum": 0.99, "training": REQUIRED}, grad=_grad_norm))
+                  {"axis": REQUIRED, "epsilon": 0.001, "momentum": 0.99, "training": REQUIRED}, grad=_grad_norm,
+                  dtypes=dtypes_of(("x", "moving_mean", "moving_variance", "gamma", "beta"), FLOATING)))
 register_op(OpDef("normalization_grad", ("x", "dy", "mean", "inv_variance", "gamma"),
-                  ("dx", "gamma_diff", "beta_diff"), _infer_norm_grad, {"axis": REQUIRED}))
+                  ("dx", "gamma_diff", "beta_diff"), _infer_norm_grad, {"axis": REQUIRED},
+                  dtypes=dtypes_of(("x", "dy", "mean", "inv_variance", "gamma"), FLOATING)))
 
 
 def batch_normalization(inputs: LazyBlob, axis: int = -1, momentum: float = 0.99, epsilon: float = 0.001,

@@ -3,9 +3,11 @@ schedule, assign, and global-norm clipping. Their kernels are in kernels/referen
 
 from __future__ import annotations
 
+import dataclasses
+
 from ..ir import BlobDesc
 from ..ir.dtype import float32
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, FLOATING, INTEGERS, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 
 
 def _no_outputs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -41,7 +43,9 @@ for _op in (
           {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}),
-    OpDef("assign", ("ref", "value"), (), _assign),
+    OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY)),
     OpDef("clip_by_global_norm", ("in",), ("out",), _clip, {"clip_norm": REQUIRED}),
 ):
+    if not _op.dtypes:  # the updates, the schedule and clipping: floating point, steps are integers
+        _op = dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING, train_step=INTEGERS))
     register_op(_op)

@@ -11,7 +11,7 @@ from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ..ir.dtype import int32
 from ._common import normalize_axes, require_blob
-from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, ARITHMETIC, FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 
 
 def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
@@ -24,8 +24,6 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
 def _infer_reduce(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     x = ctx.input("input_tensor")
     axes = normalize_axes(ctx, ctx.attrs["axis"], len(x.shape))
-    if ctx.op_type == "reduce_mean" and not x.dtype.is_floating:
-        raise ctx.fail(f"reduce_mean needs a floating-point input; got {x}")
     return {"output_tensor": [BlobDesc(reduced_shape(x.shape, axes, ctx.attrs["keepdims"]), x.dtype)]}
 
 
@@ -71,12 +69,13 @@ def _grad_broadcast_like(ctx: Any) -> None:
 
 _REDUCE_ATTRS = {"axis": None, "keepdims": False}
 for _t in ("reduce_sum", "reduce_mean", "reduce_max"):
-    register_op(OpDef(_t, ("input_tensor",), ("output_tensor",), _infer_reduce, dict(_REDUCE_ATTRS), grad=_grad_reduce))
+    register_op(OpDef(_t, ("input_tensor",), ("output_tensor",), _infer_reduce, dict(_REDUCE_ATTRS), grad=_grad_reduce,
+                      dtypes={"input_tensor": FLOATING if _t == "reduce_mean" else ARITHMETIC}))
 register_op(OpDef("broadcast_like", ("x", "like"), ("y",), _infer_broadcast_like, {"broadcast_axes": None},
-                  grad=_grad_broadcast_like))
+                  grad=_grad_broadcast_like, dtypes={"x": ARITHMETIC, "like": ANY}))
 register_op(OpDef("reduce_max_grad", ("x", "y", "dy"), ("dx",), _infer_reduce_max_grad,
-                  {"axis": REQUIRED, "keepdims": REQUIRED}))
-register_op(OpDef("argmax", ("in",), ("out",), _infer_argmax))
+                  {"axis": REQUIRED, "keepdims": REQUIRED}, dtypes=dtypes_of(("x", "y", "dy"), FLOATING)))
+register_op(OpDef("argmax", ("in",), ("out",), _infer_argmax, dtypes={"in": ARITHMETIC}))
 
 
 def _reduce(kind: str, x: LazyBlob, axis: int | Sequence[int] | None, keepdims: bool, name: str | None) -> LazyBlob:

@@ -5,12 +5,23 @@ Everything about an op is declared in one place, next to its user-facing functio
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OpInferError
 from ..ir import BlobDesc
+from ..ir.dtype import DType, char, float16, float32, float64, int8, int32, int64, uint8
+
+# The dtype sets an op declares per input (OneFlow's FLOATING_DATA_TYPE_SEQ, INT_DATA_TYPE_SEQ, ...). Every
+# kernel runs each dtype its op accepts (float16 computes in float32, see kernels/registry.py); inference
+# rejects any other at the user's line, before a kernel could fail or compute in the wrong type.
+FLOATING: tuple[DType, ...] = (float16, float32, float64)
+INTEGERS: tuple[DType, ...] = (int8, int32, int64, uint8)
+ARITHMETIC = FLOATING + INTEGERS
+ANY = ARITHMETIC + (char,)  # copies and layout ops move bytes, whatever they mean
+INDEX = INTEGERS  # class labels, gather indices, segment ids
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,8 @@ class OpDef:
     attrs: dict[str, Any] = field(default_factory=dict)  # attr name -> default (REQUIRED if none)
     system: bool = False  # system ops name their outputs "<op>/<arg>", user ops "<op>/<arg>_<i>"
     grad: Callable[..., Any] | None = None  # gradient rule (training issue)
+    # input arg -> the dtypes it accepts (required for every input of a user op)
+    dtypes: dict[str, tuple[DType, ...]] = field(default_factory=dict)
 
 
 REQUIRED = object()
@@ -51,8 +64,34 @@ _OPS: dict[str, OpDef] = {}
 def register_op(op_def: OpDef) -> OpDef:
     if op_def.op_type in _OPS:
         raise ValueError(f"op type {op_def.op_type!r} is registered twice")
+    undeclared = [arg for arg in op_def.inputs if arg not in op_def.dtypes]
+    if undeclared and not op_def.system:
+        raise ValueError(f"op type {op_def.op_type!r} declares no dtypes for input(s) {undeclared}")
+    if op_def.dtypes:
+        op_def = dataclasses.replace(op_def, infer=_checking_dtypes(op_def))
     _OPS[op_def.op_type] = op_def
     return op_def
+
+
+def _checking_dtypes(op_def: OpDef) -> InferFn:
+    """The dtype check, then the op's inference (which can then take the dtypes for granted): a dtype that no
+    kernel of the op computes right is refused at the user's line, before any kernel could run it."""
+    infer = op_def.infer
+
+    def checked(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+        for arg, accepted in op_def.dtypes.items():
+            for desc in ctx.inputs.get(arg, ()):
+                if desc.dtype not in accepted:
+                    raise ctx.fail(f"input {arg!r} has dtype {desc.dtype.name}; {op_def.op_type} accepts "
+                                   f"{', '.join(d.name for d in accepted)} (convert it with flow.cast)")
+        return infer(ctx)
+
+    return checked
+
+
+def dtypes_of(inputs: tuple[str, ...], accepted: tuple[DType, ...], **per_arg: tuple[DType, ...]) -> dict:
+    """``{arg: accepted}`` for every input, with ``per_arg`` exceptions (e.g. ``label=INDEX``)."""
+    return {arg: per_arg.get(arg, accepted) for arg in inputs}
 
 
 def get_op_def(op_type: str) -> OpDef:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..reference.cnn import conv_geometry
+from ..reference.cnn import conv_geometry, dropout_stream
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 from .nn import _dot
@@ -47,8 +47,9 @@ def _crop_into(xp, x, pt, pl):
 class _Conv:
     """Buffers and geometry of one conv task, made once when the runtime is built."""
 
-    def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> None:
-        geo = conv_geometry(ctx, x_shape, w_shape)
+    def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                 out_hw: tuple[int, ...]) -> None:
+        geo = conv_geometry(ctx, x_shape, w_shape, out_hw)
         dtype = ctx.in_descs[0].dtype.np
         self.idx, self.groups, (self.pt, _pb, self.pl, _pr) = geo["idx"], geo["groups"], geo["pads"]
         self.xp = np.zeros(geo["padded"], dtype)
@@ -59,7 +60,7 @@ class _Conv:
 
 @register_kernel("conv2d", "numba")
 def _conv(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape)
+    c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:])
 
     def kernel(ins, outs):
         x, w = ins
@@ -76,7 +77,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_data_grad", "numba")
 def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape)
+    c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:])
 
     def kernel(ins, outs):
         dy, w = ins[0], ins[1]
@@ -94,7 +95,7 @@ def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_filter_grad", "numba")
 def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape)
+    c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:])
 
     def kernel(ins, outs):
         dy, x = ins[0], ins[1]
@@ -128,7 +129,7 @@ def _pool(x, y, kh, kw, sh, sw, pt, pl, is_max):
                                 v = x[a, b, i, j]
                                 count += 1
                                 if is_max:
-                                    if v > acc:
+                                    if v > acc or v != v or count == 1:  # NaN wins, as np.max
                                         acc = v
                                 else:
                                     acc += v
@@ -150,8 +151,10 @@ def _pool_grad(x, dy, dx, kh, kw, sh, sw, pt, pl, is_max):
                             j = oj * sw + kj - pl
                             if 0 <= i < h and 0 <= j < w:
                                 count += 1
-                                if x[a, b, i, j] > best:  # the first maximum takes the gradient
-                                    best, bi, bj = x[a, b, i, j], i, j
+                                v = x[a, b, i, j]
+                                # the first maximum (or first NaN, as np.argmax) takes the gradient
+                                if count == 1 or (best == best and (v > best or v != v)):
+                                    best, bi, bj = v, i, j
                     g = dy[a, b, oi, oj]
                     if is_max:
                         dx[a, b, bi, bj] += g
@@ -189,3 +192,36 @@ register_kernel("max_pool2d", "numba")(_pool_factory(True))
 register_kernel("avg_pool2d", "numba")(_pool_factory(False))
 register_kernel("max_pool2d_grad", "numba")(_pool_grad_factory(True))
 register_kernel("avg_pool2d_grad", "numba")(_pool_grad_factory(False))
+
+
+@njit
+def _dropout(x, r, rate, scale, y, mask):
+    x, r, y, mask = x.ravel(), r.ravel(), y.ravel(), mask.ravel()
+    for i in range(y.size):
+        mask[i] = scale if r[i] >= rate else 0.0
+        y[i] = x[i] * mask[i]
+
+
+@njit
+def _times(a, b, out):
+    a, b, out = a.ravel(), b.ravel(), out.ravel()
+    for i in range(out.size):
+        out[i] = a[i] * b[i]
+
+
+@register_kernel("dropout", "numba")
+def _dropout_f(ctx: KernelCtx) -> KernelFn:
+    rate, rng = ctx.attrs["rate"], dropout_stream(ctx)
+    scale = 1.0 / (1.0 - rate)
+    uniform = np.empty(ctx.out_descs[1].shape)  # the draws, float64 as the reference's rng.random(shape)
+
+    def kernel(ins, outs):
+        rng.random(out=uniform)  # a new mask each run, from the seeded stream
+        _dropout(ins[0], uniform, rate, scale, outs[0], outs[1])
+
+    return kernel
+
+
+@register_kernel("dropout_grad", "numba")
+def _dropout_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _times(ins[0], ins[1], outs[0])

@@ -7,6 +7,7 @@ import math as _m
 
 import numpy as np
 
+from ..reference.math import scalar_operand
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
@@ -115,7 +116,7 @@ def _binary(op_type: str):
 def _relu(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
-        y[i] = x[i] if x[i] > 0 else 0
+        y[i] = 0 if x[i] < 0 else x[i]  # NaN fails the test and passes through, as np.maximum(x, 0)
 
 
 @njit
@@ -229,7 +230,7 @@ def _grad(fn):
 
 def _scalar(fn):
     def factory(ctx: KernelCtx) -> KernelFn:
-        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])  # the blob's dtype: no mixed signature
+        operand = scalar_operand(ctx)  # the blob's dtype: no mixed signature
 
         def kernel(ins, outs):
             fn(ins[0], operand, outs[0])

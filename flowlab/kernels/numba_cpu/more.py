@@ -6,9 +6,11 @@ import math as _m
 
 import numpy as np
 
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..checks import raise_out_of_range
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 from .array import _copy_nd
+from .nn import first_out_of_range, softmax_row
 
 _SQRT1_2 = 1 / _m.sqrt(2)
 _INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
@@ -83,6 +85,22 @@ def _scatter_add3(data, ids, out):
                 out[o, ids[j], i] += data[o, j, i]
 
 
+@njit
+def _gather_checked(params, ids, out):
+    bad = first_out_of_range(ids, params.shape[1])
+    if bad < 0:
+        _gather3(params, ids, out)
+    return bad
+
+
+@njit
+def _scatter_add_checked(data, ids, out):
+    bad = first_out_of_range(ids, out.shape[1])
+    if bad < 0:
+        _scatter_add3(data, ids, out)
+    return bad
+
+
 def _three_d(shape: tuple[int, ...], axis: int, middle: int) -> tuple[int, int, int]:
     return int(np.prod(shape[:axis])), middle, int(np.prod(shape[axis + 1:]))
 
@@ -95,9 +113,11 @@ def _gather_f(ctx: KernelCtx) -> KernelFn:
     p3, o3 = _three_d(params, axis, params[axis]), _three_d(params, axis, k)
 
     def kernel(ins, outs):
-        _gather3(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3))
+        bad = _gather_checked(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3))
+        raise_out_of_range(ins[1], bad, params[axis], "index", axis, "in", params)
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(
+        _gather_checked, (ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3)), True))
 
 
 @register_kernel("unsorted_segment_sum_like", "numba")
@@ -108,9 +128,11 @@ def _segment_sum_f(ctx: KernelCtx) -> KernelFn:
     d3, o3 = _three_d(like, axis, k), _three_d(like, axis, like[axis])
 
     def kernel(ins, outs):
-        _scatter_add3(ins[0].reshape(d3), ins[1].reshape(-1), outs[0].reshape(o3))
+        bad = _scatter_add_checked(ins[0].reshape(d3), ins[1].reshape(-1), outs[0].reshape(o3))
+        raise_out_of_range(ins[1], bad, like[axis], "segment id", axis, "like", like)
 
-    return kernel
+    return fusable(kernel, lambda ins, outs: FusedCall(
+        _scatter_add_checked, (ins[0].reshape(d3), ins[1].reshape(-1), outs[0].reshape(o3)), True))
 
 
 @register_kernel("slice", "numba")
@@ -137,16 +159,12 @@ def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
 @njit
 def _softmax_xent_rows(x, labels, prob, out):
     for r in range(x.shape[0]):
-        m = x[r].max()
-        s = 0.0
-        for c in range(x.shape[1]):
-            prob[r, c] = _m.exp(x[r, c] - m)
-            s += prob[r, c]
+        m, s = softmax_row(x, prob, r)
+        log_s = _m.log(s)
         loss = 0.0
         for c in range(x.shape[1]):
-            prob[r, c] /= s
-            loss -= labels[r, c] * _m.log(prob[r, c])
-        out[r] = loss
+            loss += labels[r, c] * ((x[r, c] - m) - log_s)  # log_softmax, as kernels/reference/nn.py
+        out[r] = -loss
 
 
 @njit

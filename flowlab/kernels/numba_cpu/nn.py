@@ -6,6 +6,7 @@ import math as _m
 
 import numpy as np
 
+from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
@@ -84,18 +85,33 @@ def _bias_add_factory(ctx: KernelCtx) -> KernelFn:
 
 
 @njit
+def row_max(x, r):
+    m = x[r, 0]
+    for c in range(1, x.shape[1]):
+        v = x[r, c]
+        if v > m or v != v:  # a NaN anywhere makes the row NaN, as in NumPy
+            m = v
+    return m
+
+
+@njit
+def softmax_row(x, y, r):
+    """Row r of softmax(x) into y; returns (max, sum of exp(x - max)) for a log-sum-exp."""
+    m = row_max(x, r)
+    s = 0.0
+    for c in range(x.shape[1]):
+        e = _m.exp(x[r, c] - m)
+        y[r, c] = e
+        s += e
+    for c in range(x.shape[1]):
+        y[r, c] /= s
+    return m, s
+
+
+@njit
 def _softmax_rows(x, y):
     for r in range(x.shape[0]):
-        m = x[r, 0]
-        for c in range(1, x.shape[1]):
-            m = max(m, x[r, c])
-        s = 0.0
-        for c in range(x.shape[1]):
-            e = _m.exp(x[r, c] - m)
-            y[r, c] = e
-            s += e
-        for c in range(x.shape[1]):
-            y[r, c] /= s
+        softmax_row(x, y, r)
 
 
 @njit
@@ -109,19 +125,21 @@ def _softmax_grad_rows(y, dy, dx):
 
 
 @njit
-def _bad_label(labels, depth):
-    """The index of the first label outside [0, depth), or -1."""
-    for r in range(labels.shape[0]):
-        if labels[r] < 0 or labels[r] >= depth:
+def first_out_of_range(ids, n):
+    """The position of the first of the (1-D) ``ids`` outside [0, n), or -1: Numba does not bounds-check, so
+    every kernel that indexes with data calls this before it reads or writes."""
+    for r in range(ids.shape[0]):
+        if ids[r] < 0 or ids[r] >= n:
             return r
     return -1
 
 
 @njit
 def _xent_rows(x, labels, prob, out):
-    _softmax_rows(x, prob)
     for r in range(x.shape[0]):
-        out[r] = -_m.log(prob[r, labels[r]])
+        m, s = softmax_row(x, prob, r)
+        # -log_softmax: finite for finite logits (-log(prob) is inf once prob underflows)
+        out[r] = -((x[r, labels[r]] - m) - _m.log(s))
 
 
 @njit
@@ -129,12 +147,12 @@ def _xent_grad_rows(prob, labels, dy, dx):
     for r in range(prob.shape[0]):
         for c in range(prob.shape[1]):
             dx[r, c] = prob[r, c] * dy[r]
-        dx[r, labels[r]] -= dy[r]
+        dx[r, labels[r]] = (prob[r, labels[r]] - 1) * dy[r]  # not p dy - dy: inf - inf for an inf dy
 
 
 @njit
 def _xent_checked(x, labels, prob, out):
-    bad = _bad_label(labels, x.shape[1])
+    bad = first_out_of_range(labels, x.shape[1])
     if bad < 0:
         _xent_rows(x, labels, prob, out)
     return bad
@@ -142,16 +160,10 @@ def _xent_checked(x, labels, prob, out):
 
 @njit
 def _xent_grad_checked(prob, labels, dy, dx):
-    bad = _bad_label(labels, prob.shape[1])
+    bad = first_out_of_range(labels, prob.shape[1])
     if bad < 0:
         _xent_grad_rows(prob, labels, dy, dx)
     return bad
-
-
-def check_labels(labels: np.ndarray, depth: int, bad: int) -> None:
-    if bad >= 0:
-        raise IndexError(f"label {int(labels[bad])} (at flat index {bad}) is out of range for {depth} classes; "
-                         f"labels must be in [0, {depth})")
 
 
 def _rows(desc) -> tuple[int, int]:
@@ -184,7 +196,7 @@ def _xent(ctx: KernelCtx) -> KernelFn:
 
     def kernel(ins, outs):
         labels = ins[1].reshape(-1)
-        check_labels(labels, rows[1], _bad_label(labels, rows[1]))  # Numba does not bounds-check
+        check_labels(labels, rows[1], first_out_of_range(labels, rows[1]))
         _xent_rows(ins[0].reshape(rows), labels, outs[0].reshape(rows), outs[1].reshape(-1))
 
     return fusable(kernel, lambda ins, outs: FusedCall(
@@ -197,7 +209,7 @@ def _xent_grad(ctx: KernelCtx) -> KernelFn:
 
     def kernel(ins, outs):
         labels = ins[1].reshape(-1)
-        check_labels(labels, rows[1], _bad_label(labels, rows[1]))
+        check_labels(labels, rows[1], first_out_of_range(labels, rows[1]))
         _xent_grad_rows(ins[0].reshape(rows), labels, ins[2].reshape(-1), outs[0].reshape(rows))
 
     return fusable(kernel, lambda ins, outs: FusedCall(

@@ -1,7 +1,9 @@
-"""Numba CPU kernels for the hot update ops (SGD, momentum): one pass over the variable, no temporaries.
-The other training ops share the NumPy kernels in kernels/reference/optimizer.py."""
+"""Numba CPU kernels for the update ops (SGD, momentum, Adam, RMSProp) and global-norm clipping: one pass over
+the variable, no temporaries. They mirror kernels/reference/optimizer.py expression by expression."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -13,9 +15,13 @@ from ._numba import njit
 def _sgd(w, diff, lr, scale, l1, l2, wd):
     w, diff = w.ravel(), diff.ravel()
     for i in range(w.size):
-        g = diff[i] * scale + l2 * w[i] + wd * w[i]
-        if l1 != 0.0:
+        g = diff[i] * scale
+        if l1 != 0.0:  # a zero coefficient adds nothing, not 0 * inf = NaN (as the reference)
             g += l1 * np.sign(w[i])
+        if l2 != 0.0:
+            g += l2 * w[i]
+        if wd != 0.0:
+            w[i] -= lr * wd * w[i]
         w[i] -= lr * g
 
 
@@ -23,9 +29,13 @@ def _sgd(w, diff, lr, scale, l1, l2, wd):
 def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):
     w, diff, v = w.ravel(), diff.ravel(), v.ravel()
     for i in range(w.size):
-        g = diff[i] * scale + l2 * w[i] + wd * w[i]
-        if l1 != 0.0:
+        g = diff[i] * scale
+        if l1 != 0.0:  # a zero coefficient adds nothing, not 0 * inf = NaN (as the reference)
             g += l1 * np.sign(w[i])
+        if l2 != 0.0:
+            g += l2 * w[i]
+        if wd != 0.0:
+            g += wd * w[i]
         v[i] = beta * v[i] - lr * g
         w[i] += v[i]
 
@@ -69,3 +79,91 @@ def _momentum_f(ctx: KernelCtx) -> KernelFn:
         return kernel
     return fusable(kernel, lambda ins, outs: FusedCall(_momentum_lr, (ins[0], ins[1], ins[2], ins[3], beta, scale, l1,
                                                                       l2, wd)))
+
+
+@njit
+def _grad_at(w, diff, i, scale, l1, l2):
+    # the update ops' fused prologue, as kernels/reference/optimizer.effective_grad (zero terms not added)
+    g = diff[i] * scale
+    if l1 != 0.0:
+        g += l1 * np.sign(w[i])
+    if l2 != 0.0:
+        g += l2 * w[i]
+    return g
+
+
+@njit
+def _adam(w, diff, m, v, lr, scale, l1, l2, wd, b1, b2, eps):
+    w, diff, m, v = w.ravel(), diff.ravel(), m.ravel(), v.ravel()
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g * g
+        w[i] -= lr * (m[i] / (np.sqrt(v[i]) + eps) + wd * w[i])
+
+
+@njit
+def _rmsprop(w, diff, ms, lr, scale, l1, l2, wd, decay, eps):
+    w, diff, ms = w.ravel(), diff.ravel(), ms.ravel()
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        ms[i] = decay * ms[i] + (1 - decay) * g * g
+        w[i] -= lr * (g / np.sqrt(ms[i] + eps) + wd * w[i])
+
+
+@register_kernel("adam_update", "numba")
+def _adam_f(ctx: KernelCtx) -> KernelFn:
+    # float64 constants (as the reference's Python floats): 1 - beta in float32 would be off by 5e-5
+    a = ctx.attrs
+    scale, l1, l2, wd = (float(a[k]) for k in ("scale", "l1", "l2", "weight_decay"))
+    b1, b2, eps, correct = float(a["beta1"]), float(a["beta2"]), float(a["epsilon"]), a["do_bias_correction"]
+
+    def kernel(ins, outs):
+        lr = float(ins[4][0])
+        if correct:  # OneFlow scales the rate by sqrt(1 - b2^t) / (1 - b1^t), t counted from 1
+            t = int(ins[5][0]) + 1
+            lr = lr * math.sqrt(1 - a["beta2"] ** t) / (1 - a["beta1"] ** t)
+        _adam(ins[0], ins[1], ins[2], ins[3], lr, scale, l1, l2, wd, b1, b2, eps)
+
+    return kernel
+
+
+@register_kernel("rmsprop_update", "numba")
+def _rmsprop_f(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs  # float64 constants, as in adam
+    scale, l1, l2, wd = (float(a[k]) for k in ("scale", "l1", "l2", "weight_decay"))
+    decay, eps = float(a["decay_rate"]), float(a["epsilon"])
+
+    def kernel(ins, outs):
+        _rmsprop(ins[0], ins[1], ins[2], float(ins[3][0]), scale, l1, l2, wd, decay, eps)
+
+    return kernel
+
+
+@njit
+def _sum_squares(x):
+    x = x.ravel()
+    s = 0.0  # float64, as the reference's np.square(g, dtype=np.float64)
+    for i in range(x.size):
+        s += np.float64(x[i]) * np.float64(x[i])
+    return s
+
+
+@njit
+def _scaled(x, s, out):
+    x, out = x.ravel(), out.ravel()
+    for i in range(x.size):
+        out[i] = x[i] * s
+
+
+@register_kernel("clip_by_global_norm", "numba")
+def _clip(ctx: KernelCtx) -> KernelFn:
+    clip_norm = ctx.attrs["clip_norm"]
+
+    def kernel(ins, outs):
+        norm = math.sqrt(sum(_sum_squares(g) for g in ins))
+        scale = clip_norm / max(norm, clip_norm)
+        for g, out in zip(ins, outs):
+            _scaled(g, scale, out)
+
+    return kernel

@@ -13,29 +13,37 @@ from ._numba import njit
 @njit
 def _sum_rows(x, out):
     for r in range(x.shape[0]):
-        s = x[r, 0] - x[r, 0]
-        for c in range(x.shape[1]):
+        s = x[r, 0]  # not x - x, a zero of x's type that is NaN for an inf
+        for c in range(1, x.shape[1]):
             s += x[r, c]
         out[r] = s
 
 
 @njit
 def _max_rows(x, out):
+    # NaN wins wherever it is, as np.max: once m is NaN no comparison replaces it
     for r in range(x.shape[0]):
         m = x[r, 0]
         for c in range(1, x.shape[1]):
-            if x[r, c] > m:
-                m = x[r, c]
+            v = x[r, c]
+            if v > m or v != v:
+                m = v
         out[r] = m
 
 
 @njit
 def _argmax_rows(x, out):
+    # the first maximum, or the first NaN (np.argmax)
     for r in range(x.shape[0]):
         best = 0
-        for c in range(1, x.shape[1]):
-            if x[r, c] > x[r, best]:
-                best = c
+        if x[r, 0] == x[r, 0]:
+            for c in range(1, x.shape[1]):
+                v = x[r, c]
+                if v != v:
+                    best = c
+                    break
+                if v > x[r, best]:
+                    best = c
         out[r] = best
 
 
@@ -124,8 +132,38 @@ def _broadcast_like(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+@njit
+def _max_grad_rows(x, y, dy, dx):
+    # x, dx: (kept, reduced); y, dy: (kept,). Ties share the gradient; a NaN maximum matches nothing, so the
+    # share is dy / 0 and the row NaN or inf times 0, as the reference's mask * (dy / ties).
+    for r in range(x.shape[0]):
+        ties = 0
+        for c in range(x.shape[1]):
+            if x[r, c] == y[r]:
+                ties += 1
+        share = dy[r] / ties
+        for c in range(x.shape[1]):
+            dx[r, c] = (1.0 if x[r, c] == y[r] else 0.0) * share
+
+
 @register_kernel("reduce_max_grad", "numba")
 def _reduce_max_grad(ctx: KernelCtx) -> KernelFn:
-    from ..reference.reduce import _reduce_max_grad as reference
+    shape = ctx.in_descs[0].shape
+    axes = reduce_axes(ctx)
+    kept = [i for i in range(len(shape)) if i not in axes]
+    two_d = _two_d(ctx)
+    rows = (int(np.prod([shape[i] for i in kept])), int(np.prod([shape[i] for i in axes])))
+    perm = kept + list(axes)
+    inverse = tuple(perm.index(i) for i in range(len(shape)))
+    moved = tuple(shape[i] for i in perm)
+    direct = perm == list(range(len(shape)))  # reduced axes last: dx is written in place
+    buffer = None if direct else np.empty(rows, ctx.out_descs[0].dtype.np)
 
-    return reference(ctx)  # cold path (only a max reduction's gradient): the NumPy code serves both
+    def kernel(ins, outs):
+        x, y, dy = ins
+        dx = outs[0].reshape(rows) if direct else buffer
+        _max_grad_rows(two_d(x), y.reshape(-1), dy.reshape(-1), dx)
+        if not direct:
+            outs[0][...] = buffer.reshape(moved).transpose(inverse)
+
+    return kernel

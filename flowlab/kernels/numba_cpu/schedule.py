@@ -1,7 +1,7 @@
 """Numba kernels of the small per-step training ops: the learning-rate schedule and the train step's assign.
 
 They cost a microsecond each, but as Python kernels they split a replayed train step's fused segment in two
-(runtime/fused.py); as Numba functions the whole step fuses. ``_learning_rate`` mirrors
+(replay/fused.py); as Numba functions the whole step fuses. ``_learning_rate`` mirrors
 ``kernels.reference.optimizer.learning_rate`` line by line (same float64 arithmetic), and the tests compare the
 two on every schedule, with and without warmup, across the boundaries.
 """

@@ -1,4 +1,7 @@
-"""NumPy reference kernels: conv2d (im2col by precomputed indices), pooling, dropout, and their gradients."""
+"""NumPy reference kernels: conv2d (im2col by precomputed indices), pooling, dropout, and their gradients.
+
+The output size of a window op is computed in one place, ops/cnn_ops.py's ``out_size``, when the op is inferred;
+the kernels (these and the Numba ones) take it from the blob descs rather than computing it again."""
 
 from __future__ import annotations
 
@@ -7,13 +10,15 @@ import numpy as np
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
-def conv_geometry(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> dict:
-    """Indices of every (channel, ki, kj) x (output position) into one padded, flattened input plane stack."""
+def conv_geometry(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
+                  out_hw: tuple[int, ...]) -> dict:
+    """Indices of every (channel, ki, kj) x (output position) into one padded, flattened input plane stack;
+    ``out_hw``: the output's (or dy's) spatial shape, as inferred."""
     n, c, h, w = x_shape
     _o, _cg, kh, kw = w_shape
     (sh, sw), (dh, dw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
     hp, wp = h + pt + pb, w + pl + pr
-    oh, ow = (hp - dh * (kh - 1) - 1) // sh + 1, (wp - dw * (kw - 1) - 1) // sw + 1
+    oh, ow = out_hw
     ci, ki, kj = np.meshgrid(np.arange(c), np.arange(kh), np.arange(kw), indexing="ij")
     oi, oj = np.meshgrid(np.arange(oh), np.arange(ow), indexing="ij")
     rows = (ci * hp * wp + ki * dh * wp + kj * dw).reshape(-1, 1)
@@ -34,7 +39,7 @@ def _crop(xp: np.ndarray, pads: tuple[int, int, int, int]) -> np.ndarray:
 
 @register_kernel("conv2d", "reference")
 def _conv(ctx: KernelCtx) -> KernelFn:
-    geo = conv_geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape)
+    geo = conv_geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:])
     g = geo["groups"]
 
     def kernel(ins, outs):
@@ -52,7 +57,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_data_grad", "reference")
 def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
-    geo = conv_geometry(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape)
+    geo = conv_geometry(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:])
     g = geo["groups"]
 
     def kernel(ins, outs):
@@ -71,7 +76,7 @@ def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("conv2d_filter_grad", "reference")
 def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
-    geo = conv_geometry(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape)
+    geo = conv_geometry(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:])
     g = geo["groups"]
 
     def kernel(ins, outs):
@@ -88,11 +93,11 @@ def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-def pool_geometry(ctx: KernelCtx, shape: tuple[int, ...]) -> dict:
+def pool_geometry(ctx: KernelCtx, shape: tuple[int, ...], out_hw: tuple[int, ...]) -> dict:
     n, c, h, w = shape
     (kh, kw), (sh, sw), (pt, pb, pl, pr) = ctx.attrs["ksize"], ctx.attrs["strides"], ctx.attrs["pads"]
     hp, wp = h + pt + pb, w + pl + pr
-    oh, ow = (hp - kh) // sh + 1, (wp - kw) // sw + 1
+    oh, ow = out_hw
     ki, kj = np.meshgrid(np.arange(kh), np.arange(kw), indexing="ij")
     oi, oj = np.meshgrid(np.arange(oh), np.arange(ow), indexing="ij")
     idx = (ki * wp + kj).reshape(-1, 1) + (oi * sh * wp + oj * sw).reshape(1, -1)
@@ -103,7 +108,7 @@ def pool_geometry(ctx: KernelCtx, shape: tuple[int, ...]) -> dict:
 
 @register_kernel("max_pool2d", "reference")
 def _max_pool(ctx: KernelCtx) -> KernelFn:
-    geo = pool_geometry(ctx, ctx.in_descs[0].shape)
+    geo = pool_geometry(ctx, ctx.in_descs[0].shape, ctx.out_descs[0].shape[2:])
 
     def kernel(ins, outs):
         windows = _pad(ins[0], geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
@@ -115,7 +120,7 @@ def _max_pool(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("avg_pool2d", "reference")
 def _avg_pool(ctx: KernelCtx) -> KernelFn:
-    geo = pool_geometry(ctx, ctx.in_descs[0].shape)
+    geo = pool_geometry(ctx, ctx.in_descs[0].shape, ctx.out_descs[0].shape[2:])
 
     def kernel(ins, outs):
         windows = _pad(ins[0], geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
@@ -126,13 +131,17 @@ def _avg_pool(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("max_pool2d_grad", "reference")
 def _max_pool_grad(ctx: KernelCtx) -> KernelFn:
-    geo = pool_geometry(ctx, ctx.in_descs[0].shape)
+    geo = pool_geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[2].shape[2:])
 
     def kernel(ins, outs):
         x, _y, dy = ins
         windows = _pad(x, geo["pads"]).reshape(geo["padded"])[:, geo["idx"]]
-        windows = np.where(geo["valid"] > 0, windows, -np.inf)
-        first_max = windows.argmax(axis=1)  # (planes, p): the first maximum takes the gradient
+        valid = geo["valid"] > 0
+        windows = np.where(valid, windows, -np.inf)
+        top = windows.max(axis=1, keepdims=True)
+        # (planes, p): the first maximum inside x takes the gradient (a first NaN, as np.argmax), also when the
+        # maximum is -inf, which padding ties with
+        first_max = (((windows == top) | np.isnan(windows)) & valid).argmax(axis=1)
         pos = geo["idx"][first_max, np.arange(geo["idx"].shape[1])]
         dxp = np.zeros(geo["padded"], dy.dtype)
         np.add.at(dxp, (np.arange(geo["padded"][0])[:, None], pos), dy.reshape(geo["padded"][0], -1))
@@ -143,7 +152,7 @@ def _max_pool_grad(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("avg_pool2d_grad", "reference")
 def _avg_pool_grad(ctx: KernelCtx) -> KernelFn:
-    geo = pool_geometry(ctx, ctx.in_descs[0].shape)
+    geo = pool_geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[2].shape[2:])
 
     def kernel(ins, outs):
         dy = ins[2].reshape(geo["padded"][0], 1, -1) / geo["count"]
@@ -155,8 +164,14 @@ def _avg_pool_grad(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+def dropout_stream(ctx: KernelCtx) -> np.random.Generator:
+    """The op's seeded stream of uniform numbers: both kernel modes draw the same masks from it."""
+    return np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
+
+
+@register_kernel("dropout", "reference")
 def _dropout(ctx: KernelCtx) -> KernelFn:
-    rate, rng = ctx.attrs["rate"], np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
+    rate, rng = ctx.attrs["rate"], dropout_stream(ctx)
     scale = 1.0 / (1.0 - rate)
 
     def kernel(ins, outs):
@@ -167,13 +182,9 @@ def _dropout(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+@register_kernel("dropout_grad", "reference")
 def _dropout_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         np.multiply(ins[0], ins[1], out=outs[0])
 
     return kernel
-
-
-for _impl in ("reference", "numba"):  # random numbers and a multiply: NumPy is the implementation for both
-    register_kernel("dropout", _impl)(_dropout)
-    register_kernel("dropout_grad", _impl)(_dropout_grad)

@@ -13,7 +13,8 @@ UNARY = {
     "square": np.square, "sign": np.sign, "abs": np.abs,
 }
 UNARY_GRAD = {
-    "relu_grad": lambda y, dy: dy * (y > 0), "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
+    "relu_grad": lambda y, dy: np.where(y > 0, dy, 0),  # OneFlow's select: an inf dy at y <= 0 gives 0
+    "sigmoid_grad": lambda y, dy: dy * y * (1 - y),
     "tanh_grad": lambda y, dy: dy * (1 - y * y),
 }
 
@@ -55,9 +56,20 @@ def _unary(fn):
     return factory
 
 
+def scalar_operand(ctx: KernelCtx) -> np.generic:
+    """The op's operand in the blob's dtype (no mixed-type arithmetic). An integer wraps into it as NumPy's
+    integer arithmetic does (``x - 3`` on uint8 adds 253: the same sum modulo 256); ``np.uint8(-3)`` would
+    raise."""
+    dtype = ctx.out_descs[0].dtype.np
+    value = ctx.attrs["operand"]
+    if dtype.kind in "iu":
+        return np.array(int(value), np.int64).astype(dtype)[()]
+    return dtype.type(value)
+
+
 def _scalar(op_type: str):
     def factory(ctx: KernelCtx) -> KernelFn:
-        operand = ctx.out_descs[0].dtype.np.type(ctx.attrs["operand"])
+        operand = scalar_operand(ctx)
         fn = np.add if op_type == "scalar_add" else np.multiply
 
         def kernel(ins, outs):

@@ -6,8 +6,9 @@ import math
 
 import numpy as np
 
+from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
-from .nn import softmax
+from .nn import log_softmax, softmax
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
@@ -42,9 +43,12 @@ register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x 
 
 @register_kernel("gather", "reference")
 def _gather(ctx: KernelCtx) -> KernelFn:
-    axis = ctx.attrs["axis"] % len(ctx.in_descs[0].shape)
+    shape = ctx.in_descs[0].shape
+    axis = ctx.attrs["axis"] % len(shape)
 
     def kernel(ins, outs):
+        # Indices in [0, n) as OneFlow's gather; np.take alone would wrap negative ones around.
+        check_indices(ins[1], shape[axis], "index", axis, "in", shape)
         outs[0][...] = np.take(ins[0], ins[1], axis=axis)
 
     return kernel
@@ -52,10 +56,12 @@ def _gather(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("unsorted_segment_sum_like", "reference")
 def _segment_sum(ctx: KernelCtx) -> KernelFn:
-    axis = ctx.attrs["axis"] % len(ctx.out_descs[0].shape)
+    like = ctx.out_descs[0].shape
+    axis = ctx.attrs["axis"] % len(like)
 
     def kernel(ins, outs):
         data, ids, out = ins[0], ins[1], outs[0]
+        check_indices(ids, like[axis], "segment id", axis, "like", like)
         out[...] = 0
         moved = np.moveaxis(out, axis, 0)
         flat_ids = ids.reshape(-1)
@@ -95,9 +101,8 @@ def _slice_grad(ctx: KernelCtx) -> KernelFn:
 def _softmax_xent(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         logits, labels = ins
-        prob = softmax(logits)
-        outs[0][...] = prob
-        outs[1][...] = -(labels * np.log(prob)).sum(-1).reshape(outs[1].shape)
+        outs[0][...] = softmax(logits)
+        outs[1][...] = -(labels * log_softmax(logits)).sum(-1).reshape(outs[1].shape)
 
     return kernel
 

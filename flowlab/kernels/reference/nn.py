@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..checks import check_labels
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
@@ -36,6 +37,13 @@ def softmax(x: np.ndarray) -> np.ndarray:
     return e / e.sum(axis=-1, keepdims=True)
 
 
+def log_softmax(x: np.ndarray) -> np.ndarray:
+    """``(x - max) - log(sum(exp(x - max)))``: finite for finite logits, where ``log(softmax(x))`` underflows to
+    log(0) = -inf once the logits are ~100 apart (float32). The Numba kernels compute the same expression."""
+    shifted = x - x.max(axis=-1, keepdims=True)
+    return shifted - np.log(np.exp(shifted).sum(axis=-1, keepdims=True))
+
+
 @register_kernel("softmax", "reference")
 def _softmax(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
@@ -55,10 +63,7 @@ def _softmax_grad(ctx: KernelCtx) -> KernelFn:
 
 def checked_labels(labels: np.ndarray, depth: int) -> np.ndarray:
     """Labels as int64 indices with a trailing axis; an out-of-range label is an error (not a wrap-around)."""
-    bad = np.flatnonzero((labels < 0) | (labels >= depth))
-    if bad.size:
-        raise IndexError(f"label {int(labels.reshape(-1)[bad[0]])} (at flat index {bad[0]}) is out of range for "
-                         f"{depth} classes; labels must be in [0, {depth})")
+    check_labels(labels, depth)
     return labels[..., None].astype(np.int64)
 
 
@@ -67,10 +72,8 @@ def _sparse_xent(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         logits, labels = ins
         index = checked_labels(labels, logits.shape[-1])
-        prob = softmax(logits)
-        outs[0][...] = prob
-        picked = np.take_along_axis(prob, index, axis=-1)[..., 0]
-        outs[1][...] = -np.log(picked)
+        outs[0][...] = softmax(logits)
+        outs[1][...] = -np.take_along_axis(log_softmax(logits), index, axis=-1)[..., 0]
 
     return kernel
 

@@ -1,5 +1,5 @@
-"""Kernels of the training ops (updates write the variable in place). The same NumPy code serves both kernel
-implementations: these ops are memory-bound single passes where NumPy's ufuncs are as fast as a Numba loop."""
+"""NumPy reference kernels of the training ops (updates write the variable in place). The Numba ones are in
+kernels/numba_cpu/optimizer.py and schedule.py."""
 
 from __future__ import annotations
 
@@ -9,15 +9,6 @@ from typing import Any
 import numpy as np
 
 from ..registry import KernelCtx, KernelFn, register_kernel
-
-
-def _both(op_type: str):
-    def wrap(factory):
-        register_kernel(op_type, "reference")(factory)
-        register_kernel(op_type, "numba")(factory)
-        return factory
-
-    return wrap
 
 
 def effective_grad(ctx: KernelCtx):
@@ -65,7 +56,7 @@ def _momentum(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-@_both("adam_update")
+@register_kernel("adam_update", "reference")
 def _adam(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs
     b1, b2, eps, wd, correct = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["do_bias_correction"]
@@ -86,7 +77,7 @@ def _adam(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-@_both("rmsprop_update")
+@register_kernel("rmsprop_update", "reference")
 def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
     grad = effective_grad(ctx)
@@ -101,7 +92,7 @@ def _rmsprop(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-@_both("assign")
+@register_kernel("assign", "reference")
 def _assign(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         ins[0][...] = ins[1]
@@ -109,7 +100,7 @@ def _assign(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-@_both("clip_by_global_norm")
+@register_kernel("clip_by_global_norm", "reference")
 def _clip(ctx: KernelCtx) -> KernelFn:
     clip_norm = ctx.attrs["clip_norm"]
 
@@ -158,7 +149,7 @@ def learning_rate(base: float, step: int, decay: dict[str, Any] | None, warmup: 
     raise ValueError(f"unknown learning-rate decay {kind!r}")
 
 
-@_both("learning_rate_schedule")
+@register_kernel("learning_rate_schedule", "reference")
 def _lr(ctx: KernelCtx) -> KernelFn:
     base, decay, warmup = ctx.attrs["learning_rate"], ctx.attrs["decay"], ctx.attrs["warmup"]
 

@@ -1,0 +1,178 @@
+"""One small, valid invocation of every (non-system) op type, for the tests that go over all of them (NaN/Inf
+agreement of the kernel modes, every dtype). ``sample(op_type, dt)`` gives (inputs, attrs) with the op's data
+arguments in numpy dtype ``dt``; index arguments (labels, ids) stay int32. ``DATA_ARGS[op]`` names the data
+arguments. A test asserts the table covers every registered op type, so a new op cannot be left out."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from flowlab.ir import dtype as fd
+
+RNG = np.random.default_rng(77)
+Inputs = dict[str, list[np.ndarray]]
+
+
+def val(shape: tuple[int, ...], dt: Any, low: float = -2.0, high: float = 2.0) -> np.ndarray:
+    """Values in [low, high]; integers are rounded (and clipped at 0 for unsigned types)."""
+    x = RNG.uniform(low, high, shape)
+    dt = np.dtype(dt)
+    if dt.kind in "iu":
+        x = np.round(x)
+        if dt.kind == "u":
+            x = np.abs(x)
+    return x.astype(dt)
+
+
+def ids(shape: tuple[int, ...], n: int) -> np.ndarray:
+    return RNG.integers(0, n, shape).astype(np.int32)
+
+
+_POOL = {"ksize": (2, 2), "strides": (2, 2), "pads": (1, 0, 1, 0)}
+_CONV = {"strides": (1, 1), "dilations": (1, 1), "pads": (1, 1, 0, 1), "groups": 1}
+_UPDATE = {"weight_decay": 0.01, "scale": 0.5, "l1": 0.001, "l2": 0.002}
+_X = (3, 4)
+
+
+def _unary(positive: bool = False) -> Callable[[Any], tuple[Inputs, dict]]:
+    return lambda dt: ({"x": [val(_X, dt, 0.5 if positive else -2, 2)]}, {})
+
+
+def _pool_grad(dt: Any) -> tuple[Inputs, dict]:
+    x = val((1, 2, 5, 5), dt)
+    return {"x": [x], "y": [val((1, 2, 3, 3), dt)], "dy": [val((1, 2, 3, 3), dt)]}, dict(_POOL)
+
+
+def _reduce_max_grad(dt: Any) -> tuple[Inputs, dict]:
+    x = val((3, 4, 2), dt)
+    x[0, 1, 0] = x[0, 3, 0] = 3  # a tie along the reduced axis shares the gradient
+    return {"x": [x], "y": [x.max(1)], "dy": [val((3, 2), dt)]}, {"axis": 1, "keepdims": False}
+
+
+def _norm(training: bool) -> Callable[[Any], tuple[Inputs, dict]]:
+    def make(dt: Any) -> tuple[Inputs, dict]:
+        ins = {"x": [val((2, 3, 4), dt)], "moving_mean": [val((3,), dt)], "moving_variance": [val((3,), dt, 0.5, 2)],
+               "gamma": [val((3,), dt)], "beta": [val((3,), dt)]}
+        return ins, {"axis": 1, "training": training}
+
+    return make
+
+
+def _prob(dt: Any, shape: tuple[int, ...] = (4, 5)) -> np.ndarray:
+    e = np.exp(val(shape, np.float64))
+    return (e / e.sum(-1, keepdims=True)).astype(dt)
+
+
+SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
+    **{t: _unary() for t in ("abs", "negative", "relu", "sigmoid", "tanh", "exp", "sign", "square", "gelu")},
+    **{t: _unary(positive=True) for t in ("log", "sqrt", "reciprocal")},
+    "leaky_relu": lambda dt: ({"x": [val(_X, dt)]}, {"alpha": 0.25}),
+    **{t: (lambda dt: ({"y": [val(_X, dt, -1, 1)], "dy": [val(_X, dt)]}, {}))
+       for t in ("relu_grad", "sigmoid_grad", "tanh_grad")},
+    "gelu_grad": lambda dt: ({"x": [val(_X, dt)], "dy": [val(_X, dt)]}, {}),
+    "leaky_relu_grad": lambda dt: ({"x": [val(_X, dt)], "dy": [val(_X, dt)]}, {"alpha": 0.25}),
+    **{t: (lambda dt: ({"x": [val(_X, dt)], "y": [val((4,), dt, 1, 3)]}, {}))
+       for t in ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div")},
+    "scalar_add": lambda dt: ({"x": [val(_X, dt)]}, {"operand": 2}),
+    "scalar_mul": lambda dt: ({"x": [val(_X, dt)]}, {"operand": 2}),
+    "reduce_sum_like": lambda dt: ({"x": [val((2, 3, 4), dt)], "like": [val((3, 1), dt)]}, {}),
+    "broadcast_like": lambda dt: ({"x": [val((3,), dt)], "like": [val((3, 4), dt)]}, {"broadcast_axes": (1,)}),
+    **{t: (lambda dt: ({"input_tensor": [val((3, 4, 2), dt)]}, {"axis": (0, 2), "keepdims": False}))
+       for t in ("reduce_sum", "reduce_mean", "reduce_max")},
+    "reduce_max_grad": _reduce_max_grad,
+    "argmax": lambda dt: ({"in": [val((3, 5), dt)]}, {}),
+    "matmul": lambda dt: ({"a": [val((3, 4), dt)], "b": [val((4, 2), dt)]}, {}),
+    "bias_add": lambda dt: ({"a": [val((2, 3, 4), dt)], "b": [val((3,), dt)]}, {"axis": 1}),
+    "softmax": lambda dt: ({"in": [val((4, 5), dt)]}, {}),
+    "softmax_grad": lambda dt: ({"y": [_prob(dt)], "dy": [val((4, 5), dt)]}, {}),
+    "sparse_softmax_cross_entropy": lambda dt: ({"prediction": [val((4, 5), dt)], "label": [ids((4,), 5)]}, {}),
+    "sparse_softmax_cross_entropy_grad": lambda dt: (
+        {"prob": [_prob(dt)], "label": [ids((4,), 5)], "dy": [val((4,), dt)]}, {}),
+    "softmax_cross_entropy": lambda dt: ({"prediction": [val((4, 5), dt)], "label": [_prob(dt)]}, {}),
+    "softmax_cross_entropy_grad": lambda dt: (
+        {"prob": [_prob(dt)], "label": [_prob(dt)], "dy": [val((4,), dt)]}, {}),
+    "sigmoid_cross_entropy": lambda dt: ({"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)]}, {}),
+    "sigmoid_cross_entropy_grad": lambda dt: (
+        {"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)], "dy": [val(_X, dt)]}, {}),
+    "gather": lambda dt: ({"in": [val((5, 3), dt)], "indices": [ids((2, 2), 5)]}, {"axis": 0}),
+    "unsorted_segment_sum_like": lambda dt: (
+        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]}, {"axis": 1}),
+    "slice": lambda dt: ({"x": [val((4, 5), dt)]}, {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
+    "slice_grad": lambda dt: ({"dy": [val((2, 5), dt)], "like": [val((4, 5), dt)]},
+                              {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
+    "reshape": lambda dt: ({"in": [val((2, 6), dt)]}, {"shape": (3, -1)}),
+    "identity": lambda dt: ({"in": [val(_X, dt)]}, {}),
+    "transpose": lambda dt: ({"input": [val((2, 3, 4), dt)]}, {"perm": (2, 0, 1)}),
+    "concat": lambda dt: ({"in": [val((2, 3), dt), val((2, 1), dt)]}, {"axis": 1}),
+    "split_like": lambda dt: ({"in": [val((2, 4), dt)], "like": [val((2, 1), dt), val((2, 3), dt)]}, {"axis": 1}),
+    "cast": lambda dt: ({"in": [val(_X, dt)]}, {"dtype": fd.float64}),
+    "constant": lambda dt: ({}, {"value": 2, "dtype": fd.from_numpy(dt), "shape": (2, 2)}),
+    "zeros_like": lambda dt: ({"like": [val(_X, dt)]}, {}),
+    "ones_like": lambda dt: ({"like": [val(_X, dt)]}, {}),
+    "reflection_pad2d": lambda dt: ({"x": [val((1, 2, 3, 4), dt)]}, {"padding": (1, 2, 2, 0)}),
+    "zero_pad2d": lambda dt: ({"x": [val((1, 2, 3, 4), dt)]}, {"padding": (1, 2, 2, 0)}),
+    "reflection_pad2d_grad": lambda dt: ({"dy": [val((1, 2, 5, 7), dt)]}, {"padding": (1, 2, 2, 0)}),
+    "zero_pad2d_grad": lambda dt: ({"dy": [val((1, 2, 5, 7), dt)]}, {"padding": (1, 2, 2, 0)}),
+    "conv2d": lambda dt: ({"in": [val((2, 2, 5, 4), dt)], "weight": [val((3, 2, 3, 2), dt)]}, dict(_CONV)),
+    "conv2d_data_grad": lambda dt: (
+        {"dy": [val((2, 3, 5, 4), dt)], "weight": [val((3, 2, 3, 2), dt)], "like": [val((2, 2, 5, 4), dt)]},
+        dict(_CONV)),
+    "conv2d_filter_grad": lambda dt: (
+        {"dy": [val((2, 3, 5, 4), dt)], "x": [val((2, 2, 5, 4), dt)], "like": [val((3, 2, 3, 2), dt)]},
+        dict(_CONV)),
+    "max_pool2d": lambda dt: ({"x": [val((1, 2, 5, 5), dt)]}, dict(_POOL)),
+    "avg_pool2d": lambda dt: ({"x": [val((1, 2, 5, 5), dt)]}, dict(_POOL)),
+    "max_pool2d_grad": _pool_grad,
+    "avg_pool2d_grad": _pool_grad,
+    "dropout": lambda dt: ({"in": [val((4, 6), dt)]}, {"rate": 0.5, "seed": 3}),
+    "dropout_grad": lambda dt: ({"dy": [val((4, 6), dt)], "mask": [val((4, 6), dt, 0, 2)]}, {"rate": 0.5}),
+    "normalization": _norm(True),
+    "normalization_grad": lambda dt: (
+        {"x": [val((2, 3, 4), dt)], "dy": [val((2, 3, 4), dt)], "mean": [val((3,), dt)],
+         "inv_variance": [val((3,), dt, 0.5, 2)], "gamma": [val((3,), dt)]}, {"axis": 1}),
+    "sgd_update": lambda dt: ({"model": [val(_X, dt)], "model_diff": [val(_X, dt)],
+                               "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
+    "momentum_update": lambda dt: ({"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "momentum": [val(_X, dt)],
+                                    "learning_rate": [np.array([0.1], np.float32)]}, {**_UPDATE, "beta": 0.9}),
+    "adam_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
+         "learning_rate": [np.array([0.1], np.float32)], "train_step": [np.array([3], np.int64)]},
+        {**_UPDATE, "do_bias_correction": True}),
+    "rmsprop_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "mean_square": [val(_X, dt, 0, 1)],
+         "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
+    "assign": lambda dt: ({"ref": [val(_X, dt)], "value": [val(_X, dt)]}, {}),
+    "clip_by_global_norm": lambda dt: ({"in": [val(_X, dt), val((5,), dt)]}, {"clip_norm": 1.5}),
+    "learning_rate_schedule": lambda dt: (
+        {"train_step": [np.array([7], np.int64)]},
+        {"learning_rate": 0.1, "decay": {"type": "cosine", "decay_batches": 20, "alpha": 0.1}, "warmup": None}),
+}
+NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
+INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
+              "sparse_softmax_cross_entropy_grad": "label", "adam_update": "train_step",
+              "learning_rate_schedule": "train_step"}
+IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
+            "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
+            "normalization": ("moving_mean", "moving_variance")}
+
+
+def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:
+    return SAMPLES[op_type](dt)
+
+
+def data_args(op_type: str, inputs: Inputs, dt: Any) -> list[str]:
+    """The arguments made in the dtype under test (not labels, indices, steps or the learning rate)."""
+    return [arg for arg, arrays in inputs.items()
+            if arg not in NOT_DATA and arg != INDEX_ARGS.get(op_type) and arrays[0].dtype == np.dtype(dt)]
+
+
+def run_both(op_type: str, inputs: Inputs, attrs: dict, impl: str) -> list[np.ndarray]:
+    """The op's outputs, then the inputs it updates in place, on copies of ``inputs``."""
+    from .helpers import run_op
+
+    copies = {arg: [a.copy() for a in arrays] for arg, arrays in inputs.items()}
+    outs = run_op(op_type, copies, attrs, impl)
+    return outs + [a for arg in IN_PLACE.get(op_type, ()) for a in copies[arg]]
