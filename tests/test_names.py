@@ -69,3 +69,23 @@ def test_a_handle_from_a_cleared_session_still_says_cleared():
     _other(np.ones(3, np.float32))
     with pytest.raises(SessionStateError, match="cleared"):
         old(np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("make,message", [
+    (lambda x: x + flow.get_variable("", shape=(3,)), r"test_names\.py:\d+: op name is empty"),
+    (lambda x: flow.nn.dropout(x, rate=0.5, name=""), r"test_names\.py:\d+: op name is empty"),
+    (lambda x: flow.layers.dense(x, 2, name=""), "a name scope needs a non-empty string"),
+])
+def test_an_empty_name_inside_a_namespace_never_becomes_the_scope_prefix(make, message):
+    """An empty name joined to a scope used to give 'block-' (a variable, a dropout op); it is an error."""
+
+    @flow.global_function(type="train")
+    def job(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
+        with flow.scope.namespace("block"):
+            y = make(x)
+        loss = flow.math.reduce_mean(y * flow.get_variable("w", shape=(1,), initializer=flow.ones_initializer()))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    with pytest.raises(ValueError, match=message):  # OpInferError is a ValueError
+        job(np.zeros((2, 3), np.float32))

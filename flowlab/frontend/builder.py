@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -13,19 +11,7 @@ from ..ir import BlobDesc, Job, OpConf, ParallelConf
 from ..ops.registry import REQUIRED, InferCtx, get_op_def
 from . import scope
 from .blob import LazyBlob
-
-_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def user_location() -> str | None:
-    """``file.py:line`` of the innermost frame outside flowlab: the user line that made the op."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not os.path.abspath(filename).startswith(_PACKAGE_DIR + os.sep):
-            return f"{os.path.basename(filename)}:{frame.f_lineno}"
-        frame = frame.f_back
-    return None
+from .location import user_location
 
 
 class JobBuilder:
@@ -107,10 +93,10 @@ class JobBuilder:
         if name is None:
             op_name = self.unique_name(op_type)
         else:
-            op_name = scope.scoped_name(name) if scoped else name
             if not name:
                 raise OpInferError(f"{_where(loc)}{op_type}: op name is empty; give a non-empty name or name=None "
                                    f"for a generated one")
+            op_name = scope.scoped_name(name) if scoped else name
             if op_name in self.generated_names:
                 raise OpInferError(
                     f"{_where(loc)}{op_type} op name {op_name!r} in job {self.job_name!r} is the generated name of "

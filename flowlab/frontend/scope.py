@@ -8,8 +8,9 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from ..errors import PlacementError
+from ..errors import OpInferError, PlacementError
 from ..ir import ParallelConf
+from .location import user_location
 
 DEVICE_TAGS = ("cpu", "gpu")
 _DEVICE_NAME = re.compile(r"^(\d+):(\d+)(?:-(\d+))?$")
@@ -114,7 +115,12 @@ def namespace(name: str) -> Iterator[str]:
 
 
 def scoped_name(name: str) -> str:
-    """OneFlow joins name scopes with '-': ``hidden-weight``."""
+    """OneFlow joins name scopes with '-': ``hidden-weight``. An empty name would silently become the scope's
+    prefix (``block-``), so every named op and variable is refused here."""
+    if not name:
+        where = user_location()
+        raise OpInferError(f"{where + ': ' if where else ''}op name is empty (got {name!r}); give a non-empty name, "
+                           "or name=None where the op generates one")
     return "-".join([*_name_scopes, name])
 
 

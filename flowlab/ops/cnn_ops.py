@@ -220,7 +220,7 @@ def dropout(x: LazyBlob, rate: float, noise_shape: Any = None, seed: int | None 
     builder = current_builder()
     if builder.job_conf.get("job_type") != "train" or rate == 0:
         return x
-    op_name = scope.scoped_name(name) if name else builder.unique_name("dropout")
+    op_name = scope.scoped_name(name) if name is not None else builder.unique_name("dropout")
     if seed is None:  # OneFlow draws a random seed; a seed from the op name keeps runs repeatable and masks apart
         seed = zlib.crc32(op_name.encode())
     return add_op("dropout", {"in": [x]}, {"rate": float(rate), "seed": int(seed)}, op_name, scoped=False)[0]
