@@ -44,6 +44,7 @@ class Schedule:
     wait_writes: list[tuple[int, int, int]]  # wait-ids registers: (free-list position, act id offset, id)
     replays: int = 0
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
+    guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
 
     @property
     def kernels(self) -> list[Actor]:

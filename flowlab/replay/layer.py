@@ -17,11 +17,13 @@ with 3 and 4 sections would cycle through 100 states.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from .capture import Schedule, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
-from .fused import FUSE_AFTER, fuse, fusion_enabled
+from .fused import FUSE_AFTER, Segment, fuse, fused_call_of, fusion_enabled
 from .settle import settle
 
 if TYPE_CHECKING:
@@ -81,9 +83,12 @@ class ReplayLayer:
                 and is_idle(self.rt))
 
     # -- a call ------------------------------------------------------------------------------------
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None:
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...],
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
         rt = self.rt
         schedule = self.schedule_for(key)
+        if guard is not None:
+            guard(schedule.guarded if schedule is not None and schedule.fused is not None else None)
         if schedule is not None:
             for instance in instances:
                 rt.launch(instance, job_id=False)  # the schedule already knows which sections run
@@ -152,7 +157,36 @@ class ReplayLayer:
         schedule.replays += 1
         if schedule.replays == FUSE_AFTER and self.fuse:
             schedule.fused = fuse(rt, schedule)
+            if schedule.fused is not None:
+                schedule.guarded = guarded_variables(rt, schedule)
 
     def __repr__(self) -> str:
         return (f"<ReplayLayer: {len(self.schedules)} schedules, {self.replays} calls replayed, "
                 f"{self.protocol_calls} run by the protocol>")
+
+
+def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
+    """The variables a failing replay of ``schedule.fused`` could leave half-written: those written at or before
+    its last act that can fail. A failure stops the call where it happens, so a variable written only after
+    that act is never touched by a failing call, and needs no copy before it (call_guard.CallGuard).
+
+    What can fail: an act not fused (a Python kernel may raise anything), a fused call that is ``checked``
+    (index checks: labels, gathers), and a segment's start (it fetches the pushed arrays and allocates the pulled
+    ones). What cannot: an unchecked fused call (Numba arithmetic on the fixed shapes it was compiled for, with
+    NumPy's error model: x / 0 is inf, not an exception), a section notify and a segment's hand-offs (the runtime's
+    own bookkeeping). A Ctrl-C cannot land in between: the session defers it, or copies everything.
+    """
+    writes = task_writes(rt.plan)
+    acts: list[tuple[bool, tuple[str, ...]]] = []  # (can fail, variables written), in the order they run
+    for step in schedule.fused or ():
+        if isinstance(step, Segment):
+            acts.append((True, ()))
+            for kernel, actor in zip(step.steps, step.actors):
+                call = fused_call_of(actor, kernel)
+                acts.append((call is None or call.checked, writes.get(actor.task.task_id, ())))
+            continue
+        actor = schedule.step_actors[schedule.steps.index(step)]
+        if actor is not None:
+            acts.append((True, writes.get(actor.task.task_id, ())))
+    last = max((i for i, (fails, _) in enumerate(acts) if fails), default=-1)
+    return tuple(sorted({name for _, written in acts[: last + 1] for name in written}))

@@ -47,7 +47,8 @@ class CallLayer(Protocol):
     (``runtime.run_protocol`` is the protocol's way), and while ``runtime.deferred`` is set it owes the protocol
     some bookkeeping, which ``observe()`` writes (and clears the flag) before the protocol's state is read."""
 
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None: ...
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...],
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None: ...
 
     def observe(self) -> None: ...
 
@@ -154,17 +155,21 @@ class Runtime:
             self.buffers[WAIT_BUFFER].append(wait_id)
             self.wake(self.wait_actor)
 
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
         """Launch one call's instances and run until the runtime is idle again (the last one finished first).
 
         A layer, when one is attached, is handed the call instead. ``key``: the instances' job names, when the
-        caller already has them.
+        caller already has them. ``guard(names)`` is called before the call's first act, with the variables a
+        failure could leave half-written (None: all it writes; the session's call_guard.CallGuard copies them).
         """
         layer = self.layer
         if layer is None:
+            if guard is not None:
+                guard(None)
             self.run_protocol(instances)
         else:
-            layer.run_call(instances, key or tuple(i.job_name for i in instances))
+            layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
         """``run_call`` by the protocol: launch, step until the last instance finished, then until idle."""
