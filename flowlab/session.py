@@ -176,11 +176,12 @@ class Session:
                         "session started without it; run its @flow.global_function definition again before the "
                         "first job call"
                     )
-            self.try_init()
-            pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
-            instances = call_instances(desc, arrays, pulled)  # fills desc.launch_names on the first call
+            if self.status is not SessionStatus.RUNNING:
+                self.try_init()
+            instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
             watched = self._take_watched()  # this call's watched values, before another call can add any
+        pulled = [instance.pulled for instance in instances[len(arrays) + 1:]]
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)
         if desc.signature.returns.kind == "future":
             result = FutureRemoteBlobs(result)
@@ -327,15 +328,20 @@ def encode_path(root: Path) -> np.ndarray:
     return blob
 
 
-def call_instances(desc: FunctionDesc, arrays: list[np.ndarray], pulled: list[np.ndarray]) -> list[JobInstance]:
-    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return."""
+def call_instances(desc: FunctionDesc, arrays: list[np.ndarray],
+                   pulled: list[np.ndarray] | None = None) -> list[JobInstance]:
+    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return.
+    Each pull instance keeps its copy (``instance.pulled``), and also stores it into ``pulled`` when given."""
     if not desc.launch_names:
         desc.launch_names = (*(push_job_name(n) for n in desc.input_op_names), desc.job_name,
                              *(pull_job_name(n) for n in desc.return_op_names))
     names, pushes = desc.launch_names, len(arrays)
     instances = [JobInstance(names[i], arrays[i]) for i in range(pushes)]
     instances.append(JobInstance(desc.job_name))
-    instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
+    if pulled is None:
+        instances += [JobInstance(name) for name in names[pushes + 1:]]
+    else:
+        instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
     return instances
 
 

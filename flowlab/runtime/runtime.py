@@ -200,9 +200,16 @@ class Runtime:
     def notify_section_done(self, section_id: int) -> None:
         queue = self._notifiers.get(section_id)
         if queue is None:
+            queue = self.notifier(section_id)
+        queue.popleft().finish()
+
+    def notifier(self, section_id: int) -> deque[Any]:
+        """The CallbackNotifier buffer of a critical section's job: its launched instances, oldest first."""
+        queue = self._notifiers.get(section_id)
+        if queue is None:
             job_name = self.plan.job_names[self.plan.critical_sections[section_id].job_id]
             queue = self._notifiers[section_id] = self._route(job_name)[1][-1]
-        queue.popleft().finish()
+        return queue
 
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
