@@ -75,9 +75,10 @@ class ReentrantLockActor(Actor):
     def is_ready(self) -> bool:
         if self.state != "normal":
             return False
-        if self.readable[self.end_id] or self.readable[self.start_id]:
+        readable = self.readable
+        if readable[self.end_id] or readable[self.start_id]:
             return True
-        return bool(self.writable[self.out_regst_id]) and self._grantable() is not None
+        return bool(self.queue) and bool(self.writable[self.out_regst_id]) and self._grantable() is not None
 
     def never_ready_again(self) -> bool:
         return (self.start_id in self.eord_received and not self.readable[self.start_id]
@@ -93,14 +94,16 @@ class ReentrantLockActor(Actor):
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         self.act_id += 1
         read: list[tuple[int, int]] = []
-        while self.readable[self.end_id]:
-            self.held.discard(_section_id_of(self, self.end_id))
-            read.append(self.give_back(self.end_id))
-        while self.readable[self.start_id]:
-            self.queue.append(_section_id_of(self, self.start_id))
-            read.append(self.give_back(self.start_id))
+        end_id, start_id = self.end_id, self.start_id
+        ends, starts = self.readable[end_id], self.readable[start_id]
+        while ends:
+            self.held.discard(int(ends[0].first[0]))
+            read.append(self.give_back(end_id))
+        while starts:
+            self.queue.append(int(starts[0].first[0]))
+            read.append(self.give_back(start_id))
         written = []
-        pos = self._grantable() if self.writable[self.out_regst_id] else None
+        pos = self._grantable() if self.queue and self.writable[self.out_regst_id] else None
         if pos is not None:
             section = self.queue[pos]
             del self.queue[pos]
