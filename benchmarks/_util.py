@@ -11,16 +11,21 @@ from collections.abc import Callable
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread: stable numbers on a shared 2-core box
 
 QUICK = "--quick" in sys.argv
+# --cpu: time each round by the calling thread's CPU time, not the wall clock. On a shared, loaded box a thread
+# waiting for a core makes wall-clock rounds 2x slower at random; its CPU time does not grow. Valid only where
+# all the timed work runs on the calling thread (one BLAS/torch thread; the benchmarks that take --cpu check).
+CPU = "--cpu" in sys.argv
+clock = time.thread_time if CPU else time.perf_counter
 
 
 def median_time(fn: Callable[[], object], repeat: int, number: int = 1) -> float:
-    """Median over ``repeat`` rounds of the mean time of ``number`` calls, in seconds."""
+    """Median over ``repeat`` rounds of the mean time of ``number`` calls, in seconds (``clock``)."""
     rounds = []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = clock()
         for _ in range(number):
             fn()
-        rounds.append((time.perf_counter() - start) / number)
+        rounds.append((clock() - start) / number)
     return statistics.median(rounds)
 
 

@@ -1,4 +1,5 @@
-"""Runtime overhead per actor act in a normal run: (call time - kernel time) / acts. Target: <= 2 us per act.
+"""Runtime overhead per actor act in a normal run: (call time - kernel time) / acts. Targets: <= 2 us per act for
+replayed calls (issue 3); <= 3 us per act by the protocol, the path the debugger steps through (issue 13).
 
 Measured side by side in one process: a full pad_Job call, the same acts with the kernels timed alone, and a
 plain Python loop making the same number of kernel calls (the floor any scheduler has to pay). Two modes:
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 
 import numpy as np
-from _util import QUICK, median_time, table
+from _util import CPU, QUICK, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -70,11 +71,13 @@ def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
 
     kernel_time = median_time(kernels_only, repeat, number)
     overhead = (call - kernel_time) / acts
+    target = 2e-6 if replay else 3e-6
     return [
         (f"{name}: acts per call", f"{acts}"),
         (f"{name}: call (median)", f"{call * 1e6:.1f} us"),
         (f"{name}: kernels alone", f"{kernel_time * 1e6:.1f} us ({len(acting)} kernel calls)"),
-        (f"{name}: overhead per act", f"{overhead * 1e6:.2f} us  (target <= 2 us: ratio {overhead / 2e-6:.2f}x)"),
+        (f"{name}: overhead per act", f"{overhead * 1e6:.2f} us  (target <= {target * 1e6:.0f} us: ratio "
+                                      f"{overhead / target:.2f}x)"),
     ]
 
 
@@ -84,7 +87,8 @@ def main() -> None:
         rows += measure("pad_Job", build_pad, replay)
         rows += measure("50-op chain", lambda: build_chain(50 // 3), replay)
     os.environ.pop("FLOWLAB_REPLAY", None)
-    table("runtime overhead per act (one scheduler thread, OPENBLAS_NUM_THREADS=1)", rows)
+    clock = "CPU time of the calling thread" if CPU else "wall clock"
+    table(f"runtime overhead per act (one scheduler thread, OPENBLAS_NUM_THREADS=1, medians, {clock})", rows)
     flow.clear_default_session()
 
 

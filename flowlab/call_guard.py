@@ -133,8 +133,56 @@ class VariableSnapshot:
         return f"VariableSnapshot({list(self.names)}, {size} B)"
 
 
+class CallGuard:
+    """The snapshot one launch list's calls take before they run, chosen per call by what runs it.
+
+    The runtime (or its replay layer) calls ``before(names)`` once, before the call's first act: ``names`` are
+    the variables a failure of this call could leave half-written, ``None`` for every variable the call writes.
+    The protocol and a replay act by act pass ``None``. A fused replay knows its acts' order and which of them can
+    fail (layer.py, ``guarded_variables``): a variable whose every write follows the call's last act that can
+    fail is never left half-done (a failure stops the call before the write), so it is not copied. In an MLP's
+    step the updates follow the label checks, and only the step counter is copied (8 bytes, not the weights'
+    megabytes). ``undo()`` puts back what ``before`` copied.
+    """
+
+    __slots__ = ("live", "copies", "all", "partial", "taken", "whole")
+
+    def __init__(self, live: dict[str, np.ndarray], names: Iterable[str], copies: dict[str, memoryview]) -> None:
+        self.live, self.copies = live, copies
+        self.all = VariableSnapshot(live, names, copies)
+        self.partial: dict[tuple[str, ...], VariableSnapshot] = {}
+        self.taken: VariableSnapshot | None = None
+        self.whole = False  # copy every variable whatever ``before`` is told (the call is not shielded from Ctrl-C)
+
+    def before(self, names: tuple[str, ...] | None = None) -> None:
+        snapshot = self.all if names is None or self.whole else self.partial.get(names)
+        if snapshot is None:
+            snapshot = self.partial[names] = VariableSnapshot(  # type: ignore[index]
+                self.live, set(names).intersection(self.all.names), self.copies)  # type: ignore[arg-type]
+        snapshot.save()
+        self.taken = snapshot
+
+    def undo(self) -> None:
+        """Restore what the call's ``before`` copied (nothing if it failed before that)."""
+        if self.taken is not None:
+            self.taken.restore()
+
+    def __repr__(self) -> str:
+        return f"CallGuard({self.all!r}, taken={self.taken!r})"
+
+
 def written_variables(plan: Plan, job_names: Iterable[str]) -> set[str]:
-    """The variables that the ops of these jobs write in place.
+    """The variables that the ops of these jobs write in place (``task_writes``, over the jobs' tasks)."""
+    wanted = {plan.job_names.index(name) for name in job_names}
+    names: set[str] = set()
+    for task_id, written in task_writes(plan).items():
+        if plan.task(task_id).job_id in wanted:
+            names.update(written)
+    return names
+
+
+def task_writes(plan: Plan) -> dict[int, tuple[str, ...]]:
+    """The variables each task's op writes in place, by task id (tasks that write none are left out).
 
     Ops that write a variable are the ones with no outputs that are not system ops (OneFlow's *_update ops,
     assign: they mutate their inputs), plus model init and load. Every variable such an op consumes counts, which
@@ -142,17 +190,16 @@ def written_variables(plan: Plan, job_names: Iterable[str]) -> set[str]:
     """
     from .ops.registry import get_op_def
 
-    wanted = {plan.job_names.index(name) for name in job_names}
     variable_of = {}
     for task in plan.tasks:
         op = task.exec_sequence[0]
         if op.op_type == "variable":
             variable_of[op.output_lbns[0]] = op.name
-    names = set()
+    writes = {}
     for task in plan.tasks:
-        if task.job_id not in wanted:
-            continue
         op = task.exec_sequence[0]
         if op.op_type in ("model_init", "model_load") or (not op.output_lbns and not get_op_def(op.op_type).system):
-            names.update(variable_of[lbn] for lbn in op.input_lbns if lbn in variable_of)
-    return names
+            written = tuple(sorted({variable_of[lbn] for lbn in op.input_lbns if lbn in variable_of}))
+            if written:
+                writes[task.task_id] = written
+    return writes

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from . import replay
-from .call_guard import INTERRUPTS, VariableSnapshot, written_variables
+from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
 from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
 from .errors import SessionStateError, WatchHandlerError
@@ -52,7 +52,7 @@ class Session:
         # uses the builder's and the scopes' global state, and a call runs the runtime's one scheduler. Reentrant:
         # a watch handler or a checkpoint helper may call back in.
         self.lock = threading.RLock()
-        self._snapshots: dict[tuple[str, ...], VariableSnapshot] = {}  # by launch list
+        self._snapshots: dict[tuple[str, ...], CallGuard] = {}  # by launch list
         self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
         self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
 
@@ -176,11 +176,12 @@ class Session:
                         "session started without it; run its @flow.global_function definition again before the "
                         "first job call"
                     )
-            self.try_init()
-            pulled: list[np.ndarray] = [None] * len(desc.return_op_names)  # type: ignore[list-item]
-            instances = call_instances(desc, arrays, pulled)  # fills desc.launch_names on the first call
+            if self.status is not SessionStatus.RUNNING:
+                self.try_init()
+            instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
             watched = self._take_watched()  # this call's watched values, before another call can add any
+        pulled = [instance.pulled for instance in instances[len(arrays) + 1:]]
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)
         if desc.signature.returns.kind == "future":
             result = FutureRemoteBlobs(result)
@@ -202,17 +203,19 @@ class Session:
         assert runtime is not None
         if not key:
             key = tuple(i.job_name for i in instances)
-        snapshot = self._snapshots.get(key)
-        if snapshot is None:
-            snapshot = self._snapshots[key] = VariableSnapshot(
+        guard = self._snapshots.get(key)
+        if guard is None:
+            guard = self._snapshots[key] = CallGuard(
                 self.variable_arrays(), written_variables(self.plan, key), self._snapshot_copies)
+        guard.taken = None
         deferring = INTERRUPTS.enter()
+        # A Ctrl-C that is not deferred (an embedding owns SIGINT) can land after any act: copy every variable.
+        guard.whole = not deferring and threading.get_ident() == MAIN_THREAD
         try:
-            snapshot.save()
-            runtime.run_call(instances, key)
+            runtime.run_call(instances, key, guard.before)
         except BaseException:
             try:
-                self._cancel(snapshot)
+                self._cancel(guard)
             finally:
                 interrupted = deferring and INTERRUPTS.leave()
             if interrupted:  # Ctrl-C arrived as well: the user's stop wins over the error (chained to it)
@@ -224,11 +227,11 @@ class Session:
             self.runtime.buffers[WATCH_BUFFER].clear()
             INTERRUPTS.deliver()
 
-    def _cancel(self, snapshot: VariableSnapshot) -> None:
+    def _cancel(self, guard: CallGuard) -> None:
         old = self.runtime
         assert old is not None
         self.cancelled_calls += 1
-        snapshot.restore()
+        guard.undo()
         try:
             self.runtime = self._start_runtime(old.arenas)
             self.runtime.hooks.extend(old.hooks)  # a user's subscribers (progress, recorders) go on receiving acts
@@ -325,15 +328,20 @@ def encode_path(root: Path) -> np.ndarray:
     return blob
 
 
-def call_instances(desc: FunctionDesc, arrays: list[np.ndarray], pulled: list[np.ndarray]) -> list[JobInstance]:
-    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return."""
+def call_instances(desc: FunctionDesc, arrays: list[np.ndarray],
+                   pulled: list[np.ndarray] | None = None) -> list[JobInstance]:
+    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return.
+    Each pull instance keeps its copy (``instance.pulled``), and also stores it into ``pulled`` when given."""
     if not desc.launch_names:
         desc.launch_names = (*(push_job_name(n) for n in desc.input_op_names), desc.job_name,
                              *(pull_job_name(n) for n in desc.return_op_names))
     names, pushes = desc.launch_names, len(arrays)
     instances = [JobInstance(names[i], arrays[i]) for i in range(pushes)]
     instances.append(JobInstance(desc.job_name))
-    instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
+    if pulled is None:
+        instances += [JobInstance(name) for name in names[pushes + 1:]]
+    else:
+        instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
     return instances
 
 

@@ -172,3 +172,36 @@ def test_close_waits_for_launched_jobs():
     launch_call(rt, X, out)
     rt.close()  # closing drains what was launched before the EORD
     assert len(out) == 1 and {a.state for a in rt.actors.values()} == {"done"}
+
+
+def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
+    """run_protocol's inlined loop (Actor.act_silent, no events) and step() with a subscriber (Actor.act) make the
+    same acts in the same order and leave the same protocol state, call after call, registers rotating included
+    (register_num 2 on the pad)."""
+    from flowlab.replay.capture import fingerprint
+
+    plan = pad_session().plan
+    silent, stepped = Runtime(plan), Runtime(plan)
+    order: list[int] = []
+    stepped.hooks.append(lambda event: order.append(event.actor_id))
+    silent_order: list[int] = []  # the acts that run a kernel, in order
+    for actor in silent.actors.values():
+        if actor.kernel is not None:
+            actor.kernel = (lambda key, k: lambda ins, outs: (silent_order.append(key), k(ins, outs)))(
+                actor.actor_id, actor.kernel)
+    for call in range(3):
+        outs: list[list] = [[], []]
+        for rt, out in ((silent, outs[0]), (stepped, outs[1])):
+            x = X + call
+            rt.run_protocol([JobInstance("System-Push-Input_0", push_array=x), JobInstance("pad_Job"),
+                             JobInstance("System-Pull-Return_0", on_pull=out.append)])
+        np.testing.assert_array_equal(outs[0][0], outs[1][0])
+        np.testing.assert_array_equal(outs[0][0], np.pad(X + call, ((0, 0), (0, 0), (1, 1), (1, 1)), "reflect"))
+        assert fingerprint(silent) == fingerprint(stepped)
+        assert silent._seq == stepped._seq
+        assert [(r.act_id, r.reading_cnt) for regs in silent.regsts.values() for r in regs] == \
+               [(r.act_id, r.reading_cnt) for regs in stepped.regsts.values() for r in regs]
+        assert {a.actor_id: a.act_id for a in silent.actors.values()} == \
+               {a.actor_id: a.act_id for a in stepped.actors.values()}
+    kernel_acts = [key for key in order if stepped.actors[key].kernel is not None]
+    assert silent_order == kernel_acts and len(kernel_acts) > 20

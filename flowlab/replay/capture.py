@@ -44,6 +44,7 @@ class Schedule:
     wait_writes: list[tuple[int, int, int]]  # wait-ids registers: (free-list position, act id offset, id)
     replays: int = 0
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
+    guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
 
     @property
     def kernels(self) -> list[Actor]:
@@ -56,7 +57,9 @@ class Schedule:
         fused = ""
         if self.fused is not None:
             segments = sum(isinstance(step, Segment) for step in self.fused)
-            fused = f", fused into {segments} segment{'s' * (segments != 1)} + {len(self.fused) - segments} steps"
+            others = sum(len(getattr(step, "sections", ())) or 1 for step in self.fused  # a batch of notifies
+                         if not isinstance(step, Segment))  # counts as its notifies (layer.Notifies)
+            fused = f", fused into {segments} segment{'s' * (segments != 1)} + {others} steps"
         return (f"Schedule({' + '.join(self.key)}: {self.acts} acts, {len(self.kernels)} kernels, "
                 f"{len(self.steps) - len(self.kernels)} notifies{fused})")
 

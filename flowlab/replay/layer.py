@@ -17,11 +17,14 @@ with 3 and 4 sections would cycle through 100 states.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from .capture import Schedule, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
-from .fused import FUSE_AFTER, fuse, fusion_enabled
+from .fused import FUSE_AFTER, Segment, fuse, fused_call_of, fusion_enabled
 from .settle import settle
 
 if TYPE_CHECKING:
@@ -40,6 +43,7 @@ class ReplayLayer:
         self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
         self.schedules: dict[tuple[tuple[str, ...], int], Schedule] = {}
         self.failed: Counter[tuple[str, ...]] = Counter()
+        self.routes: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = {}  # the buffers each launch enters
         self.known: tuple[Any, int, int] | None = None  # (fingerprint, settled seq, launched) of the state
         self.pending: list[list[Any]] = []  # unsettled replays: [schedule, times] runs, oldest first
         self.replays = 0  # calls replayed ...
@@ -81,12 +85,23 @@ class ReplayLayer:
                 and is_idle(self.rt))
 
     # -- a call ------------------------------------------------------------------------------------
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None:
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...],
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
         rt = self.rt
         schedule = self.schedule_for(key)
+        if guard is not None:
+            guard(schedule.guarded if schedule is not None and schedule.fused is not None else None)
         if schedule is not None:
-            for instance in instances:
-                rt.launch(instance, job_id=False)  # the schedule already knows which sections run
+            routes = self.routes.get(key)
+            if routes is None:
+                routes = self.routes[key] = tuple(rt._route(name)[1] for name in key)
+            launched = rt.launched
+            for instance, queues in zip(instances, routes):  # rt.launch(instance, job_id=False), inlined: the
+                instance.seq = launched  # schedule already knows which sections run
+                launched += 1
+                for queue in queues:
+                    queue.append(instance)
+            rt.launched = launched
             self.replay(schedule)
             if not instances[-1].finished:  # the schedule's steps include every CallbackNotify
                 raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
@@ -135,8 +150,8 @@ class ReplayLayer:
             self.known = None  # part of the call ran: no known state any more
             if isinstance(err, KernelError) or not isinstance(err, Exception):  # a segment names its op itself
                 raise
-            actor = schedule.step_actors[schedule.steps.index(step)]
-            if actor is None:
+            actor = schedule.step_actors[schedule.steps.index(step)] if step in schedule.steps else None
+            if actor is None:  # a notify, or a segment's own step (its kernels name their op themselves)
                 raise
             raise kernel_error(rt.plan, actor, err) from err
         pending = self.pending
@@ -151,8 +166,73 @@ class ReplayLayer:
         self.replays += 1
         schedule.replays += 1
         if schedule.replays == FUSE_AFTER and self.fuse:
-            schedule.fused = fuse(rt, schedule)
+            fused = fuse(rt, schedule)
+            if fused is not None:
+                schedule.fused = batch_notifies(rt, fused)
+                schedule.guarded = guarded_variables(rt, schedule)
 
     def __repr__(self) -> str:
         return (f"<ReplayLayer: {len(self.schedules)} schedules, {self.replays} calls replayed, "
                 f"{self.protocol_calls} run by the protocol>")
+
+
+def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
+    """The variables a failing replay of ``schedule.fused`` could leave half-written: those written at or before
+    its last act that can fail. A failure stops the call where it happens, so a variable written only after
+    that act is never touched by a failing call, and needs no copy before it (call_guard.CallGuard).
+
+    What can fail: an act not fused (a Python kernel may raise anything), a fused call that is ``checked``
+    (index checks: labels, gathers), and a segment's start (it fetches the pushed arrays and allocates the pulled
+    ones). What cannot: an unchecked fused call (Numba arithmetic on the fixed shapes it was compiled for, with
+    NumPy's error model: x / 0 is inf, not an exception), a section notify and a segment's hand-offs (the runtime's
+    own bookkeeping). A Ctrl-C cannot land in between: the session defers it, or copies everything.
+    """
+    writes = task_writes(rt.plan)
+    acts: list[tuple[bool, tuple[str, ...]]] = []  # (can fail, variables written), in the order they run
+    for step in schedule.fused or ():
+        if isinstance(step, Segment):
+            acts.append((True, ()))
+            for kernel, actor in zip(step.steps, step.actors):
+                call = fused_call_of(actor, kernel)
+                acts.append((call is None or call.checked, writes.get(actor.task.task_id, ())))
+            continue
+        actor = schedule.step_actors[schedule.steps.index(step)] if step in schedule.steps else None
+        if actor is not None:
+            acts.append((True, writes.get(actor.task.task_id, ())))
+    last = max((i for i, (fails, _) in enumerate(acts) if fails), default=-1)
+    return tuple(sorted({name for _, written in acts[: last + 1] for name in written}))
+
+
+class Notifies:
+    """Consecutive section notifies of a fused schedule as one step: each finishes the oldest instance launched
+    of its section's job, as ``Runtime.notify_section_done`` does, with the buffers looked up once."""
+
+    __slots__ = ("queues", "sections")
+
+    def __init__(self, rt: Runtime, sections: list[int]) -> None:
+        self.sections = tuple(sections)
+        self.queues = tuple(rt.notifier(section) for section in sections)
+
+    def __call__(self) -> None:
+        for queue in self.queues:
+            queue.popleft().finish()
+
+    def __repr__(self) -> str:
+        return f"Notifies(sections {list(self.sections)})"
+
+
+def batch_notifies(rt: Runtime, steps: list[Callable[[], None]]) -> list[Callable[[], None]]:
+    """``steps`` with each run of consecutive section notifies (``partial(rt.notify_section_done, id)``, as
+    capture.py records them) made one ``Notifies`` step."""
+    out: list[Callable[[], None]] = []
+    run: list[int] = []
+    for step in [*steps, None]:
+        if isinstance(step, partial) and step.func == rt.notify_section_done:
+            run.append(step.args[0])
+            continue
+        if run:
+            out.append(Notifies(rt, run))
+            run = []
+        if step is not None:
+            out.append(step)
+    return out

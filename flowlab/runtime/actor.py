@@ -124,6 +124,42 @@ class Actor:
             read.append((regst_id, regst.index))
         return read, written
 
+    def act_silent(self) -> None:
+        """``act()`` without building its (read, written) lists: the act of a run that no one records (a
+        protocol call's hot loop, Runtime._run_to_idle). Kept in step with ``act`` line for line;
+        tests/test_runtime.py checks that both leave the same protocol state."""
+        kernel = self.kernel
+        if kernel is not None:
+            if self.io_lbns is not None:
+                self._bind_rotating_arrays()
+            kernel(self.in_arrays, self.out_arrays)
+        act_id = self.act_id = self.act_id + 1
+        ready = self.ready_queue
+        for regst_id, slot, consumers in self.out_items:
+            regst = slot.popleft()
+            regst.act_id = act_id
+            if consumers:
+                regst.reading_cnt = n = len(consumers)
+                self.total_reading_cnt += n
+                for consumer in consumers:
+                    consumer.readable[regst_id].append(regst)
+                    if not consumer.queued and consumer.is_ready():
+                        consumer.queued = True
+                        ready.append(consumer)
+            else:
+                slot.append(regst)
+        for regst_id, slot, producer in self.in_items:
+            regst = slot.popleft()
+            regst.reading_cnt -= 1
+            producer.total_reading_cnt -= 1
+            if regst.reading_cnt == 0:
+                producer.writable[regst_id].append(regst)
+                if not producer.queued and producer.is_ready():
+                    producer.queued = True
+                    ready.append(producer)
+            if producer.state == "zombie":
+                producer.update_state()
+
     def _bind_rotating_arrays(self) -> None:
         in_lbns, out_lbns = self.io_lbns  # type: ignore[misc]
         fronts = [q[0].blobs for q in self.readable_list]
@@ -139,9 +175,12 @@ class Actor:
         if consumers:
             regst.reading_cnt = len(consumers)
             self.total_reading_cnt += len(consumers)
+            ready = self.ready_queue
             for consumer in consumers:
-                consumer.on_regst(regst)
-                self.rt.wake(consumer)
+                consumer.readable[regst_id].append(regst)  # on_regst and rt.wake, inlined
+                if not consumer.queued and consumer.is_ready():
+                    consumer.queued = True
+                    ready.append(consumer)
         else:
             self.writable[regst_id].append(regst)
         return regst_id, regst.index
@@ -150,7 +189,9 @@ class Actor:
         regst = self.readable[regst_id].popleft()
         producer = self.producer_of[regst_id]
         producer.on_return(regst)
-        self.rt.wake(producer)
+        if not producer.queued and producer.is_ready():  # rt.wake, inlined
+            producer.queued = True
+            self.ready_queue.append(producer)
         return regst_id, regst.index
 
     # -- messages ----------------------------------------------------------------------------------

@@ -47,7 +47,8 @@ class CallLayer(Protocol):
     (``runtime.run_protocol`` is the protocol's way), and while ``runtime.deferred`` is set it owes the protocol
     some bookkeeping, which ``observe()`` writes (and clears the flag) before the protocol's state is read."""
 
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...]) -> None: ...
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...],
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None: ...
 
     def observe(self) -> None: ...
 
@@ -154,27 +155,59 @@ class Runtime:
             self.buffers[WAIT_BUFFER].append(wait_id)
             self.wake(self.wait_actor)
 
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
+                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
         """Launch one call's instances and run until the runtime is idle again (the last one finished first).
 
         A layer, when one is attached, is handed the call instead. ``key``: the instances' job names, when the
-        caller already has them.
+        caller already has them. ``guard(names)`` is called before the call's first act, with the variables a
+        failure could leave half-written (None: all it writes; the session's call_guard.CallGuard copies them).
         """
         layer = self.layer
         if layer is None:
+            if guard is not None:
+                guard(None)
             self.run_protocol(instances)
         else:
-            layer.run_call(instances, key or tuple(i.job_name for i in instances))
+            layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
         """``run_call`` by the protocol: launch, step until the last instance finished, then until idle."""
         for instance in instances:
             self.launch(instance)
         last = instances[-1]
+        if not (self.hooks or self.deferred or self.closed):
+            self._run_to_idle(last)
+            return
         self.run_until(lambda: last.finished)
         while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
             if self.step(False) is None:
                 break
+
+    def _run_to_idle(self, last: JobInstance) -> None:
+        """``step(False)`` until ``last`` finished and then until idle, inlined: a protocol call's hot loop, for
+        a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
+        act). The same acts in the same order; raises RuntimeIdle when it stops before ``last`` finished."""
+        ready, msgs = self.ready, self.msgs
+        while True:
+            if msgs:
+                self._drain()
+            if not ready:
+                if last.finished:
+                    return
+                raise RuntimeIdle(self.describe_blocked())
+            actor = ready.popleft()
+            actor.queued = False
+            if not actor.is_ready():
+                continue
+            try:
+                actor.act_silent()
+            except Exception as err:
+                raise kernel_error(self.plan, actor, err) from err
+            self._seq += 1
+            if actor.is_ready():
+                actor.queued = True
+                ready.append(actor)
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
@@ -195,9 +228,16 @@ class Runtime:
     def notify_section_done(self, section_id: int) -> None:
         queue = self._notifiers.get(section_id)
         if queue is None:
+            queue = self.notifier(section_id)
+        queue.popleft().finish()
+
+    def notifier(self, section_id: int) -> deque[Any]:
+        """The CallbackNotifier buffer of a critical section's job: its launched instances, oldest first."""
+        queue = self._notifiers.get(section_id)
+        if queue is None:
             job_name = self.plan.job_names[self.plan.critical_sections[section_id].job_id]
             queue = self._notifiers[section_id] = self._route(job_name)[1][-1]
-        queue.popleft().finish()
+        return queue
 
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
