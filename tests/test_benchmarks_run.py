@@ -15,7 +15,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ("runtime_overhead.py", ["pad_Job, protocol act by act: overhead per act", "pad_Job, replayed: overhead per act",
                                "50-op chain, replayed: overhead per act", "target <= 2 us"]),
     ("compile_time.py", ["compile_jobs (passes, system jobs, Plan), median", "jobs / tasks / regsts / mem blocks"]),
-    ("startup.py", ["import + first pad_Job, warm cache", "import + first pad_Job, cold cache"]),
+    ("startup.py", ["pad_Job: import + first call, warm cache", "pad_Job: import + first call, empty cache",
+                    "MLP 784-512-10 train: start to end of first call, warm", "MLP ... 9th call (fusion)"]),
     ("mlp_vs_torch.py", ["MLP 784-512-10, batch 100: actors / acts per step", "tiny MLP 64-32-10, batch 8"]),
 ])
 def test_benchmark_prints_its_figures(script, labels):
