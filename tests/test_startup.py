@@ -45,3 +45,37 @@ def test_no_kernel_assigns_an_array_into_a_slice(path: Path) -> None:
 def test_the_check_finds_a_slice_assignment() -> None:
     code = "@njit\ndef f(x, out):\n    out[:] = x[0]\n    out[1:] = 0\n\ndef g(x, out):\n    out[:] = x\n"
     assert _slice_assignments(ast.parse(code)) == [3]
+
+
+def test_find_cycle_finds_a_cycle_and_only_a_cycle() -> None:
+    import networkx as nx
+
+    from flowlab.compiler.verify import find_cycle
+
+    assert find_cycle({1: [2], 2: [3], 3: []}) == []
+    assert find_cycle({1: [2, 3], 2: [4], 3: [4], 4: []}) == []  # a diamond is no cycle
+    assert find_cycle({1: [1]}) == [1]
+    cycle = find_cycle({0: [1], 1: [2], 2: [3], 3: [1], 4: [0]})
+    assert cycle == [1, 2, 3]
+    rng = __import__("random").Random(0)
+    for _ in range(200):  # against networkx on random graphs
+        n = rng.randint(1, 8)
+        succ = {i: [j for j in range(n) if rng.random() < 0.2] for i in range(n)}
+        found = find_cycle(succ)
+        graph = nx.DiGraph([(a, b) for a, bs in succ.items() for b in bs])
+        graph.add_nodes_from(succ)
+        assert bool(found) == (not nx.is_directed_acyclic_graph(graph))
+        assert all(found[(k + 1) % len(found)] in succ[a] for k, a in enumerate(found))
+
+
+def test_a_first_call_imports_no_networkx() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, flowlab as flow, flowlab.typing as tp\n"
+            "@flow.global_function()\n"
+            "def f(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:\n    return flow.math.relu(x)\n"
+            "f(np.ones(2, np.float32))\nprint('networkx' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(__import__("os").environ, FLOWLAB_KERNELS="reference")).stdout
+    assert out.strip().splitlines()[-1] == "False"
