@@ -41,6 +41,22 @@ import json, os, time
 start = time.perf_counter()
 import numpy as np, flowlab as flow, flowlab.typing as tp
 imported = time.perf_counter()
+compiling = [0.0, 0, 0.0]  # seconds in Numba compiles (outermost only), depth, when the outermost began
+if os.environ.get("FLOWLAB_KERNELS") != "reference":
+    import numba.core.event as ev
+
+    class Compiles(ev.Listener):
+        def on_start(self, event):
+            compiling[1] += 1
+            if compiling[1] == 1:
+                compiling[2] = time.perf_counter()
+
+        def on_end(self, event):
+            compiling[1] -= 1
+            if compiling[1] == 0:
+                compiling[0] += time.perf_counter() - compiling[2]
+
+    ev.register("numba:compile", Compiles())
 
 @flow.global_function(type="train")
 def train_job(x: tp.Numpy.Placeholder((100, 784)), y: tp.Numpy.Placeholder((100,), dtype=flow.int32)) -> tp.Numpy:
@@ -60,7 +76,8 @@ for _ in range(10):
     calls.append(time.perf_counter() - t)
     if len(calls) == 1:
         to_first = time.time() - float(os.environ.get("FLOWLAB_BENCH_SPAWNED", "nan"))
-print(json.dumps({"import": imported - start, "calls": calls, "to_first": to_first}))
+        compiled_in_first = compiling[0]
+print(json.dumps({"import": imported - start, "calls": calls, "to_first": to_first, "compile": compiled_in_first}))
 """
 
 
@@ -86,7 +103,7 @@ def mlp(env: dict[str, str]) -> dict[str, float]:
     out = subprocess.run([sys.executable, "-c", MLP], check=True, env=env, capture_output=True, text=True).stdout
     result = json.loads(out.strip().splitlines()[-1])
     return {"to_first": result["to_first"], "import": result["import"], "first": result["calls"][0],
-            "ninth": result["calls"][8]}
+            "ninth": result["calls"][8], "compile": result["compile"]}
 
 
 class Versions:
@@ -150,6 +167,8 @@ def main() -> None:
     pad_warm = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.warm[name])))
     pad_cold = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.fresh_dir("pad"))))
     mlp_warm = rounds(versions, n, lambda name, root: mlp(child_env(root, versions.warm[name])))
+    mlp_reference = rounds(versions, n, lambda name, root: mlp(child_env(root, versions.warm[name],
+                                                                          FLOWLAB_KERNELS="reference")))
     rows = [
         ("pad_Job: import + first call, warm cache", cell(median_of(pad_warm), 1.5)),
         ("pad_Job: import + first call, empty cache", cell(median_of(pad_cold), 6)),
@@ -157,6 +176,8 @@ def main() -> None:
         ("MLP ... its first call alone, warm", cell(median_of(mlp_warm, "first"))),
         ("MLP ... import flowlab, warm", cell(median_of(mlp_warm, "import"))),
         ("MLP ... 9th call (fusion), segment cached", cell(median_of(mlp_warm, "ninth"))),
+        ("MLP ... start to end of first call, NumPy reference kernels (no Numba; what a tiered start could reach)",
+         cell(median_of(mlp_reference, "to_first"))),
     ]
     for mode, flag in () if QUICK else (("compiled in the call", "0"), ("compiled in the background", "1")):
         fusing = rounds(versions, n, lambda name, root, flag=flag: mlp(child_env(
@@ -166,6 +187,8 @@ def main() -> None:
         mlp_cold = rounds(versions, n, lambda name, root: mlp(child_env(root, versions.fresh_dir("mlp"))))
         rows.append(("MLP ... start to end of first call, empty cache", cell(median_of(mlp_cold, "to_first"), 4.0)))
         rows.append(("MLP ... its first call alone, empty cache", cell(median_of(mlp_cold, "first"))))
+        rows.append(("MLP ... Numba compiling in that first call (the floor without a tiered start)",
+                     cell(median_of(mlp_cold, "compile"))))
     table("fresh-process start (medians of fresh processes)", rows)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")
     shutil.rmtree(versions.tmp, ignore_errors=True)
