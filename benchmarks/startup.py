@@ -159,8 +159,9 @@ def main() -> None:
     for name, root in versions.roots.items():  # fill the warm caches: kernels and fused segments
         if QUICK:  # the machine's own cache, as the test suite left it
             break
-        subprocess.run([sys.executable, "-c", PAD + MLP], check=True, env=child_env(root, versions.warm[name]),
-                       stdout=subprocess.DEVNULL)
+        for program in (PAD, MLP):
+            subprocess.run([sys.executable, "-c", program], check=True, env=child_env(root, versions.warm[name]),
+                           stdout=subprocess.DEVNULL)
         from_cache = child_env(root, versions.warm[name], FLOWLAB_FUSE_BACKGROUND="0")
         subprocess.run([sys.executable, "-c", MLP], check=True, env=from_cache, stdout=subprocess.DEVNULL)
 

@@ -66,6 +66,10 @@ def _submit(job: Callable[[], None]) -> Future[None]:
     with _compiler_lock:
         if _compiler is None:  # its thread is joined at exit: a compile is never cut off half-written to the cache
             _compiler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowlab-fuse")
+            # ... but at exit the compiles not yet begun are dropped (this runs before the executor's own join)
+            register = getattr(threading, "_register_atexit", None)
+            if register is not None:
+                register(lambda executor=_compiler: executor.shutdown(wait=False, cancel_futures=True))
         future = _compiler.submit(job)
         _pending.add(future)
     future.add_done_callback(_pending.discard)
