@@ -163,3 +163,13 @@ def test_another_process_loads_the_segment_from_the_cache(tmp_path: Path) -> Non
     assert first and [hit for _, hit in first] == [False] * len(first)  # compiled (the cache was empty) ...
     assert [name for name, _ in second] == [name for name, _ in first]  # ... the same text in a new process ...
     assert [hit for _, hit in second] == [True] * len(second)  # ... found in the cache
+
+
+def test_at_exit_the_running_compile_finishes_and_the_queued_ones_are_dropped() -> None:
+    code = ("import time\nfrom flowlab.replay import fused\n"
+            "for i in range(4):\n    fused._submit(lambda i=i: (time.sleep(1), print('compiled', i, flush=True)))\n"
+            "time.sleep(0.2)\nprint('exiting', flush=True)\n")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parent.parent))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         timeout=60).stdout.split("\n")
+    assert out[:3] == ["exiting", "compiled 0", ""]
