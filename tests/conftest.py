@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# Fused segments compile in the calling thread, so that a test's calls past fusion run the compiled segment (the
+# replay proof is about it); tests/test_fused_background.py tests the background compile the default uses.
+os.environ.setdefault("FLOWLAB_FUSE_BACKGROUND", "0")
 
 import flowlab as flow
 from flowlab.frontend import scope

@@ -11,9 +11,14 @@ watched copies, handed on once the segment ran. So a push/train/pull call is one
 in order. Section notifies touch no register, so a run goes on past them and they follow its segment.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
-per machine and cached (Numba cannot cache a function made by ``exec``). A kernel that must fail (a checked
-call, such as a label out of range) makes the segment return its index; its Python kernel then runs to raise
-the error the protocol would have raised, as a KernelError naming the op.
+per machine and cached (Numba cannot cache a function made by ``exec``); the text holds no address, only arena
+offsets, so another process running the same Plan writes the same text and loads the compiled segment from the
+cache. A segment compiles on a background thread (one for the process) while the replay goes on act by act: the
+9th call no longer pauses 6-18 s for it. Until its function is ready a segment runs its acts one by one, which the
+replay proof shows bit-identical to the fused function (FLOWLAB_FUSE_BACKGROUND=0 compiles in the call instead).
+
+A kernel that must fail (a checked call, such as a label out of range) makes the segment return its index; its
+Python kernel then runs to raise the error the protocol would have raised, as a KernelError naming the op.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ import importlib.util
 import math
 import os
 import sys
+import threading
 import warnings
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,21 +52,79 @@ def fusion_enabled() -> bool:
     return os.environ.get("FLOWLAB_FUSE", "1") not in ("0", "false", "off")
 
 
+def background_compile() -> bool:
+    return os.environ.get("FLOWLAB_FUSE_BACKGROUND", "1") not in ("0", "false", "off")
+
+
+_compiler: ThreadPoolExecutor | None = None  # one thread: segments compile one after another, off the caller's
+_compiler_lock = threading.Lock()
+_pending: set[Future[None]] = set()
+
+
+def _submit(job: Callable[[], None]) -> Future[None]:
+    global _compiler
+    with _compiler_lock:
+        if _compiler is None:  # its thread is joined at exit: a compile is never cut off half-written to the cache
+            _compiler = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowlab-fuse")
+            # ... but at exit the compiles not yet begun are dropped (this runs before the executor's own join)
+            register = getattr(threading, "_register_atexit", None)
+            if register is not None:
+                register(lambda executor=_compiler: executor.shutdown(wait=False, cancel_futures=True))
+        future = _compiler.submit(job)
+        _pending.add(future)
+    future.add_done_callback(_pending.discard)
+    return future
+
+
+def wait_compiled(timeout: float | None = None) -> None:
+    """Wait until every segment compile submitted so far has finished (tests and benchmarks)."""
+    for future in list(_pending):
+        future.exception(timeout)
+
+
 class Unfusable(Exception):
     """A register view that cannot be rebuilt from an arena inside the generated function."""
 
 
 class Segment:
-    """One generated function over a run of fusable acts, and how to call it."""
+    """One generated function over a run of fusable acts, and how to call it. ``fn`` is None until the function
+    is compiled (``compile``, on the caller's thread or the background one): until then a call runs the acts one
+    by one, as the unfused replay does. ``error`` says why a compile failed; such a segment stays act by act."""
 
-    def __init__(self, fn: Any, arenas: tuple[np.ndarray, ...], steps: list[Callable[[], None]],
-                 actors: list[Actor], plan: Any, source_path: Path, externals: tuple[External, ...] = ()) -> None:
-        self.fn, self.arenas, self.steps, self.actors, self.plan = fn, arenas, steps, actors, plan
+    def __init__(self, arenas: tuple[np.ndarray, ...], steps: list[Callable[[], None]], actors: list[Actor],
+                 plan: Any, source_path: Path, externals: tuple[External, ...] = ()) -> None:
+        self.fn: Any = None
+        self.arenas, self.steps, self.actors, self.plan = arenas, steps, actors, plan
         self.source_path = source_path
+        self.like = tuple(e.like for e in externals)
         self.fetches = tuple(e.fetch for e in externals)
         self.handoffs = tuple((k, e.done) for k, e in enumerate(externals) if e.done is not None)
+        self.error: BaseException | None = None
+        self.warned = False
+        self.cache_hit: bool | None = None  # whether Numba loaded the function from its cache
+        self.future: Future[None] | None = None
+
+    def compile(self) -> None:
+        from numba import typeof
+
+        fn = _import(self.source_path)
+        fn.compile(tuple(typeof(a) for a in (*self.arenas, *self.like)))  # now: a call runs kernels
+        self.cache_hit = sum(fn.stats.cache_hits.values()) > 0
+        self.fn = fn
+
+    def compile_in_background(self) -> None:
+        def job() -> None:
+            try:
+                self.compile()
+            except BaseException as err:  # the segment stays act by act; the next call warns
+                self.error = err
+
+        self.future = _submit(job)
 
     def __call__(self) -> None:
+        if self.fn is None:
+            self.act_by_act()
+            return
         extra = [fetch() for fetch in self.fetches]  # in act order: buffers are popped as the acts would
         failed = self.fn(*self.arenas, *extra)
         if failed >= 0:  # the Python kernel raises the act's own error
@@ -72,8 +137,22 @@ class Segment:
         for k, done in self.handoffs:
             done(extra[k])
 
+    def act_by_act(self) -> None:
+        if self.error is not None and not self.warned:
+            err, self.warned = self.error, True
+            warnings.warn(f"flowlab could not compile {self!r}; its acts keep running one by one "
+                          f"({type(err).__name__}: {err})", RuntimeWarning, stacklevel=4)
+        for index, step in enumerate(self.steps):
+            try:
+                step()
+            except KernelError:
+                raise
+            except Exception as err:  # as the unfused replay reports it: naming the act's op
+                raise kernel_error(self.plan, self.actors[index], err) from err
+
     def __repr__(self) -> str:
-        return f"<fused segment of {len(self.actors)} acts: {self.source_path.name}>"
+        state = "compiled" if self.fn is not None else "compiling, act by act" if self.error is None else "act by act"
+        return f"<fused segment of {len(self.actors)} acts ({state}): {self.source_path.name}>"
 
 
 def _arena_table(rt: Runtime) -> list[tuple[int, int, int, np.ndarray]]:
@@ -94,7 +173,7 @@ def _literal(value: int | float) -> str:
 class _Codegen:
     def __init__(self, arenas: list[tuple[int, int, int, np.ndarray]]) -> None:
         self.arenas = arenas
-        self.used: dict[int, int] = {}  # block id -> argument position
+        self.used: dict[tuple[int, str], int] = {}  # (block id, dtype) -> argument position
         self.arena_args: list[np.ndarray] = []
         self.imports: dict[tuple[str, str], str] = {}
         self.views: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], str] = {}
@@ -118,6 +197,8 @@ class _Codegen:
             raise Unfusable("an argument is not in any memory block")
         start, block_id, arena = found[0]
         offset = ptr - start
+        if offset % a.itemsize:
+            raise Unfusable(f"a {a.dtype} view at byte {offset} of its arena")
         if a.flags.c_contiguous:
             shape, transposed = a.shape, False
         elif a.ndim == 2 and a.T.flags.c_contiguous:
@@ -127,12 +208,17 @@ class _Codegen:
         key = (ptr, a.dtype.str, a.shape, a.strides)
         if key in self.views:
             return self.views[key]
-        if block_id not in self.used:
-            self.used[block_id] = len(self.arena_args)
-            self.arena_args.append(arena)
+        # The arena comes in already viewed as the blob's dtype: an ndarray.view inside the function made Numba
+        # compile a dtype-view helper and lower a view per register, a third of a segment's compile time.
+        typed = (block_id, a.dtype.str)
+        if typed not in self.used:
+            self.used[typed] = len(self.arena_args)
+            self.arena_args.append(arena[:arena.nbytes - arena.nbytes % a.itemsize].view(a.dtype))
         name = f"v{len(self.views)}"
-        expr = (f"b{self.used[block_id]}[{offset}:{offset + a.nbytes}].view(np.{a.dtype.name})"
-                f".reshape({tuple(int(d) for d in shape)!r})")
+        first = offset // a.itemsize
+        expr = f"b{self.used[typed]}[{first}:{first + a.size}]"
+        if len(shape) != 1:
+            expr += f".reshape({tuple(int(d) for d in shape)!r})"
         self.lines.append(f"    {name} = {expr}{'.T' if transposed else ''}")
         self.views[key] = name
         return name
@@ -183,7 +269,8 @@ def fused_call_of(actor: Actor, step: Callable[[], None]) -> FusedCall | None:
     return build(ins, outs)
 
 
-def _load(source: str) -> tuple[Any, Path]:
+def _write(source: str) -> Path:
+    """The segment's source file, named by its content (the same Plan writes the same text in every process)."""
     from ..kernels.numba_cpu._numba import cache_dir
 
     digest = hashlib.sha256(source.encode()).hexdigest()[:20]
@@ -191,31 +278,43 @@ def _load(source: str) -> tuple[Any, Path]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"segment_{digest}.py"
     if not path.exists() or path.read_text() != source:
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
         tmp.write_text(source)
         tmp.replace(path)  # atomic: a concurrent process reads the old or the new file, never half of one
-    name = f"flowlab_fused_{digest}"
-    if name in sys.modules:
-        return sys.modules[name].segment, path
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module  # Numba's cache finds a compiled function's module by name when loading it
-    spec.loader.exec_module(module)
-    return module.segment, path
+    return path
+
+
+_import_lock = threading.Lock()
+
+
+def _import(path: Path) -> Any:
+    name = f"flowlab_fused_{path.stem.removeprefix('segment_')}"
+    with _import_lock:
+        if name not in sys.modules:
+            spec = importlib.util.spec_from_file_location(name, path)
+            assert spec is not None and spec.loader is not None
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[name] = module  # Numba's cache finds a compiled function's module by name when loading it
+            try:
+                spec.loader.exec_module(module)
+            except BaseException:
+                del sys.modules[name]
+                raise
+        return sys.modules[name].segment
 
 
 def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
-    from numba import typeof
-
     gen = _Codegen(arena_table)
     for index, (_step, _actor, call) in enumerate(run):
         gen.call(index, call)
-    fn, path = _load(gen.source())
-    arenas = tuple(gen.arena_args)
-    fn.compile(tuple(typeof(a) for a in (*arenas, *(e.like for e in gen.externals))))  # now: a call runs kernels
-    return Segment(fn, arenas, [s for s, _, _ in run], [a for _, a, _ in run], rt.plan, path, tuple(gen.externals))
+    segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
+                      _write(gen.source()), tuple(gen.externals))
+    if background_compile():
+        segment.compile_in_background()
+    else:
+        segment.compile()
+    return segment
 
 
 def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:

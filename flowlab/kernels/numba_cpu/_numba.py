@@ -40,6 +40,11 @@ def njit(fn=None, **kwargs):
     """``numba.njit(cache=True, error_model="numpy")``; every flowlab kernel goes through here.
 
     error_model="numpy": x / 0 gives inf or nan as in NumPy and OneFlow (Numba's default raises).
+
+    A kernel must not assign an array into a slice (``out[:] = x[0]``, ``y.ravel()[:] = np.exp(x)``): Numba
+    compiles its formatted shape-mismatch error for that, string formatting included, which took 5-14 s of a
+    fresh process's first compile (and is never cached on its own). Write the loop, or use a ufunc's ``out``
+    argument (``np.exp(x, y)``). tests/test_startup.py checks every kernel file for it.
     """
     kwargs.setdefault("cache", True)
     kwargs.setdefault("error_model", "numpy")

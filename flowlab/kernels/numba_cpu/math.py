@@ -128,32 +128,32 @@ def _sigmoid(x, y):
 
 @njit
 def _tanh(x, y):
-    y.ravel()[:] = np.tanh(x.ravel())
+    np.tanh(x.ravel(), y.ravel())
 
 
 @njit
 def _negative(x, y):
-    y.ravel()[:] = -x.ravel()
+    np.negative(x.ravel(), y.ravel())
 
 
 @njit
 def _reciprocal(x, y):
-    y.ravel()[:] = 1.0 / x.ravel()
+    np.divide(1.0, x.ravel(), y.ravel())
 
 
 @njit
 def _exp(x, y):
-    y.ravel()[:] = np.exp(x.ravel())
+    np.exp(x.ravel(), y.ravel())
 
 
 @njit
 def _log(x, y):
-    y.ravel()[:] = np.log(x.ravel())
+    np.log(x.ravel(), y.ravel())
 
 
 @njit
 def _sqrt(x, y):
-    y.ravel()[:] = np.sqrt(x.ravel())
+    np.sqrt(x.ravel(), y.ravel())
 
 
 @njit
@@ -165,12 +165,12 @@ def _square(x, y):
 
 @njit
 def _sign(x, y):
-    y.ravel()[:] = np.sign(x.ravel())
+    np.sign(x.ravel(), y.ravel())
 
 
 @njit
 def _abs(x, y):
-    y.ravel()[:] = np.abs(x.ravel())
+    np.abs(x.ravel(), y.ravel())
 
 
 @njit

@@ -50,7 +50,8 @@ def _argmax_rows(x, out):
 @njit
 def _sum_leading(x, out):
     # x (reduced, kept): add rows in memory order, cache-friendly (a bias gradient's reduction)
-    out[:] = x[0]
+    for c in range(x.shape[1]):  # not out[:] = x[0]: see _numba.py on slice assignment
+        out[c] = x[0, c]
     for r in range(1, x.shape[0]):
         for c in range(x.shape[1]):
             out[c] += x[r, c]
