@@ -22,6 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from scipy import special
 
 Blob = tuple[np.ndarray, np.ndarray]  # (value in the blob's dtype, float64 error bound; inf: open)
 INF = np.inf
@@ -35,10 +36,11 @@ def _eps(dtype: np.dtype) -> float:
     return float(np.finfo(dtype).eps)
 
 
-def _mul0(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a * b for error terms, where a zero error times an infinite magnitude is zero (not NaN)."""
+def _mul0(mag: np.ndarray, err: np.ndarray) -> np.ndarray:
+    """mag * err for error terms: a zero error gives zero (an exact inf times an exact value stays exact), an open
+    error (inf) stays open even times zero (the open value may be NaN or inf)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        return np.where((a == 0) | (b == 0), 0.0, a * b)
+        return np.where(err == 0, 0.0, np.where(np.isinf(err), INF, np.where(mag == 0, 0.0, mag * err)))
 
 
 def _clean(v: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -103,7 +105,7 @@ def _monotone(f: Callable[[np.ndarray], np.ndarray], x: np.ndarray, e: np.ndarra
         lo, hi = f(x64 - e), f(x64 + e)
         spread = np.maximum(np.abs(hi - r), np.abs(lo - r))
         out_of_domain = (np.isnan(lo) | np.isnan(hi)) & ~np.isnan(r)
-        spread = np.where(e == 0, 0.0, np.where(out_of_domain, INF, spread))
+        spread = np.where(e == 0, 0.0, np.where(out_of_domain | np.isinf(e), INF, spread))
     return r, spread
 
 
@@ -128,6 +130,9 @@ def _unary(kind: str, a: Blob, attrs: dict[str, Any]) -> Blob:
             if kind in ("sigmoid", "exp"):  # below the normal range an implementation may flush to zero
                 ev = np.where(np.isfinite(ev), ev + float(np.finfo(x.dtype).tiny), ev)
             return v, ev
+        if kind == "gelu":  # 0.5 x (1 + erf(x / sqrt 2)), OneFlow's exact GELU; |gelu'| < 1.13
+            r = 0.5 * x.astype(np.float64) * (1 + special.erf(x.astype(np.float64) / np.sqrt(2.0)))
+            return _finish(r, 1.13 * e + float(np.finfo(x.dtype).tiny), x.dtype, rounding=4.0)
         if kind == "relu":  # x > 0 ? x : 0, NaN kept
             v = np.where(np.isnan(x), x, np.where(x > 0, x, np.zeros_like(x)))
             return v, _clean(v, e.copy())
@@ -282,7 +287,7 @@ def _eval(op: Any, ins: dict[str, list[Blob]], out_descs: list[Any]) -> list[Blo
         operand = np.full((1,), attrs["operand"]).astype(v.dtype)
         return [_binary("add" if t == "scalar_add" else "mul", x, (operand, np.zeros(1)))]
     if t in ("relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs",
-             "leaky_relu"):
+             "leaky_relu", "gelu"):
         return [_unary(t, x, attrs)]
     if t in ("reduce_sum", "reduce_mean", "reduce_max"):
         return [_reduce(t, x, attrs, out_descs[0].shape)]
