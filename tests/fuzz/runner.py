@@ -1,8 +1,10 @@
 """Run a fuzz Program through flowlab's three paths and compare every result with the NumPy oracle.
 
 The paths: ``protocol`` (Numba kernels, actor protocol act by act, replay off), ``fused`` (Numba kernels, the
-call repeated past the fusion threshold with alternating inputs, so capture, replay and fused segments all run)
-and ``reference`` (FLOWLAB_KERNELS=reference, replay off).
+call repeated past the fusion threshold with alternating inputs, so capture, replay and fused segments all run),
+``replayed`` (the same calls with FLOWLAB_FUSE=0: capture and replay only) and ``reference``
+(FLOWLAB_KERNELS=reference, replay off). Fusing compiles one Numba function per program (about a second the first
+time; cached on disk by its source), so the default run fuses a quarter of its programs and replays the rest.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from .oracle import interpret, mismatches
 from .programs import Program, build_job
 
 MODES = ("protocol", "fused", "reference")
+REPLAYED = ("fused", "replayed")
 # The fusion threshold is FUSE_AFTER replays of a schedule (runtime/fused.py, 8): call 1 captures, calls 2-9
 # replay and the 9th replay runs the fused segments; 12 calls leave three fused calls on both input sets.
 FUSED_CALLS = 12
@@ -37,13 +40,13 @@ def switched(mode: str) -> Iterator[None]:
     """Select a path: kernels and fusion through their environment variables (read when a session builds its
     runtime), replay through the module flag and FLOWLAB_REPLAY."""
     env = {"FLOWLAB_KERNELS": "reference" if mode == "reference" else "numba",
-           "FLOWLAB_REPLAY": "1" if mode == "fused" else "0", "FLOWLAB_FUSE": "1" if mode == "fused" else "0"}
+           "FLOWLAB_REPLAY": "1" if mode in REPLAYED else "0", "FLOWLAB_FUSE": "1" if mode == "fused" else "0"}
     saved_env = {k: os.environ.get(k) for k in env}
     flags = _replay_flags()
     saved_flags = [m.REPLAY for m in flags]
     os.environ.update(env)
     for m in flags:
-        m.REPLAY = mode == "fused"
+        m.REPLAY = mode in REPLAYED
     try:
         yield
     finally:
@@ -66,7 +69,7 @@ def _replay_counts(session: Any) -> tuple[int, int]:
 def run_mode(program: Program, inputs: list[list[np.ndarray]], mode: str) -> tuple[list[tuple[int, list[Any]]], Any]:
     """Call the program's job in ``mode``; returns [(input set, results)] per call, and the session."""
     flow.clear_default_session()
-    calls = [k % len(inputs) for k in range(FUSED_CALLS)] if mode == "fused" else list(range(len(inputs)))
+    calls = [k % len(inputs) for k in range(FUSED_CALLS)] if mode in REPLAYED else list(range(len(inputs)))
     out = []
     with switched(mode):
         job = build_job(program)
@@ -93,9 +96,9 @@ def check_program(program: Program, inputs: list[list[np.ndarray]], modes: tuple
                         failures.append(f"{name}: flowlab inferred {desc}, the op rules give "
                                         f"{value.dtype}{list(value.shape)}")
                 expected = [interpret(job, dict(zip(job.input_op_names, arrays))) for arrays in inputs]
-            if mode == "fused":
+            if mode in REPLAYED:
                 replays, fused = _replay_counts(session)
-                if replays < FUSED_CALLS - 2 or not fused:
+                if replays < FUSED_CALLS - 2 or bool(fused) != (mode == "fused"):
                     failures.append(f"fused: {replays} of {FUSED_CALLS} calls replayed, {fused} schedules fused; "
                                     "the replay/fusion switch did not take effect")
             for call, (k, outs) in enumerate(results):

@@ -1,9 +1,9 @@
 """Differential fuzzing (issue 9): random job graphs through the whole runtime, against a NumPy interpreter.
 
-Each example is a random well-typed program (programs.py) and two sets of inputs with special values (NaN, +-inf,
-+-0, huge, denormal). flowlab runs it act by act (protocol), replayed and fused, and with the reference kernels;
-every result must agree with the oracle (oracle.py). The default run is 200 fixed examples (derandomized, so CI
-is reproducible); ``pytest -m long tests/fuzz`` runs 2,000 fresh ones.
+Each example is a random well-typed program (generators.py) and two sets of inputs with special values (NaN,
++-inf, +-0, huge, denormal). flowlab runs it act by act (protocol), replayed (fused in one example of four), and
+with the reference kernels; every result must agree with the oracle (oracle.py). The default run is 200 fixed
+examples (derandomized, so CI is reproducible); ``pytest -m long tests/fuzz`` runs 2,000 fresh ones.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ SETTINGS = {"deadline": None, "suppress_health_check": list(HealthCheck), "datab
 def _check(data: st.DataObject) -> None:
     program = data.draw(programs(), label="program")
     inputs = [data.draw(input_arrays(program), label=f"inputs {k}") for k in range(2)]
-    check_program(program, inputs)
+    fuse = data.draw(st.integers(0, 3), label="fuse (0) or replay only") == 0  # see runner.py's docstring
+    check_program(program, inputs, ("protocol", "fused" if fuse else "replayed", "reference"))
 
 
 @settings(max_examples=200, derandomize=True, **SETTINGS)
