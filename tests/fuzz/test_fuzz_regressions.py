@@ -1,0 +1,38 @@
+"""Minimal programs from the differential fuzzer that flowlab gets wrong, each marked ``xfail(strict=True)`` so
+it fails loudly once the defect is fixed: then drop the mark, and lift the matching restriction in
+generators.py (``KNOWN_NAN_DEFECTS``, marked ``TODO(issue 9)``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from .programs import Node, Program, Value
+from .runner import check_program
+
+NAN_ROW = np.array([[1.0, np.nan, 3.0, -1.0], [np.nan, -np.inf, 0.0, 2.0]], np.float32)
+FINITE = np.array([[1.0, 5.0, 3.0, -1.0], [0.5, -2.0, 0.0, 2.0]], np.float32)
+
+
+def _one_op(fn: str, out: Value, kw: tuple = ()) -> Program:
+    x = Value((2, 4), "float32")
+    return Program((x,), (Node(fn, (0,), kw),), (x, out), (1,))
+
+
+@pytest.mark.xfail(strict=True, reason="Numba relu gives 0 for NaN (x > 0 ? x : 0); NumPy, the reference "
+                                       "kernel and the oracle keep NaN (flowlab/kernels/numba_cpu/math.py _relu)")
+def test_relu_keeps_nan() -> None:
+    check_program(_one_op("relu", Value((2, 4), "float32")), [[NAN_ROW], [FINITE]])
+
+
+@pytest.mark.xfail(strict=True, reason="Numba reduce_max skips NaN (only x > m replaces m); np.max and the "
+                                       "reference kernel give NaN (flowlab/kernels/numba_cpu/reduce.py _max_rows)")
+def test_reduce_max_propagates_nan() -> None:
+    program = _one_op("reduce_max", Value((2,), "float32"), (("axis", 1), ("keepdims", False)))
+    check_program(program, [[NAN_ROW], [FINITE]])
+
+
+@pytest.mark.xfail(strict=True, reason="Numba argmax skips NaN; np.argmax and the reference kernel take the first "
+                                       "NaN as the largest (flowlab/kernels/numba_cpu/reduce.py _argmax_rows)")
+def test_argmax_takes_the_first_nan() -> None:
+    check_program(_one_op("argmax", Value((2,), "int32"), (("axis", -1),)), [[NAN_ROW], [FINITE]])
