@@ -101,6 +101,20 @@ def g_softmax(draw: Any, vals: Values) -> tuple[Node, Value] | None:
     return Node("softmax", (x,), (("axis", axis),)), vals[x]
 
 
+def g_xent(draw: Any, vals: Values) -> tuple[Node, Value] | None:
+    """Sigmoid cross entropy, OneFlow's stable form max(x, 0) - x z + log(1 + exp(-|x|)).
+
+    TODO(issue 9): add softmax_cross_entropy_with_logits and the sparse one once their stability fix is merged:
+    today both compute -sum(label * log(softmax(x))), so a class whose probability underflows gives
+    0 * log(0) = NaN (or inf), where OneFlow clamps the log (SafeLog, 1e-20) -- the semantics the fix settles."""
+    logits = _pick(draw, vals, lambda i, v: v.dtype in FLOATS)
+    if logits is None:
+        return None
+    lv = vals[logits]
+    labels = _pick(draw, vals, lambda i, v: v.dtype == lv.dtype and v.shape == lv.shape)
+    return Node("sigmoid_cross_entropy_with_logits", (labels, logits)), lv
+
+
 def g_reduce(draw: Any, vals: Values) -> tuple[Node, Value] | None:
     fn = draw(st.sampled_from([f for f in ("reduce_sum", "reduce_mean", "reduce_max") if f not in KNOWN_NAN_DEFECTS]))
     x = _pick(draw, vals, lambda i, v: fn != "reduce_mean" or v.dtype in FLOATS)
@@ -284,11 +298,11 @@ GENERATORS: dict[str, Gen] = {
     "binary": g_binary, "scalar": g_scalar, "unary": g_unary, "softmax": g_softmax, "reduce": g_reduce,
     "argmax": g_argmax, "matmul": g_matmul, "bias_add": g_bias_add, "reshape": g_reshape,
     "transpose": g_transpose, "concat": g_concat, "slice": g_slice, "cast": g_cast, "gather": g_gather,
-    "constant": g_constant, "like": g_like, "pad": g_pad,
+    "constant": g_constant, "like": g_like, "pad": g_pad, "xent": g_xent,
 }
 WEIGHTS = {"binary": 4, "scalar": 2, "unary": 4, "reduce": 2, "matmul": 2, "reshape": 2, "transpose": 1,
            "concat": 1, "slice": 1, "cast": 1, "gather": 1, "constant": 1, "like": 1, "softmax": 1, "argmax": 1,
-           "bias_add": 1, "pad": 1}
+           "bias_add": 1, "pad": 1, "xent": 1}
 KINDS = [k for k, w in WEIGHTS.items() for _ in range(w)]
 
 

@@ -233,6 +233,18 @@ def _softmax(a: Blob) -> Blob:
     return _finish(r, bound, x.dtype)
 
 
+def _sigmoid_xent(logits: Blob, labels: Blob) -> Blob:
+    """OneFlow's stable form max(x, 0) - x z + log(1 + exp(-|x|)); d/dx is sigmoid(x) - z, d/dz is -x."""
+    (x, ex), (z, ez) = logits, labels
+    with np.errstate(all="ignore"):
+        x64, z64 = x.astype(np.float64), z.astype(np.float64)
+        r = np.maximum(x64, 0) - x64 * z64 + np.log1p(np.exp(-np.abs(x64)))
+        bound = _mul0(1 + np.abs(z64), ex) + _mul0(np.abs(x64), ez) + _mul0(ex, ez)
+        scale = np.abs(np.maximum(x64, 0)) + np.abs(x64 * z64) + 1.0
+        bound = bound + np.where(np.isfinite(scale), 4 * _eps(x.dtype) * scale, 0.0)
+    return _finish(r, bound, x.dtype)
+
+
 def _matmul(a: Blob, b: Blob, attrs: dict[str, Any]) -> Blob:
     (va, ea), (vb, eb) = a, b
     if attrs["transpose_a"]:
@@ -295,6 +307,8 @@ def _eval(op: Any, ins: dict[str, list[Blob]], out_descs: list[Any]) -> list[Blo
         return [_argmax(x)]
     if t == "softmax":
         return [_softmax(x)]
+    if t == "sigmoid_cross_entropy":
+        return [_sigmoid_xent(ins["prediction"][0], ins["label"][0])]
     if t == "matmul":
         return [_matmul(ins["a"][0], ins["b"][0], attrs)]
     if t == "bias_add":

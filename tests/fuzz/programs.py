@@ -75,7 +75,9 @@ CALLS: dict[str, Callable[..., Any]] = {
     **{f"{name}_scalar": _scalar_op(name) for name in ("add", "subtract", "multiply", "divide")},
     **{name: getattr(flow.math, name) for name in (
         "relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs")},
-    "leaky_relu": flow.nn.leaky_relu, "gelu": flow.nn.gelu, "softmax": flow.nn.softmax,
+    "leaky_relu": flow.nn.leaky_relu, "gelu": flow.nn.gelu,
+    "sigmoid_cross_entropy_with_logits": flow.nn.sigmoid_cross_entropy_with_logits,
+    "softmax_cross_entropy_with_logits": flow.nn.softmax_cross_entropy_with_logits, "softmax": flow.nn.softmax,
     "reduce_sum": flow.math.reduce_sum, "reduce_mean": flow.math.reduce_mean, "reduce_max": flow.math.reduce_max,
     "argmax": flow.math.argmax, "matmul": flow.matmul, "bias_add": flow.nn.bias_add,
     "reshape": flow.reshape, "flatten": flow.flatten, "expand_dims": flow.expand_dims, "squeeze": flow.squeeze,
