@@ -4,7 +4,8 @@ The paths: ``protocol`` (Numba kernels, actor protocol act by act, replay off), 
 call repeated past the fusion threshold with alternating inputs, so capture, replay and fused segments all run),
 ``replayed`` (the same calls with FLOWLAB_FUSE=0: capture and replay only) and ``reference``
 (FLOWLAB_KERNELS=reference, replay off). Fusing compiles one Numba function per program (about a second the first
-time; cached on disk by its source), so the default run fuses a quarter of its programs and replays the rest.
+time; cached on disk by its source), so the default run fuses an eighth of its programs (the long run a quarter)
+and replays the rest.
 """
 
 from __future__ import annotations
