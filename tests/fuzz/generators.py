@@ -87,7 +87,8 @@ def g_unary(draw: Any, vals: Values) -> tuple[Node, Value] | None:
         fns = ["negative", "square", "sign", "abs", "relu"]
     else:
         fns = ["relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs",
-               "leaky_relu", "gelu"]
+               "leaky_relu"]  # TODO(issue 9): add "gelu" once the reference
+                              # kernel computes x / sqrt(2) in float64 (test_fuzz_regressions.py)
     fn = draw(st.sampled_from([f for f in fns if f not in KNOWN_NAN_DEFECTS]))
     return Node(fn, (x,)), vals[x]
 
