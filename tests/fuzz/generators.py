@@ -78,7 +78,7 @@ def g_scalar(draw: Any, vals: Values) -> tuple[Node, Value] | None:
         value = draw(st.sampled_from([0.0, -0.0, 0.5, -2.0, 3.0, 0.1, 1e30, -1e-30]))
     if fn == "divide" and not left and value == 0:
         value = 2 if vals[x].dtype == "int32" else 2.0  # dividing by the constant 0 is a trace-time error
-    return Node(f"{fn}_scalar", (x,), (("value", value), ("left", left))), vals[x]
+    return Node(f"{fn}_scalar", (x,), (("value", value), ("left", left))), Value(vals[x].shape, vals[x].dtype)
 
 
 def g_unary(draw: Any, vals: Values) -> tuple[Node, Value] | None:
@@ -90,7 +90,7 @@ def g_unary(draw: Any, vals: Values) -> tuple[Node, Value] | None:
                "leaky_relu"]  # TODO(issue 9): add "gelu" once the reference
                               # kernel computes x / sqrt(2) in float64 (test_fuzz_regressions.py)
     fn = draw(st.sampled_from([f for f in fns if f not in KNOWN_NAN_DEFECTS]))
-    return Node(fn, (x,)), vals[x]
+    return Node(fn, (x,)), Value(vals[x].shape, vals[x].dtype)  # no index bound: the values changed
 
 
 def g_softmax(draw: Any, vals: Values) -> tuple[Node, Value] | None:
@@ -277,7 +277,8 @@ def g_constant(draw: Any, vals: Values) -> tuple[Node, Value] | None:
 
 def g_like(draw: Any, vals: Values) -> tuple[Node, Value] | None:
     x = _pick(draw, vals, lambda i, v: True)
-    return Node(draw(st.sampled_from(["identity", "zeros_like", "ones_like"])), (x,)), vals[x]
+    fn = draw(st.sampled_from(["identity", "zeros_like", "ones_like"]))
+    return Node(fn, (x,)), vals[x] if fn == "identity" else Value(vals[x].shape, vals[x].dtype)
 
 
 def g_pad(draw: Any, vals: Values) -> tuple[Node, Value] | None:
