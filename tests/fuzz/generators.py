@@ -11,11 +11,6 @@ from hypothesis import strategies as st
 
 from .programs import DTYPES, FLOATS, Node, Program, Value
 
-# TODO(issue 9): remove once the Numba relu, reduce_max and argmax kernels propagate NaN (relu(NaN) gives 0,
-# reduce_max and argmax skip a NaN: flowlab/kernels/numba_cpu/math.py _relu, reduce.py _max_rows, _argmax_rows).
-# Until then the generator makes none of these ops.
-KNOWN_NAN_DEFECTS = frozenset({"relu", "reduce_max", "argmax"})
-
 
 # -- shape rules -------------------------------------------------------------------------------------------------
 def broadcast(a: tuple[int, ...], b: tuple[int, ...]) -> tuple[int, ...] | None:
@@ -87,9 +82,8 @@ def g_unary(draw: Any, vals: Values) -> tuple[Node, Value] | None:
         fns = ["negative", "square", "sign", "abs", "relu"]
     else:
         fns = ["relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs",
-               "leaky_relu"]  # TODO(issue 9): add "gelu" once the reference
-                              # kernel computes x / sqrt(2) in float64 (test_fuzz_regressions.py)
-    fn = draw(st.sampled_from([f for f in fns if f not in KNOWN_NAN_DEFECTS]))
+               "leaky_relu", "gelu"]
+    fn = draw(st.sampled_from(fns))
     return Node(fn, (x,)), Value(vals[x].shape, vals[x].dtype)  # no index bound: the values changed
 
 
@@ -103,11 +97,9 @@ def g_softmax(draw: Any, vals: Values) -> tuple[Node, Value] | None:
 
 
 def g_xent(draw: Any, vals: Values) -> tuple[Node, Value] | None:
-    """Sigmoid cross entropy, OneFlow's stable form max(x, 0) - x z + log(1 + exp(-|x|)).
-
-    TODO(issue 9): add softmax_cross_entropy_with_logits and the sparse one once their stability fix is merged:
-    today both compute -sum(label * log(softmax(x))), so a class whose probability underflows gives
-    0 * log(0) = NaN (or inf), where OneFlow clamps the log (SafeLog, 1e-20) -- the semantics the fix settles."""
+    """Sigmoid cross entropy, OneFlow's stable form max(x, 0) - x z + log(1 + exp(-|x|)). The softmax cross
+    entropies are not generated (the oracle has no model of them); tests/ops/test_xent_stability.py and
+    test_fuzz_regressions.py pin their log-sum-exp form."""
     logits = _pick(draw, vals, lambda i, v: v.dtype in FLOATS)
     if logits is None:
         return None
@@ -117,7 +109,7 @@ def g_xent(draw: Any, vals: Values) -> tuple[Node, Value] | None:
 
 
 def g_reduce(draw: Any, vals: Values) -> tuple[Node, Value] | None:
-    fn = draw(st.sampled_from([f for f in ("reduce_sum", "reduce_mean", "reduce_max") if f not in KNOWN_NAN_DEFECTS]))
+    fn = draw(st.sampled_from(("reduce_sum", "reduce_mean", "reduce_max")))
     x = _pick(draw, vals, lambda i, v: fn != "reduce_mean" or v.dtype in FLOATS)
     if x is None:
         return None
@@ -130,8 +122,6 @@ def g_reduce(draw: Any, vals: Values) -> tuple[Node, Value] | None:
 
 
 def g_argmax(draw: Any, vals: Values) -> tuple[Node, Value] | None:
-    if "argmax" in KNOWN_NAN_DEFECTS:
-        return None
     x = _pick(draw, vals, lambda i, v: True)
     shape = vals[x].shape
     axis = draw(st.integers(-len(shape), len(shape) - 1))

@@ -11,7 +11,6 @@ and replays the rest.
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -25,29 +24,19 @@ from .programs import Program, build_job
 
 MODES = ("protocol", "fused", "reference")
 REPLAYED = ("fused", "replayed")
-# The fusion threshold is FUSE_AFTER replays of a schedule (runtime/fused.py, 8): call 1 captures, calls 2-9
+# The fusion threshold is FUSE_AFTER replays of a schedule (replay/fused.py, 8): call 1 captures, calls 2-9
 # replay and the 9th replay runs the fused segments; 12 calls leave three fused calls on both input sets.
 FUSED_CALLS = 12
 
 
-def _replay_flags() -> list[Any]:
-    """Modules holding the REPLAY switch read from FLOWLAB_REPLAY at import (flowlab/runtime/runtime.py today)."""
-    return [m for name, m in list(sys.modules.items())
-            if name.startswith("flowlab.") and isinstance(getattr(m, "REPLAY", None), bool)]
-
-
 @contextmanager
 def switched(mode: str) -> Iterator[None]:
-    """Select a path: kernels and fusion through their environment variables (read when a session builds its
-    runtime), replay through the module flag and FLOWLAB_REPLAY."""
+    """Select a path through the environment variables read when a session builds its runtime: the kernels, and
+    whether the replay layer is attached (flowlab/replay/) and fuses."""
     env = {"FLOWLAB_KERNELS": "reference" if mode == "reference" else "numba",
            "FLOWLAB_REPLAY": "1" if mode in REPLAYED else "0", "FLOWLAB_FUSE": "1" if mode == "fused" else "0"}
     saved_env = {k: os.environ.get(k) for k in env}
-    flags = _replay_flags()
-    saved_flags = [m.REPLAY for m in flags]
     os.environ.update(env)
-    for m in flags:
-        m.REPLAY = mode in REPLAYED
     try:
         yield
     finally:
@@ -56,15 +45,15 @@ def switched(mode: str) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        for m, v in zip(flags, saved_flags):
-            m.REPLAY = v
 
 
 def _replay_counts(session: Any) -> tuple[int, int]:
-    """(replayed calls, fused schedules) of the session's runtime."""
-    replayer = session.runtime.replayer
-    fused = sum(s.fused is not None for s in replayer.schedules.values())
-    return replayer.replays, fused
+    """(replayed calls, fused schedules) of the session's runtime (0, 0 when no replay layer is attached)."""
+    layer = session.runtime.layer
+    if layer is None:
+        return 0, 0
+    fused = sum(s.fused is not None for s in layer.schedules.values())
+    return layer.replays, fused
 
 
 def run_mode(program: Program, inputs: list[list[np.ndarray]], mode: str) -> tuple[list[tuple[int, list[Any]]], Any]:
