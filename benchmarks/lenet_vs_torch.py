@@ -172,7 +172,7 @@ def main() -> None:
     x, y = batch_data(batch)
     train_job = flowlab_job(batch)
     rows = [("one step against torch's (rtol 1e-4)", check_equal(train_job, x, y))]
-    flowlab = lambda: train_job(x, y)  # noqa: E731
+    flowlab = lambda: train_job(x, y)
     model, _ = torch_model(flow.get_all_variables())
     torch = torch_step(model, x, y)
     number, repeat = (2, 3) if QUICK else (5, 9)
