@@ -19,135 +19,139 @@ import numpy as np
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 
-CHUNK_BYTES = 4 << 20  # the im2col buffer of one chunk; measured on LeNet conv shapes (see the module docstring)
+CHUNK_BYTES = 4 << 20  # the im2col buffer of one chunk of the batch
 
 
 @njit
-def _range(off, stride, size, count):
-    """The output positions o in [0, count) whose input o * stride + off lies in [0, size)."""
-    lo = 0 if off >= 0 else (-off + stride - 1) // stride
-    hi = (size - 1 - off) // stride + 1 if size - 1 - off >= 0 else 0
-    return min(lo, count), max(min(hi, count), min(lo, count))
-
-
-@njit
-def _im2col(x, n0, nb, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
-    """cols[(c, ki, kj), (b, oi, oj)] = x[n0 + b, c, oi*sh + ki*dh - pt, oj*sw + kj*dw - pl], 0 outside x."""
+def _to_padded_nhwc(x, n0, nb, xp, pt, pl):
+    """xp[b, pt + i, pl + j, c] = x[n0 + b, c, i, j]; the borders of xp are never written (zeros)."""
     c_in, h, w = x.shape[1], x.shape[2], x.shape[3]
-    p = oh * ow
-    for c in range(c_in):
-        for ki in range(kh):
-            i_off = ki * dh - pt
-            oi_lo, oi_hi = _range(i_off, sh, h, oh)
-            for kj in range(kw):
-                j_off = kj * dw - pl
-                oj_lo, oj_hi = _range(j_off, sw, w, ow)
-                row = cols[(c * kh + ki) * kw + kj]
-                for b in range(nb):
-                    plane = x[n0 + b, c]
-                    base = b * p
-                    row[base:base + oi_lo * ow] = 0
-                    row[base + oi_hi * ow:base + p] = 0
-                    for oi in range(oi_lo, oi_hi):
-                        line = plane[oi * sh + i_off]
-                        start = base + oi * ow
-                        row[start:start + oj_lo] = 0
-                        row[start + oj_hi:start + ow] = 0
-                        for oj in range(oj_lo, oj_hi):
-                            row[start + oj] = line[oj * sw + j_off]
-
-
-@njit
-def _col2im_add(cols, dx, n0, nb, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
-    """The adjoint of _im2col: dx[n0 + b, c, i, j] += every cols entry _im2col took from there."""
-    c_in, h, w = dx.shape[1], dx.shape[2], dx.shape[3]
-    p = oh * ow
     for b in range(nb):
         for c in range(c_in):
-            plane = dx[n0 + b, c]
+            for i in range(h):
+                for j in range(w):
+                    xp[b, i + pt, j + pl, c] = x[n0 + b, c, i, j]
+
+
+@njit
+def _from_padded_nhwc(xp, dx, n0, nb, pt, pl):
+    c_in, h, w = dx.shape[1], dx.shape[2], dx.shape[3]
+    for b in range(nb):
+        for c in range(c_in):
+            for i in range(h):
+                for j in range(w):
+                    dx[n0 + b, c, i, j] = xp[b, i + pt, j + pl, c]
+
+
+@njit
+def _im2row(xp, nb, rows, kh, kw, sh, sw, dh, dw, oh, ow, adjoint):
+    """rows[g, (b, oi, oj), (ki, kj, c)] = xp[b, oi*sh + ki*dh, oj*sw + kj*dw, g*cg + c] (adjoint: xp += rows).
+
+    The channels are innermost on both sides, so each copy is a run of cg contiguous values (kw*cg when the
+    window's columns are adjacent): LeNet's 14- and 28-wide image rows made NCHW im2col runs too short."""
+    groups, hp, wp, c_in = rows.shape[0], xp.shape[1], xp.shape[2], xp.shape[3]
+    cg, kg, n_rows = c_in // groups, rows.shape[2], rows.shape[1]
+    xf, rf = xp.reshape(-1), rows.reshape(-1)
+    run = kw * cg if dw == 1 and groups == 1 else cg
+    pieces = kw if run == cg else 1
+    for g in range(groups):
+        for b in range(nb):
+            for oi in range(oh):
+                for oj in range(ow):
+                    dst = (g * n_rows + (b * oh + oi) * ow + oj) * kg
+                    for ki in range(kh):
+                        for piece in range(pieces):
+                            src = ((b * hp + oi * sh + ki * dh) * wp + oj * sw + piece * dw) * c_in + g * cg
+                            if adjoint:
+                                for q in range(run):
+                                    xf[src + q] += rf[dst + q]
+                            else:
+                                for q in range(run):
+                                    rf[dst + q] = xf[src + q]
+                            dst += run
+
+
+@njit
+def _weights_to_rows(w, wt):
+    """wt[g, o, (ki, kj, c)] = w[g*og + o, c, ki, kj]."""
+    og, kh, kw, cg = wt.shape[1], w.shape[2], w.shape[3], w.shape[1]
+    for g in range(wt.shape[0]):
+        for o in range(og):
             for ki in range(kh):
-                i_off = ki * dh - pt
-                oi_lo, oi_hi = _range(i_off, sh, h, oh)
                 for kj in range(kw):
-                    j_off = kj * dw - pl
-                    oj_lo, oj_hi = _range(j_off, sw, w, ow)
-                    row = cols[(c * kh + ki) * kw + kj]
-                    for oi in range(oi_lo, oi_hi):
-                        line = plane[oi * sh + i_off]
-                        start = b * p + oi * ow
-                        for oj in range(oj_lo, oj_hi):
-                            line[oj * sw + j_off] += row[start + oj]
+                    for c in range(cg):
+                        wt[g, o, (ki * kw + kj) * cg + c] = w[g * og + o, c, ki, kj]
 
 
 @njit
 def _gather_chunk(a3, n0, nb, tmp):
-    """tmp[o, (b, p)] = a3[n0 + b, o, p]: a chunk of (N, O, P) as one (O, nb*P) matrix."""
-    p = a3.shape[2]
+    """tmp[g, o, (b, p)] = a3[n0 + b, g*og + o, p]: a chunk of (N, O, P) as one (O, nb*P) matrix per group."""
+    og, p = tmp.shape[1], a3.shape[2]
     for b in range(nb):
-        for o in range(a3.shape[1]):
-            tmp[o, b * p:(b + 1) * p] = a3[n0 + b, o]
+        for g in range(tmp.shape[0]):
+            for o in range(og):
+                tmp[g, o, b * p:(b + 1) * p] = a3[n0 + b, g * og + o]
 
 
 @njit
-def _conv_fwd(x, w2, out3, cols_buf, tmp_buf, chunk, groups, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
-    n, o = x.shape[0], w2.shape[0]
-    p, k = oh * ow, w2.shape[1] * groups
-    og, kg = o // groups, k // groups
+def _conv_fwd(x, w, out3, xp_buf, rows_buf, tmp_buf, wt, chunk, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
+    n, groups, og, kg = x.shape[0], wt.shape[0], wt.shape[1], wt.shape[2]
+    p = oh * ow
+    _weights_to_rows(w, wt)
     for n0 in range(0, n, chunk):
         nb = min(chunk, n - n0)
-        cols = cols_buf[:k * nb * p].reshape(k, nb * p)
-        _im2col(x, n0, nb, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)
-        if nb == 1:  # one sample: the GEMM writes the output plane stack directly
-            for g in range(groups):
-                np.dot(w2[g * og:(g + 1) * og], cols[g * kg:(g + 1) * kg], out3[n0, g * og:(g + 1) * og])
-            continue
-        tmp = tmp_buf[:o * nb * p].reshape(o, nb * p)
-        for g in range(groups):
-            np.dot(w2[g * og:(g + 1) * og], cols[g * kg:(g + 1) * kg], tmp[g * og:(g + 1) * og])
+        _to_padded_nhwc(x, n0, nb, xp_buf, pt, pl)
+        rows = rows_buf[:groups * nb * p * kg].reshape(groups, nb * p, kg)
+        _im2row(xp_buf, nb, rows, kh, kw, sh, sw, dh, dw, oh, ow, False)
+        tmp = tmp_buf[:groups * og * nb * p].reshape(groups, og, nb * p)
+        for g in range(groups):  # (og, nb*P): each output plane is then one contiguous copy
+            np.dot(wt[g], rows[g].T, tmp[g])
         for b in range(nb):
-            for c in range(o):
-                out3[n0 + b, c] = tmp[c, b * p:(b + 1) * p]
+            for g in range(groups):
+                for o in range(og):
+                    out3[n0 + b, g * og + o] = tmp[g, o, b * p:(b + 1) * p]
 
 
 @njit
-def _conv_data_grad(dy3, w2, dx, cols_buf, tmp_buf, chunk, groups, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
-    n, o = dy3.shape[0], w2.shape[0]
-    p, k = oh * ow, w2.shape[1] * groups
-    og, kg = o // groups, k // groups
-    dx[...] = 0
+def _conv_data_grad(dy3, w, dx, xp_buf, rows_buf, tmp_buf, wt, chunk, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow):
+    n, groups, og, kg = dy3.shape[0], wt.shape[0], wt.shape[1], wt.shape[2]
+    p = oh * ow
+    _weights_to_rows(w, wt)
     for n0 in range(0, n, chunk):
         nb = min(chunk, n - n0)
-        cols = cols_buf[:k * nb * p].reshape(k, nb * p)
-        if nb == 1:
-            for g in range(groups):
-                np.dot(w2[g * og:(g + 1) * og].T, dy3[n0, g * og:(g + 1) * og], cols[g * kg:(g + 1) * kg])
-        else:
-            tmp = tmp_buf[:o * nb * p].reshape(o, nb * p)
-            _gather_chunk(dy3, n0, nb, tmp)
-            for g in range(groups):
-                np.dot(w2[g * og:(g + 1) * og].T, tmp[g * og:(g + 1) * og], cols[g * kg:(g + 1) * kg])
-        _col2im_add(cols, dx, n0, nb, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)
-
-
-@njit
-def _conv_filter_grad(dy3, x, dw2, cols_buf, tmp_buf, part, chunk, groups, kh, kw, sh, sw, dh, dw, pt, pl, oh,
-                      ow):
-    n, o = dy3.shape[0], dw2.shape[0]
-    p, k = oh * ow, dw2.shape[1] * groups
-    og, kg = o // groups, k // groups
-    dw2[...] = 0
-    for n0 in range(0, n, chunk):
-        nb = min(chunk, n - n0)
-        cols = cols_buf[:k * nb * p].reshape(k, nb * p)
-        _im2col(x, n0, nb, cols, kh, kw, sh, sw, dh, dw, pt, pl, oh, ow)
-        if nb == 1:
-            tmp = dy3[n0]
-        else:
-            tmp = tmp_buf[:o * nb * p].reshape(o, nb * p)
-            _gather_chunk(dy3, n0, nb, tmp)
+        dyt = tmp_buf[:groups * og * nb * p].reshape(groups, og, nb * p)
+        _gather_chunk(dy3, n0, nb, dyt)
+        rows = rows_buf[:groups * nb * p * kg].reshape(groups, nb * p, kg)
         for g in range(groups):
-            np.dot(tmp[g * og:(g + 1) * og], cols[g * kg:(g + 1) * kg].T, part)
-            dw2[g * og:(g + 1) * og] += part
+            np.dot(dyt[g].T, wt[g], rows[g])
+        xp_buf[...] = 0
+        _im2row(xp_buf, nb, rows, kh, kw, sh, sw, dh, dw, oh, ow, True)
+        _from_padded_nhwc(xp_buf, dx, n0, nb, pt, pl)
+
+
+@njit
+def _conv_filter_grad(dy3, x, dw4, xp_buf, rows_buf, tmp_buf, wt, part, chunk, kh, kw, sh, sw, dh, dw, pt, pl,
+                      oh, ow):
+    n, groups, og, kg = dy3.shape[0], wt.shape[0], wt.shape[1], wt.shape[2]
+    p = oh * ow
+    wt[...] = 0
+    for n0 in range(0, n, chunk):
+        nb = min(chunk, n - n0)
+        _to_padded_nhwc(x, n0, nb, xp_buf, pt, pl)
+        rows = rows_buf[:groups * nb * p * kg].reshape(groups, nb * p, kg)
+        _im2row(xp_buf, nb, rows, kh, kw, sh, sw, dh, dw, oh, ow, False)
+        dyt = tmp_buf[:groups * og * nb * p].reshape(groups, og, nb * p)
+        _gather_chunk(dy3, n0, nb, dyt)
+        for g in range(groups):
+            np.dot(dyt[g], rows[g], part)
+            wt[g] += part
+    cg = dw4.shape[1]
+    for g in range(groups):
+        for o in range(og):
+            for ki in range(kh):
+                for kj in range(kw):
+                    for c in range(cg):
+                        dw4[g * og + o, c, ki, kj] = wt[g, o, (ki * kw + kj) * cg + c]
 
 
 class _Geometry:
@@ -155,18 +159,21 @@ class _Geometry:
 
     def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
                  out_hw: tuple[int, ...], dtype: np.dtype) -> None:
-        n = x_shape[0]
+        n, c_in, h, w = x_shape
         o, cg, kh, kw = w_shape
-        self.groups = int(ctx.attrs["groups"])
-        (sh, sw), (dh, dw), (pt, _pb, pl, _pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
+        groups = int(ctx.attrs["groups"])
+        (sh, sw), (dh, dw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
         oh, ow = out_hw
         self.args = (int(kh), int(kw), int(sh), int(sw), int(dh), int(dw), int(pt), int(pl), int(oh), int(ow))
-        k, p = cg * self.groups * kh * kw, oh * ow
-        per_sample = max(k * p * dtype.itemsize, 1)
+        kg, p = cg * kh * kw, oh * ow
+        per_sample = max(groups * kg * p * dtype.itemsize, 1)
         self.chunk = int(max(1, min(n, CHUNK_BYTES // per_sample)))
-        self.cols = np.empty(max(k * p * self.chunk, 1), dtype)
-        self.tmp = np.empty(max(o * p * self.chunk, 1) if self.chunk > 1 else 1, dtype)
-        self.part = np.empty((o // self.groups, cg * kh * kw), dtype)
+        # the padded input of a chunk, channels last; its borders stay zero (only the interior is written)
+        self.xp = np.zeros((self.chunk, h + pt + pb, w + pl + pr, c_in), dtype)
+        self.rows = np.empty(max(groups * kg * p * self.chunk, 1), dtype)
+        self.tmp = np.empty(max(o * p * self.chunk, 1), dtype)
+        self.wt = np.empty((groups, o // groups, kg), dtype)
+        self.part = np.empty((o // groups, kg), dtype)
 
 
 def _dtype(ctx: KernelCtx) -> np.dtype:
@@ -178,10 +185,9 @@ def _conv(ctx: KernelCtx) -> KernelFn:
     g = _Geometry(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:], _dtype(ctx))
 
     def kernel(ins, outs):
-        x, w = ins
         out = outs[0]
-        _conv_fwd(x, w.reshape(w.shape[0], -1), out.reshape(out.shape[0], out.shape[1], -1), g.cols, g.tmp,
-                  g.chunk, g.groups, *g.args)
+        _conv_fwd(ins[0], ins[1], out.reshape(out.shape[0], out.shape[1], -1), g.xp, g.rows, g.tmp, g.wt, g.chunk,
+                  *g.args)
 
     return kernel
 
@@ -191,9 +197,9 @@ def _conv_data_grad_factory(ctx: KernelCtx) -> KernelFn:
     g = _Geometry(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:], _dtype(ctx))
 
     def kernel(ins, outs):
-        dy, w = ins[0], ins[1]
-        _conv_data_grad(dy.reshape(dy.shape[0], dy.shape[1], -1), w.reshape(w.shape[0], -1), outs[0], g.cols,
-                        g.tmp, g.chunk, g.groups, *g.args)
+        dy = ins[0]
+        _conv_data_grad(dy.reshape(dy.shape[0], dy.shape[1], -1), ins[1], outs[0], g.xp, g.rows, g.tmp, g.wt,
+                        g.chunk, *g.args)
 
     return kernel
 
@@ -203,9 +209,8 @@ def _conv_filter_grad_factory(ctx: KernelCtx) -> KernelFn:
     g = _Geometry(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:], _dtype(ctx))
 
     def kernel(ins, outs):
-        dy, x = ins[0], ins[1]
-        dw = outs[0]
-        _conv_filter_grad(dy.reshape(dy.shape[0], dy.shape[1], -1), x, dw.reshape(dw.shape[0], -1), g.cols,
-                          g.tmp, g.part, g.chunk, g.groups, *g.args)
+        dy = ins[0]
+        _conv_filter_grad(dy.reshape(dy.shape[0], dy.shape[1], -1), ins[1], outs[0], g.xp, g.rows, g.tmp, g.wt,
+                          g.part, g.chunk, *g.args)
 
     return kernel
