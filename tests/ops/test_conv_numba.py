@@ -100,6 +100,8 @@ POOLS = [
     ((3, 1, 5, 6), (3, 2), (1, 2), "SAME"),
     ((1, 2, 8, 8), (1, 1), (1, 1), "VALID"),
     ((2, 2, 4, 5), (5, 5), (3, 3), "SAME"),  # a window larger than the input
+    ((2, 3, 8, 6), (2, 2), (2, 2), "SAME"),  # LeNet's pools: the 2x2 kernels of cnn.py
+    ((2, 3, 7, 9), (2, 2), (2, 2), "VALID"),  # ... with a row and a column left over
 ]
 
 

@@ -74,6 +74,55 @@ def _pool_grad(x3, dy3, dx3, kh, kw, sh, sw, pt, pl, is_max):
                             dx3[a, i, j] += share
 
 
+@njit
+def _max_pool_2x2(x3, y3):
+    # 2x2 windows at stride 2 that all lie inside x (LeNet's pools): four loads, no window loops, which at
+    # 2x2 cost more than the comparisons (measured 12-20 ns an output against 2-3 here)
+    for a in range(x3.shape[0]):
+        for oi in range(y3.shape[1]):
+            r0, r1 = x3[a, 2 * oi], x3[a, 2 * oi + 1]
+            for oj in range(y3.shape[2]):
+                m = r0[2 * oj]
+                for v in (r0[2 * oj + 1], r1[2 * oj], r1[2 * oj + 1]):
+                    if v > m or v != v:  # NaN wins, as np.max
+                        m = v
+                y3[a, oi, oj] = m
+
+
+@njit
+def _max_pool_2x2_grad(x3, dy3, dx3):
+    # the windows do not overlap: each writes its four dx values (rows or columns left over stay zero)
+    if 2 * dy3.shape[1] < x3.shape[1] or 2 * dy3.shape[2] < x3.shape[2]:
+        dx3[...] = 0
+    for a in range(x3.shape[0]):
+        for oi in range(dy3.shape[1]):
+            i0 = 2 * oi
+            r0, r1, d0, d1 = x3[a, i0], x3[a, i0 + 1], dx3[a, i0], dx3[a, i0 + 1]
+            for oj in range(dy3.shape[2]):
+                j0 = 2 * oj
+                v0, v1, v2, v3 = r0[j0], r0[j0 + 1], r1[j0], r1[j0 + 1]
+                m = v0
+                for v in (v1, v2, v3):
+                    if v > m or v != v:
+                        m = v
+                g = dy3[a, oi, oj]
+                # the first maximum in row-major window order, or the first NaN (np.argmax's choice)
+                k0 = v0 == m or v0 != v0
+                k1 = not k0 and (v1 == m or v1 != v1)
+                k2 = not (k0 or k1) and (v2 == m or v2 != v2)
+                k3 = not (k0 or k1 or k2)
+                d0[j0] = g if k0 else 0
+                d0[j0 + 1] = g if k1 else 0
+                d1[j0] = g if k2 else 0
+                d1[j0 + 1] = g if k3 else 0
+
+
+def _is_2x2_inside(ctx: KernelCtx, x_shape: tuple[int, ...], y_shape: tuple[int, ...]) -> bool:
+    (kh, kw), (sh, sw), (pt, _pb, pl, _pr) = ctx.attrs["ksize"], ctx.attrs["strides"], ctx.attrs["pads"]
+    return ((kh, kw, sh, sw, pt, pl) == (2, 2, 2, 2, 0, 0) and 2 * y_shape[2] <= x_shape[2]
+            and 2 * y_shape[3] <= x_shape[3])
+
+
 def _pool_args(ctx: KernelCtx) -> tuple[int, ...]:
     (kh, kw), (sh, sw), (pt, _pb, pl, _pr) = ctx.attrs["ksize"], ctx.attrs["strides"], ctx.attrs["pads"]
     return kh, kw, sh, sw, pt, pl
@@ -86,6 +135,8 @@ def _planes(a: np.ndarray) -> np.ndarray:
 def _pool_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
+        if is_max and _is_2x2_inside(ctx, ctx.in_descs[0].shape, ctx.out_descs[0].shape):
+            return lambda ins, outs: _max_pool_2x2(_planes(ins[0]), _planes(outs[0]))
         return lambda ins, outs: _pool(_planes(ins[0]), _planes(outs[0]), *args, is_max)
 
     return factory
@@ -94,6 +145,8 @@ def _pool_factory(is_max: bool):
 def _pool_grad_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
+        if is_max and _is_2x2_inside(ctx, ctx.in_descs[0].shape, ctx.in_descs[2].shape):
+            return lambda ins, outs: _max_pool_2x2_grad(_planes(ins[0]), _planes(ins[2]), _planes(outs[0]))
         return lambda ins, outs: _pool_grad(_planes(ins[0]), _planes(ins[2]), _planes(outs[0]), *args, is_max)
 
     return factory
