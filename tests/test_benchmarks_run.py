@@ -17,6 +17,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ("compile_time.py", ["compile_jobs (passes, system jobs, Plan), median", "jobs / tasks / regsts / mem blocks"]),
     ("startup.py", ["import + first pad_Job, warm cache", "import + first pad_Job, cold cache"]),
     ("mlp_vs_torch.py", ["MLP 784-512-10, batch 100: actors / acts per step", "tiny MLP 64-32-10, batch 8"]),
+    ("lenet_vs_torch.py", ["one step against torch's (rtol 1e-4)", "ratio flowlab / torch", "GEMM floor",
+                           "flowlab kernels alone, summed"]),
 ])
 def test_benchmark_prints_its_figures(script, labels):
     result = subprocess.run([sys.executable, str(BENCH / script), "--quick"], capture_output=True, text=True,
