@@ -1,16 +1,12 @@
 """The Numba conv2d and pooling kernels (kernels/numba_cpu/conv.py, cnn.py) against the NumPy reference kernels
 on odd shapes: stride 2, VALID and SAME paddings on odd sizes, 1x1 kernels, 1 and 3 channels, dilation, groups,
-batches split into chunks of every size (the im2col buffer holds a chunk of the batch, the last one partial), and
-NaN / Inf reaching the same outputs."""
+windows larger than the input, LeNet's 2x2 pools, and NaN / Inf reaching the same outputs."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from flowlab.ir import OpConf
-from flowlab.kernels.numba_cpu import conv
-from flowlab.kernels.registry import KernelCtx
 from flowlab.ops.cnn_ops import explicit_pads
 
 from .helpers import run_op
@@ -28,20 +24,10 @@ CASES = [
     ((7, 2, 4, 4), (3, 2, 5, 5), (3, 3), "SAME", (1, 1), 1),  # window larger than the input
     ((1, 1, 1, 1), (1, 1, 1, 1), (1, 1), "VALID", (1, 1), 1),
 ]
-# samples per im2col chunk: one, two and three (the last chunk partial where the batch does not divide), all
-CHUNKS = [1, 2, 3, 1 << 20]
-
-
 def attrs_of(case):
     xs, ws, strides, padding, dil, groups = case
     pads = explicit_pads(padding, xs[2:], ws[2:], strides, dil)
     return {"strides": strides, "dilations": dil, "pads": pads, "groups": groups}
-
-
-def set_chunk(monkeypatch, samples, x_shape, w_shape, y_shape):
-    """Make the im2col buffer hold ``samples`` samples (float32) for this geometry."""
-    per_sample = x_shape[1] * w_shape[2] * w_shape[3] * y_shape[2] * y_shape[3] * 4
-    monkeypatch.setattr(conv, "CHUNK_BYTES", samples * per_sample)
 
 
 def conv_all(impl, x, w, dy_seed, attrs):
@@ -52,32 +38,21 @@ def conv_all(impl, x, w, dy_seed, attrs):
     return y, dx, dw
 
 
-@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("case", CASES, ids=[f"case{i}" for i in range(len(CASES))])
-def test_numba_conv_equals_reference(case, chunk, monkeypatch):
+def test_numba_conv_equals_reference(case):
     rng = np.random.default_rng(len(case[0]) + sum(case[0]))
     x = rng.standard_normal(case[0]).astype(np.float32)
     w = rng.standard_normal(case[1]).astype(np.float32)
     attrs = attrs_of(case)
     want = conv_all("reference", x, w, 1, attrs)
-    set_chunk(monkeypatch, chunk, x.shape, w.shape, want[0].shape)
     got = conv_all("numba", x, w, 1, attrs)
     for name, a, b in zip(("y", "dx", "dw"), got, want):
         assert a.shape == b.shape, name
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=name)
 
 
-def test_chunk_sizes(monkeypatch):
-    """The chunking the tests above rely on: samples per chunk as asked, never more than the batch."""
-    ctx = KernelCtx(OpConf("t", "conv2d", {}, {}, attrs_of(CASES[0])), (), ())
-    for chunk, want in ((1, 1), (2, 2), (3, 3), (1 << 20, 3)):
-        set_chunk(monkeypatch, chunk, (3, 1, 7, 9), (4, 1, 3, 3), (3, 4, 4, 5))
-        assert conv._Geometry(ctx, (3, 1, 7, 9), (4, 1, 3, 3), (4, 5), np.dtype(np.float32)).chunk == want
-
-
-@pytest.mark.parametrize("chunk", CHUNKS)
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])
-def test_conv_nan_inf_reach_the_same_outputs(bad, chunk, monkeypatch):
+def test_conv_nan_inf_reach_the_same_outputs(bad):
     case = CASES[1]
     rng = np.random.default_rng(3)
     x = rng.standard_normal(case[0]).astype(np.float32)
@@ -86,7 +61,6 @@ def test_conv_nan_inf_reach_the_same_outputs(bad, chunk, monkeypatch):
     w[0, 1, 0, 0] = bad  # a filter value: reaches padded positions too (0 * inf is NaN in both)
     attrs = attrs_of(case)
     want = conv_all("reference", x, w, 2, attrs)
-    set_chunk(monkeypatch, chunk, x.shape, w.shape, want[0].shape)
     for name, a, b in zip(("y", "dx", "dw"), conv_all("numba", x, w, 2, attrs), want):
         np.testing.assert_array_equal(np.isnan(a), np.isnan(b), err_msg=name)
         np.testing.assert_array_equal(np.isinf(a), np.isinf(b), err_msg=name)
