@@ -1,13 +1,13 @@
 """Numba CPU kernels for conv2d and its data and filter gradients: per sample, an im2col gather over indices
-precomputed once (reference/cnn.py's conv_geometry) into one buffer, then one BLAS GEMM per group (np.dot,
-scipy's OpenBLAS) writing the sample's output planes directly.
+precomputed once (reference/cnn.py's conv_geometry; int32 where they fit) into one buffer, then one BLAS GEMM
+per group (np.dot, scipy's OpenBLAS) writing the sample's output planes directly.
 
-Measured against the alternatives on LeNet's conv2 (batch 100, 32 -> 64 channels, 5x5, 14x14), 1 thread, in
-one process on this shared 2-core VM (load 3-5): the GEMMs alone take 53-62 ms of the forward's 81-89 ms; im2col
-over chunks of the batch (one wide GEMM per chunk, channels-last rows of kw*C contiguous values, as in h/conv's
-commit "channels-last im2row") took 87-98 ms at 6 samples a chunk and 109-120 ms at 26, and NCHW loops without an
-index array 90-101 ms at one sample: the per-sample buffer (627 KB) stays near L2 and the output needs no
-transpose, which outweighs a wider GEMM here. benchmarks/lenet_vs_torch.py prints the per-kernel times.
+Measured against the alternatives on LeNet's conv2 forward (batch 100, 32 -> 64 channels, 5x5, 14x14), 1 thread,
+in one process on this shared 2-core VM (load 3-5): the GEMMs alone take 53-62 ms of this kernel's 81-89 ms;
+im2col over chunks of the batch (one wide GEMM per chunk, channels-last rows of kw*C contiguous values: commit
+75eefa0 on h/conv) took 87-98 ms at 6 samples a chunk and 109-120 ms at 26, and NCHW im2col loops without an
+index array (ddffd7b) 90-101 ms at one sample. The per-sample buffer (627 KB) stays near L2 and the output needs
+no transpose, which outweighs a wider GEMM here. benchmarks/lenet_vs_torch.py prints the per-kernel times.
 """
 
 from __future__ import annotations
