@@ -20,6 +20,8 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
     ("mlp_vs_torch.py", ["MLP 784-512-10, batch 100: actors / acts per step", "tiny MLP 64-32-10, batch 8",
                          "ratio flowlab step / GEMM floor", "(target <= 1.15)", "(target <= 0.05)",
                          "bound: the fused segment alone"]),
+    ("lenet_vs_torch.py", ["one step against torch's (rtol 1e-4)", "ratio flowlab / torch", "GEMM floor",
+                           "flowlab kernels alone, summed"]),
 ])
 def test_benchmark_prints_its_figures(script, labels):
     result = subprocess.run([sys.executable, str(BENCH / script), "--quick"], capture_output=True, text=True,

@@ -1,0 +1,213 @@
+"""One SGD train step of OneFlow's docs LeNet through flowlab's full runtime against torch eager, at one thread,
+measured side by side in one process, alternating whole rounds (as mlp_vs_torch.py). Target (issue 13):
+batch 100, 1 thread: flowlab / torch <= 0.80.
+
+The model is the one of OneFlow's "Recognition of MNIST handwritten digits" docs program (lenet_train.py):
+conv2d 5x5, 32 filters, SAME, relu; max_pool2d 2x2 stride 2 SAME; conv2d 5x5, 64 filters, SAME, relu; max_pool2d;
+reshape; dense 512 relu; dense 10; sparse softmax cross entropy; SGD lr 0.1, no momentum; 28x28x1 images. The
+docs' dropout after dense1 is left out: torch could not draw the same mask, and it costs no GEMM.
+
+Before timing, one flowlab step is checked against torch's (same initial values, same batch): the loss and every
+updated variable, to rtol 1e-4. Printed beside the ratio:
+- the floor: the step's GEMM FLOPs (convolutions as im2col GEMMs, their data and filter gradients, the dense
+  layers) at the single-thread SGEMM rate measured in this run on conv-shaped GEMMs;
+- a per-op breakdown of flowlab's step: each kernel of the train job timed alone on its own register arrays.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy/numba load BLAS
+
+import time
+
+import numpy as np
+from _util import QUICK, median_time, table
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.kernels.numba_cpu.nn import _dot
+
+PARK = 0.3  # see mlp_vs_torch.py: each timed block starts after a pause
+LR = 0.1
+
+
+def set_one_thread() -> None:
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(1, user_api="blas")
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def lenet(data):
+    initializer = flow.truncated_normal(0.1)
+    conv1 = flow.layers.conv2d(data, 32, 5, padding="SAME", activation=flow.nn.relu, name="conv1",
+                               kernel_initializer=initializer)
+    pool1 = flow.nn.max_pool2d(conv1, ksize=2, strides=2, padding="SAME", name="pool1", data_format="NCHW")
+    conv2 = flow.layers.conv2d(pool1, 64, 5, padding="SAME", activation=flow.nn.relu, name="conv2",
+                               kernel_initializer=initializer)
+    pool2 = flow.nn.max_pool2d(conv2, ksize=2, strides=2, padding="SAME", name="pool2", data_format="NCHW")
+    reshape = flow.reshape(pool2, [pool2.shape[0], -1])
+    hidden = flow.layers.dense(reshape, 512, activation=flow.nn.relu, kernel_initializer=initializer, name="dense1")
+    return flow.layers.dense(hidden, 10, kernel_initializer=initializer, name="dense2")
+
+
+def batch_data(batch: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return rng.random((batch, 1, 28, 28), dtype=np.float32), rng.integers(0, 10, batch).astype(np.int32)
+
+
+def flowlab_job(batch: int):
+    flow.clear_default_session()
+
+    @flow.global_function(type="train")
+    def train_job(images: tp.Numpy.Placeholder((batch, 1, 28, 28)),
+                  labels: tp.Numpy.Placeholder((batch,), dtype=flow.int32)) -> tp.Numpy:
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, lenet(images), name="softmax_loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [LR]), momentum=0).minimize(loss)
+        return loss
+
+    return train_job
+
+
+# flowlab variable -> torch parameter (same layouts: conv (O, I, kh, kw), dense (out, in))
+NAMES = {"conv1-weight": "0.weight", "conv1-bias": "0.bias", "conv2-weight": "3.weight", "conv2-bias": "3.bias",
+         "dense1-weight": "7.weight", "dense1-bias": "7.bias", "dense2-weight": "9.weight", "dense2-bias": "9.bias"}
+
+
+def torch_model(init: dict[str, np.ndarray]):
+    import torch
+
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, 32, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2, 2),
+        torch.nn.Conv2d(32, 64, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2, 2),
+        torch.nn.Flatten(), torch.nn.Linear(3136, 512), torch.nn.ReLU(), torch.nn.Linear(512, 10))
+    params = dict(model.named_parameters())
+    with torch.no_grad():
+        for ours, theirs in NAMES.items():
+            params[theirs].copy_(torch.from_numpy(init[ours]))
+    return model, params
+
+
+def torch_step(model, x: np.ndarray, y: np.ndarray):
+    import torch
+
+    optimizer = torch.optim.SGD(model.parameters(), lr=LR, momentum=0)
+    # flowlab's loss is per example; minimizing it descends their mean (checked by check_equal)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    tx, ty = torch.from_numpy(x), torch.from_numpy(y).long()
+
+    def step():
+        optimizer.zero_grad()
+        loss = loss_fn(model(tx), ty)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    return step
+
+
+def check_equal(train_job, x: np.ndarray, y: np.ndarray) -> str:
+    """One flowlab step against one torch step from the same values: the loss and every updated variable."""
+    init = flow.get_all_variables()
+    model, params = torch_model(init)
+    loss = float(train_job(x, y).mean())
+    t_loss = float(torch_step(model, x, y)().item())
+    np.testing.assert_allclose(loss, t_loss, rtol=1e-4)
+    after = flow.get_all_variables()
+    worst = 0.0
+    for ours, theirs in NAMES.items():
+        want = params[theirs].detach().numpy()
+        np.testing.assert_allclose(after[ours], want, rtol=1e-4, atol=1e-5, err_msg=ours)
+        worst = max(worst, float(np.max(np.abs(after[ours] - want))))
+    return f"loss {loss:.4f} = torch {t_loss:.4f}; updated variables within {worst:.1e}"
+
+
+def step_gemms(batch: int) -> list[tuple[int, int, int, int]]:
+    """(count, m, k, n) of each GEMM a LeNet step runs as im2col + GEMM: forward, data and filter gradients."""
+    p1, p2 = 28 * 28, 14 * 14
+    return [
+        (2, 32, 25, batch * p1),          # conv1 forward; its filter gradient (no data gradient: the input)
+        (3, 64, 32 * 25, batch * p2),     # conv2 forward, data gradient, filter gradient
+        (3, batch, 3136, 512),            # dense1 forward, data and weight gradients
+        (3, batch, 512, 10),              # dense2
+    ]
+
+
+def gemm_rate() -> float:
+    """Single-thread SGEMM FLOP/s here, on conv2's im2col shape (64 x 800 x 19600 per batch of 100), via Numba's
+    np.dot (scipy's OpenBLAS) and numpy's matmul, the faster of the two."""
+    rng = np.random.default_rng(0)
+    a = rng.random((64, 800), dtype=np.float32)
+    b = rng.random((800, 19600), dtype=np.float32)
+    c = np.empty((64, 19600), np.float32)
+    _dot(a, b, c)
+    flops = 2 * 64 * 800 * 19600
+    numba = median_time(lambda: _dot(a, b, c), 3 if QUICK else 5)
+    time.sleep(PARK)
+    numpy = median_time(lambda: np.matmul(a, b, out=c), 3 if QUICK else 5)
+    return flops / min(numba, numpy)
+
+
+def breakdown(number: int) -> list[tuple[str, float]]:
+    """Each kernel of the train job timed alone on its register arrays (after the timed rounds: the in-place
+    optimizer kernels move the variables)."""
+    runtime = flow.default_session().runtime
+    times = []
+    for actor in runtime.actors.values():
+        if actor.kernel is None or actor.io_lbns is not None or "System-" in actor.name:
+            continue
+        actor.kernel(actor.in_arrays, actor.out_arrays)
+        times.append((actor.name, median_time(lambda a=actor: a.kernel(a.in_arrays, a.out_arrays), 3, number)))
+    return sorted(times, key=lambda t: -t[1])
+
+
+def main() -> None:
+    batch = 10 if QUICK else 100
+    set_one_thread()
+    x, y = batch_data(batch)
+    train_job = flowlab_job(batch)
+    rows = [("one step against torch's (rtol 1e-4)", check_equal(train_job, x, y))]
+    flowlab = lambda: train_job(x, y)
+    model, _ = torch_model(flow.get_all_variables())
+    torch = torch_step(model, x, y)
+    number, repeat = (2, 3) if QUICK else (5, 9)
+    for _ in range(3 if QUICK else 12):  # past capture and fusion, torch's first steps
+        flowlab()
+        torch()
+    times: dict[str, list[float]] = {"flowlab": [], "torch": []}
+    for _ in range(repeat):  # alternate whole rounds
+        for key, step in (("flowlab", flowlab), ("torch", torch)):
+            time.sleep(PARK)
+            step()
+            times[key].append(median_time(step, 1, number))
+    med = {k: float(np.median(v)) for k, v in times.items()}
+    time.sleep(PARK)
+    rate = gemm_rate()
+    flops = sum(2 * count * m * k * n for count, m, k, n in step_gemms(batch))
+    floor = flops / rate
+    rows += [
+        (f"LeNet batch {batch}, 1 thread: flowlab step", f"{med['flowlab'] * 1e3:.1f} ms"),
+        (f"LeNet batch {batch}, 1 thread: torch eager step", f"{med['torch'] * 1e3:.1f} ms"),
+        (f"LeNet batch {batch}, 1 thread: ratio flowlab / torch", f"{med['flowlab'] / med['torch']:.2f}  "
+                                                                  "(target <= 0.80)"),
+        ("single-thread SGEMM rate (64x800x19600)", f"{rate / 1e9:.0f} GFLOP/s"),
+        (f"GEMM floor: {flops / 1e9:.2f} GFLOP at that rate", f"{floor * 1e3:.1f} ms = {floor / med['torch']:.2f} "
+                                                             "of torch's step"),
+        ("load average (1 min) after timing", f"{os.getloadavg()[0]:.2f}"),
+    ]
+    per_op = breakdown(1 if QUICK else 5)
+    total = sum(t for _, t in per_op)
+    rows.append(("flowlab kernels alone, summed", f"{total * 1e3:.1f} ms"))
+    rows += [(f"  {name}", f"{t * 1e3:.2f} ms") for name, t in per_op if t >= 0.01 * total]
+    table(f"LeNet SGD train step through the full runtime vs torch eager (1 thread, medians of {repeat} rounds)",
+          rows)
+    flow.clear_default_session()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
