@@ -35,12 +35,42 @@ LR = 0.1
 
 
 def set_one_thread() -> None:
-    from threadpoolctl import threadpool_limits
+    """One BLAS thread (the process starts with OPENBLAS_NUM_THREADS=1 from `make bench` when threadpoolctl is
+    missing) and one torch thread."""
+    try:
+        from threadpoolctl import threadpool_limits
 
-    threadpool_limits(1, user_api="blas")
+        threadpool_limits(1, user_api="blas")
+    except ImportError:
+        pass
     import torch
 
     torch.set_num_threads(1)
+
+
+def torch_installed() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def flowlab_only(batch: int, x: np.ndarray, y: np.ndarray) -> None:
+    """Without torch (the test extra has none): flowlab's step, the GEMM floor and the kernels, no ratio."""
+    train_job = flowlab_job(batch)
+    for _ in range(3 if QUICK else 12):  # past capture and fusion
+        train_job(x, y)
+    step = median_time(lambda: train_job(x, y), 3 if QUICK else 9, 2 if QUICK else 5)
+    flops = sum(2 * count * m * k * n for count, m, k, n in step_gemms(batch))
+    rate = gemm_rate()
+    per_op = breakdown(1 if QUICK else 5)
+    rows = [(f"LeNet batch {batch}, 1 thread: flowlab step", f"{step * 1e3:.1f} ms (torch not installed: pip "
+                                                              "install 'flowlab[bench]' for the ratio)"),
+            (f"GEMM floor: {flops / 1e9:.2f} GFLOP at {rate / 1e9:.0f} GFLOP/s", f"{flops / rate * 1e3:.1f} ms"),
+            ("flowlab kernels alone, summed", f"{sum(t for _, t in per_op) * 1e3:.1f} ms")]
+    table("LeNet SGD train step through the full runtime (1 thread)", rows)
+    flow.clear_default_session()
 
 
 def lenet(data):
@@ -168,8 +198,11 @@ def breakdown(number: int) -> list[tuple[str, float]]:
 
 def main() -> None:
     batch = 10 if QUICK else 100
-    set_one_thread()
     x, y = batch_data(batch)
+    if not torch_installed():
+        flowlab_only(batch, x, y)
+        return
+    set_one_thread()
     train_job = flowlab_job(batch)
     rows = [("one step against torch's (rtol 1e-4)", check_equal(train_job, x, y))]
     flowlab = lambda: train_job(x, y)
