@@ -9,6 +9,7 @@ from typing import Any
 from .blob import BlobDesc
 from .frozen import FrozenDict
 from .op_conf import OpConf, ParallelConf, format_attr, freeze_attr
+from .sbp import SbpSignature
 
 JOB_KINDS = ("user", "push", "pull", "model_io", "main")
 
@@ -22,6 +23,8 @@ class Job:
     job_conf: Mapping[str, Any] = field(default_factory=FrozenDict)  # job_type, default_data_type, ...
     input_op_names: tuple[str, ...] = ()
     return_op_names: tuple[str, ...] = ()
+    # OneFlow's job_parallel_view_conf.op_name2sbp_signature_conf: op name -> the SBP signature chosen for it
+    sbp_signatures: Mapping[str, SbpSignature] = field(default_factory=FrozenDict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ops", tuple(self.ops))
@@ -29,6 +32,7 @@ class Job:
         object.__setattr__(self, "job_conf", freeze_attr(self.job_conf))
         object.__setattr__(self, "input_op_names", tuple(self.input_op_names))
         object.__setattr__(self, "return_op_names", tuple(self.return_op_names))
+        object.__setattr__(self, "sbp_signatures", FrozenDict(self.sbp_signatures))
         if self.kind not in JOB_KINDS:
             raise ValueError(f"job kind {self.kind!r} is not one of {JOB_KINDS}")
 

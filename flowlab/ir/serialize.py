@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import blob, dtype, job, op_conf, plan
+from . import blob, dtype, job, op_conf, plan, sbp
 
 FORMAT_VERSION = 1
 _TYPES: dict[str, type] = {
@@ -27,6 +27,8 @@ _TYPES: dict[str, type] = {
         plan.TaskProto,
         plan.CriticalSection,
         plan.Plan,
+        sbp.SbpParallel,
+        sbp.SbpSignature,
     )
 }
 
