@@ -51,7 +51,7 @@ def test_stepping_runs_the_same_acts_as_a_normal_call(pad_job):
 def test_step_shows_blob_values_after_each_act(pad_job):
     dbg = flow.debug(pad_job, X)
     stop = dbg.run_to("pad_Job/reflection_pad2d_0")
-    assert stop.reason == "breakpoint" and stop.next_actor == "pad_Job/reflection_pad2d_0"
+    assert stop.reason == "reached" and stop.next_actor == "pad_Job/reflection_pad2d_0"
     np.testing.assert_array_equal(dbg.value("pad_Job/Input_0"), X)  # pushed into the shared block
     before = dbg.value("reflection_pad2d_0/y_0")
     event = dbg.step()

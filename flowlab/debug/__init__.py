@@ -7,6 +7,7 @@ from typing import Any
 from .breakpoints import Breakpoint
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .inspect import BlobStats, blob_stats
+from .recording import Lifetime, Memory, Recording
 
 
 def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
@@ -22,5 +23,5 @@ def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
     return Debugger(session, desc, args, kwargs)
 
 
-__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "RunFinished", "Stop", "TimelineEntry",
-           "blob_stats", "debug"]
+__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "Lifetime", "Memory", "Recording", "RunFinished",
+           "Stop", "TimelineEntry", "blob_stats", "debug"]

@@ -7,12 +7,13 @@ the session's variable values copied in), so stepping, injecting and restarting 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,28 +23,10 @@ from ..errors import FlowlabError
 from ..frontend.signature import check_inputs, unflatten
 from ..runtime import ActEvent, Actor, Runtime
 from ..session import call_instances
-from .breakpoints import Breakpoint
+from .breakpoints import Breakpoint, BreakpointList
 from .inspect import BlobStats, blob_stats
-
-
-class RunFinished(FlowlabError, RuntimeError):
-    """The debugged run has finished: nothing is left to step."""
-
-
-@dataclass(frozen=True)
-class Stop:
-    """Why continue_/run_to/step_n stopped: 'breakpoint', 'finished', 'interrupted' or 'steps'."""
-
-    reason: str
-    event: ActEvent | None = None  # the last act performed
-    breakpoint: Breakpoint | None = None
-    next_actor: str | None = None
-
-    def __str__(self) -> str:
-        text = self.reason if self.breakpoint is None else f"stopped by {self.breakpoint}"
-        if self.next_actor:
-            text += f"; next: {self.next_actor}"
-        return text
+from .recording import Memory, Recorder, Recording
+from .stop import RunFinished, Stop
 
 
 @dataclass(frozen=True)
@@ -70,8 +53,9 @@ class Debugger:
         self.arrays = check_inputs(desc.signature, args, kwargs)
         session.try_init()
         self.plan = session.plan
-        self.breakpoints: list[Breakpoint] = []
+        self._breakpoints: list[Breakpoint] = []
         self._next_id = 1
+        self.record_stats = True  # the recording keeps statistics of every blob each act writes
         self.restart()
 
     # -- life cycle --------------------------------------------------------------------------------
@@ -84,6 +68,7 @@ class Debugger:
                 if name in live:
                     array[...] = live[name]
         self.timeline_entries: list[TimelineEntry] = []
+        self.recorder = Recorder(self.plan, self.runtime, self.qualified)
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
         self._t0 = time.perf_counter()
         self._pulled: list[np.ndarray] = [None] * len(self.desc.return_op_names)  # type: ignore[list-item]
@@ -122,6 +107,7 @@ class Debugger:
             raise RunFinished(f"no actor can act: {self.runtime.describe_blocked()}")
         assert isinstance(event, ActEvent)
         self.timeline_entries.append(TimelineEntry(event, start - self._t0, time.perf_counter() - start))
+        self.recorder.record(event, self.record_stats)
         self._resume_past = None
         return event
 
@@ -137,9 +123,10 @@ class Debugger:
         kind = "actor" if "/" in target else "op"
         bp = self._add(kind, self._check_name(kind, target), temporary=True)
         try:
-            return self._run()
+            stop = self._run()
         finally:
-            self.breakpoints.remove(bp)
+            self._breakpoints.remove(bp)
+        return replace(stop, reason="reached") if stop.breakpoint is bp else stop
 
     def run_to_end_of_job(self) -> Stop:
         """Run until the job of the next act has finished its current run (its CallbackNotify acted)."""
@@ -163,42 +150,51 @@ class Debugger:
         with _interrupts_between_acts() as interrupted:
             while True:
                 if self.finished:
-                    return Stop("finished", event)
+                    return Stop("finished", event, steps=done)
                 actor = self.runtime.peek()
                 if actor is None:
-                    return Stop("finished", event)
+                    return Stop("finished", event, steps=done)
                 if actor is not self._resume_past:
                     bp = self._before_act_hit(actor)
                     if bp is not None:
                         self._resume_past = actor
-                        return Stop("breakpoint", event, bp, self.qualified(actor))
+                        return Stop("breakpoint", event, bp, self.qualified(actor), done)
                 event = self.step()
                 done += 1
-                bp = self._after_act_hit(event)
-                if bp is not None:
-                    return Stop("breakpoint", event, bp, self.next_actor())
+                hit = self._after_act_hit(event)
+                if hit is not None:
+                    bp, regst_id, lbn, array = hit
+                    actor_name = self.qualified(self.runtime.actors[event.actor_id])
+                    return Stop("breakpoint", event, bp, self.next_actor(), done, actor_name, event.actor_name, lbn,
+                                regst_id, blob_stats(lbn, array, regst=regst_id))
                 if until is not None and until(event):
-                    return Stop("job finished", event, None, self.next_actor())
+                    return Stop("job finished", event, None, self.next_actor(), done)
                 if limit is not None and done >= limit:
-                    return Stop("steps", event, None, self.next_actor())
+                    return Stop("steps", event, None, self.next_actor(), done)
                 if interrupted():
-                    return Stop("interrupted", event, None, self.next_actor())
+                    return Stop("interrupted", event, None, self.next_actor(), done)
 
     # -- breakpoints -------------------------------------------------------------------------------
     def break_on(self, actor: str | None = None, op: str | None = None, job: str | None = None,
-                 nan: bool | str = False, inf: bool | str = False,
+                 nan: bool = False, inf: bool = False,
                  predicate: Callable[[np.ndarray], bool] | None = None, blob: str | None = None) -> Breakpoint:
         """One breakpoint: ``actor="job/op"``, ``op=``, ``job=`` (before they act); ``nan=True`` / ``inf=True``
-        / ``predicate=fn`` on any produced blob or on ``blob="op/out_0"`` (after the act that wrote it)."""
+        / ``predicate=fn`` on any produced blob or on ``blob="op/out_0"``, or ``blob=`` alone (after the act that
+        wrote it). Listed by ``dbg.breakpoints``, removed by ``dbg.remove_breakpoint(id)``."""
         given = [k for k, v in (("actor", actor), ("op", op), ("job", job), ("nan", nan), ("inf", inf),
                                 ("predicate", predicate)) if v]
+        if not given and blob:
+            given = ["blob"]
         if len(given) != 1:
-            raise ValueError(f"break_on takes exactly one of actor, op, job, nan, inf, predicate; got {given}")
+            raise ValueError("break_on takes exactly one of actor, op, job, nan, inf, predicate (each of the last "
+                             f"three optionally with blob=), or blob= alone; got {given or 'none'}")
         kind = given[0]
         if kind in ("actor", "op", "job"):
+            if blob is not None:
+                raise ValueError(f"blob= goes with nan, inf or predicate, not with {kind}=")
             return self._add(kind, self._check_name(kind, {"actor": actor, "op": op, "job": job}[kind]))
         if blob is not None and blob not in self._all_lbns():
-            raise KeyError(f"no blob {blob!r}; blobs are e.g. {sorted(self._all_lbns())[:8]}")
+            raise KeyError(f"no blob {blob!r}; blobs are e.g. {', '.join(sorted(self._all_lbns())[:8])}")
         if predicate is not None and not callable(predicate):
             raise TypeError(f"predicate must be callable; got {predicate!r}")
         return self._add(kind, blob, predicate)
@@ -206,11 +202,26 @@ class Debugger:
     def _add(self, kind: str, target: str | None, predicate: Any = None, temporary: bool = False) -> Breakpoint:
         bp = Breakpoint(self._next_id, kind, target, predicate, temporary=temporary)
         self._next_id += 1
-        self.breakpoints.append(bp)
+        self._breakpoints.append(bp)
         return bp
 
+    @property
+    def breakpoints(self) -> BreakpointList:
+        """The breakpoints set (a copy that prints one per line)."""
+        return BreakpointList(bp for bp in self._breakpoints if not bp.temporary)
+
+    def remove_breakpoint(self, bp_id: int | Breakpoint) -> Breakpoint:
+        """Remove one breakpoint by its id (or the Breakpoint itself); returns it."""
+        wanted = bp_id.id if isinstance(bp_id, Breakpoint) else bp_id
+        for bp in self._breakpoints:
+            if bp.id == wanted and not bp.temporary:
+                self._breakpoints.remove(bp)
+                return bp
+        ids = [bp.id for bp in self.breakpoints]
+        raise KeyError(f"no breakpoint {bp_id!r}; the breakpoints are {ids or 'none'}")
+
     def clear_breakpoints(self) -> None:
-        self.breakpoints.clear()
+        self._breakpoints.clear()
 
     def _check_name(self, kind: str, name: str | None) -> str:
         known = {"actor": [self.qualified(a) for a in self.runtime.actors.values()],
@@ -223,7 +234,7 @@ class Debugger:
 
     def _before_act_hit(self, actor: Actor) -> Breakpoint | None:
         job = self.plan.job_names[actor.task.job_id]
-        for bp in self.breakpoints:
+        for bp in self._breakpoints:
             if not bp.enabled or not bp.before_act:
                 continue
             if (bp.kind == "actor" and bp.target == self.qualified(actor)) or \
@@ -232,8 +243,9 @@ class Debugger:
                 return bp
         return None
 
-    def _after_act_hit(self, event: ActEvent) -> Breakpoint | None:
-        blob_bps = [bp for bp in self.breakpoints if bp.enabled and not bp.before_act]
+    def _after_act_hit(self, event: ActEvent) -> tuple[Breakpoint, int, str, np.ndarray] | None:
+        """The first blob breakpoint the act's writes hit, with the register, lbn and array that hit it."""
+        blob_bps = [bp for bp in self._breakpoints if bp.enabled and not bp.before_act]
         if not blob_bps:
             return None
         for regst_id, index in event.written:
@@ -241,7 +253,7 @@ class Debugger:
                 for bp in blob_bps:
                     if bp.blob_matches(lbn, array):
                         bp.hits += 1
-                        return bp
+                        return bp, regst_id, lbn, array
         return None
 
     # -- looking at state --------------------------------------------------------------------------
@@ -250,7 +262,7 @@ class Debugger:
 
     def actors(self) -> list[ActorRow]:
         rows = []
-        nxt = self.runtime.peek()
+        nxt = None if self.finished else self.runtime.peek()
         for actor in self.runtime.actors.values():
             reason = actor.blocked_reason()
             state = actor.state if actor.state != "normal" else ("ready" if reason is None else "blocked")
@@ -268,32 +280,57 @@ class Debugger:
                 out.setdefault(lbn, (regst_id, array))
         return out
 
-    def _array(self, name: str) -> tuple[str, np.ndarray]:
-        """A live array by lbn ("op/y_0"), by job-qualified lbn ("job/op/y_0"), or by op name (first output)."""
+    def _array(self, name: str) -> tuple[str, int, np.ndarray]:
+        """(lbn, register desc id, live array) by lbn ("op/y_0"), job-qualified lbn ("job/op/y_0"), or op name
+        (its first output)."""
         lbns = self._all_lbns()
         if name in lbns:
-            return name, lbns[name][1]
+            return name, *lbns[name]
         for actor in self.runtime.actors.values():
             op = actor.task.exec_sequence[0]
-            if name in (actor.name, self.qualified(actor)) and op.output_lbns:
+            if not op.output_lbns:
+                continue
+            job = self.plan.job_names[actor.task.job_id]
+            lbn = op.output_lbns[0] if name in (actor.name, self.qualified(actor)) else \
+                next((lbn for lbn in op.output_lbns if name == f"{job}/{lbn}"), None)
+            if lbn is not None:
                 regst = actor.task.produced_regst_desc["out"].regst_desc_id
-                return op.output_lbns[0], self.runtime.regsts[regst][0].blobs[op.output_lbns[0]]
-            for lbn in op.output_lbns:
-                if name == f"{self.plan.job_names[actor.task.job_id]}/{lbn}":
-                    regst = actor.task.produced_regst_desc["out"].regst_desc_id
-                    return lbn, self.runtime.regsts[regst][0].blobs[lbn]
-        raise KeyError(f"no blob {name!r}; blobs are e.g. {sorted(lbns)[:10]}")
+                return lbn, regst, self.runtime.regsts[regst][0].blobs[lbn]
+        close = difflib.get_close_matches(name, list(lbns), n=3, cutoff=0.5)
+        hint = f"did you mean {', '.join(close)}? " if close else ""
+        raise KeyError(f"no blob {name!r}; {hint}give an lbn (op/out_0, op/y_0 or op/out by op type), a "
+                       f"job-qualified lbn or an op name; blobs are e.g. {', '.join(sorted(lbns)[:10])}")
+
+    def written(self, regst_id: int, lbn: str) -> bool:
+        """Whether this run has written the blob yet. Variables hold the session's values from the start; an
+        interface blob shared by two jobs (same lbn, same bytes) counts as written once either job wrote it."""
+        desc = self.plan.regst_descs[regst_id]
+        producer = self.runtime.actors[desc.producer_task_id].task.exec_sequence[0]
+        if producer.op_type == "variable" or any(r.act_id >= 0 for r in self.runtime.regsts[regst_id]):
+            return True
+        if desc.mem_block_id < 0:
+            return False
+        for other_id, regsts in self.runtime.regsts.items():
+            other = regsts[0].desc
+            if other_id != regst_id and lbn in other.lbi2blob_desc and other.mem_block_id == desc.mem_block_id \
+                    and other.mem_block_offset == desc.mem_block_offset and any(r.act_id >= 0 for r in regsts):
+                return True
+        return False
 
     def blob(self, name: str) -> BlobStats:
-        lbn, array = self._array(name)
-        return blob_stats(lbn, array)
+        """The blob named ``name`` of the live run: statistics (of its finite values; NaN/Inf counted), a preview
+        and a histogram, taken now. ``np.asarray(dbg.blob(name))`` is the register's live array (a view: acts
+        change it), ``dbg.value(name)`` a copy. A register no act has written yet says so (``.written``)."""
+        lbn, regst_id, array = self._array(name)
+        return blob_stats(lbn, array, written=self.written(regst_id, lbn), regst=regst_id)
 
     def value(self, name: str) -> np.ndarray:
-        return self._array(name)[1].copy()
+        """A copy of the blob's current values."""
+        return self._array(name)[2].copy()
 
     def inject(self, name: str, value: Any) -> None:
         """Overwrite a live register's blob; acts after this read the injected values."""
-        lbn, array = self._array(name)
+        lbn, _regst, array = self._array(name)
         new = np.asarray(value)
         if new.shape != array.shape:
             raise ValueError(f"inject({name!r}): the blob is {array.dtype}{list(array.shape)}; got shape {new.shape}")
@@ -304,22 +341,21 @@ class Debugger:
     def timeline(self) -> list[TimelineEntry]:
         return list(self.timeline_entries)
 
+    def recording(self) -> Recording:
+        """The acts so far (what acted, what it read and wrote, statistics of what it wrote) and the memory
+        record (register lifetimes over the acts, block occupancy)."""
+        return self.recorder.recording(self.desc.job_name)
+
+    def memory(self) -> Memory:
+        """The memory record so far: every memory block, every register's lifetimes in acts (live while
+        stepping); ``print(dbg.memory())`` is a table."""
+        return self.recorder.memory()
+
     def trace_events(self) -> dict[str, Any]:
         """The recorded acts as Chrome/Perfetto trace JSON (one row per machine:thread)."""
-        events = []
-        for entry in self.timeline_entries:
-            e = entry.event
-            task = self.runtime.actors[e.actor_id].task
-            events.append({
-                "name": e.actor_name, "cat": e.task_type, "ph": "X", "pid": task.machine_id, "tid": task.thrd_id,
-                "ts": entry.start_s * 1e6, "dur": max(entry.duration_s * 1e6, 0.001),
-                "args": {"job": self.plan.job_names[e.job_id], "act_id": e.act_id, "seq": e.seq,
-                         "read": [f"r{r}" for r, _ in e.read], "written": [f"r{r}" for r, _ in e.written]},
-            })
-        threads = {(t.machine_id, t.thrd_id) for t in self.plan.tasks}
-        meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": f"machine {m} thread {t}"}}
-                for m, t in sorted(threads)]
-        return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
+        from .export import trace_events
+
+        return trace_events(self)
 
     def export_trace(self, path: str | Path) -> Path:
         path = Path(path)

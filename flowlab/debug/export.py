@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import html
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .debugger import Debugger
@@ -47,3 +47,21 @@ def export_html(dbg: Debugger, path: str | Path) -> Path:
     path = Path(path)
     path.write_text(run_html(dbg), encoding="utf-8")
     return path
+
+
+def trace_events(dbg: Debugger) -> dict[str, Any]:
+    """The recorded acts as Chrome/Perfetto trace JSON (one row per machine:thread)."""
+    events = []
+    for entry in dbg.timeline_entries:
+        e = entry.event
+        task = dbg.runtime.actors[e.actor_id].task
+        events.append({
+            "name": e.actor_name, "cat": e.task_type, "ph": "X", "pid": task.machine_id, "tid": task.thrd_id,
+            "ts": entry.start_s * 1e6, "dur": max(entry.duration_s * 1e6, 0.001),
+            "args": {"job": dbg.plan.job_names[e.job_id], "act_id": e.act_id, "seq": e.seq,
+                     "read": [f"r{r}" for r, _ in e.read], "written": [f"r{r}" for r, _ in e.written]},
+        })
+    threads = {(t.machine_id, t.thrd_id) for t in dbg.plan.tasks}
+    meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": f"machine {m} thread {t}"}}
+            for m, t in sorted(threads)]
+    return {"traceEvents": meta + events, "displayTimeUnit": "ms"}

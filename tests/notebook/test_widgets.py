@@ -66,7 +66,7 @@ def test_debugger_widget_buttons(pad_job):
     first = next(r for r in widget.rows if r["next"])
     assert first["name"] == "System-Main/System-Main-WaitAndSendIds_0"
     widget._on_msg(widget, {"cmd": "run_to", "target": "pad_Job/reflection_pad2d_0"}, [])
-    assert widget.status.startswith("breakpoint") or "stopped by" in widget.status
+    assert widget.status.startswith("reached pad_Job/reflection_pad2d_0")
     plan = flow.default_session().plan
     assert widget.next_id == f"task/{plan.task('reflection_pad2d_0').task_id}"
     widget._on_msg(widget, {"cmd": "step"}, [])
@@ -76,7 +76,7 @@ def test_debugger_widget_buttons(pad_job):
     pull = next(r for r in widget.rows if r["name"].endswith("ForeignOutput"))
     assert pull["state"] == "blocked" and "waiting for register" in pull["reason"]
     widget._on_msg(widget, {"cmd": "continue"}, [])
-    assert widget.status == "finished" and widget.next_id == ""
+    assert widget.status.startswith("finished") and widget.next_id == ""
     widget._on_msg(widget, {"cmd": "step"}, [])  # a finished run says so in the widget, not as a crash
     assert widget.status.startswith("error: RunFinished: the run is finished")
     widget._on_msg(widget, {"cmd": "run_to", "target": "nope"}, [])
@@ -97,7 +97,7 @@ def test_flowjob_result_opens_the_widgets(pad_job):
 def test_debugger_widget_breakpoints_injection_and_end_of_job(pad_job):
     widget = DebuggerWidget(flow.debug(pad_job, X))
     widget._on_msg(widget, {"cmd": "break_nan"}, [])
-    assert widget.status == "set breakpoint 1: a NaN in any produced blob"
+    assert widget.status == "set breakpoint 1 [nan]: after an act writes a NaN into any produced blob"
     widget._on_msg(widget, {"cmd": "run_to", "target": "pad_Job/reflection_pad2d_0"}, [])
     widget._on_msg(widget, {"cmd": "inject", "name": "pad_Job/Input_0/out", "value": "nan"}, [])
     assert widget.status.startswith("injected nan") and widget.blob["nan"] == 18

@@ -1,0 +1,163 @@
+"""What a debugged run did, act by act, and what its memory held: the ``acts`` and ``memory`` parts of a run payload
+(payload.md: ``Act``, ``Memory``; ids ``t:<task_id>``, ``r:<regst_desc_id>``, ``b:<mem_block_id>``).
+
+A register's lifetime starts at the act that writes it and ends at the last act that reads it before it is written
+again (a register written on every call of a job has one lifetime per write). Variables hold the session's values
+from before the run, so their registers are live from act 0. Statistics of written blobs are taken right after the
+act, because a reused memory block overwrites them later.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..ir import Plan
+from ..runtime import ActEvent, Runtime
+from .inspect import blob_stats
+
+
+@dataclass
+class Lifetime:
+    regst: int  # register desc id
+    index: int  # which of its register_num registers
+    block: int
+    offset: int  # bytes into the block
+    size: int
+    first_act: int
+    last_act: int
+    lbns: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"regst": f"r:{self.regst}", "register": self.index, "block": f"b:{self.block}",
+                "offset": self.offset, "size": self.size, "first_act": self.first_act, "last_act": self.last_act,
+                "lbns": list(self.lbns)}
+
+
+@dataclass
+class Memory:
+    """Memory blocks and register lifetimes over the acts recorded so far."""
+
+    blocks: list[dict[str, Any]]  # {"id": "b:0", "size": bytes, "mem_case": "host", "reuse": bool}
+    lifetimes: list[Lifetime]
+    acts: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"blocks": [dict(b) for b in self.blocks], "lifetimes": [lt.to_dict() for lt in self.lifetimes]}
+
+    def occupancy(self, act: int) -> dict[str, int]:
+        """Bytes of each block held by live registers at act ``act`` (block id -> bytes)."""
+        used = {b["id"]: 0 for b in self.blocks}
+        for lt in self.lifetimes:
+            if lt.first_act <= act <= lt.last_act:
+                used[f"b:{lt.block}"] += lt.size
+        return used
+
+    def peak(self) -> dict[str, int]:
+        """The most bytes of each block live at one act (0 for a block no recorded act used)."""
+        peak = {b["id"]: 0 for b in self.blocks}
+        for act in sorted({lt.first_act for lt in self.lifetimes}):  # occupancy only rises where a lifetime starts
+            for block, used in self.occupancy(act).items():
+                peak[block] = max(peak[block], used)
+        return peak
+
+    def __str__(self) -> str:
+        peak = self.peak()
+        lines = [f"memory after {self.acts} acts: {len(self.blocks)} blocks, {len(self.lifetimes)} register lifetimes",
+                 f"{'block':<8}{'mem_case':<10}{'size B':>10}{'peak live B':>13}  reuse"]
+        by_block: dict[int, list[Lifetime]] = {}
+        for lt in self.lifetimes:
+            by_block.setdefault(lt.block, []).append(lt)
+        for b in self.blocks:
+            lines.append(f"{b['id']:<8}{b['mem_case']:<10}{b['size']:>10,}{peak[b['id']]:>13,}  "
+                         f"{'yes' if b['reuse'] else 'no'}")
+            block_id = int(b["id"][2:])
+            for lt in sorted(by_block.get(block_id, []), key=lambda x: (x.first_act, x.offset)):
+                lines.append(f"    r:{lt.regst}[{lt.index}] +{lt.offset} {lt.size:,} B  "
+                             f"acts {lt.first_act}..{lt.last_act}  {', '.join(lt.lbns)}")
+        return "\n".join(lines)
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(str(self))
+
+
+@dataclass
+class Recording:
+    """A debugged run: per act what acted, read and wrote (with statistics of what it wrote), and its memory."""
+
+    title: str
+    acts: list[dict[str, Any]]
+    memory: Memory
+    stats: bool = True
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_payload_parts(self) -> dict[str, Any]:
+        """``{"acts": [...], "memory": {...}}`` for ``flowlab.viz.payload.run_payload``."""
+        return {"acts": [dict(a) for a in self.acts], "memory": self.memory.to_dict()}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"title": self.title, **self.to_payload_parts()}
+
+    def __len__(self) -> int:
+        return len(self.acts)
+
+    def __str__(self) -> str:
+        lines = [f"recording of {self.title}: {len(self.acts)} acts"]
+        for act in self.acts:
+            writes = " ".join(act["writes"])
+            bad = [f"{r} nan {s['nan']} inf {s['inf']}" for r, s in act["blobs"].items() if s["nan"] or s["inf"]]
+            lines.append(f"  #{act['index']} {act['job']}/{act['actor']} read[{' '.join(act['reads'])}] "
+                         f"wrote[{writes}]" + (f"  ({'; '.join(bad)})" if bad else ""))
+        return "\n".join(lines)
+
+
+class Recorder:
+    """Fed every act of a Debugger's run (``record``); hands out the Recording and Memory so far."""
+
+    def __init__(self, plan: Plan, runtime: Runtime, qualified: Callable[[Any], str]) -> None:
+        self.plan, self.runtime = plan, runtime
+        self.acts: list[dict[str, Any]] = []
+        self.lifetimes: list[Lifetime] = []
+        self._open: dict[tuple[int, int], Lifetime] = {}  # (regst, index) -> its current lifetime
+        for regst_id, regsts in runtime.regsts.items():
+            producer = plan.task(regsts[0].desc.producer_task_id).exec_sequence[0]
+            if producer.op_type == "variable":
+                for regst in regsts:
+                    self._start(regst_id, regst.index, 0)
+
+    def _start(self, regst_id: int, index: int, act: int) -> None:
+        desc = self.runtime.regsts[regst_id][index].desc
+        if desc.mem_block_id < 0 or desc.regst_size == 0:  # control registers hold no bytes
+            return
+        lt = Lifetime(regst_id, index, desc.mem_block_id, desc.mem_block_offset + index * desc.regst_size,
+                      desc.regst_size, act, act, tuple(desc.lbi2blob_desc))
+        self.lifetimes.append(lt)
+        self._open[(regst_id, index)] = lt
+
+    def record(self, event: ActEvent, stats: bool = True) -> None:
+        index = len(self.acts)
+        for regst_id, i in event.read:
+            lt = self._open.get((regst_id, i))
+            if lt is not None:
+                lt.last_act = index
+        blobs: dict[str, Any] = {}
+        for regst_id, i in event.written:
+            self._start(regst_id, i, index)
+            if stats:
+                per_lbn = [blob_stats(lbn, array, preview=False).stats_dict() | {"lbn": lbn}
+                           for lbn, array in self.runtime.regsts[regst_id][i].blobs.items()]
+                if per_lbn:
+                    blobs[f"r:{regst_id}"] = per_lbn[0] | ({"blobs": per_lbn} if len(per_lbn) > 1 else {})
+        self.acts.append({"index": index, "node": f"t:{event.actor_id}", "actor": event.actor_name,
+                          "job": self.plan.job_names[event.job_id], "task_type": event.task_type,
+                          "reads": [f"r:{r}" for r, _ in event.read], "writes": [f"r:{r}" for r, _ in event.written],
+                          "blobs": blobs})
+
+    def memory(self) -> Memory:
+        blocks = [{"id": f"b:{b.mem_block_id}", "size": b.mem_size, "mem_case": b.mem_case,
+                   "reuse": b.enable_reuse_mem} for b in self.plan.mem_blocks]
+        return Memory(blocks, [Lifetime(**vars(lt)) for lt in self.lifetimes], len(self.acts))
+
+    def recording(self, title: str) -> Recording:
+        return Recording(title, [dict(a) for a in self.acts], self.memory())

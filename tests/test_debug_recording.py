@@ -1,0 +1,83 @@
+"""The recording of a debugged run (acts with statistics of what they wrote) and its memory record."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+
+X = np.arange(18, dtype=np.float32).reshape(2, 1, 3, 3)
+
+
+@pytest.fixture
+def pad_job():
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    return pad_Job
+
+
+def test_recording_lists_every_act_with_what_it_read_and_wrote(pad_job):
+    dbg = flow.debug(pad_job, X)
+    dbg.continue_()
+    rec = dbg.recording()
+    events = [entry.event for entry in dbg.timeline()]
+    assert len(rec.acts) == dbg.acts == len(events)
+    for act, event in zip(rec.acts, events):  # independent of the recorder: the runtime's own events
+        assert act["node"] == f"t:{event.actor_id}" and act["actor"] == event.actor_name
+        assert act["reads"] == [f"r:{r}" for r, _ in event.read]
+        assert act["writes"] == [f"r:{r}" for r, _ in event.written]
+    pad = next(a for a in rec.acts if a["actor"] == "reflection_pad2d_0")
+    padded = np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    (regst,) = pad["writes"]
+    assert pad["blobs"][regst] == {"shape": [2, 1, 5, 5], "dtype": "f32", "min": 0.0, "max": 17.0,
+                                   "mean": pytest.approx(float(padded.mean())), "nan": 0, "inf": 0,
+                                   "lbn": "reflection_pad2d_0/y_0"}
+    parts = rec.to_payload_parts()
+    assert set(parts) == {"acts", "memory"}
+    json.dumps(rec.to_dict(), allow_nan=False)  # strict JSON: no NaN anywhere
+
+
+def test_memory_lifetimes_run_from_the_write_to_the_last_read(pad_job):
+    dbg = flow.debug(pad_job, X)
+    dbg.run_to("pad_Job/Return_0")
+    plan = dbg.plan
+    pad_task = plan.task("reflection_pad2d_0")
+    regst = pad_task.produced_regst_desc["out"]
+    live = [lt for lt in dbg.memory().lifetimes if lt.regst == regst.regst_desc_id]
+    wrote = dbg.acts - 1  # the pad act was the last one
+    assert [(lt.first_act, lt.last_act) for lt in live] == [(wrote, wrote)]  # live while stepping, no reader yet
+    dbg.step()  # Return_0 reads it
+    (lt,) = [lt for lt in dbg.memory().lifetimes if lt.regst == regst.regst_desc_id]
+    assert (lt.first_act, lt.last_act, lt.block, lt.size) == (wrote, wrote + 1, regst.mem_block_id, regst.regst_size)
+    memory = dbg.memory()
+    assert memory.occupancy(wrote)[f"b:{regst.mem_block_id}"] == regst.regst_size
+    assert memory.occupancy(wrote - 1)[f"b:{regst.mem_block_id}"] == 0
+    d = memory.to_dict()
+    assert {b["id"] for b in d["blocks"]} == {f"b:{b.mem_block_id}" for b in plan.mem_blocks}
+    assert {"regst": f"r:{regst.regst_desc_id}", "register": 0, "block": f"b:{regst.mem_block_id}",
+            "offset": regst.mem_block_offset, "size": regst.regst_size, "first_act": wrote, "last_act": wrote + 1,
+            "lbns": ["reflection_pad2d_0/y_0"]} in d["lifetimes"]
+    text = str(memory)
+    assert text.splitlines()[1].split() == ["block", "mem_case", "size", "B", "peak", "live", "B", "reuse"]
+    assert f"r:{regst.regst_desc_id}[0] +0 {regst.regst_size} B  acts {wrote}..{wrote + 1}  reflection_pad2d_0/y_0" \
+        in text
+
+
+def test_variables_are_live_from_the_start():
+    @flow.global_function()
+    def scale(x: tp.Numpy.Placeholder((3,))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(3,), initializer=flow.constant_initializer(2.0))
+        return x * w
+
+    dbg = flow.debug(scale, np.ones(3, np.float32))
+    w = [lt for lt in dbg.memory().lifetimes if lt.lbns == ("w/out",)]
+    assert w and all(lt.first_act == 0 for lt in w)
+    assert dbg.blob("w/out").written and dbg.blob("w/out").min == 2.0
+    dbg.continue_()
+    np.testing.assert_array_equal(dbg.result, np.full(3, 2.0, np.float32))
