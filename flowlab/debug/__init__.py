@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .breakpoints import Breakpoint
+from .catch_nan import NanCatcher, NanCaught, catch_nan
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .inspect import BlobStats, blob_stats
 from .recording import Lifetime, Memory, Recording
@@ -23,5 +24,9 @@ def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
     return Debugger(session, desc, args, kwargs)
 
 
-__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "Lifetime", "Memory", "Recording", "RunFinished",
-           "Stop", "TimelineEntry", "blob_stats", "debug"]
+# ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
+debug.catch_nan = catch_nan  # type: ignore[attr-defined]
+
+
+__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "Lifetime", "Memory", "NanCatcher", "NanCaught",
+           "Recording", "RunFinished", "Stop", "TimelineEntry", "blob_stats", "catch_nan", "debug"]
