@@ -7,6 +7,7 @@ from typing import Any
 from .breakpoints import Breakpoint
 from .catch_nan import NanCatcher, NanCaught, catch_nan
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
+from .diff import PlanDiff, diff
 from .inspect import BlobStats, blob_stats
 from .recording import Lifetime, Memory, Recording
 
@@ -26,7 +27,9 @@ def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
 
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
 debug.catch_nan = catch_nan  # type: ignore[attr-defined]
+debug.diff = diff  # type: ignore[attr-defined]
+debug.NanCaught = NanCaught  # type: ignore[attr-defined]
 
 
 __all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "Lifetime", "Memory", "NanCatcher", "NanCaught",
-           "Recording", "RunFinished", "Stop", "TimelineEntry", "blob_stats", "catch_nan", "debug"]
+           "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "blob_stats", "catch_nan", "debug", "diff"]
