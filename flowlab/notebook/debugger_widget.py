@@ -1,0 +1,271 @@
+"""The step debugger widget (anywidget): the ``payload`` (the Plan) and ``state`` traits and the command messages of
+payload.md. Every command is a Python method too (``step``, ``break_``, ``inspect``, ...), so tests and scripts
+drive it without a browser; the ES module only draws ``state`` and sends commands.
+
+A command that fails sets ``state["error"]`` and changes nothing else (the inspected blob stays the last good
+one); the next command that succeeds clears it. ``state`` stays bounded: the actors table up to ``MAX_ACTORS``
+rows (the next actor always among them), a blob's first 64 values, the most recent ``MAX_LIFETIMES`` register
+lifetimes.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from typing import Any
+
+import anywidget
+import numpy as np
+import traitlets
+
+from ..debug import Debugger, Stop
+
+STATIC = pathlib.Path(__file__).parent / "static"
+# The front end built from extension/ once it is there (h/ts), else today's debugger module.
+_ESM = STATIC / "flowlab_widget.js" if (STATIC / "flowlab_widget.js").exists() else STATIC / "debugger.js"
+MAX_ACTORS = 1000
+MAX_LIFETIMES = 2000
+COMMANDS = ("step", "step_n", "continue", "run_to", "restart", "run_to_end_of_job", "break", "unbreak", "inspect",
+            "inject")
+
+
+class DebuggerWidget(anywidget.AnyWidget):
+    """The step debugger on a ``flow.debug(...)`` Debugger: the Plan with the next actor, the actors table,
+    breakpoints, the blob inspector, the stop reason and the memory record."""
+
+    _esm = _ESM
+    _css = STATIC / "widgets.css"
+    payload = traitlets.Dict().tag(sync=True)
+    state = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, dbg: Debugger, **kwargs: Any) -> None:
+        self.dbg = dbg
+        self._inspected: str | None = None
+        self._stop: Stop | None = None
+        self._status = "ready"
+        super().__init__(payload=plan_payload(dbg.plan), **kwargs)
+        self.on_msg(self._on_msg)
+        self._publish(None)
+
+    # -- messages ----------------------------------------------------------------------------------
+    def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:
+        if content.get("type") == "command":
+            self.command(str(content.get("cmd", "")), dict(content.get("args") or {}))
+
+    def command(self, cmd: str, args: dict[str, Any] | None = None) -> None:
+        """Run one front-end command; its error (if any) goes to ``state["error"]``, shown once."""
+        args = args or {}
+        try:
+            if cmd not in COMMANDS:
+                raise ValueError(f"unknown command {cmd!r}; commands are {', '.join(COMMANDS)}")
+            if cmd == "step":
+                self.step()
+            elif cmd == "step_n":
+                self.step_n(int(args.get("n", 10)))
+            elif cmd == "continue":
+                self.continue_()
+            elif cmd == "run_to":
+                self.run_to(str(args.get("target", "")))
+            elif cmd == "restart":
+                self.restart()
+            elif cmd == "run_to_end_of_job":
+                self.run_to_end_of_job()
+            elif cmd == "break":
+                self.break_(str(args.get("kind", "")), args.get("target"))
+            elif cmd == "unbreak":
+                self.unbreak(int(args["id"]))
+            elif cmd == "inspect":
+                self.inspect(args.get("name") or args.get("regst") or args.get("node") or "")
+            elif cmd == "inject":
+                self.inject_fill(str(args.get("name", "")), float(args.get("value", 0.0)))
+        except Exception as err:  # shown in the widget: a bad command must not kill the view
+            self._publish(f"{type(err).__name__}: {_message(err)}")
+
+    # -- commands ----------------------------------------------------------------------------------
+    def step(self) -> None:
+        event = self.dbg.step()
+        self._done(f"acted: {event}", None)
+
+    def step_n(self, n: int) -> None:
+        if n < 1:
+            raise ValueError(f"step_n takes a number of acts >= 1; got {n}")
+        self._done_stop(self.dbg.step_n(n))
+
+    def continue_(self) -> None:
+        self._done_stop(self.dbg.continue_())
+
+    def run_to(self, target: str) -> None:
+        """Run until an actor acts next: ``job/op``, an op name, or a task node id ``t:<task_id>``."""
+        self._done_stop(self.dbg.run_to(self._actor_name(target)))
+
+    def run_to_end_of_job(self) -> None:
+        self._done_stop(self.dbg.run_to_end_of_job())
+
+    def restart(self) -> None:
+        self.dbg.restart()
+        self._done("restarted", None)
+
+    def break_(self, kind: str, target: str | None = None) -> None:
+        """Set a breakpoint: ``nan``/``inf`` (target: a blob, or none for any), ``op``, ``job``, ``actor``,
+        ``blob`` (target required), ``predicate`` (target: an expression of the blob's array ``x``, e.g.
+        ``abs(x).max() > 1e3``, or ``lbn: expression`` for one blob)."""
+        target = (target or "").strip() or None
+        dbg = self.dbg
+        if kind in ("nan", "inf"):
+            bp = dbg.break_on(**{kind: True}, blob=target)
+        elif kind in ("op", "job", "actor"):
+            if target is None:
+                raise ValueError(f"a {kind} breakpoint needs a target ({kind} name)")
+            bp = dbg.break_on(**{kind: self._actor_name(target) if kind == "actor" else target})
+        elif kind == "blob":
+            if target is None:
+                raise ValueError("a blob breakpoint needs a blob name (op/out_0)")
+            bp = dbg.break_on(blob=target)
+        elif kind == "predicate":
+            if target is None:
+                raise ValueError("a predicate breakpoint needs an expression of x, e.g. abs(x).max() > 1e3")
+            blob, _, expression = target.partition(":") if ":" in target and "/" in target.split(":")[0] \
+                else ("", "", target)
+            bp = dbg.break_on(predicate=_predicate(expression.strip()), blob=blob.strip() or None)
+        else:
+            raise ValueError(f"unknown breakpoint kind {kind!r}; kinds are nan, inf, op, job, actor, blob, predicate")
+        self._done(f"set {bp}", self._stop)
+
+    def unbreak(self, bp_id: int) -> None:
+        bp = self.dbg.remove_breakpoint(bp_id)
+        self._done(f"removed {bp}", self._stop)
+
+    def inspect(self, name: str) -> None:
+        """Inspect a blob: an lbn, an op name, a register id ``r:<id>`` or a task node id ``t:<id>``."""
+        lbn = self._lbn(str(name).strip())
+        self.dbg.blob(lbn)  # raises for a bad name before anything changes
+        self._inspected = lbn
+        self._done(f"inspecting {lbn}", self._stop)
+
+    def inject_fill(self, name: str, value: float) -> None:
+        """Overwrite a live blob with one value (``dbg.inject`` takes any array)."""
+        lbn = self._lbn(name)
+        current = self.dbg.value(lbn)
+        self.dbg.inject(lbn, np.full(current.shape, value, current.dtype))
+        self._inspected = lbn
+        self._done(f"injected {value} into {lbn}", self._stop)
+
+    # -- names -------------------------------------------------------------------------------------
+    def _actor_name(self, target: str) -> str:
+        if target.startswith("t:"):
+            return self.dbg.qualified(self.dbg.runtime.actors[_id(target, "task")])
+        return target
+
+    def _lbn(self, name: str) -> str:
+        if not name:
+            raise ValueError("inspect needs a blob: an lbn (op/out_0), an op name, r:<id> or t:<id>")
+        plan = self.dbg.plan
+        if name.startswith("r:"):
+            desc = plan.regst_descs.get(_id(name, "register"))
+            if desc is None or not desc.lbi2blob_desc:
+                raise KeyError(f"register {name} holds no blob (a control register, or no such register)")
+            return next(iter(desc.lbi2blob_desc))
+        if name.startswith("t:"):
+            task = plan.task(_id(name, "task"))
+            lbns = task.exec_sequence[0].output_lbns
+            if not lbns:
+                raise KeyError(f"task {name} ({task.name}) produces no blob")
+            return lbns[0]
+        return name
+
+    # -- state -------------------------------------------------------------------------------------
+    def _done_stop(self, stop: Stop) -> None:
+        if stop.blob is not None:  # a NaN/Inf/blob stop: show the blob that stopped it
+            self._inspected = stop.lbn
+        self._done(str(stop), stop)
+
+    def _done(self, status: str, stop: Stop | None) -> None:
+        self._status, self._stop = status, stop
+        self._publish(None)
+
+    def _publish(self, error: str | None) -> None:
+        dbg = self.dbg
+        nxt = None if dbg.finished else dbg.runtime.peek()
+        inspected = None
+        if self._inspected is not None:
+            try:
+                inspected = dbg.blob(self._inspected).to_dict()
+            except KeyError:
+                self._inspected = None
+        memory = dbg.memory().to_dict()
+        total = len(memory["lifetimes"])
+        memory["lifetimes"] = memory["lifetimes"][-MAX_LIFETIMES:]
+        memory["lifetimes_total"] = total
+        self.state = {
+            "status": self._status, "error": error, "acts": dbg.acts, "finished": dbg.finished,
+            "next_node": f"t:{nxt.actor_id}" if nxt is not None else None,
+            "next_actor": dbg.qualified(nxt) if nxt is not None else None,
+            **self._actors(nxt),
+            "breakpoints": [bp.to_dict() for bp in dbg.breakpoints],
+            "inspected": inspected, "stop": self._stop.to_dict() if self._stop is not None else None,
+            "memory": memory,
+        }
+
+    def _actors(self, nxt: Any) -> dict[str, Any]:
+        dbg = self.dbg
+        rows = []
+        for actor, row in zip(dbg.runtime.actors.values(), dbg.actors()):
+            rows.append({"id": f"t:{actor.actor_id}", "name": dbg.qualified(actor), "job": row.job,
+                         "state": row.state, "why_blocked": row.reason, "acts": row.acts, "type": row.task_type,
+                         "registers": " ".join(f"r{rid} {used}/{num}" for rid, (used, num) in row.occupancy.items())})
+        shown = rows[:MAX_ACTORS]
+        if nxt is not None and len(rows) > MAX_ACTORS and all(r["id"] != f"t:{nxt.actor_id}" for r in shown):
+            shown[-1] = next(r for r in rows if r["id"] == f"t:{nxt.actor_id}")
+        return {"actors": shown, "actors_total": len(rows)}
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        bundle = super()._repr_mimebundle_(**kwargs)
+        data = bundle[0] if isinstance(bundle, tuple) else bundle
+        data["text/plain"] = f"<DebuggerWidget {self.dbg.desc.job_name}: {self.dbg.acts} acts; {self._status}>"
+        return bundle
+
+
+def _id(text: str, what: str) -> int:
+    try:
+        return int(text[2:])
+    except ValueError:
+        raise ValueError(f"{text!r} is no {what} id (expected {text[:2]}<number>)") from None
+
+
+def _message(err: Exception) -> str:
+    return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)  # KeyError quotes its text
+
+
+def _predicate(expression: str) -> Any:
+    """A breakpoint predicate from the widget's text box: an expression of ``x`` (the blob) with ``np``. It is
+    the user's own expression, evaluated in their kernel, as a breakpoint condition in any debugger is."""
+    code = compile(expression, "<breakpoint predicate>", "eval")  # a syntax error is reported at once
+
+    def predicate(x: np.ndarray) -> bool:
+        return bool(eval(code, {"np": np, "abs": abs, "__builtins__": {}}, {"x": x}))
+
+    predicate.__name__ = f"({expression})"
+    return predicate
+
+
+def plan_payload(plan: Any) -> dict[str, Any]:
+    """The plan payload (flowlab.viz.payload when present, h/nbpy), else a flat graph of the same shape: a node per
+    task in a group per job, an edge per register and consumer."""
+    try:
+        from ..viz.payload import plan_payload as full
+    except ImportError:
+        pass
+    else:
+        return full(plan)
+    nodes = [{"id": f"t:{t.task_id}", "label": t.name, "kind": "task", "parent": f"g:job:{t.job_id}",
+              "type": t.task_type, "lane": f"machine {t.machine_id} / thread {t.thrd_id}", "classes": [],
+              "detail": None} for t in plan.tasks]
+    groups = [{"id": f"g:job:{i}", "label": f"{name} ({plan.job_kinds[i]})", "parent": None, "kind": "job",
+               "collapsed": len(plan.tasks) > 300} for i, name in enumerate(plan.job_names)]
+    edges = [{"id": f"e:{r.regst_desc_id}:{c}", "source": f"t:{r.producer_task_id}", "target": f"t:{c}",
+              "kind": "data" if r.regst_desc_type == "data" else "ctrl",
+              "label": " ".join(str(d) for d in r.lbi2blob_desc.values())}
+             for r in plan.regst_descs.values() for c in r.consumer_task_ids]
+    lanes = sorted({n["lane"] for n in nodes})
+    return {"flowlab_payload": 1, "kind": "plan", "title": "plan", "graph": {
+        "nodes": nodes, "groups": groups, "edges": edges, "lanes": lanes, "details": {}},
+        "summary": {"tasks": len(plan.tasks), "regsts": len(plan.regst_descs), "mem_blocks": len(plan.mem_blocks)}}

@@ -1,0 +1,136 @@
+"""The DebuggerWidget driven through its message handler and methods, checked through its ``state`` trait."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.notebook.debugger_widget import DebuggerWidget
+
+X = np.arange(18, dtype=np.float32).reshape(2, 1, 3, 3)
+
+
+@pytest.fixture
+def widget():
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    return DebuggerWidget(flow.debug(pad_Job, X))
+
+
+def send(widget, cmd, **args):
+    widget._on_msg(widget, {"type": "command", "cmd": cmd, "args": args}, [])
+    return widget.state
+
+
+def task_id(op, job="pad_Job"):
+    plan = flow.default_session().plan
+    return next(t.task_id for t in plan.tasks if t.name == op and plan.job_names[t.job_id] == job)
+
+
+def test_initial_state_and_payload(widget):
+    state = widget.state
+    assert widget.payload["flowlab_payload"] == 1 and widget.payload["kind"] == "plan"
+    assert {n["id"] for n in widget.payload["graph"]["nodes"]} >= {f"t:{task_id('reflection_pad2d_0')}"}
+    assert state["error"] is None and state["acts"] == 0 and not state["finished"]
+    assert state["next_actor"] == "System-Main/System-Main-WaitAndSendIds_0"
+    assert state["next_node"] == f"t:{task_id('System-Main-WaitAndSendIds_0', 'System-Main')}"
+    assert len(state["actors"]) == state["actors_total"] == len(flow.default_session().plan.tasks)
+    row = next(a for a in state["actors"] if a["name"] == "pad_Job/reflection_pad2d_0")
+    assert set(row) >= {"id", "name", "job", "state", "why_blocked", "acts"} and row["state"] == "blocked"
+    assert state["breakpoints"] == [] and state["inspected"] is None and state["stop"] is None
+    assert {"blocks", "lifetimes"} <= set(state["memory"])
+    json.dumps(state, allow_nan=False)
+
+
+def test_a_bad_command_shows_its_error_once_then_clears(widget):
+    state = send(widget, "inspect", name="Input_0/y_0")  # the typo of the evaluation
+    assert state["error"].startswith("KeyError: no blob 'Input_0/y_0'; did you mean Input_0/out?")
+    assert state["inspected"] is None
+    state = send(widget, "step")
+    assert state["error"] is None and state["status"].startswith("acted: #0 System-Main-WaitAndSendIds_0")
+    state = send(widget, "inspect", name="reflection_pad2d_0/y_0")
+    assert state["error"] is None and state["inspected"]["lbn"] == "reflection_pad2d_0/y_0"
+    assert state["inspected"]["written"] is False  # not yet written says so
+    state = send(widget, "inspect", name="nope")
+    assert state["error"] and state["inspected"]["lbn"] == "reflection_pad2d_0/y_0"  # the last good one stays
+    state = send(widget, "run_to", target=f"t:{task_id('Return_0')}")
+    assert state["error"] is None and state["status"].startswith("reached pad_Job/Return_0")
+    inspected = state["inspected"]
+    assert inspected["written"] and inspected["stats"]["min"] == 0.0 and inspected["stats"]["max"] == 17.0
+    assert sum(inspected["histogram"]["counts"]) == 50 and len(inspected["values"]) == 50
+    assert send(widget, "frobnicate")["error"].startswith("ValueError: unknown command 'frobnicate'")
+    assert send(widget, "step")["error"] is None
+
+
+def test_breakpoints_round_trip(widget):
+    send(widget, "break", kind="nan")
+    send(widget, "break", kind="inf", target="reflection_pad2d_0/y_0")
+    send(widget, "break", kind="op", target="Return_0")
+    send(widget, "break", kind="job", target="System-Pull-Return_0")
+    send(widget, "break", kind="blob", target="Return_0/out")
+    send(widget, "break", kind="actor", target=f"t:{task_id('Return_0')}")
+    state = send(widget, "break", kind="predicate", target="reflection_pad2d_0/y_0: np.abs(x).max() > 1e3")
+    assert state["error"] is None
+    assert [(b["id"], b["kind"], b["target"]) for b in state["breakpoints"]] == [
+        (1, "nan", None), (2, "inf", "reflection_pad2d_0/y_0"), (3, "op", "Return_0"),
+        (4, "job", "System-Pull-Return_0"), (5, "blob", "Return_0/out"), (6, "actor", "pad_Job/Return_0"),
+        (7, "predicate", "reflection_pad2d_0/y_0")]
+    assert state["breakpoints"][6]["text"] == ("after an act writes blob reflection_pad2d_0/y_0 and "
+                                               "(np.abs(x).max() > 1e3)(values) is true")
+    assert send(widget, "break", kind="op")["error"] == "ValueError: a op breakpoint needs a target (op name)"
+    assert send(widget, "break", kind="predicate", target="x >")["error"].startswith("SyntaxError")
+    state = send(widget, "unbreak", id=3)
+    assert [b["id"] for b in state["breakpoints"]] == [1, 2, 4, 5, 6, 7] and state["error"] is None
+    assert send(widget, "unbreak", id=3)["error"].startswith("KeyError: no breakpoint 3")
+    state = send(widget, "continue")
+    assert state["stop"]["reason"] == "breakpoint" and state["stop"]["breakpoint"] == 6
+    assert state["next_actor"] == "pad_Job/Return_0"
+
+
+def test_a_nan_stop_names_the_producer_and_shows_its_blob(widget):
+    send(widget, "break", kind="nan")
+    send(widget, "run_to", target="pad_Job/reflection_pad2d_0")
+    state = send(widget, "inject", name="Input_0/out", value=float("nan"))
+    assert state["inspected"]["stats"]["nan"] == 18 and state["inspected"]["stats"]["min"] is None
+    state = send(widget, "continue")
+    stop = state["stop"]
+    pad = widget.dbg.plan.task("reflection_pad2d_0")
+    assert (stop["op"], stop["lbn"], stop["nan"], stop["inf"]) == ("reflection_pad2d_0", "reflection_pad2d_0/y_0",
+                                                                   50, 0)
+    assert stop["regst"] == f"r:{pad.produced_regst_desc['out'].regst_desc_id}" and stop["node"] == f"t:{pad.task_id}"
+    assert state["next_actor"] == "pad_Job/Return_0"  # next is next; the culprit is in stop
+    assert state["inspected"]["lbn"] == "reflection_pad2d_0/y_0" and state["inspected"]["values"][:2] == ["nan"] * 2
+    json.dumps(state, allow_nan=False)
+
+
+def test_finish_restart_and_step_n(widget):
+    state = send(widget, "step_n", n=3)
+    assert state["acts"] == 3 and state["status"].startswith("steps after 3 acts")
+    state = send(widget, "continue")
+    assert state["finished"] and state["next_node"] is None and state["status"].startswith("finished")
+    assert send(widget, "step")["error"].startswith("RunFinished: the run is finished")
+    state = send(widget, "restart")
+    assert state["acts"] == 0 and not state["finished"] and state["error"] is None and state["stop"] is None
+    send(widget, "run_to", target="pad_Job/Input_0")
+    state = send(widget, "run_to_end_of_job")
+    assert state["status"].startswith("job finished") and state["error"] is None and not state["finished"]
+
+
+def test_methods_are_the_same_commands(widget):
+    widget.break_("nan")
+    widget.run_to("pad_Job/reflection_pad2d_0")
+    widget.inspect(f"t:{task_id('reflection_pad2d_0')}")
+    assert widget.state["inspected"]["lbn"] == "reflection_pad2d_0/y_0"
+    widget.unbreak(1)
+    widget.continue_()
+    assert widget.state["finished"] and widget.state["breakpoints"] == []
+    np.testing.assert_array_equal(widget.dbg.result, np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+    text = widget._repr_mimebundle_()
+    data = text[0] if isinstance(text, tuple) else text
+    assert data["text/plain"].startswith("<DebuggerWidget pad_Job:")
