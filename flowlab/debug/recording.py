@@ -78,6 +78,22 @@ class Memory:
                              f"acts {lt.first_act}..{lt.last_act}  {', '.join(lt.lbns)}")
         return "\n".join(lines)
 
+    def chart(self, width: int = 60, blocks: list[str] | None = None) -> str:
+        """Register lifetimes as text bars over the acts (one row per lifetime, grouped by block): the memory view's
+        text fallback. ``blocks``: only these block ids ("b:2")."""
+        acts = max(self.acts, 1)
+        scale = min(1.0, width / acts)
+        lines = [f"{'register':<12}{'block':<12}acts 0..{acts - 1}" + (f" (1 column = {1 / scale:.3g} acts)"
+                                                                         if scale < 1 else "")]
+        for lt in sorted(self.lifetimes, key=lambda x: (x.block, x.offset, x.first_act)):
+            if blocks is not None and f"b:{lt.block}" not in blocks:
+                continue
+            start, end = int(lt.first_act * scale), int(lt.last_act * scale)
+            bar = (" " * start + "#" * (end - start + 1)).ljust(int((acts - 1) * scale) + 1)
+            name, place = f"r:{lt.regst}[{lt.index}]", f"b:{lt.block}+{lt.offset}"
+            lines.append(f"{name:<12}{place:<12}|{bar}| {', '.join(lt.lbns)}")
+        return "\n".join(lines)
+
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(str(self))
 

@@ -220,7 +220,8 @@ class DebuggerWidget(anywidget.AnyWidget):
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["text/plain"] = f"<DebuggerWidget {self.dbg.desc.job_name}: {self.dbg.acts} acts; {self._status}>"
+        status = self._status.splitlines()[0]
+        data["text/plain"] = f"<DebuggerWidget {self.dbg.desc.job_name}: {self.dbg.acts} acts; {status}>"
         return bundle
 
 

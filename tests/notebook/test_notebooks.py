@@ -49,8 +49,20 @@ def test_quickstart_shows_every_stage(tmp_path):
 def test_debugger_tour_finds_the_nan_and_fixes_it(tmp_path):
     nb = run("03_debugger_tour.ipynb", tmp_path)
     text = "".join(outputs(nb, "stream"))
-    assert "stopped by breakpoint" in text and "a NaN in any produced blob" in text
-    assert "acted: broadcast_div_0" in text and "nan 3" in text  # row 1 / its zero scale: 3 NaNs
+    assert "stopped by breakpoint 1 [nan]: after an act writes a NaN into any produced blob" in text
+    assert "normalize_Job/broadcast_div_0 (act #" in text and "wrote broadcast_div_0/z_0" in text
+    assert "acted: broadcast_div_0" in text and "nan 3 inf 0" in text  # row 1 / its zero scale: 3 NaNs
+    assert "(of the 9 finite values)" in text and "(4, 3) float32 3 NaN" in text
+    listed, after = text.split("after removing 2:\n")
+    assert "breakpoint 2 [inf]: after an act writes an Inf" in listed
+    assert after.splitlines()[:3] == [
+        "breakpoint 3 [predicate]: after an act writes any produced blob and <lambda>(values) is true",
+        "breakpoint 4 [op]: before op Return_0 acts", "breakpoint 5 [blob]: after the act that writes blob "
+        "broadcast_div_0/z_0"]
+    assert "broadcast_div_0 broadcast_div_0/z_0 NaN: 3" in text  # the widget's stop
+    assert "catch_nan: the first Inf at step 4 (call 4 of regression, 0-based): op regression/squared" in text
+    assert "weights kept:" in text and "nan" not in text.split("weights kept:")[1].splitlines()[0]
+    assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 1
     assert "acts recorded" in text and (tmp_path / "normalize_trace.json").is_file()
 
 
@@ -60,6 +72,10 @@ def test_memory_notebook_shows_shared_and_reused_blocks(tmp_path):
     assert "chain_Job              Input_0    -> block 0 offset 0" in text
     assert "System-Push-Input_0    Input_0    -> block 0 offset 0" in text
     assert "zero_pad2d_2 block 2 offset     0" in text and "zero_pad2d_0 block 2 offset     0" in text
+    assert "block   mem_case      size B  peak live B  reuse" in text  # the memory table
+    assert "zero_pad2d_2 takes zero_pad2d_0's bytes at act" in text
+    assert "memory blocks: 3 added, 1 removed, 0 changed" in text  # the plan diff, reuse off
+    assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 1
 
 
 def test_training_notebook_reaches_90_percent(tmp_path):
