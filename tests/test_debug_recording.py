@@ -39,7 +39,7 @@ def test_recording_lists_every_act_with_what_it_read_and_wrote(pad_job):
                                    "mean": pytest.approx(float(padded.mean())), "nan": 0, "inf": 0,
                                    "lbn": "reflection_pad2d_0/y_0"}
     parts = rec.to_payload_parts()
-    assert set(parts) == {"acts", "memory"}
+    assert set(parts) == {"acts", "memory"} and dict(rec) == parts  # a mapping: run_payload takes it as it is
     json.dumps(rec.to_dict(), allow_nan=False)  # strict JSON: no NaN anywhere
 
 

@@ -62,7 +62,7 @@ def test_stats_of_a_blob_with_nan_are_over_its_finite_values(pad_job):
     assert "(of the 41 finite values); nan 9 inf 0" in str(stats)
     d = stats.to_dict()
     assert d["stats"]["nan"] == 9 and d["stats"]["min"] == 0.0 and d["values"][:6] == [4.0, 3.0, 4.0, 5.0, 4.0, 1.0]
-    assert len(d["values"]) == 50 and d["values"].count("nan") == 9  # JSON has no NaN: sent as "nan"
+    assert len(d["values"]) == 50 and d["values"].count("NaN") == 9  # JSON has no NaN: sent as "NaN"
 
 
 def test_all_nan_blob_has_counts_and_no_stats(pad_job):

@@ -95,9 +95,9 @@ class BlobStats:
 
 
 def _json_number(v: Any) -> Any:
-    """JSON has no NaN/Inf: send them as the strings 'nan', 'inf', '-inf'."""
+    """JSON has no NaN/Inf: they travel as the strings "NaN", "Infinity", "-Infinity" (as in flowlab.viz.payload)."""
     if isinstance(v, float) and not np.isfinite(v):
-        return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+        return "NaN" if np.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
     return v
 
 

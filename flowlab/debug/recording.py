@@ -9,7 +9,7 @@ act, because a reused memory block overwrites them later.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,9 +98,11 @@ class Memory:
         printer.text(str(self))
 
 
-@dataclass
-class Recording:
-    """A debugged run: per act what acted, read and wrote (with statistics of what it wrote), and its memory."""
+@dataclass(eq=False)
+class Recording(Mapping[str, Any]):
+    """A debugged run: per act what acted, read and wrote (with statistics of what it wrote), and its memory.
+    As a mapping it is the run payload's two parts, ``{"acts": [...], "memory": {...}}``, so it can be handed to
+    ``flowlab.viz.payload.run_payload(plan, job_set, recording)`` as it is."""
 
     title: str
     acts: list[dict[str, Any]]
@@ -115,8 +117,16 @@ class Recording:
     def to_dict(self) -> dict[str, Any]:
         return {"title": self.title, **self.to_payload_parts()}
 
+    def __getitem__(self, key: str) -> Any:
+        if key not in ("acts", "memory"):
+            raise KeyError(f"a Recording's parts are 'acts' and 'memory'; got {key!r}")
+        return self.to_payload_parts()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("acts", "memory"))
+
     def __len__(self) -> int:
-        return len(self.acts)
+        return 2
 
     def __str__(self) -> str:
         lines = [f"recording of {self.title}: {len(self.acts)} acts"]

@@ -105,7 +105,7 @@ def test_a_nan_stop_names_the_producer_and_shows_its_blob(widget):
                                                                    50, 0)
     assert stop["regst"] == f"r:{pad.produced_regst_desc['out'].regst_desc_id}" and stop["node"] == f"t:{pad.task_id}"
     assert state["next_actor"] == "pad_Job/Return_0"  # next is next; the culprit is in stop
-    assert state["inspected"]["lbn"] == "reflection_pad2d_0/y_0" and state["inspected"]["values"][:2] == ["nan"] * 2
+    assert state["inspected"]["lbn"] == "reflection_pad2d_0/y_0" and state["inspected"]["values"][:2] == ["NaN"] * 2
     json.dumps(state, allow_nan=False)
 
 
