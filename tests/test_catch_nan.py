@@ -94,3 +94,22 @@ def test_inf_can_be_ignored_and_the_error_escapes_without_with():
     finally:
         catcher.close()
     assert info.value.catcher is catcher and catcher.stop.blob.nan_count > 0 and catcher.step >= 4
+
+
+def test_a_watch_inside_another_wrapper_puts_that_wrapper_back():
+    train = _train_job()
+    session = flow.default_session()
+    seen = []
+    original = session.lazy_run
+
+    def outer(desc, args, kwargs):  # as %%flowjob wraps the session's calls
+        seen.append(desc.job_name)
+        return original(desc, args, kwargs)
+
+    session.lazy_run = outer
+    with flow.debug.catch_nan() as catcher:
+        train(*BATCHES[0])
+    assert session.lazy_run is outer and seen == ["train"] and catcher.calls == 1
+    train(*BATCHES[1])
+    assert seen == ["train", "train"]
+    del session.lazy_run

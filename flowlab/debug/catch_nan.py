@@ -63,6 +63,7 @@ class NanCatcher:
         self.args: tuple[Any, ...] = ()
         self.kwargs: dict[str, Any] = {}
         self._original: Any = None
+        self._shadowed = False
         self._checks: dict[tuple[str, ...], tuple[Any, VariableSnapshot, list[np.ndarray]]] = {}
         self._copies: dict[str, memoryview] = {}
 
@@ -71,12 +72,16 @@ class NanCatcher:
         if self._original is not None:
             raise FlowlabError("this catch_nan is already watching")
         self._original = self.session.lazy_run
+        self._shadowed = "lazy_run" in vars(self.session)  # another watch (e.g. %%flowjob's) wraps it already
         self.session.lazy_run = self._run  # the session's one entry for job calls (magics.py does the same)
         return self
 
     def close(self) -> None:
         if self._original is not None:
-            del self.session.lazy_run
+            if self._shadowed:
+                self.session.lazy_run = self._original
+            else:
+                del self.session.lazy_run
             self._original = None
 
     def __enter__(self) -> NanCatcher:

@@ -124,7 +124,7 @@ def blob_stats(lbn: str, array: np.ndarray, bins: int = 10, written: bool = True
                          array)
     as_float = finite.astype(np.float64)
     hist = None
-    if values.dtype.kind == "f":
+    if values.dtype.kind == "f" and bins:
         counts, edges = np.histogram(as_float, bins=bins)
         hist = (tuple(float(e) for e in edges), tuple(int(c) for c in counts))
     return BlobStats(lbn, values.shape, dtype, float(as_float.min()), float(as_float.max()), float(as_float.mean()),

@@ -171,7 +171,7 @@ class Recorder:
         for regst_id, i in event.written:
             self._start(regst_id, i, index)
             if stats:
-                per_lbn = [blob_stats(lbn, array, preview=False).stats_dict() | {"lbn": lbn}
+                per_lbn = [blob_stats(lbn, array, bins=0, preview=False).stats_dict() | {"lbn": lbn}
                            for lbn, array in self.runtime.regsts[regst_id][i].blobs.items()]
                 if per_lbn:
                     blobs[f"r:{regst_id}"] = per_lbn[0] | ({"blobs": per_lbn} if len(per_lbn) > 1 else {})
