@@ -5,10 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from .breakpoints import Breakpoint
-from .catch_nan import NanCatcher, NanCaught, catch_nan
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .diff import PlanDiff, diff
 from .inspect import BlobStats, blob_stats
+from .nan_watch import NanCatcher, NanCaught, catch_nan
 from .recording import Lifetime, Memory, Recording
 
 
