@@ -81,3 +81,23 @@ def test_variables_are_live_from_the_start():
     assert dbg.blob("w/out").written and dbg.blob("w/out").min == 2.0
     dbg.continue_()
     np.testing.assert_array_equal(dbg.result, np.full(3, 2.0, np.float32))
+
+
+def test_peak_is_the_most_bytes_live_at_one_act():
+    @flow.global_function()
+    def chain_Job(x: tp.Numpy.Placeholder((1, 1, 8, 8))) -> tp.Numpy:
+        a = flow.zero_pad2d(x, padding=3)
+        b = flow.zero_pad2d(a, padding=1)
+        flow.zero_pad2d(x, padding=1)  # reuses a's bytes once a is dead
+        return b
+
+    dbg = flow.debug(chain_Job, np.ones((1, 1, 8, 8), np.float32))
+    dbg.continue_()
+    memory = dbg.memory()
+    brute = {b["id"]: max(memory.occupancy(act)[b["id"]] for act in range(memory.acts)) for b in memory.blocks}
+    assert memory.peak() == brute
+    reused = next(b for b in memory.blocks if b["reuse"])
+    tenants = [lt for lt in memory.lifetimes if f"b:{lt.block}" == reused["id"]]
+    assert len(tenants) == 3 and brute[reused["id"]] < sum(lt.size for lt in tenants)  # never all three at once
+    chart = memory.chart(blocks=[reused["id"]]).splitlines()
+    assert len(chart) == 4 and all(line.count("|") == 2 for line in chart[1:])

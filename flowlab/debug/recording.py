@@ -55,11 +55,18 @@ class Memory:
         return used
 
     def peak(self) -> dict[str, int]:
-        """The most bytes of each block live at one act (0 for a block no recorded act used)."""
-        peak = {b["id"]: 0 for b in self.blocks}
-        for act in sorted({lt.first_act for lt in self.lifetimes}):  # occupancy only rises where a lifetime starts
-            for block, used in self.occupancy(act).items():
-                peak[block] = max(peak[block], used)
+        """The most bytes of each block live at one act (0 for a block no recorded act used): one sweep over the
+        lifetimes' starts and ends."""
+        events: dict[str, list[tuple[int, int]]] = {b["id"]: [] for b in self.blocks}
+        for lt in self.lifetimes:
+            events[f"b:{lt.block}"] += [(lt.first_act, lt.size), (lt.last_act + 1, -lt.size)]
+        peak = {}
+        for block, changes in events.items():
+            live = best = 0
+            for _act, delta in sorted(changes, key=lambda e: (e[0], e[1])):  # ends before starts at one act
+                live += delta
+                best = max(best, live)
+            peak[block] = best
         return peak
 
     def __str__(self) -> str:
