@@ -98,7 +98,7 @@ def test_plan_browser_and_debugger_in_jupyterlab(lab):
             blob = page.locator(".flowlab-debugger .blob")
             blob.filter(has_text="min 0 max 17").wait_for(timeout=30_000)
             text = blob.inner_text()
-            assert "reflection_pad2d_0/y_0 : float32[2, 1, 5, 5]" in text and "nan 0" in text
+            assert "reflection_pad2d_0/y_0 : f32[2, 1, 5, 5]" in text and "nan 0" in text
             assert page.locator(".flowlab-debugger svg.histogram rect").count() == 10  # one bar per bin
             if os.environ.get("FLOWLAB_E2E_SCREENSHOT"):  # for a person to look at
                 page.screenshot(path=os.environ["FLOWLAB_E2E_SCREENSHOT"], full_page=True)
