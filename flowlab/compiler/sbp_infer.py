@@ -158,7 +158,8 @@ class _JobSbp:
             if mine == producer:
                 order -= 8
             desc = ctx.descs[bn]
-            cost += copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize)
+            # saturating, so "infinite" stays INT64_MAX however many inputs add to it
+            cost = min(cost + copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize), INT64_MAX)
         for bn, _lbn in outs:
             if axes[bn] is not None and cand[bn] == split(axes[bn]):
                 order -= 1
