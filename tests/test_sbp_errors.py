@@ -118,3 +118,25 @@ def test_every_registered_op_type_declares_an_sbp_rule():
     assert all(get_op_def(t).sbp is not None for t in registered_op_types())
     with pytest.raises(ValueError, match="op type 'no_rule' declares no SBP rule"):
         register_op(OpDef("no_rule", (), ("out",), lambda ctx: {}, system=True))
+
+
+def test_the_job_verifier_checks_recorded_signatures_against_the_ops():
+    from flowlab.compiler import JobVerifyError, check_job
+    from flowlab.ir import SbpSignature, split
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        return flow.math.relu(x)
+
+    job(np.zeros((4, 6), np.float32))
+    good = flow.default_session().job_set.job("job")
+    check_job(good)
+    stale = good.replace(sbp_signatures={**good.sbp_signatures, "gone": SbpSignature({"x_0": split(0)})})
+    with pytest.raises(JobVerifyError, match="sbp_signatures has a signature for 'gone', which is not an op of"):
+        check_job(stale, "after pass 'X'")
+    wrong = good.replace(sbp_signatures={**good.sbp_signatures, "relu_0": SbpSignature({"x_0": split(0)})})
+    with pytest.raises(JobVerifyError, match=r"op 'relu_0' \(relu.*: its SBP signature names blobs \['x_0'\]; "
+                                             r"the op has \['x_0', 'y_0'\]"):
+        check_job(wrong)
+    with pytest.raises(JobVerifyError, match="mirrored_op_names names 'nope'"):
+        check_job(good.replace(mirrored_op_names=("nope",)))
