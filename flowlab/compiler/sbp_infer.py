@@ -254,8 +254,17 @@ def infer_sbp_signatures(job: Job, forced: Mapping[str, SbpParallel] | None = No
 def interface_sbp(jobs: list[Job]) -> dict[str, SbpParallel]:
     """Interface op name -> the SBP of its blob, from the user jobs (what their system-job twins must have)."""
     out: dict[str, SbpParallel] = {}
+    holder: dict[str, str] = {}
     for job in jobs:
         for op in job.ops:
-            if op.op_type in INTERFACE_OPS and op.name in job.sbp_signatures:
-                out[op.name] = job.sbp_signatures[op.name]["out"]
+            if op.op_type not in INTERFACE_OPS or op.name not in job.sbp_signatures:
+                continue
+            sbp = job.sbp_signatures[op.name]["out"]
+            if op.name in out and out[op.name] != sbp and op.parallel_conf.parallel_num > 1:
+                raise SbpInferError(
+                    f"{_where(op)}interface blob {op.name!r} lies {out[op.name]} in job {holder[op.name]!r} but {sbp} "
+                    f"in job {job.name!r}; jobs share it per device, so they must agree (give both the same "
+                    "distribute= hint)")
+            out.setdefault(op.name, sbp)
+            holder.setdefault(op.name, job.name)
     return out
