@@ -163,3 +163,12 @@ def test_hints_are_honoured_as_in_oneflows_boxing_test():
     assert sig(job, "identity_1") == {"in_0": S1, "out_0": S1}
     assert sig(job, "identity_2") == {"in_0": B, "out_0": B}
     assert str(job.sbp_hints["identity_1"]) == "{in_0: S(1)}"
+
+
+def test_model_io_ops_lie_with_their_variables():
+    job_set = mlp_train(flow.distribute.split(0))
+    init, save = job_set.job("System-ModelInit"), job_set.job("System-ModelSave")
+    assert str(init.op("System-ModelInit-dense2-weight").parallel_conf) == "cpu:0:0-1"
+    assert sig(init, "System-ModelInit-dense2-weight") == {"ref": S0}  # written in place, piece by piece
+    assert sig(save, "System-ModelSave-dense2-weight") == {"path": B, "ref": S0}  # every device gets the path
+    assert sig(save, "System-ModelSave-dense1-weight") == {"path": B, "ref": B}

@@ -9,7 +9,15 @@ from __future__ import annotations
 from ..ir import BlobDesc
 from ..ir.dtype import as_dtype, int32
 from .registry import REQUIRED, InferCtx, OpDef, register_op
-from .sbp_rules import broadcast_only, input_rule, output_rule, pass_through, return_rule, variable_rule
+from .sbp_rules import (
+    broadcast_only,
+    input_rule,
+    model_io_rule,
+    output_rule,
+    pass_through,
+    return_rule,
+    variable_rule,
+)
 
 
 def _from_attrs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -63,11 +71,11 @@ SYSTEM_OP_DEFS = (
           sbp=broadcast_only),
     # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
     OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True,
-          sbp=pass_through),
+          sbp=model_io_rule),
     # model_load initializes a variable the checkpoint lacks, as OneFlow's ModelLoad kernel does.
     OpDef("model_load", ("path", "ref"), (), _nothing,
-          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=pass_through),
-    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=pass_through),
+          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=model_io_rule),
+    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=model_io_rule),
 )
 for _op_def in SYSTEM_OP_DEFS:
     register_op(_op_def)
