@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..ir import Job, OpConf
-from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, input_bns, output_bns, split
+from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, balanced_split, input_bns, output_bns, split
 from ..ops.registry import get_op_def
 from ..ops.sbp_rules import SbpCtx
 
@@ -221,10 +221,15 @@ def _unsplittable(ctx: SbpCtx, cand: Mapping[str, SbpParallel], n: int) -> str |
     """OneFlow's CheckOpBlobSplitability: a split axis needs at least one row per device (balanced_split)."""
     for bn, sbp in cand.items():
         shape = ctx.descs[bn].shape
-        if sbp.is_split and (sbp.axis >= len(shape) or shape[sbp.axis] < n):
-            size = "has no such axis" if sbp.axis >= len(shape) else f"has {shape[sbp.axis]} rows there"
+        if not sbp.is_split:
+            continue
+        if sbp.axis >= len(shape):
+            return f"blob {bn!r} of shape {tuple(shape)} has no axis {sbp.axis} to split"
+        try:
+            balanced_split(shape[sbp.axis], n)  # the physical shapes the plan will give each device
+        except ValueError:
             return (f"blob {bn!r} of shape {tuple(shape)} cannot be split on axis {sbp.axis} over {n} devices "
-                    f"(it {size}; each device needs at least one)")
+                    f"(it has {shape[sbp.axis]} rows there; each device needs at least one)")
     return None
 
 
