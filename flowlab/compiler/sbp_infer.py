@@ -93,6 +93,7 @@ class _JobSbp:
         self.batch_axis: dict[str, int | None] = {}
         self.signatures: dict[str, SbpSignature] = {}
         self.decisions: dict[str, SbpDecision] = {}
+        self.placement = {op.name: op.parallel_conf for op in job.ops}
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
@@ -109,7 +110,22 @@ class _JobSbp:
         producer = {bn: self.sbp.get(lbn, BROADCAST) for bn, lbn in ins}
         if op.name in self.job.mirrored_op_names:
             hints.update(self._mirrored_inputs(op, ins, producer))
+        else:
+            self._check_consistent_inputs(op, ins, producer)
         return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+
+    def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]],
+                                 producer: Mapping[str, SbpParallel]) -> None:
+        """A mirrored blob's desc is one device's piece: whole-shaped pieces (B, P) read as a consistent blob of
+        that shape, split ones do not (their whole is n pieces long), so a consistent op cannot take them."""
+        mirrored = set(self.job.mirrored_op_names)
+        for bn, lbn in ins:
+            name = lbn.rpartition("/")[0]
+            if name in mirrored and producer[bn].is_split and self.placement[name].parallel_num > 1:
+                raise SbpInferError(
+                    f"{_where(op)}consistent op {op.name!r} ({op.op_type}) takes mirrored blob {lbn!r}, whose pieces "
+                    f"lie {producer[bn]}: each device holds its own piece, not a slice of one blob of shape "
+                    f"{tuple(self.job.blob_descs[lbn].shape)}. Trace this op under flow.scope.mirrored_view() too.")
 
     def _mirrored_inputs(self, op: OpConf, ins: list[tuple[str, str]], producer: Mapping[str, SbpParallel]
                          ) -> dict[str, SbpParallel]:
