@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..errors import CompileError
 from ..ir import Job, JobSet, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
+from .sbp_infer import infer_sbp_signatures, interface_sbp
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -22,6 +25,9 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 
+# Runs after the train passes and the ticks, so every op a job will have gets its signature.
+SBP_PASS: tuple[str, JobPass] = ("InferSbpSignatures", infer_sbp_signatures)
+
 
 @dataclass(frozen=True)
 class CompileResult:
@@ -30,11 +36,33 @@ class CompileResult:
     passes: tuple[PassRecord, ...]
 
 
-def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+class MultiDeviceNotCompiledError(CompileError):
+    """A job places ops on several devices; the passes ran (``job_set``, ``passes``) but no Plan is made yet."""
+
+    def __init__(self, message: str, job_set: JobSet, passes: tuple[PassRecord, ...]) -> None:
+        super().__init__(message)
+        self.job_set, self.passes = job_set, passes
+
+
+def _refuse_multi_device(jobs: Sequence[Job], records: Sequence[PassRecord]) -> None:
+    """The one place that stops multi-device jobs before the plan builder, until it builds per-device tasks and
+    boxing (issue 11, h/plan); the merge of that work deletes this function and its call."""
+    for job in jobs:
+        for op in job.ops:
+            if op.parallel_conf.parallel_num > 1 or any(m != 0 for m, _ in op.parallel_conf.devices):
+                where = f" (created at {op.loc})" if op.loc else ""
+                raise MultiDeviceNotCompiledError(
+                    f"op {op.name!r} of job {job.name!r}{where} is placed on {op.parallel_conf}: multi-device plans "
+                    "are not compiled yet (placement and SBP inference ran: see this error's .job_set)",
+                    JobSet(tuple(jobs)), tuple(records))
+
+
+def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
+    """The passes of every user job, then the system jobs with theirs (no main job, no plan)."""
     records: list[PassRecord] = []
     completed_user = []
     for job in user_jobs:
-        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER], made_by="as traced")
+        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
     system: list[Job] = []
@@ -54,12 +82,22 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
                 var_descs[op.name] = job.blob_descs[op.output_lbns[0]]
     if variables:
         system.extend(make_model_io_jobs(variables, var_descs))
+    # System jobs share interface blobs with user jobs, per device: their twins take the user jobs' SBP.
+    forced = interface_sbp(completed_user)
+    system_sbp = (SBP_PASS[0], functools.partial(infer_sbp_signatures, forced=forced))
     completed_system = []
     for job in system:
-        job, recs = run_pipeline(job, JOB_COMPLETER, made_by="as built by the system-job builder")
+        job, recs = run_pipeline(job, [*JOB_COMPLETER, system_sbp], made_by="as built by the system-job builder")
         records.extend(recs)
         completed_system.append(job)
-    jobs = [*completed_user, *completed_system]
+    return [*completed_user, *completed_system], records
+
+
+def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+    jobs, records = compile_job_set(user_jobs)
+    _refuse_multi_device(jobs, records)
     main, plan = build_plan(jobs, cpu_device_num)
     check_job(main, "as built by the plan builder")
+    main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
+    records.extend(recs)
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records))

@@ -99,11 +99,13 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
             ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
             init = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
+            # beside the variable (OneFlow's MakeModelIoV2Jobs), so each device's piece is written in place
             if kind == "init":
-                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous)
+                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=var.parallel_conf)
             else:  # load initializes a variable missing from the checkpoint exactly as init would
                 attrs = {"variable_name": var.name, **(init if kind == "load" else {})}
-                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous)
+                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous,
+                      placement=var.parallel_conf)
             previous = (op_name,)
         jobs.append(b.build())
     return jobs
