@@ -28,7 +28,7 @@ def effective_grad(w, diff, scale, l1, l2):
 
 @cuda.jit
 def _sgd(w, diff, lr_blob, scale, l1, l2, wd):
-    lr = lr_blob[0]
+    lr = float(lr_blob[0])  # float64, as the reference (a float32 scalar times a float stays float32 in Python)
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, w.size, step):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
@@ -39,7 +39,7 @@ def _sgd(w, diff, lr_blob, scale, l1, l2, wd):
 
 @cuda.jit
 def _momentum(w, diff, v, lr_blob, beta, scale, l1, l2, wd):
-    lr = lr_blob[0]
+    lr = float(lr_blob[0])  # float64, as the reference (a float32 scalar times a float stays float32 in Python)
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, w.size, step):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
@@ -65,7 +65,7 @@ def _adam(w, diff, m, v, lr_blob, step_blob, b1, b2, eps, wd, correct, scale, l1
 
 @cuda.jit
 def _rmsprop(w, diff, ms, lr_blob, decay, eps, wd, scale, l1, l2):
-    lr = lr_blob[0]
+    lr = float(lr_blob[0])  # float64, as the reference (a float32 scalar times a float stays float32 in Python)
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, w.size, step):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
