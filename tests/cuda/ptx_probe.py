@@ -18,7 +18,7 @@ from types import SimpleNamespace
 
 import numpy as np
 
-DTYPES = (np.float32, np.float64, np.float16, np.int32)
+DTYPES = (np.float32, np.float64, np.float16, np.int32, np.int64, np.int8, np.uint8)
 
 
 class HostArray(np.ndarray):

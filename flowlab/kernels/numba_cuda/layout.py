@@ -258,6 +258,23 @@ def _segment_sum(data, ids, out, outer, n, inner):
         cuda.atomic.add(out, (o * n + ids[j]) * inner + k, data[i])
 
 
+@cuda.jit
+def _segment_sum_ordered(data, ids, out, outer, n, inner):
+    # one thread per out element, summing the data rows with its id in order: for the 8-bit types, which have no
+    # atomic add on the GPU (the PTX check caught it); O(m) per element, so the wide types keep the atomics
+    m = ids.size
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, out.size, step):
+        k = i % inner
+        s = (i // inner) % n
+        o = i // (inner * n)
+        acc = 0
+        for j in range(m):
+            if ids[j] == s:
+                acc += data[(o * m + j) * inner + k]
+        out[i] = acc
+
+
 def _as3(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
     return int(np.prod(shape[:axis])), shape[axis], int(np.prod(shape[axis + 1:]))
 
@@ -299,6 +316,13 @@ def _segment_sum_factory(ctx: KernelCtx):
     outer, n, inner = _as3(like, axis)
     check, threads = IndexCheck(n, "segment id", axis, "like", like), current_launch().threads
     zero = filler(ctx.out_descs[0].dtype.np, 0)
+    if ctx.out_descs[0].dtype.np.itemsize == 1:
+        def ordered(ins, outs, stream=0):
+            check(ins[1], stream)
+            launch1(_segment_sum_ordered, outs[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(outs[0]),
+                    outer, n, inner)
+
+        return ordered
 
     def run(ins, outs, stream=0):
         check(ins[1], stream)
