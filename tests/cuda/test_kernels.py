@@ -103,3 +103,19 @@ def test_cpu_njit_kernels_are_unaffected_by_the_simulator():
     _add(a, b, out)
     np.testing.assert_array_equal(out, a + 1)
     assert _add.signatures and _add.nopython_signatures  # compiled to machine code, not run as Python
+
+
+def test_cpu_runs_never_import_numba_cuda():
+    """numba.cuda (0.2-0.3 s, and numba-cuda's driver lookup) is imported only when a GPU kernel is asked for."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np, flowlab as flow, flowlab.typing as tp\n"
+            "@flow.global_function()\n"
+            "def job(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:\n"
+            "    return flow.math.relu(x)\n"
+            "assert (job(np.ones((2, 3), np.float32)) == 1).all()\n"
+            "print('numba' in sys.modules, 'numba.cuda' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-2:] == ["True", "False"]
