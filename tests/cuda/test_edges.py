@@ -42,10 +42,11 @@ def test_elementwise_and_broadcasting_past_block_edges(max_blocks):
 @pytest.mark.parametrize("ta, tb, m, k, n, batch", [
     (False, False, 7, 9, 5, ()), (True, False, 6, 5, 9, ()), (False, True, 9, 10, 3, ()), (True, True, 5, 7, 6, (2,)),
 ])
-def test_tiled_gemm_edges_transposes_and_batches(ta, tb, m, k, n, batch):
+@pytest.mark.parametrize("tile, tile_k, micro", [(4, 4, 1), (4, 3, 2), (8, 2, 4)])
+def test_tiled_gemm_edges_transposes_and_batches(ta, tb, m, k, n, batch, tile, tile_k, micro):
     a = f32(*batch, *((k, m) if ta else (m, k)))
     b = f32(*batch, *((n, k) if tb else (k, n)))
-    with launch_config(tile=4):
+    with launch_config(tile=tile, tile_k=tile_k, micro=micro):
         got = run("matmul", {"a": [a], "b": [b]}, {"transpose_a": ta, "transpose_b": tb, "alpha": 0.5}, "gpu")[0]
     expected = 0.5 * np.matmul(np.swapaxes(a, -1, -2) if ta else a, np.swapaxes(b, -1, -2) if tb else b)
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

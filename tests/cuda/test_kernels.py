@@ -1,7 +1,7 @@
 """Every CUDA kernel against the NumPy reference kernel, in Numba's CUDA simulator (or on a GPU with
 NUMBA_ENABLE_CUDASIM=0): each op's sample (tests/ops/op_samples.py, which covers every op type) in every dtype the
-op accepts among float32, float64, float16 and int32, with 8-thread blocks and 4x4 GEMM tiles, so even the small
-samples span several blocks and the bounds guards cut partial ones."""
+op accepts among float32, float64, float16 and int32, with 8-thread blocks and 4x4 GEMM tiles (2x2 per thread), so
+even the small samples span several blocks and the bounds guards cut partial ones."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _cases():
 def small_blocks():
     from flowlab.kernels.numba_cuda import launch_config
 
-    with launch_config(threads=8, tile=4, max_blocks=64) as launch:
+    with launch_config(threads=8, tile=4, tile_k=4, micro=2, max_blocks=64) as launch:
         yield launch
 
 
@@ -88,6 +88,8 @@ def test_launch_config_is_validated_and_scoped():
     assert current_launch() == default
     with pytest.raises(ValueError, match="power of two, got 12"):
         Launch(threads=12)
+    with pytest.raises(ValueError, match="tile a multiple of micro"):
+        Launch(tile=6, micro=4)
 
 
 def test_cpu_njit_kernels_are_unaffected_by_the_simulator():

@@ -29,18 +29,23 @@ cuda = importlib.import_module("numba.cuda")  # after _numba; numba-cuda's targe
 @dataclass(frozen=True)
 class Launch:
     """Launch configuration. ``threads``: the 1-D block size of elementwise, indexing and reduction kernels (a power
-    of two: block reductions halve it); ``tile``: the GEMM tile edge (tile x tile threads and shared tiles);
-    ``max_blocks``: the most blocks an elementwise launch uses (kernels loop grid-stride past it)."""
+    of two: block reductions halve it); the GEMM's ``tile`` (a block computes tile x tile of the product),
+    ``tile_k`` (the k-slice staged in shared memory per step) and ``micro`` (each thread computes micro x micro
+    in registers: (tile / micro)^2 threads per block); ``max_blocks``: the most blocks a 1-D launch uses
+    (kernels loop grid-stride past it)."""
 
     threads: int = 256
-    tile: int = 16
+    tile: int = 64
+    tile_k: int = 8
+    micro: int = 4
     max_blocks: int = 4096
 
     def __post_init__(self) -> None:
         if self.threads < 1 or self.threads & (self.threads - 1):
             raise ValueError(f"Launch.threads must be a power of two, got {self.threads}")
-        if self.tile < 1:
-            raise ValueError(f"Launch.tile must be positive, got {self.tile}")
+        if min(self.tile, self.tile_k, self.micro, self.max_blocks) < 1 or self.tile % self.micro:
+            raise ValueError(f"Launch: tile ({self.tile}), tile_k ({self.tile_k}), micro ({self.micro}) and "
+                             f"max_blocks ({self.max_blocks}) must be positive, and tile a multiple of micro")
 
 
 _LAUNCH = [Launch()]
