@@ -8,6 +8,7 @@ broadcast zeroes them, a slice offsets and steps them, and concat/split offset t
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from ..checks import raise_out_of_range
@@ -259,7 +260,7 @@ def _segment_sum(data, ids, out, outer, n, inner):
 
 
 @cuda.jit
-def _segment_sum_ordered(data, ids, out, outer, n, inner):
+def _segment_sum_ordered(data, ids, out, outer, n, inner, lo):
     # one thread per out element, summing the data rows with its id in order: for the 8-bit types, which have no
     # atomic add on the GPU (the PTX check caught it); O(m) per element, so the wide types keep the atomics
     m = ids.size
@@ -268,11 +269,11 @@ def _segment_sum_ordered(data, ids, out, outer, n, inner):
         k = i % inner
         s = (i // inner) % n
         o = i // (inner * n)
-        acc = 0
+        acc = numba.int64(0)
         for j in range(m):
             if ids[j] == s:
                 acc += data[(o * m + j) * inner + k]
-        out[i] = acc
+        out[i] = (acc - lo) % 256 + lo  # wrapped into the 8-bit range, as NumPy's sum wraps
 
 
 def _as3(shape: tuple[int, ...], axis: int) -> tuple[int, int, int]:
@@ -317,10 +318,11 @@ def _segment_sum_factory(ctx: KernelCtx):
     check, threads = IndexCheck(n, "segment id", axis, "like", like), current_launch().threads
     zero = filler(ctx.out_descs[0].dtype.np, 0)
     if ctx.out_descs[0].dtype.np.itemsize == 1:
+        lo = int(np.iinfo(ctx.out_descs[0].dtype.np).min)
         def ordered(ins, outs, stream=0):
             check(ins[1], stream)
             launch1(_segment_sum_ordered, outs[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(outs[0]),
-                    outer, n, inner)
+                    outer, n, inner, lo)
 
         return ordered
 
