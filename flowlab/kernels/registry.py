@@ -113,13 +113,19 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
                 impl: str | None = None, device: str = "cpu") -> KernelFn:
     factory = get_kernel_factory(op.op_type, impl, device)
-    if device == "gpu" and any(d.dtype == float16 for d in (*in_descs, *out_descs)):
-        from .numba_cuda.half import in_float32_gpu
-
-        return in_float32_gpu(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
-        return _in_float32(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+        widen = _FLOAT16_WRAPPERS.get(device, _in_float32)
+        return widen(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
     return factory(KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+
+
+_FLOAT16_WRAPPERS: dict[str, Callable[[KernelFactory, KernelCtx], Any]] = {}
+
+
+def register_float16_wrapper(device: str, wrap: Callable[[KernelFactory, KernelCtx], Any]) -> None:
+    """How a device runs float16 acts through its float32 kernels (the GPU's casts run on the device; the CPU's
+    is ``_in_float32``). The device's kernel package registers it when it is imported."""
+    _FLOAT16_WRAPPERS[device] = wrap
 
 
 def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:

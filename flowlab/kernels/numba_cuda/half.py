@@ -11,7 +11,7 @@ import numpy as np
 
 from ...ir import BlobDesc
 from ...ir.dtype import float16, float32
-from ..registry import KernelCtx
+from ..registry import KernelCtx, register_float16_wrapper
 from ._cuda import cuda, current_launch, flat, launch1
 from .elementwise import UNARY, map1
 
@@ -49,3 +49,6 @@ def in_float32_gpu(factory: Callable[[KernelCtx], Callable], ctx: KernelCtx) -> 
             launch1(_narrow_changed, ins[i].size, threads, stream, flat(wide_in[i]), flat(before[i]), flat(ins[i]))
 
     return run
+
+
+register_float16_wrapper("gpu", in_float32_gpu)
