@@ -170,3 +170,15 @@ def test_segment_sum_of_narrow_integers_wraps_as_numpy(dt):
                                                        "like": [np.zeros((2, 4, 3), dt)]}, {"axis": 1}, threads=8)
     np.testing.assert_array_equal(got[0], expected[0])
     assert got[0].dtype == dt
+
+
+def test_reduction_blocks_fit_the_reduced_length():
+    """A reduction's block is the configured size or the power of two covering the reduced length (at least a
+    warp): here 64 threads for rows of 37, 32 for rows of 5 and 3."""
+    from flowlab.kernels.numba_cuda._cuda import block_threads
+
+    assert [block_threads(n, 64) for n in (37, 5, 1, 64, 65)] == [64, 32, 32, 64, 64]
+    assert block_threads(5, 8) == 8 and block_threads(3, 8, floor=1) == 4
+    x = f32(3, 37)
+    close(*both("softmax", {"in": [x]}, {}, threads=64))
+    close(*both("reduce_sum", {"input_tensor": [x[:, :5]]}, {"axis": 1, "keepdims": False}, threads=64))

@@ -73,6 +73,14 @@ def blocks(n: int, threads: int, cap: int | None = None) -> int:
     return min(b, cap) if cap else b
 
 
+def block_threads(n: int, threads: int, floor: int = 32) -> int:
+    """Threads for a block that reduces n elements: the configured count, or the power of two that covers n when
+    that is smaller (a 10-class softmax row needs no 256 threads), at least a warp (``floor``, 32) unless the
+    configuration is smaller still."""
+    fit = 1 << max(0, (n - 1).bit_length())
+    return min(threads, max(fit, floor))
+
+
 def flat(a):
     """A 1-D view of a C-contiguous device (or host) array."""
     return a.reshape(a.size)
@@ -200,6 +208,6 @@ def launch1(kernel, n: int, threads: int, stream, *args) -> None:
         kernel[blocks(n, threads, current_launch().max_blocks), threads, stream](*args)
 
 
-__all__ = ["Launch", "block_max", "block_sum", "blocks", "broadcast_strides", "c_strides", "const", "cuda",
-           "current_launch", "exp", "first_out_of_range", "flat", "gt_or_nan", "launch1", "launch_config", "log",
-           "shape_array", "sqrt"]
+__all__ = ["Launch", "block_max", "block_sum", "block_threads", "blocks", "broadcast_strides", "c_strides", "const",
+           "cuda", "current_launch", "exp", "first_out_of_range", "flat", "gt_or_nan", "launch1", "launch_config",
+           "log", "shape_array", "sqrt"]

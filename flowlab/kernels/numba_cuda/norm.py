@@ -12,7 +12,7 @@ import numba
 
 from ..reference.norm import as3
 from ..registry import KernelCtx, register_kernel
-from ._cuda import block_sum, blocks, cuda, current_launch, flat
+from ._cuda import block_sum, block_threads, blocks, cuda, current_launch, flat
 
 
 @functools.cache
@@ -74,15 +74,16 @@ def _kernels(threads: int):
 @register_kernel("normalization", "numba", "gpu")
 def _norm(ctx: KernelCtx):
     launch = current_launch()
-    kernel = _kernels(launch.threads)[0]
     outer, channels, inner = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
+    threads = block_threads(outer * inner, launch.threads)
+    kernel = _kernels(threads)[0]
     consts = (outer, channels, inner, float(ctx.attrs["epsilon"]), float(ctx.attrs["momentum"]),
               bool(ctx.attrs["training"]))
     grid = blocks(channels, 1, launch.max_blocks)
 
     def run(ins, outs, stream=0):
         x, mm, mv, gamma, beta = ins
-        kernel[grid, launch.threads, stream](flat(x), mm, mv, gamma, beta, flat(outs[0]), outs[1], outs[2], *consts)
+        kernel[grid, threads, stream](flat(x), mm, mv, gamma, beta, flat(outs[0]), outs[1], outs[2], *consts)
 
     return run
 
@@ -90,13 +91,13 @@ def _norm(ctx: KernelCtx):
 @register_kernel("normalization_grad", "numba", "gpu")
 def _norm_grad(ctx: KernelCtx):
     launch = current_launch()
-    kernel = _kernels(launch.threads)[1]
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
+    threads = block_threads(shape3[0] * shape3[2], launch.threads)
+    kernel = _kernels(threads)[1]
     grid = blocks(shape3[1], 1, launch.max_blocks)
 
     def run(ins, outs, stream=0):
         x, dy, mean, inv, gamma = ins
-        kernel[grid, launch.threads, stream](flat(x), flat(dy), mean, inv, gamma, flat(outs[0]), outs[1], outs[2],
-                                             *shape3)
+        kernel[grid, threads, stream](flat(x), flat(dy), mean, inv, gamma, flat(outs[0]), outs[1], outs[2], *shape3)
 
     return run

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..reference.reduce import reduce_axes
 from ..registry import KernelCtx, register_kernel
-from ._cuda import block_max, block_sum, blocks, c_strides, const, cuda, current_launch, flat, gt_or_nan
+from ._cuda import block_max, block_sum, block_threads, blocks, c_strides, const, cuda, current_launch, flat, gt_or_nan
 
 
 @cuda.jit(device=True)
@@ -77,14 +77,15 @@ def reducer(kind: str, shape: tuple[int, ...], reduced: tuple[int, ...], out_dty
         acc = np.dtype(np.float64) if out_dtype.kind == "f" else np.dtype(np.int64)
     else:
         acc = np.dtype(np.int64) if out_dtype.kind in "iu" and not mean else np.dtype(np.float64)
-    kernel = reduce_kernel(kind, launch.threads, acc)
     ks, kst, rs, rst, nred = split_axes(shape, reduced)
+    threads = block_threads(nred, launch.threads)
+    kernel = reduce_kernel(kind, threads, acc)
     args = (const(ks), const(kst), const(rs), const(rst), nred)
     scale = 1.0 / nred if mean else 1.0
 
     def run(x, y, stream):
         if y.size:
-            kernel[blocks(y.size, 1, launch.max_blocks), launch.threads, stream](flat(x), flat(y), *args, scale)
+            kernel[blocks(y.size, 1, launch.max_blocks), threads, stream](flat(x), flat(y), *args, scale)
 
     return run
 
@@ -136,15 +137,16 @@ def _max_grad_kernel(threads: int):
 @register_kernel("reduce_max_grad", "numba", "gpu")
 def _reduce_max_grad(ctx: KernelCtx):
     launch = current_launch()
-    kernel = _max_grad_kernel(launch.threads)
     ks, kst, rs, rst, nred = split_axes(ctx.in_descs[0].shape, reduce_axes(ctx))
+    threads = block_threads(nred, launch.threads)
+    kernel = _max_grad_kernel(threads)
     args = (const(ks), const(kst), const(rs), const(rst), nred)
     groups = int(np.prod(ctx.in_descs[1].shape))
 
     def run(ins, outs, stream=0):
         x, y, dy = ins
-        kernel[blocks(groups, 1, launch.max_blocks), launch.threads, stream](flat(x), flat(y), flat(dy),
-                                                                             flat(outs[0]), *args)
+        kernel[blocks(groups, 1, launch.max_blocks), threads, stream](flat(x), flat(y), flat(dy), flat(outs[0]),
+                                                                      *args)
 
     return run
 
@@ -184,12 +186,13 @@ def _argmax_kernel(threads: int):
 @register_kernel("argmax", "numba", "gpu")
 def _argmax(ctx: KernelCtx):
     launch = current_launch()
-    kernel = _argmax_kernel(launch.threads)
     cols = ctx.in_descs[0].shape[-1]
+    threads = block_threads(cols, launch.threads)
+    kernel = _argmax_kernel(threads)
     rows = int(np.prod(ctx.in_descs[0].shape[:-1]))
 
     def run(ins, outs, stream=0):
         if rows:
-            kernel[blocks(rows, 1, launch.max_blocks), launch.threads, stream](flat(ins[0]), flat(outs[0]), cols)
+            kernel[blocks(rows, 1, launch.max_blocks), threads, stream](flat(ins[0]), flat(outs[0]), cols)
 
     return run

@@ -14,7 +14,19 @@ import numpy as np
 
 from ..checks import check_labels
 from ..registry import KernelCtx, register_kernel
-from ._cuda import block_max, block_sum, blocks, cuda, current_launch, exp, first_out_of_range, flat, launch1, log
+from ._cuda import (
+    block_max,
+    block_sum,
+    block_threads,
+    blocks,
+    cuda,
+    current_launch,
+    exp,
+    first_out_of_range,
+    flat,
+    launch1,
+    log,
+)
 
 
 @cuda.jit(device=True)
@@ -125,8 +137,9 @@ class LabelCheck:
 def _row_factory(which: int, checked: bool = False):
     def factory(ctx: KernelCtx):
         launch = current_launch()
-        kernel = _kernels(launch.threads)[which]
         rows, cols = _rows_cols(ctx.in_descs[0].shape)
+        threads = block_threads(cols, launch.threads)
+        kernel = _kernels(threads)[which]
         grid = blocks(rows, 1, launch.max_blocks)
         check = LabelCheck(cols) if checked else None
 
@@ -134,7 +147,7 @@ def _row_factory(which: int, checked: bool = False):
             if check is not None:
                 check(ins[1], stream)
             if rows:
-                kernel[grid, launch.threads, stream](*(flat(a) for a in (*ins, *outs)), rows, cols)
+                kernel[grid, threads, stream](*(flat(a) for a in (*ins, *outs)), rows, cols)
 
         return run
 
