@@ -198,8 +198,16 @@ def first_out_of_range(ids, n: int, stream, threads: int, scratch) -> int:
     flat_ids = flat(ids)
     scratch.copy_to_device(np.array([ids.size], np.int64), stream=stream)
     _first_out_of_range[blocks(ids.size, threads, current_launch().max_blocks), threads, stream](flat_ids, n, scratch)
-    bad = int(scratch.copy_to_host(stream=stream)[0])
+    bad = int(read_back(scratch, stream)[0])
     return -1 if bad >= ids.size else bad
+
+
+def read_back(a, stream) -> np.ndarray:
+    """``a`` on the host, complete: a copy on a stream is asynchronous, so wait for the stream before reading."""
+    host = a.copy_to_host(stream=stream)
+    if stream:
+        stream.synchronize()
+    return host
 
 
 def launch1(kernel, n: int, threads: int, stream, *args) -> None:
@@ -210,4 +218,4 @@ def launch1(kernel, n: int, threads: int, stream, *args) -> None:
 
 __all__ = ["Launch", "block_max", "block_sum", "block_threads", "blocks", "broadcast_strides", "c_strides", "const",
            "cuda", "current_launch", "exp", "first_out_of_range", "flat", "gt_or_nan", "launch1", "launch_config",
-           "log", "shape_array", "sqrt"]
+           "log", "read_back", "shape_array", "sqrt"]

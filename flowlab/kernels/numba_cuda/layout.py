@@ -23,6 +23,7 @@ from ._cuda import (
     first_out_of_range,
     flat,
     launch1,
+    read_back,
     shape_array,
 )
 from .elementwise import filler
@@ -292,7 +293,7 @@ class IndexCheck:
     def __call__(self, ids, stream) -> None:
         bad = first_out_of_range(ids, self.n, stream, self.threads, self.scratch)
         if bad >= 0:
-            raise_out_of_range(ids.copy_to_host(stream=stream), bad, self.n, self.what, self.axis, self.target,
+            raise_out_of_range(read_back(ids, stream), bad, self.n, self.what, self.axis, self.target,
                                self.target_shape)
 
 

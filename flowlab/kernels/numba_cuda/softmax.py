@@ -26,6 +26,7 @@ from ._cuda import (
     flat,
     launch1,
     log,
+    read_back,
 )
 
 
@@ -131,7 +132,7 @@ class LabelCheck:
     def __call__(self, labels, stream) -> None:
         bad = first_out_of_range(labels, self.depth, stream, self.threads, self.scratch)
         if bad >= 0:
-            check_labels(labels.copy_to_host(stream=stream), self.depth, bad)
+            check_labels(read_back(labels, stream), self.depth, bad)
 
 
 def _row_factory(which: int, checked: bool = False):
