@@ -3,7 +3,8 @@
 Direct kernels, one thread per element of the result: an output pixel sums its window (conv2d), an input pixel sums
 the output pixels whose windows cover it (data gradient, pooling gradients: gathers, so no atomics and the same
 sum order every run), a filter tap sums over batch and output positions (filter gradient). Padding is never
-materialized: out-of-range taps are skipped. Attributes are the ops' (strides, dilations, pads top/bottom/left/right,
+materialized: a padding tap reads a zero, which still multiplies its weight (or dy), so a NaN or inf there gives
+NaN as in the CPU's im2col kernels. Attributes are the ops' (strides, dilations, pads top/bottom/left/right,
 groups; ksize for pools); output sizes come from the blob descs, as in the CPU kernels. Accumulators take the
 output's dtype from a typed zero argument (float32 math for float32 blobs).
 """
@@ -36,11 +37,11 @@ def _conv2d(x, w, y, sh, sw, dh, dw, pt, pl, groups, zero):
         for ci in range(cg):
             for ki in range(w.shape[2]):
                 ih = oi * sh - pt + ki * dh
-                if 0 <= ih < x.shape[2]:
-                    for kj in range(w.shape[3]):
-                        iw = oj * sw - pl + kj * dw
-                        if 0 <= iw < x.shape[3]:
-                            acc += x[b, c0 + ci, ih, iw] * w[oc, ci, ki, kj]
+                for kj in range(w.shape[3]):
+                    iw = oj * sw - pl + kj * dw
+                    # a padding tap multiplies a zero, as the CPU's im2col does (0 * a NaN weight is NaN)
+                    v = x[b, c0 + ci, ih, iw] if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3] else zero
+                    acc += v * w[oc, ci, ki, kj]
         y[b, oc, oi, oj] = acc
 
 
@@ -76,11 +77,10 @@ def _conv2d_filter_grad(dy, x, dw_, sh, sw, dh, dw, pt, pl, groups, zero):
         for b in range(dy.shape[0]):
             for oi in range(dy.shape[2]):
                 ih = oi * sh - pt + ki * dh
-                if 0 <= ih < x.shape[2]:
-                    for oj in range(dy.shape[3]):
-                        iw = oj * sw - pl + kj * dw
-                        if 0 <= iw < x.shape[3]:
-                            acc += dy[b, oc, oi, oj] * x[b, c, ih, iw]
+                for oj in range(dy.shape[3]):
+                    iw = oj * sw - pl + kj * dw
+                    v = x[b, c, ih, iw] if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3] else zero  # as in conv2d
+                    acc += dy[b, oc, oi, oj] * v
         dw_[oc, ci, ki, kj] = acc
 
 

@@ -189,7 +189,7 @@ def _reflection_pad2d_grad(dy, dx, top, left):
         p, c = plane // dx.shape[1], plane % dx.shape[1]
         rows = _sources(r, h, top, hh)
         cols = _sources(j, w, left, ww)
-        acc = dy[p, c, 0, 0] * 0
+        acc = 0.0
         for a in range(3):
             ri = rows[a]
             if ri >= 0:
