@@ -40,3 +40,22 @@ def test_cuda_kernels_agree_with_the_reference_on_nan_and_inf(op_type, arg):
         for i, (g, e) in enumerate(zip(got, expected)):
             np.testing.assert_allclose(g, e, rtol=2e-5, atol=1e-6, equal_nan=True,
                                        err_msg=f"{op_type}: {specials} poked into {arg!r}, output {i}")
+
+
+def test_inference_batch_norm_with_broken_moving_statistics():
+    """Inference normalizes by the moving variance as given: a negative or -inf one gives NaN, a zero with
+    epsilon 0 gives inf (Python's math.sqrt and 1 / 0.0 would raise in the simulator)."""
+    rng = np.random.default_rng(3)
+    inputs = {"x": [rng.standard_normal((2, 4, 3)).astype(np.float32)],
+              "moving_mean": [np.zeros(4, np.float32)],
+              "moving_variance": [np.array([1.0, -2.0, -np.inf, 0.0], np.float32)],
+              "gamma": [np.ones(4, np.float32)], "beta": [np.zeros(4, np.float32)]}
+    attrs = {"axis": 1, "training": False, "epsilon": 0.0}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = run("normalization", inputs, attrs, "cpu")
+        with launch_config(threads=8):
+            got = run("normalization", inputs, attrs, "gpu")
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=2e-5, atol=1e-6, equal_nan=True)
+    assert np.isinf(got[2][3]) and np.isnan(got[2][1:3]).all()

@@ -6,13 +6,12 @@ as OneFlow's op does."""
 from __future__ import annotations
 
 import functools
-import math
 
 import numba
 
 from ..reference.norm import as3
 from ..registry import KernelCtx, register_kernel
-from ._cuda import block_sum, block_threads, blocks, cuda, current_launch, flat
+from ._cuda import block_sum, block_threads, blocks, cuda, current_launch, flat, sqrt
 
 
 @functools.cache
@@ -35,7 +34,7 @@ def _kernels(threads: int):
                 var = block_sum(shared, tid, sq) / count
             else:
                 mean, var = numba.float64(mm[c]), numba.float64(mv[c])
-            inv = 1.0 / math.sqrt(var + eps)
+            inv = numba.float64(1.0) / sqrt(var + eps)  # NaN or inf as on the GPU, also in the simulator
             k = inv * gamma[c]
             for e in range(tid, count, threads):
                 at = ((e // inner) * channels + c) * inner + e % inner
