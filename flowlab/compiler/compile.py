@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from ..ir import Job, JobSet, Plan
+from ..ir import Job, JobSet, Plan, SbpParallel
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
@@ -28,6 +28,13 @@ class CompileResult:
     job_set: JobSet
     plan: Plan
     passes: tuple[PassRecord, ...]
+    boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
+
+
+def _sbp(job: Job, op_name: str) -> SbpParallel | None:
+    """The SBP of a one-output op's blob, when the job records one (ops on several devices)."""
+    sig = job.sbp_signatures.get(op_name)
+    return None if sig is None else sig.bn_in_op2sbp_parallel.get("out")
 
 
 def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
@@ -41,25 +48,30 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
     for job in completed_user:
         for name in job.input_op_names:
             op = job.op(name)
-            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]]))
+            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]], _sbp(job, name)))
         for name in job.return_op_names:
             op = job.op(name)
-            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]]))
-    variables, var_descs, seen = [], {}, set()
+            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]], _sbp(job, name)))
+    variables, var_descs, var_sbps, seen = [], {}, {}, set()
     for job in completed_user:
         for op in job.ops:
             if op.op_type == "variable" and op.name not in seen:
                 seen.add(op.name)
                 variables.append(op)
                 var_descs[op.name] = job.blob_descs[op.output_lbns[0]]
+                sbp = _sbp(job, op.name)
+                if sbp is not None:
+                    var_sbps[op.name] = sbp
     if variables:
-        system.extend(make_model_io_jobs(variables, var_descs))
+        system.extend(make_model_io_jobs(variables, var_descs, var_sbps))
     completed_system = []
     for job in system:
         job, recs = run_pipeline(job, JOB_COMPLETER, made_by="as built by the system-job builder")
         records.extend(recs)
         completed_system.append(job)
     jobs = [*completed_user, *completed_system]
-    main, plan = build_plan(jobs, cpu_device_num)
+    boxing_log: dict[int, list[str]] = {}
+    main, plan = build_plan(jobs, cpu_device_num, boxing_log)
     check_job(main, "as built by the plan builder")
-    return CompileResult(JobSet((*jobs, main)), plan, tuple(records))
+    return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
+                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()})

@@ -32,6 +32,7 @@ def _case(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 
 _SHAPED = {"shape": REQUIRED, "dtype": REQUIRED}
+_BOXING = {"lbi": REQUIRED, "view_shape": REQUIRED, "out_slice": REQUIRED, "in_slice": REQUIRED}
 SYSTEM_OP_DEFS = (
     # Interface ops: their output memory is what jobs share.
     OpDef("input", (), ("out",), _from_attrs, {**_SHAPED, "batch_axis": 0}, system=True),
@@ -63,6 +64,12 @@ SYSTEM_OP_DEFS = (
     OpDef("model_load", ("path", "ref"), (), _nothing,
           {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True),
     OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
+    # Boxing (built by the plan builder, never traced): slice copies and adds between devices' pieces of a blob,
+    # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k.
+    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True),
+    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True),
+    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True),
+    OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True),
 )
 for _op_def in SYSTEM_OP_DEFS:
     register_op(_op_def)

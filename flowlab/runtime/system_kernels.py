@@ -20,8 +20,9 @@ NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})
 WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
-def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
-    """The kernel of a system op, or None when it has nothing to compute."""
+def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | None:
+    """The kernel of a system op, or None when it has nothing to compute. ``parallel_id``: which device of the
+    op's placement the task runs on."""
     kind = op.op_type
     if kind in NO_KERNEL:
         return None
@@ -60,17 +61,32 @@ def system_kernel(rt: Runtime, op: OpConf) -> Kernel | None:
         from ..ops.initializers import initialize
 
         conf, seed = op.attrs["initializer"], op.attrs["random_seed"]
+        part = _ref_part(op)
 
         def model_init(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             ref = ins[0]
-            ref[...] = initialize(conf, ref.shape, _dtype_of(ref), seed)
+            if part is None:
+                ref[...] = initialize(conf, ref.shape, _dtype_of(ref), seed)
+            else:  # a split variable: draw the logical value (the same on every device count), keep this slice
+                ref[...] = initialize(conf, part[0], _dtype_of(ref), seed)[part[1]]
 
         return model_init
     if kind == "model_load":
+        if _ref_part(op) is not None:
+            raise NotImplementedError(f"{op.name}: loading a variable split over devices is not supported yet")
         return _model_load_kernel(op.attrs["variable_name"], op.attrs["initializer"], op.attrs["random_seed"])
     if kind == "model_save":
+        if parallel_id > 0:  # a broadcast variable: every device holds the same value; the first one saves it
+            return None
         return _model_save_kernel(op.attrs["variable_name"])
     raise KeyError(f"system op type {kind!r} has no runtime kernel")
+
+
+def _ref_part(op: OpConf) -> tuple[tuple[int, ...], tuple[slice, ...]] | None:
+    """(logical shape, this device's slices) of the variable a model-io op writes, when it is split."""
+    if "ref_slice" not in op.attrs:
+        return None
+    return tuple(op.attrs["logical_shape"]), tuple(slice(lo, hi) for lo, hi in op.attrs["ref_slice"])
 
 
 def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
