@@ -12,8 +12,6 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 
-from .multi_device import place
-
 SHAPE = (6, 7)  # 7 rows over 2 or 3 devices are uneven: the balanced splitter's extra row goes first
 X = np.arange(42, dtype=np.float32).reshape(SHAPE) * 0.5 - 3
 
@@ -24,18 +22,20 @@ def devices(n: int, last: bool = False) -> str:
     return f"0:{lo}-{lo + n - 1}" if n > 1 else f"0:{lo}"
 
 
-def run_identity(monkeypatch, n: int, src: str, m: int, dst: str, last: bool) -> tuple[np.ndarray, object]:
+def distribute(sbp: str):
+    return flow.distribute.broadcast() if sbp == "B" else flow.distribute.split(int(sbp[2]))
+
+
+def run_identity(n: int, src: str, m: int, dst: str, last: bool) -> tuple[np.ndarray, object]:
+    """OneFlow's test_boxing_v2: identity under one placement and SBP, then under another."""
     flow.config.cpu_device_num(3)
-    place(monkeypatch, {
-        "Input_0": (devices(n), {"out": src}),
-        "src": (devices(n), {"in_0": src, "out_0": src}),
-        "dst": (devices(m, last), {"in_0": dst, "out_0": dst}),
-        "Return_0": (devices(m, last), {"in_0": dst, "out": dst}),
-    })
 
     @flow.global_function()
     def boxing_job(x: tp.Numpy.Placeholder(SHAPE)) -> tp.Numpy:
-        return flow.identity(flow.identity(x, name="src"), name="dst")
+        with flow.scope.placement("cpu", devices(n)):
+            a = flow.identity(x.with_distribute(distribute(src)), name="src")
+        with flow.scope.placement("cpu", devices(m, last)):
+            return flow.identity(a.with_distribute(distribute(dst)), name="dst")
 
     return boxing_job(X), flow.default_session()
 
@@ -47,8 +47,8 @@ SBPS = ["S(0)", "S(1)", "B"]
     (n, m, s, d) for n, m in itertools.product((1, 2, 3), (1, 2, 3)) for s, d in itertools.product(SBPS, SBPS)
     if not (s == "B" and d == "B" and n > 1 and m > 1 and (n + m) % 2)  # keep the matrix small: B->B twice
 ])
-def test_split_and_broadcast_boxing_gives_the_same_blob(monkeypatch, n, m, src, dst):
-    y, session = run_identity(monkeypatch, n, src, m, dst, last=(n + m) % 2 == 1)
+def test_split_and_broadcast_boxing_gives_the_same_blob(n, m, src, dst):
+    y, session = run_identity(n, src, m, dst, last=(n + m) % 2 == 1)
     np.testing.assert_array_equal(y, X)
     rows = [r for r in session.compiled.boxing_log.get(0, ()) if r.startswith("src,dst,")]
     if n == m == 1:
@@ -70,25 +70,24 @@ def test_split_and_broadcast_boxing_gives_the_same_blob(monkeypatch, n, m, src, 
     (2, 0, 2, "B"), (3, 1, 2, "B"), (2, 1, 3, "B"), (3, 0, 1, "B"),
     (2, 0, 2, "S(1)"), (3, 1, 3, "S(0)"), (2, 1, 1, "S(0)"), (3, 0, 2, "S(1)"),
 ])
-def test_partial_sum_boxing_adds_the_addends(monkeypatch, n, axis, m, dst):
+def test_partial_sum_boxing_adds_the_addends(n, axis, m, dst):
     """reduce_sum over the split axis leaves each device a partial sum (P); boxing to B or S adds them."""
     flow.config.cpu_device_num(3)
-    out = "S(0)" if dst == "B" and m == 1 else dst
-    place(monkeypatch, {
-        "Input_0": (devices(n), {"out": f"S({axis})"}),
-        "part": (devices(n), {"input_tensor_0": f"S({axis})", "output_tensor_0": "P"}),
-        "dst": (devices(m, last=True), {"in_0": dst, "out_0": dst}),
-        "Return_0": (devices(m, last=True), {"in_0": out, "out": out}),
-    })
 
     @flow.global_function()
     def partial_job(x: tp.Numpy.Placeholder((6, 7))) -> tp.Numpy:
-        return flow.identity(flow.math.reduce_sum(x, axis=axis, keepdims=True, name="part"), name="dst")
+        with flow.scope.placement("cpu", devices(n)):
+            part = flow.math.reduce_sum(x.with_distribute(flow.distribute.split(axis)), axis=axis, keepdims=True,
+                                        name="part")
+        with flow.scope.placement("cpu", devices(m, last=True)):
+            return flow.identity(part.with_distribute(distribute(dst)), name="dst")
 
     np.testing.assert_allclose(partial_job(X), X.sum(axis=axis, keepdims=True), rtol=1e-6)
     plan = flow.default_session().plan
-    adds = [t for t in plan.tasks_of_job("partial_job") if t.op_types == ("slice_boxing_add",)]
-    copies = [t for t in plan.tasks_of_job("partial_job") if t.op_types == ("slice_boxing_copy",)]
+    boxing = [t for t in plan.tasks_of_job("partial_job")
+              if t.is_boxing and t.exec_sequence[0].attrs["lbi"] == "part/output_tensor_0"]
+    adds = [t for t in boxing if t.op_types == ("slice_boxing_add",)]
+    copies = [t for t in boxing if t.op_types == ("slice_boxing_copy",)]
     blob = 7 if axis == 0 else 6
     if dst == "B" and m > 1 and blob >= m:  # reduce-scatter the flattened blob, then all-gather it
         assert (len(adds), len(copies)) == (m, m)
@@ -98,40 +97,18 @@ def test_partial_sum_boxing_adds_the_addends(monkeypatch, n, axis, m, dst):
     assert all(t.is_boxing and t.name.startswith("System-Boxing-BoxingAdd-") for t in adds)
 
 
-def test_partial_sum_smaller_than_the_device_count_is_added_whole(monkeypatch):
+def test_partial_sum_smaller_than_the_device_count_is_added_whole():
     flow.config.cpu_device_num(3)
-    place(monkeypatch, {
-        "Input_0": ("0:0-2", {"out": "S(0)"}),
-        "part": ("0:0-2", {"input_tensor_0": "S(0)", "output_tensor_0": "P"}),
-        "dst": ("0:0-2", {"in_0": "B", "out_0": "B"}),
-        "Return_0": ("0:0-2", {"in_0": "B", "out": "B"}),
-    })
 
     @flow.global_function()
     def small_job(x: tp.Numpy.Placeholder((3, 2))) -> tp.Numpy:
-        return flow.identity(flow.math.reduce_sum(x, axis=0, keepdims=True, name="part"), name="dst")
+        with flow.scope.placement("cpu", "0:0-2"):
+            part = flow.math.reduce_sum(x.with_distribute(flow.distribute.split(0)), axis=0, keepdims=True,
+                                        name="part")
+            return flow.identity(part.with_distribute(flow.distribute.broadcast()), name="dst")
 
     x = np.array([[1, 2], [30, 40], [500, 600]], np.float32)
     np.testing.assert_array_equal(small_job(x), [[531, 642]])
     log = flow.default_session().compiled.boxing_log[0]
     assert any(r.startswith("part,dst,") and r.endswith("SliceBoxingSubTskGphBuilder,BuildSubTaskGphP2B")
                for r in log)
-
-
-def test_broadcast_into_partial_sum_gives_one_device_the_blob_and_zeros_to_the_others(monkeypatch):
-    flow.config.cpu_device_num(2)
-    place(monkeypatch, {
-        "Input_0": ("0:0-1", {"out": "B"}),
-        "src": ("0:0-1", {"in_0": "B", "out_0": "B"}),
-        "dst": ("0:0-1", {"in_0": "P", "out_0": "P"}),
-        "Return_0": ("0:0-1", {"in_0": "B", "out": "B"}),
-    })
-
-    @flow.global_function()
-    def b2p_job(x: tp.Numpy.Placeholder(SHAPE)) -> tp.Numpy:
-        return flow.identity(flow.identity(x, name="src"), name="dst")
-
-    np.testing.assert_array_equal(b2p_job(X), X)
-    plan = flow.default_session().plan
-    zeros = [t for t in plan.tasks_of_job("b2p_job") if t.task_type == "BoxingZeros"]
-    assert len(zeros) == 1 and zeros[0].name.startswith("System-Boxing-Zeros-")

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder
+from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
@@ -28,9 +29,10 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             fused[var.name] = {"scale": 1.0 / loss_elem_cnt, "l1": float(reg.get("l1", 0.0)),
                                "l2": float(reg.get("l2", 0.0))}
             continue
-        g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
-        if reg:
-            g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
+        with placed_on(var.parallel_conf):
+            g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
+            if reg:
+                g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
         grads[var.name] = g  # clipping needs the scaled, regularized gradients
     if clip and grads:
         names = list(grads)
@@ -48,11 +50,12 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         model = builder.blob(var.output_lbns[0])
         readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
         inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
-        for slot in _SLOTS.get(kind, ()):
+        for slot in _SLOTS.get(kind, ()):  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
             (state,) = builder.add_op("variable", attrs={
                 "shape": var.attrs["shape"], "dtype": var.attrs["dtype"],
                 "initializer": {"type": "constant", "value": 0.0}, "random_seed": 0, "trainable": False,
-            }, name=f"{var.name}-{slot}", scoped=False)
+            }, name=f"{var.name}-{slot}", scoped=False, placement=var.parallel_conf)
+            builder.copy_sbp_hint(var.name, state.op_name)
             inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
         attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0)),
@@ -72,7 +75,8 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
         # The update writes the variable in place: it must follow every op that reads the variable.
-        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers)
+        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers,
+                       placement=var.parallel_conf)
 
 
 def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:

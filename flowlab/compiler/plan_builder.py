@@ -24,11 +24,13 @@ from ..ir import (
     TaskProto,
 )
 from ..ir.plan import encode_task_id
+from ..ir.sbp import input_bns
+from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .interfaces import check_interfaces
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
-from .slices import Box, box_of, output_bn, physical_desc, sbp_of
+from .slices import Box, box_of, physical_desc, sbp_of
 from .system_jobs import SystemJobBuilder
 
 TASK_TYPES = {
@@ -214,15 +216,15 @@ class _PlanBuilder:
                 continue
             for lbn in op.output_lbns:
                 desc = job.blob_descs[lbn]
-                sbp = sbp_of(job, op, output_bn(lbn), desc)
+                sbp = sbp_of(job, op, _output_bn(lbn), desc)
                 for t in tasks:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
-            for arg, lbns in op.inputs.items():
-                for i, lbn in enumerate(lbns):
-                    decision = self.edge(job_id, job, op, f"{arg}_{i}", lbn)
-                    name = arg if tasks[0].task_type == "ReentrantLock" else "in"
-                    for t, node in zip(tasks, decision.nodes):
-                        t.consume(name, self.regst_holding(node, lbn))
+            args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
+            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, get_op_def(op.op_type).system)):
+                decision = self.edge(job_id, job, op, bn, lbn)
+                name = arg if tasks[0].task_type == "ReentrantLock" else "in"
+                for t, node in zip(tasks, decision.nodes):
+                    t.consume(name, self.regst_holding(node, lbn))
             for name in op.ctrl_in_op_names:
                 if name == SOURCE_TICK:
                     continue
@@ -247,7 +249,7 @@ class _PlanBuilder:
             src_op = job.producer_of(lbn)
             src_tasks = tuple(self.by_op[(job_id, src_op.name)])
             edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, tuple(self.by_op[(job_id, dst_op.name)]),
-                        sbp_of(job, src_op, output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
+                        sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
             decision = build_sub_task_graph(self, edge)
             if len(edge.src_tasks) > 1 or len(edge.dst_tasks) > 1:
                 self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
@@ -268,6 +270,11 @@ class _PlanBuilder:
         lock.consume("end", esac.produced["out"])  # ConnectCriticalSectionEndToReentrantLockEnd
 
 
+def _output_bn(lbn: str) -> str:
+    """An output's bn_in_op: the blob part of its lbn (``out_0``; ``out`` for system ops), as ir.sbp.output_bns."""
+    return lbn.rpartition("/")[2]
+
+
 def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) -> OpConf:
     """The op a device's task runs. Model init and load write a split variable in place: they draw the
     logical value and keep their device's slice of it (OneFlow's check_point_v2 slice-assigns the same way)."""
@@ -275,7 +282,7 @@ def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) ->
         return op
     (lbn,) = op.inputs["ref"]
     desc = job.blob_descs[lbn]
-    sbp = sbp_of(job, job.producer_of(lbn), output_bn(lbn), desc)
+    sbp = sbp_of(job, job.producer_of(lbn), _output_bn(lbn), desc)
     if not sbp.is_split:
         return op
     box = box_of(desc.shape, sbp, parallel_id, parallel_num)

@@ -13,23 +13,13 @@ from ..errors import CompileError
 from ..ir import BROADCAST, BlobDesc, Job, OpConf, SbpParallel, split
 from ..ir.slice_box import Box, box_of, full_box
 
-__all__ = ["Box", "box_of", "full_box", "input_bns", "one_device_sbp", "output_bn", "physical_desc", "sbp_of"]
+__all__ = ["Box", "box_of", "full_box", "one_device_sbp", "physical_desc", "sbp_of"]
 
 def physical_desc(desc: BlobDesc, sbp: SbpParallel, parallel_id: int, parallel_num: int) -> BlobDesc:
     """The blob a device holds of a logical blob (OneFlow's balanced splitter on a split axis)."""
     if not (sbp.is_split and parallel_num > 1):
         return desc
     return BlobDesc(box_of(desc.shape, sbp, parallel_id, parallel_num).shape, desc.dtype, desc.is_dynamic)
-
-
-def input_bns(op: OpConf) -> list[tuple[str, str]]:
-    """(bn_in_op, lbn) for every input, with OneFlow's ``<arg>_<index>`` blob names."""
-    return [(f"{arg}_{i}", lbn) for arg, lbns in op.inputs.items() for i, lbn in enumerate(lbns)]
-
-
-def output_bn(lbn: str) -> str:
-    """An output's bn_in_op: the part of its lbn after the op name (``out_0`` for user ops, ``out`` for system)."""
-    return lbn.rpartition("/")[2]
 
 
 def one_device_sbp(desc: BlobDesc) -> SbpParallel:
@@ -44,9 +34,6 @@ def sbp_of(job: Job, op: OpConf, bn: str, desc: BlobDesc) -> SbpParallel:
         return one_device_sbp(desc)
     sig = job.sbp_signatures.get(op.name)
     if sig is None or bn not in sig.bn_in_op2sbp_parallel:
-        arg = bn.rpartition("_")[0]  # system ops may key a single input by its arg name ("in")
-        if sig is not None and arg in sig.bn_in_op2sbp_parallel:
-            return sig[arg]
         have = f"its signature is {sig}" if sig is not None else "the job records no SBP signature for it"
         raise CompileError(
             f"op {op.name!r} ({op.op_type}) in job {job.name!r} runs on {n} devices ({op.parallel_conf}) but has no "
