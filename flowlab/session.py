@@ -89,7 +89,7 @@ class Session:
             traced[name] = job
             handlers.update({uuid: handler for _kind, _lbn, handler, uuid in builder.watches})
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
-        check_plan(compiled.plan)
+        check_plan(compiled.plan, compiled.job_set)
         self.traced_jobs, self.compiled = traced, compiled
         self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try
         self.runtime = self._start_runtime()

@@ -5,11 +5,16 @@ Plan of a small 2-device job, pinned."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
+import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.ir import balanced_split
+from flowlab.compiler import check_plan
+from flowlab.errors import CompileError
+from flowlab.ir import BlobDesc, balanced_split
 
 X = np.arange(12, dtype=np.float32).reshape(4, 3) - 6
 
@@ -168,3 +173,75 @@ def test_partial_sum_gradients_are_boxed_to_broadcast_before_each_optimizer():
         assert producer.op_types == ("slice_boxing_copy",), task
         for rid in producer.consumed_ids:
             assert plan.task(regsts[rid].producer_task_id).op_types == ("slice_boxing_add",)
+
+
+def _rewire(plan, task, slot, old_id, new_id):
+    """The plan with ``task`` reading register ``new_id`` instead of ``old_id`` in ``slot``, consumer lists kept
+    consistent, so only the multi-device rules can object."""
+    tasks = []
+    for t in plan.tasks:
+        if t.task_id == task.task_id:
+            ids = tuple(new_id if i == old_id else i for i in t.consumed_regst_desc_id[slot])
+            t = dataclasses.replace(t, consumed_regst_desc_id={**t.consumed_regst_desc_id, slot: ids})
+        produced = {}
+        for name, r in t.produced_regst_desc.items():
+            consumers = r.consumer_task_ids
+            if r.regst_desc_id == old_id:
+                consumers = tuple(c for c in consumers if c != task.task_id)
+            if r.regst_desc_id == new_id:
+                consumers = (*consumers, task.task_id)
+            produced[name] = dataclasses.replace(r, consumer_task_ids=consumers)
+        tasks.append(dataclasses.replace(t, produced_regst_desc=produced))
+    return dataclasses.replace(plan, tasks=tuple(tasks))
+
+
+def test_verifier_refuses_a_split_piece_read_directly_as_the_whole_blob():
+    session = relu_session()
+    plan = session.plan
+    check_plan(plan, session.job_set)
+    (ret,) = plan.tasks_of_op("relu_job", "Return_0")
+    (gather_id,) = ret.consumed_regst_desc_id["in"]
+    relu0 = plan.tasks_of_op("relu_job", "relu_0")[0].produced_regst_desc["out"].regst_desc_id
+    with pytest.raises(CompileError, match=r"Return_0 reads blob 'relu_0/y_0' as None directly from relu_0 \[0/2\], "
+                                           r"which holds it as S\(0\)"):
+        check_plan(_rewire(plan, ret, "in", gather_id, relu0))
+
+
+def test_verifier_refuses_a_register_crossing_machines_without_copy_comm_net():
+    flow.config.cpu_device_num(2)
+    flow.env.machine(["10.0.0.1", "10.0.0.2"])
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0"):
+            a = flow.identity(x)
+        with flow.scope.placement("cpu", "1:0"):  # one device to one device, on another machine
+            return flow.math.relu(a)
+
+    np.testing.assert_array_equal(job(X), np.maximum(X, 0))
+    plan = flow.default_session().plan
+    check_plan(plan)
+    (relu,) = plan.tasks_of_op("job", "relu_0")
+    (copy_id,) = relu.consumed_regst_desc_id["in"]
+    regsts = plan.regst_descs
+    copy = plan.task(regsts[copy_id].producer_task_id)
+    assert copy.task_type == "CopyCommNet" and copy.machine_id == 1
+    (remote,) = copy.consumed_ids
+    with pytest.raises(CompileError, match="crosses machines only through a CopyCommNet task"):
+        check_plan(_rewire(plan, relu, "in", copy_id, remote))
+
+
+def test_verifier_checks_physical_shapes_against_the_balanced_splitter():
+    session = relu_session()
+    plan = session.plan
+    relu1 = plan.tasks_of_op("relu_job", "relu_0")[1]
+    out = relu1.produced_regst_desc["out"]
+    wrong = dataclasses.replace(out, lbi2blob_desc={"relu_0/y_0": BlobDesc((3, 3), out.lbi2blob_desc["relu_0/y_0"].dtype)})
+    tasks = tuple(dataclasses.replace(t, produced_regst_desc={**t.produced_regst_desc, "out": wrong})
+                  if t.task_id == relu1.task_id else t for t in plan.tasks)
+    with pytest.raises(CompileError, match=r"relu_0 \[1/2\] of job 'relu_job' holds 'relu_0/y_0' as f32\[3,3\]; "
+                                           r"S\(0\) of the logical f32\[4,3\] on device 1 of 2 is f32\[2,3\]"):
+        check_plan(dataclasses.replace(plan, tasks=tasks), session.job_set)
+    with pytest.raises(CompileError, match=r"boxing task System-Boxing-BoxingCopy-0 reads f32\[3,3\] as input 1, but "
+                                           r"its slice \[2:4,0:3\] holds 6 elements"):
+        check_plan(dataclasses.replace(plan, tasks=tasks))  # without the jobs: the gather's slices catch it
