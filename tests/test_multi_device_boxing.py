@@ -112,3 +112,20 @@ def test_partial_sum_smaller_than_the_device_count_is_added_whole():
     log = flow.default_session().compiled.boxing_log[0]
     assert any(r.startswith("part,dst,") and r.endswith("SliceBoxingSubTskGphBuilder,BuildSubTaskGphP2B")
                for r in log)
+
+
+def test_debug_mode_writes_oneflows_boxing_log(tmp_path, monkeypatch):
+    """FLOWLAB_DEBUG_MODE=1: ``log/<host>/boxing/log/<job_id>.csv`` per job, OneFlow's BoxingLogger columns."""
+    import socket
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLOWLAB_DEBUG_MODE", "1")
+    run_identity(2, "S(0)", 2, "B", last=False)
+    log = tmp_path / "log" / socket.gethostname() / "boxing" / "log" / "0.csv"
+    lines = log.read_text().splitlines()
+    assert lines[0] == ("src_op_name,dst_op_name,src_parallel_conf,dst_parallel_conf,src_sbp_conf,dst_sbp_conf,"
+                        "lbi,dtype,shape,builder,comment")
+    assert 'src,dst,0:CPU:0-1,0:CPU:0-1,S(0),B,src/out_0,float32,"(6,7)",SliceBoxingSubTskGphBuilder,' \
+           "BuildSubTaskGphS2B" in lines
+    push = tmp_path / "log" / socket.gethostname() / "boxing" / "log" / "1.csv"  # the push job scatters the batch
+    assert push.read_text().splitlines()[1].endswith("ToInterfaceSubTskGphBuilder,BuildSubTaskGphB2S")

@@ -245,3 +245,21 @@ def test_verifier_checks_physical_shapes_against_the_balanced_splitter():
     with pytest.raises(CompileError, match=r"boxing task System-Boxing-BoxingCopy-0 reads f32\[3,3\] as input 1, but "
                                            r"its slice \[2:4,0:3\] holds 6 elements"):
         check_plan(dataclasses.replace(plan, tasks=tasks))  # without the jobs: the gather's slices catch it
+
+
+def test_a_watch_on_several_devices_hands_the_whole_blob_over_once():
+    flow.config.cpu_device_num(2)
+    seen = []
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            y = flow.math.relu(x)
+            flow.watch(y, seen.append)
+            return y
+
+    job(X)
+    watches = [t for t in flow.default_session().plan.tasks if t.op_types == ("foreign_watch",)]
+    assert [t.parallel_num for t in watches] == [2, 2]  # B on both devices: boxing gathered the blob for each
+    assert len(seen) == 1
+    np.testing.assert_array_equal(seen[0], np.maximum(X, 0))

@@ -30,9 +30,6 @@ from ..errors import CompileError
 from ..ir import BlobDesc, OpConf, SbpParallel, split
 from .slices import Box, box_of, full_box
 
-BOXING_LOG_HEADER = ("src_op_name,dst_op_name,src_parallel_conf,dst_parallel_conf,src_sbp_conf,dst_sbp_conf,lbi,"
-                     "dtype,shape,builder,comment")
-
 
 class Node(Protocol):
     """A task of the plan builder, as boxing sees it."""
@@ -67,6 +64,7 @@ class Edge:
     dst_is_interface: bool
 
     def log_row(self, builder: str, comment: str) -> str:
+        """One line of OneFlow's boxing log (columns in viz/dump.py's BOXING_LOG_HEADER)."""
         def conf(op: OpConf) -> str:
             tag = op.parallel_conf.device_tag.upper()
             return " ".join(f"{name.partition(':')[0]}:{tag}:{name.partition(':')[2]}"

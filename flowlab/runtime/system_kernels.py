@@ -44,6 +44,8 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.popleft().pull(a)))
     if kind == "foreign_watch":
+        if parallel_id > 0:  # it watches the whole blob (B) on every device: the first device hands it over
+            return None
         buffer, uuid = rt.buffer(WATCH_BUFFER), op.attrs["handler_uuid"]
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
