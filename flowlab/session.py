@@ -162,7 +162,8 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
+        # bad input fails before anything is launched
+        arrays = check_inputs(desc.signature, args, kwargs, desc.device_count)
         with self.lock:
             if self.function_descs.get(desc.job_name) is not desc:
                 replaced = desc.replaced_in(self, self.function_descs.get(desc.job_name))

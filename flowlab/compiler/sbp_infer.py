@@ -107,7 +107,26 @@ class _JobSbp:
         if op.name in self.forced and op.op_type in INTERFACE_OPS:  # a system job's twin of a user interface op
             hints["out"] = self.forced[op.name]
         producer = {bn: self.sbp.get(lbn, BROADCAST) for bn, lbn in ins}
+        if op.name in self.job.mirrored_op_names:
+            hints.update(self._mirrored_inputs(op, ins, producer))
         return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+
+    def _mirrored_inputs(self, op: OpConf, ins: list[tuple[str, str]], producer: Mapping[str, SbpParallel]
+                         ) -> dict[str, SbpParallel]:
+        """A mirrored op runs on each device's own pieces: a mirrored input lies as its producer made it; a
+        consistent one is cloned (B) or split (S(0)) into pieces, and nothing else converts
+        (OneFlow's FindOrCreateMirroredLbiFromCompatibleConsistentBlob)."""
+        out = {}
+        mirrored = set(self.job.mirrored_op_names)
+        for bn, lbn in ins:
+            sbp = producer[bn]
+            if lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0)):
+                raise SbpInferError(
+                    f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) takes consistent blob {lbn!r}, which lies "
+                    f"{sbp}: a mirrored op takes a consistent blob only if it is B (cloned to each device) or S(0) "
+                    "(split into per-device pieces); use flow.scope.consistent_view() for this op")
+            out[bn] = sbp
+        return out
 
     def infer(self, op: OpConf) -> None:
         ctx, ins, outs = self.ctx(op)
@@ -158,7 +177,8 @@ class _JobSbp:
             if mine == producer:
                 order -= 8
             desc = ctx.descs[bn]
-            cost += copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize)
+            # saturating, so "infinite" stays INT64_MAX however many inputs add to it
+            cost = min(cost + copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize), INT64_MAX)
         for bn, _lbn in outs:
             if axes[bn] is not None and cand[bn] == split(axes[bn]):
                 order -= 1
@@ -166,7 +186,7 @@ class _JobSbp:
         unmet = [bn for bn, want in ctx.hints.items() if cand.get(bn) != want]
         if unmet:
             excluded = "hint " + ", ".join(f"{bn}: {ctx.hints[bn]}" for bn in unmet)
-        else:
+        elif op.name not in self.job.mirrored_op_names:  # a mirrored blob desc is one device's piece
             excluded = _unsplittable(ctx, cand, n)
         return SbpCandidate(SbpSignature(cand), order, cost, excluded)
 
@@ -174,6 +194,11 @@ class _JobSbp:
         hinted = [c for c in scored if not (c.excluded or "").startswith("hint")]
         if not hinted:
             listed = "; ".join(str(c.signature) for c in scored)
+            if op.name in self.job.mirrored_op_names:
+                raise SbpInferError(
+                    f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) on {op.parallel_conf}: no signature of "
+                    f"{op.op_type} takes its inputs as they lie per device, {_sig_str(ctx.hints)}. Its signatures: "
+                    f"{listed}.")
             raise SbpInferError(
                 f"{_where(op)}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: the SBP hints "
                 f"{_sig_str(ctx.hints)} are incompatible: no signature of {op.op_type} has them. Its signatures: "

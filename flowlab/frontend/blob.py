@@ -28,7 +28,7 @@ class LazyBlob:
     def with_distribute(self, distribute: Any) -> LazyBlob:
         """A handle on the same blob that asks its consumers to take it with this SBP (a filter on their
         signatures): ``x.with_distribute(flow.distribute.split(0))``."""
-        from ..distribute import as_sbp_hint
+        from .hints import as_sbp_hint
         from .location import user_location
 
         sbp = as_sbp_hint(distribute, self.blob_desc.shape, f"{self.lbn}.with_distribute", user_location())
