@@ -86,3 +86,35 @@ def test_two_machines_train_like_one_device_through_copy_comm_net(one_device):
     assert {t.machine_id for t in plan.tasks if t.task_type in ("ForeignInput", "ForeignOutput")} == {0}
     assert plan.peer_machine_ids == {0: (1,), 1: (0,)}
     assert session.runtime.transport.messages > 0
+
+
+def test_mirrored_training_on_halves_equals_one_device_on_the_whole_batch(one_device):
+    """The docs' mirrored_strategy.py: each device gets its half of the batch as a ListNumpy piece, the loss comes
+    back as one array per device, and training is one-device SGD on the concatenated batch (§5)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+    half = BATCH // 2
+
+    @flow.global_function(type="train", function_config=config)
+    def train_job(images: tp.ListNumpy.Placeholder((half, FEATURES)),
+                  labels: tp.ListNumpy.Placeholder((half,), dtype=flow.int32)) -> tp.ListNumpy:
+        hidden = flow.layers.dense(images, 16, activation=flow.nn.relu,
+                                   kernel_initializer=flow.truncated_normal(0.1), name="hidden")
+        logits = flow.layers.dense(hidden, CLASSES, kernel_initializer=flow.truncated_normal(0.1), name="output")
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits, name="softmax_loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
+        return loss
+
+    rng = np.random.default_rng(7)
+    losses = []
+    for _ in range(STEPS):
+        x = rng.standard_normal((BATCH, FEATURES)).astype(np.float32)
+        y = rng.integers(0, CLASSES, BATCH).astype(np.int32)
+        pieces = train_job([x[:half], x[half:]], [y[:half], y[half:]])
+        assert isinstance(pieces, list) and [p.shape for p in pieces] == [(half,), (half,)]
+        losses.append(np.concatenate(pieces))
+    np.testing.assert_allclose(np.array(losses), one_device[0], rtol=1e-5)
+    for name, value in flow.get_all_variables().items():
+        np.testing.assert_allclose(value, one_device[1][name], rtol=1e-5, atol=1e-7, err_msg=name)

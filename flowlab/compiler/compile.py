@@ -11,6 +11,7 @@ from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optim
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
+from .slices import logical_desc
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -46,12 +47,17 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         completed_user.append(job)
     system: list[Job] = []
     for job in completed_user:
+        # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces
+        # together (the pushed list concatenated, the pulled blob split back into the list ListNumpy returns).
         for name in job.input_op_names:
             op = job.op(name)
-            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]]))
+            system.append(make_push_job(op, logical_desc(job, op.output_lbns[0])))
         for name in job.return_op_names:
             op = job.op(name)
-            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]]))
+            desc = logical_desc(job, op.output_lbns[0])
+            piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
+            parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
+            system.append(make_pull_job(op, desc, parts))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:

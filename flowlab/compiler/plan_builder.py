@@ -30,7 +30,7 @@ from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .interfaces import check_interfaces
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
-from .slices import Box, box_of, physical_desc, sbp_of
+from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
 from .system_jobs import SystemJobBuilder
 
 TASK_TYPES = {
@@ -215,7 +215,7 @@ class _PlanBuilder:
             if tasks is None:
                 continue
             for lbn in op.output_lbns:
-                desc = job.blob_descs[lbn]
+                desc = logical_desc(job, lbn)
                 sbp = sbp_of(job, op, _output_bn(lbn), desc)
                 for t in tasks:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
@@ -242,7 +242,7 @@ class _PlanBuilder:
     def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str) -> BoxingDecision:
         """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``), building boxing once per
         consumer op, blob and SBP."""
-        desc = job.blob_descs[lbn]
+        desc = logical_desc(job, lbn)
         dst_sbp = sbp_of(job, dst_op, bn, desc)
         key = (job_id, dst_op.name, lbn, str(dst_sbp))
         if key not in self.edges:
@@ -281,7 +281,7 @@ def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) ->
     if parallel_num == 1 or op.op_type not in ("model_init", "model_load"):
         return op
     (lbn,) = op.inputs["ref"]
-    desc = job.blob_descs[lbn]
+    desc = logical_desc(job, lbn)
     sbp = sbp_of(job, job.producer_of(lbn), _output_bn(lbn), desc)
     if not sbp.is_split:
         return op

@@ -13,13 +13,34 @@ from ..errors import CompileError
 from ..ir import BROADCAST, BlobDesc, Job, OpConf, SbpParallel, split
 from ..ir.slice_box import Box, box_of, full_box
 
-__all__ = ["Box", "box_of", "full_box", "one_device_sbp", "physical_desc", "sbp_of"]
+__all__ = ["Box", "box_of", "full_box", "logical_desc", "one_device_sbp", "physical_desc", "sbp_of"]
 
 def physical_desc(desc: BlobDesc, sbp: SbpParallel, parallel_id: int, parallel_num: int) -> BlobDesc:
     """The blob a device holds of a logical blob (OneFlow's balanced splitter on a split axis)."""
     if not (sbp.is_split and parallel_num > 1):
         return desc
     return BlobDesc(box_of(desc.shape, sbp, parallel_id, parallel_num).shape, desc.dtype, desc.is_dynamic)
+
+
+def logical_desc(job: Job, lbn: str) -> BlobDesc:
+    """The logical blob behind ``lbn``. A mirrored op's blob descs are one device's (h/sbp's mirrored view): its
+    S(axis) output over n devices is n such pieces, concatenated on that axis (OneFlow's mirrored blob seen
+    consistently). Every other blob's desc is its logical one."""
+    desc = job.blob_descs[lbn]
+    op_name, _, bn = lbn.rpartition("/")
+    if op_name not in job.mirrored_op_names:
+        return desc
+    op = job.op(op_name)
+    n = op.parallel_conf.parallel_num
+    if n == 1 and op.op_type == "return":  # a mirrored return on cpu 0:0 receives every device's piece
+        return logical_desc(job, op.input_lbns[0])
+    sig = job.sbp_signatures.get(op_name)
+    sbp = sig.bn_in_op2sbp_parallel.get(bn) if sig is not None else None
+    if n == 1 or sbp is None or not sbp.is_split:
+        return desc
+    shape = list(desc.shape)
+    shape[sbp.axis] *= n
+    return BlobDesc(tuple(shape), desc.dtype, desc.is_dynamic)
 
 
 def one_device_sbp(desc: BlobDesc) -> SbpParallel:

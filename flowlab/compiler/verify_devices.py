@@ -17,7 +17,7 @@ from ..ir import JobSet, Plan, RegstDesc, SbpParallel, TaskProto
 from ..ir.sbp import input_bns
 from ..ir.slice_box import Box
 from ..ops.registry import get_op_def
-from .slices import one_device_sbp, physical_desc
+from .slices import logical_desc, one_device_sbp, physical_desc
 
 
 def check_devices(plan: Plan, job_set: JobSet | None = None) -> None:
@@ -98,9 +98,9 @@ def _check_physical_shapes(plan: Plan, job_set: JobSet) -> None:
         op = t.exec_sequence[0]
         for regst in t.produced_regst_desc.values():
             for lbn, desc in regst.lbi2blob_desc.items():
-                logical = job.blob_descs.get(lbn)
-                if logical is None or lbn not in op.output_lbns:
+                if lbn not in job.blob_descs or lbn not in op.output_lbns:
                     continue
+                logical = logical_desc(job, lbn)
                 sbp = _sbp(t, lbn, out=True) if t.parallel_num > 1 else one_device_sbp(logical)
                 if sbp is None:
                     raise CompileError(f"task {_name(t)} runs on {t.parallel_num} devices without an SBP for {lbn!r}")

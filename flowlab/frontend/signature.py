@@ -164,8 +164,9 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     def build(node: Any) -> Any:
         if node is None:
             return None
-        if isinstance(node, int):
-            return [arrays[node]] if list_leaf else arrays[node]
+        if isinstance(node, int):  # a mirrored return was pulled as its devices' pieces already
+            value = arrays[node]
+            return (value if isinstance(value, list) else [value]) if list_leaf else value
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         return type(node)(build(v) for v in node)
