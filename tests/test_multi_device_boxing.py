@@ -11,6 +11,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.errors import CompileError
 
 SHAPE = (6, 7)  # 7 rows over 2 or 3 devices are uneven: the balanced splitter's extra row goes first
 X = np.arange(42, dtype=np.float32).reshape(SHAPE) * 0.5 - 3
@@ -129,3 +130,71 @@ def test_debug_mode_writes_oneflows_boxing_log(tmp_path, monkeypatch):
            "BuildSubTaskGphS2B" in lines
     push = tmp_path / "log" / socket.gethostname() / "boxing" / "log" / "1.csv"  # the push job scatters the batch
     assert push.read_text().splitlines()[1].endswith("ToInterfaceSubTskGphBuilder,BuildSubTaskGphB2S")
+
+
+class _Node:
+    def __init__(self, machine_id: int, device_id: int, name: str) -> None:
+        self.machine_id, self.device_id, self.name = machine_id, device_id, name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Graph:
+    """A stand-in TaskGraph recording what the boxing builders ask for."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple] = []
+
+    def proxy(self, node, machine_id):
+        if node.machine_id == machine_id:
+            return node
+        copy = _Node(machine_id, -1, f"comm({node.name})")
+        self.made.append(("comm", copy.name))
+        return copy
+
+    def boxing_node(self, kind, edge, machine_id, device_id, inputs, out_box, view_shape, out_desc):
+        node = _Node(machine_id, device_id, f"{kind}@{machine_id}:{device_id}")
+        self.made.append((kind, node.name, [n.name for n, _ in inputs], str(out_box), out_desc.shape))
+        return node
+
+
+def _edge(src_sbp, dst_sbp, src_devices, dst_devices, interface=False):
+    from flowlab.compiler.boxing import Edge
+    from flowlab.ir import BlobDesc, OpConf, ParallelConf, parse_sbp
+    from flowlab.ir.dtype import float32
+
+    def tasks(devices, tag):
+        return tuple(_Node(m, d, f"{tag}{i}") for i, (m, d) in enumerate(devices))
+
+    def names(devices):
+        return tuple(f"{m}:{d}" for m, d in devices)
+
+    return Edge(0, OpConf("a", "identity", parallel_conf=ParallelConf("cpu", names(src_devices))),
+                OpConf("b", "identity", parallel_conf=ParallelConf("cpu", names(dst_devices))), "a/out_0",
+                BlobDesc((4, 2), float32), tasks(src_devices, "s"), tasks(dst_devices, "d"), parse_sbp(src_sbp),
+                parse_sbp(dst_sbp), interface)
+
+
+def test_broadcast_to_partial_sum_gives_the_nearest_destination_the_blob_and_the_others_zeros():
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    decision = build_sub_task_graph(g, _edge("B", "P", [(0, 0), (0, 1)], [(0, 1), (0, 2)]))
+    assert decision.builder == "NaiveB2PSubTskGphBuilder"
+    assert [n.name for n in decision.nodes] == ["s1", "zeros@0:2"]  # device 1 holds the blob: it keeps it
+    assert g.made == [("zeros", "zeros@0:2", ["s0"], "[0:4,0:2]", (4, 2))]
+
+
+def test_boxing_across_machines_reads_through_copy_comm_net_on_the_receiving_machine():
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    decision = build_sub_task_graph(g, _edge("S(0)", "B", [(0, 0), (1, 0)], [(1, 0), (1, 1)]))
+    assert decision.comment == "BuildSubTaskGphS2B"
+    # each gather on machine 1 reads machine 0's piece through a CopyCommNet task made on machine 1
+    gathers = [m for m in g.made if m[0] == "copy"]
+    assert [m[2] for m in gathers] == [["comm(s0)", "s1"], ["comm(s0)", "s1"]]
+    assert all(n.machine_id == 1 for n in decision.nodes)
+    with pytest.raises(CompileError, match="boxing not supported"):
+        build_sub_task_graph(_Graph(), _edge("S(0)", "P", [(0, 0), (0, 1)], [(0, 0), (0, 1)]))

@@ -263,3 +263,23 @@ def test_a_watch_on_several_devices_hands_the_whole_blob_over_once():
     assert [t.parallel_num for t in watches] == [2, 2]  # B on both devices: boxing gathered the blob for each
     assert len(seen) == 1
     np.testing.assert_array_equal(seen[0], np.maximum(X, 0))
+
+
+def test_a_mirrored_return_comes_back_per_device_as_list_numpy_and_whole_as_numpy():
+    flow.config.cpu_device_num(2)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(function_config=config)
+    def pieces(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
+        return flow.math.relu(x)
+
+    @flow.global_function(function_config=config)
+    def whole(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.Numpy:
+        return flow.math.square(x)
+
+    got = pieces([X[:2], X[2:]])
+    assert isinstance(got, list) and len(got) == 2
+    np.testing.assert_array_equal(got[0], np.maximum(X[:2], 0))
+    np.testing.assert_array_equal(got[1], np.maximum(X[2:], 0))
+    np.testing.assert_array_equal(whole([X[:2], X[2:]]), X * X)

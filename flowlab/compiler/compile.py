@@ -57,7 +57,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
             desc = logical_desc(job, op.output_lbns[0])
             piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
             parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
-            system.append(make_pull_job(op, desc, parts))
+            system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:
