@@ -112,6 +112,8 @@ class _PlanBuilder:
         self.proxies: dict[tuple[int, int], _Task] = {}
         self.edges: dict[tuple[int, str, str, str], BoxingDecision] = {}
         self.boxing_log: dict[int, list[str]] = {}
+        self.boxing_nodes = 0  # numbers the System-Boxing-* ops
+        self.ops: dict[tuple[int, str], OpConf] = {}  # (job_id, op name) -> op
 
     # -- tasks -------------------------------------------------------------------------------------
     def new_task(self, job_id: int, op: OpConf, task_type: str, machine: int, device: int, thrd: int,
@@ -158,6 +160,7 @@ class _PlanBuilder:
                     chain.append(task)
                 tasks.append(task)
             self.by_op[(job_id, op.name)] = tasks
+            self.ops[(job_id, op.name)] = op
 
     def regst(self, task: _Task, name: str, regst_type: str) -> _Regst:
         if name not in task.produced:
@@ -197,9 +200,10 @@ class _PlanBuilder:
         lbn = edge.lbn
         attrs = {"lbi": lbn, "view_shape": view_shape, "out_slice": out_box.ranges,
                  "in_slice": tuple(box.ranges for _, box in inputs)}
-        op = OpConf(f"{prefix}-{sum(t.task_type in ('SliceBoxing', 'BoxingZeros') for t in self.tasks)}", op_type,
+        op = OpConf(f"{prefix}-{self.boxing_nodes}", op_type,
                     {f"in_{i}": (lbn,) for i in range(len(inputs))}, {"out": (lbn,)}, attrs,
                     ParallelConf("cpu", (f"{machine_id}:{device_id}",)), created_by="boxing")
+        self.boxing_nodes += 1
         thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
         self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
         task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, thrd)
@@ -246,7 +250,7 @@ class _PlanBuilder:
         dst_sbp = sbp_of(job, dst_op, bn, desc)
         key = (job_id, dst_op.name, lbn, str(dst_sbp))
         if key not in self.edges:
-            src_op = job.producer_of(lbn)
+            src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
             src_tasks = tuple(self.by_op[(job_id, src_op.name)])
             edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, tuple(self.by_op[(job_id, dst_op.name)]),
                         sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
