@@ -7,7 +7,7 @@ from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
 from .debug import debug
-from .debug import explain_sbp as _explain_sbp
+from .debug.sbp import explain_sbp as _explain_sbp
 from .errors import KernelError, WatchHandlerError
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config

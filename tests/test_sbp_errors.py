@@ -138,3 +138,19 @@ def test_the_job_verifier_checks_recorded_signatures_against_the_ops():
         check_job(wrong)
     with pytest.raises(JobVerifyError, match="mirrored_op_names names 'nope'"):
         check_job(good.replace(mirrored_op_names=("nope",)))
+
+
+def test_jobs_sharing_a_variable_must_agree_on_its_sbp():
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job_a(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        return x + flow.get_variable("w", shape=(4, 6), distribute=flow.distribute.split(1))
+
+    @flow.global_function()
+    def job_b(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        return x * flow.get_variable("w", shape=(4, 6))
+
+    with pytest.raises(SbpInferError, match=r"test_sbp_errors.py:\d+: interface blob 'w' lies S\(1\) in job 'job_a' "
+                                            r"but B in job 'job_b'; jobs share it per device"):
+        job_a(np.zeros((4, 6), np.float32))

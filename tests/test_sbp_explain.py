@@ -55,3 +55,23 @@ def test_explain_a_one_device_op():
     ex = flow.debug.explain_sbp(flow.default_session().job_set.job("job"), "relu_0")
     assert "one device: every blob S(0), no candidates considered" in str(ex)
     assert ex.to_dict()["chosen"] == {"x_0": "S(0)", "y_0": "S(0)"}
+
+
+def test_batch_axes_follow_the_ops_as_oneflows_batch_axis_does():
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        t = flow.transpose(x, perm=[1, 0])  # the batch axis moves to 1
+        s = flow.math.reduce_sum(t, axis=1)  # summed away: no batch axis
+        return flow.math.relu(t) + flow.reshape(s, [6, 1])
+
+    from .test_sbp_signatures import job_set_of
+
+    user = job_set_of(lambda: job(np.zeros((4, 6), np.float32))).job("job")
+    assert flow.debug.explain_sbp(user, "transpose_0").decision.batch_axes == {"input_0": 0, "output_0": 1}
+    assert flow.debug.explain_sbp(user, "reduce_sum_0").decision.batch_axes == {
+        "input_tensor_0": 1, "output_tensor_0": None}
+    # transpose keeps the batch split: x S(0) becomes S(1); the sum over it is a partial sum
+    assert str(user.sbp_signatures["transpose_0"]) == "{input_0: S(0), output_0: S(1)}"
+    assert str(user.sbp_signatures["reduce_sum_0"]) == "{input_tensor_0: S(1), output_tensor_0: P}"

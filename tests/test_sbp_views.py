@@ -64,10 +64,11 @@ def test_the_scope_form_and_the_config_form_agree():
         with flow.scope.mirrored_view():
             z = flow.math.square(y)
         with flow.scope.consistent_view():
-            return flow.identity(z)
+            flow.identity(y)
+        return z  # a mirrored blob's return is mirrored: tp.ListNumpy would give the pieces
 
     user = job_set_of(lambda: job(np.zeros((4, 3), np.float32))).job("job")
-    assert user.mirrored_op_names == ("square_0",)
+    assert user.mirrored_op_names == ("square_0", "Return_0")
     assert sig(user, "square_0") == {"x_0": "S(0)", "y_0": "S(0)"}  # a consistent S(0) blob split into pieces
 
 
@@ -83,3 +84,29 @@ def test_a_mirrored_op_takes_only_broadcast_or_split0_consistent_blobs():
     with pytest.raises(SbpInferError, match=r"test_sbp_views.py:\d+: mirrored op 'relu_0' \(relu\) takes consistent "
                                             r"blob 'identity_0/out_0', which lies S\(1\)"):
         job(np.zeros((4, 6), np.float32))
+
+
+def test_a_consistent_op_cannot_take_a_mirrored_blobs_pieces():
+    """Split pieces of a mirrored blob are not the slices of a consistent blob of its shape (OneFlow refuses too)."""
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.mirrored_view():
+            z = flow.math.square(x)
+        return flow.math.relu(z)
+
+    with pytest.raises(SbpInferError, match=r"test_sbp_views.py:\d+: consistent op 'relu_0' \(relu\) takes mirrored "
+                                            r"blob 'square_0/y_0', whose pieces lie S\(0\)"):
+        job(np.zeros((4, 3), np.float32))
+
+
+def test_on_one_device_mirrored_and_consistent_ops_mix_freely():
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.mirrored_view():
+            z = flow.math.square(x)
+        return flow.math.relu(z - 1.0)
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 4
+    np.testing.assert_allclose(job(x), np.maximum(x * x - 1.0, 0), rtol=1e-6)

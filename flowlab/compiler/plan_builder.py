@@ -280,9 +280,9 @@ def _output_bn(lbn: str) -> str:
 
 
 def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) -> OpConf:
-    """The op a device's task runs. Model init and load write a split variable in place: they draw the
-    logical value and keep their device's slice of it (OneFlow's check_point_v2 slice-assigns the same way)."""
-    if parallel_num == 1 or op.op_type not in ("model_init", "model_load"):
+    """The op a device's task runs. Model I/O on a split variable works on its device's slice of the logical value
+    (OneFlow's check_point_v2 slice-assigns the same way): the slice and the logical shape go in its attrs."""
+    if parallel_num == 1 or op.op_type not in ("model_init", "model_load", "model_save"):
         return op
     (lbn,) = op.inputs["ref"]
     desc = logical_desc(job, lbn)

@@ -91,8 +91,8 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
 
     Init needs nothing from outside; load and save take a path through a ForeignInput. The per-variable ops are
     chained by control edges, as OneFlow chains its model_*_v2 ops with ticks, so they run one at a time.
-    Init and load write each device's copy of a variable in place, so they run on the variable's placement; save
-    runs once, on 0:0, reading the whole value.
+    They run on the variable's placement, each device's task on its own piece (a split variable's save writes
+    its slice into the one ``out`` file; a broadcast one is saved by the first device).
     """
     jobs = []
     for kind, name in MODEL_IO_JOBS.items():
@@ -106,13 +106,13 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
             ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
             init = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
-            in_place = None if kind == "save" else var.parallel_conf
+            # beside the variable (OneFlow's MakeModelIoV2Jobs), so each device's piece is read or written in place
             if kind == "init":
-                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=in_place)
+                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=var.parallel_conf)
             else:  # load initializes a variable missing from the checkpoint exactly as init would
                 attrs = {"variable_name": var.name, **(init if kind == "load" else {})}
                 b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous,
-                      placement=in_place)
+                      placement=var.parallel_conf)
             previous = (op_name,)
         jobs.append(b.build())
     return jobs

@@ -7,7 +7,6 @@ from typing import Any
 from .breakpoints import Breakpoint
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .inspect import BlobStats, blob_stats
-from .sbp import explain_sbp as explain_sbp
 
 
 def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:

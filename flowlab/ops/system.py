@@ -6,14 +6,13 @@ buffers, job instances and the reentrant lock), except the ones that only move d
 
 from __future__ import annotations
 
-from ..ir import BROADCAST, BlobDesc
+from ..ir import BlobDesc
 from ..ir.dtype import as_dtype, int32
 from .registry import REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import (
-    SbpCtx,
-    Signature,
     broadcast_only,
     input_rule,
+    model_io_rule,
     output_rule,
     pass_through,
     return_rule,
@@ -39,14 +38,6 @@ def _section_id(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 def _case(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {"out": [BlobDesc((1,), int32)] * int(ctx.attrs["num_branches"])}
-
-
-def _model_io_rule(ctx: SbpCtx) -> list[Signature]:
-    """Model load runs on its variable's devices, writing each device's piece in place: the variable as it lies,
-    and the whole checkpoint path on every device."""
-    sig = pass_through(ctx)[0]
-    sig.update({bn: BROADCAST for bn in ctx.bns("path")})
-    return [sig]
 
 
 _SHAPED = {"shape": REQUIRED, "dtype": REQUIRED}
@@ -81,11 +72,11 @@ SYSTEM_OP_DEFS = (
           sbp=broadcast_only),
     # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
     OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True,
-          sbp=pass_through),
+          sbp=model_io_rule),
     # model_load initializes a variable the checkpoint lacks, as OneFlow's ModelLoad kernel does.
     OpDef("model_load", ("path", "ref"), (), _nothing,
-          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=_model_io_rule),
-    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=pass_through),
+          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=model_io_rule),
+    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=model_io_rule),
     # Boxing (built by the plan builder, never traced): slice copies and adds between devices' pieces of a blob,
     # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k; they never appear
     # in a job, so their SBP rule is never asked.

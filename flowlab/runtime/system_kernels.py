@@ -82,9 +82,10 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         return _model_load_kernel(op.attrs["variable_name"], op.attrs["initializer"], op.attrs["random_seed"],
                                   _ref_part(op))
     if kind == "model_save":
-        if parallel_id > 0:  # a broadcast variable: every device holds the same value; the first one saves it
+        part = _ref_part(op)
+        if part is None and parallel_id > 0:  # a broadcast variable: every device holds it; the first saves it
             return None
-        return _model_save_kernel(op.attrs["variable_name"])
+        return _model_save_kernel(op.attrs["variable_name"], part)
     raise KeyError(f"system op type {kind!r} has no runtime kernel")
 
 
@@ -161,10 +162,14 @@ def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: in
     return model_load
 
 
-def _model_save_kernel(variable_name: str) -> Kernel:
-    from .checkpoint_io import save_variable
+def _model_save_kernel(variable_name: str, part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> Kernel:
+    """``part``: a variable split over devices; each device writes its slice into the variable's ``out``."""
+    from .checkpoint_io import save_variable, save_variable_slice
 
     def model_save(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-        save_variable(decode_path(ins[0]), variable_name, ins[1])
+        if part is None:
+            save_variable(decode_path(ins[0]), variable_name, ins[1])
+        else:
+            save_variable_slice(decode_path(ins[0]), variable_name, ins[1], part[0], part[1])
 
     return model_save
