@@ -198,3 +198,20 @@ def test_boxing_across_machines_reads_through_copy_comm_net_on_the_receiving_mac
     assert all(n.machine_id == 1 for n in decision.nodes)
     with pytest.raises(CompileError, match="boxing not supported"):
         build_sub_task_graph(_Graph(), _edge("S(0)", "P", [(0, 0), (0, 1)], [(0, 0), (0, 1)]))
+
+
+def test_a_remote_machines_pieces_are_combined_there_and_sent_once():
+    """OneFlow's cross-machine slice boxing: concatenate (or add) on the source machine, then one CopyCommNet."""
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    build_sub_task_graph(g, _edge("S(0)", "S(0)", [(0, 0), (0, 1)], [(1, 0)]))
+    assert g.made == [("copy", "copy@0:0", ["s0", "s1"], "[0:4,0:2]", (4, 2)),
+                      ("comm", "comm(copy@0:0)"),
+                      ("copy", "copy@1:0", ["comm(copy@0:0)"], "[0:4,0:2]", (4, 2))]
+    g = _Graph()
+    build_sub_task_graph(g, _edge("P", "S(1)", [(0, 0), (0, 1), (1, 0)], [(1, 0), (1, 1)]))
+    adds = [m for m in g.made if m[0] == "add"]
+    assert adds[:3] == [("add", "add@0:0", ["s0", "s1"], "[0:4,0:1]", (4, 1)),  # machine 0's addends, added there
+                        ("add", "add@1:0", ["comm(add@0:0)", "s2"], "[0:4,0:1]", (4, 1)),
+                        ("add", "add@0:0", ["s0", "s1"], "[0:4,1:2]", (4, 1))]
