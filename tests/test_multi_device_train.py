@@ -118,3 +118,35 @@ def test_mirrored_training_on_halves_equals_one_device_on_the_whole_batch(one_de
     np.testing.assert_allclose(np.array(losses), one_device[0], rtol=1e-5)
     for name, value in flow.get_all_variables().items():
         np.testing.assert_allclose(value, one_device[1][name], rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def _conv_net(devices: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """A small LeNet (conv, relu, max pool, dense; no dropout, so it is exactly comparable) over every device."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function(type="train")
+    def train_job(images: tp.Numpy.Placeholder((6, 1, 8, 8)),
+                  labels: tp.Numpy.Placeholder((6,), dtype=flow.int32)) -> tp.Numpy:
+        init = flow.truncated_normal(0.1)
+        conv = flow.layers.conv2d(images, 4, 3, padding="SAME", activation=flow.nn.relu, kernel_initializer=init,
+                                  name="conv1")
+        pool = flow.nn.max_pool2d(conv, ksize=2, strides=2, padding="SAME", name="pool1")
+        logits = flow.layers.dense(flow.reshape(pool, [pool.shape[0], -1]), 5, kernel_initializer=init, name="out")
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits, name="softmax_loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
+        return loss
+
+    rng = np.random.default_rng(1)
+    losses = [train_job(rng.standard_normal((6, 1, 8, 8)).astype(np.float32), rng.integers(0, 5, 6).astype(np.int32))
+              for _ in range(3)]
+    return np.array(losses), flow.get_all_variables()
+
+
+def test_a_conv_net_trains_data_parallel_like_one_device():
+    want_losses, want_vars = _conv_net(1)
+    for devices in (2, 3):  # 6 images: 3 + 3, and 2 + 2 + 2
+        losses, variables = _conv_net(devices)
+        np.testing.assert_allclose(losses, want_losses, rtol=1e-5)
+        for name, value in want_vars.items():
+            np.testing.assert_allclose(variables[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{name} on {devices}")
