@@ -23,6 +23,9 @@ class Transport(ABC):
         self.bytes_moved = 0
         self._lock = threading.Lock()  # each machine's CommNet thread may send at once (parallel run mode)
 
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.messages} registers, {self.bytes_moved} bytes moved>"
+
     @abstractmethod
     def send(self, blobs: Sequence[np.ndarray], from_machine: int, to_machine: int,
              into: Sequence[np.ndarray]) -> None:

@@ -60,6 +60,10 @@ class VariablePieces:
             array[...] = value[(slice(None),) * axis + (slice(lo, hi),)]
             lo = hi
 
+    def __repr__(self) -> str:
+        pieces = ", ".join(str(list(a.shape)) for a in self.arrays)
+        return f"<variable {self.name!r} {list(self.shape)} {self.sbp or 'one device'}: pieces {pieces}>"
+
     def keys(self) -> dict[str, np.ndarray]:
         return {self.name if p == 0 else f"{self.name}@{p}": a for p, a in enumerate(self.arrays)}
 
