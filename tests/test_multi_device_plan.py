@@ -328,3 +328,30 @@ def test_a_multi_device_plan_round_trips_through_json():
     back = from_json(to_json(plan))
     assert back == plan and str(back) == str(plan)
     assert any(t.sbp_signature is not None for t in back.tasks)
+
+
+def test_an_in_place_update_through_boxing_is_a_compile_error():
+    """An optimizer reading its variable through boxing would update a copy: refused, naming both SBPs."""
+    from flowlab.compiler.compile import compile_job_set
+    from flowlab.compiler.plan_builder import build_plan
+    from flowlab.ir import SbpSignature, split
+
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function(type="train")
+    def train_job(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            h = flow.layers.dense(x, 4, kernel_initializer=flow.truncated_normal(0.1), name="fc")
+            loss = flow.math.reduce_mean(h * h)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    train_job(np.ones((4, 6), np.float32))  # compiles and runs as inferred
+    jobs, _ = compile_job_set(list(flow.default_session().traced_jobs.values()))
+    user = jobs[0]
+    sig = dict(user.sbp_signatures["fc-weight_optimizer"].bn_in_op2sbp_parallel)
+    sig["model_0"] = split(0)  # the update would take the (broadcast) weight split: a copy
+    jobs[0] = user.replace(sbp_signatures={**user.sbp_signatures, "fc-weight_optimizer": SbpSignature(sig)})
+    with pytest.raises(CompileError, match=r"op 'fc-weight_optimizer' \(sgd_update\) in job 'train_job' updates "
+                                           r"variable 'fc-weight' in place, but takes 'model_0' as S\(0\)"):
+        build_plan(jobs, 2)

@@ -28,10 +28,10 @@ from ..ir.sbp import input_bns
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .interfaces import check_interfaces
+from .main_job import make_main_job
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
 from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
-from .system_jobs import SystemJobBuilder
 
 TASK_TYPES = {
     "foreign_input": "ForeignInput",
@@ -45,9 +45,6 @@ TASK_TYPES = {
     "callback_notify": "CallbackNotify",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
-WAIT_BUFFER = "GlobalWaitJobId"
-CALLBACK_BUFFER = "CallbackNotifier"
-MAIN_JOB = "System-Main"
 
 
 TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
@@ -224,8 +221,12 @@ class _PlanBuilder:
                 for t in tasks:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
             args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
-            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, get_op_def(op.op_type).system)):
+            op_def = get_op_def(op.op_type)
+            writes_in_place = op.op_type in ("model_init", "model_load") or not (op.output_lbns or op_def.system)
+            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, op_def.system)):
                 decision = self.edge(job_id, job, op, bn, lbn)
+                if writes_in_place:
+                    self.check_in_place(job_id, job, op, bn, lbn, decision)
                 name = arg if tasks[0].task_type == "ReentrantLock" else "in"
                 for t, node in zip(tasks, decision.nodes):
                     t.consume(name, self.regst_holding(node, lbn))
@@ -259,6 +260,19 @@ class _PlanBuilder:
                 self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
             self.edges[key] = decision
         return self.edges[key]
+
+    def check_in_place(self, job_id: int, job: Job, op: OpConf, bn: str, lbn: str, decision: BoxingDecision) -> None:
+        """An op that updates a variable in place (an optimizer, assign, model init or load) must read the
+        variable's own registers: through boxing it would update a copy and the variable would never change."""
+        src = self.by_op[(job_id, lbn.rpartition("/")[0])]
+        if src[0].op.op_type != "variable" or all(n in src for n in decision.nodes):
+            return
+        desc = logical_desc(job, lbn)
+        raise CompileError(
+            f"op {op.name!r} ({op.op_type}) in job {job.name!r} updates variable {src[0].op.name!r} in place, but "
+            f"takes {bn!r} as {sbp_of(job, op, bn, desc)} on {op.parallel_conf} while the variable is "
+            f"{sbp_of(job, src[0].op, 'out', desc)} on {src[0].op.parallel_conf}; an in-place update needs the "
+            "variable's own placement and SBP (boxing would give it a copy)")
 
     def link_main(self, main_id: int, jobs: list[Job]) -> None:
         (esac,) = (t for t in self.tasks if t.job_id == main_id and t.task_type == "Esac")
@@ -296,24 +310,6 @@ def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) ->
 def _regst_name(task: _Task, lbn: str) -> str:
     """A Case task has one register per branch (``out_<i>``); every other task puts its outputs in ``out``."""
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
-
-
-def make_main_job(jobs: list[Job]) -> Job:
-    interfaces = [set(job.interface_op_names) for job in jobs]
-    intersecting = tuple(
-        tuple(j for j in range(len(jobs)) if j != i and interfaces[i] & interfaces[j]) for i in range(len(jobs))
-    )
-    b = SystemJobBuilder(MAIN_JOB, "main")
-    wait = b.add("wait_and_send_ids", "System-Main-WaitAndSendIds_0",
-                 attrs={"wait_buffer_name": WAIT_BUFFER, "id_list": tuple((i,) for i in range(len(jobs)))})
-    lock = b.add("reentrant_lock", "System-Main-ReentrantLock_0", {"start": (wait,)},
-                 {"lock_id2intersecting_lock_ids": intersecting})
-    b.add("case", "System-Main-Case_0", {"in": (lock,)}, {"num_branches": len(jobs)})
-    for i, lbn in enumerate(b.ops[-1].outputs["out"]):
-        b.add("tick", f"System-Main-Tick_CriticalSection_{i}", {"in": (lbn,)}, {"critical_section_id": i})
-    esac = b.add("esac", "System-Main-Esac_0")
-    b.add("callback_notify", "System-Main-CallbackNotify_0", {"in": (esac,)}, {"callback_buffer_name": CALLBACK_BUFFER})
-    return b.build()
 
 
 def build_plan(jobs: list[Job], cpu_device_num: int = 1,
