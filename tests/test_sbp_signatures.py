@@ -1,7 +1,6 @@
 """SBP signatures of OneFlow's documented programs (oneflow-distributed.md §3.2-§3.4, §5), pinned.
 
-Multi-device jobs are compiled up to their job set (placement, passes, SBP inference); until the multi-device
-plan builder lands, the compile stops there with MultiDeviceNotCompiledError, which carries the job set.
+Multi-device jobs are compiled (placement, passes, SBP inference, then the multi-device Plan) and run.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import numpy as np
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.compiler import MultiDeviceNotCompiledError
 from flowlab.ir import JobSet, from_json, to_json
 
 B, P = "B", "P"
@@ -21,10 +19,7 @@ S0, S1 = "S(0)", "S(1)"
 
 
 def job_set_of(call: Callable[[], Any]) -> JobSet:
-    try:
-        call()
-    except MultiDeviceNotCompiledError as err:
-        return err.job_set
+    call()
     return flow.default_session().job_set
 
 

@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from ..errors import CompileError
 from ..ir import Job, JobSet, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
+from .slices import logical_desc
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -34,27 +34,7 @@ class CompileResult:
     job_set: JobSet
     plan: Plan
     passes: tuple[PassRecord, ...]
-
-
-class MultiDeviceNotCompiledError(CompileError):
-    """A job places ops on several devices; the passes ran (``job_set``, ``passes``) but no Plan is made yet."""
-
-    def __init__(self, message: str, job_set: JobSet, passes: tuple[PassRecord, ...]) -> None:
-        super().__init__(message)
-        self.job_set, self.passes = job_set, passes
-
-
-def _refuse_multi_device(jobs: Sequence[Job], records: Sequence[PassRecord]) -> None:
-    """The one place that stops multi-device jobs before the plan builder, until it builds per-device tasks and
-    boxing (issue 11, h/plan); the merge of that work deletes this function and its call."""
-    for job in jobs:
-        for op in job.ops:
-            if op.parallel_conf.parallel_num > 1 or any(m != 0 for m, _ in op.parallel_conf.devices):
-                where = f" (created at {op.loc})" if op.loc else ""
-                raise MultiDeviceNotCompiledError(
-                    f"op {op.name!r} of job {job.name!r}{where} is placed on {op.parallel_conf}: multi-device plans "
-                    "are not compiled yet (placement and SBP inference ran: see this error's .job_set)",
-                    JobSet(tuple(jobs)), tuple(records))
+    boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
 
 
 def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
@@ -67,12 +47,17 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         completed_user.append(job)
     system: list[Job] = []
     for job in completed_user:
+        # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces
+        # together (the pushed list concatenated, the pulled blob split back into the list ListNumpy returns).
         for name in job.input_op_names:
             op = job.op(name)
-            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]]))
+            system.append(make_push_job(op, logical_desc(job, op.output_lbns[0])))
         for name in job.return_op_names:
             op = job.op(name)
-            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]]))
+            desc = logical_desc(job, op.output_lbns[0])
+            piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
+            parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
+            system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:
@@ -95,9 +80,10 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
 
 def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
     jobs, records = compile_job_set(user_jobs)
-    _refuse_multi_device(jobs, records)
-    main, plan = build_plan(jobs, cpu_device_num)
+    boxing_log: dict[int, list[str]] = {}
+    main, plan = build_plan(jobs, cpu_device_num, boxing_log)
     check_job(main, "as built by the plan builder")
     main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
     records.extend(recs)
-    return CompileResult(JobSet((*jobs, main)), plan, tuple(records))
+    return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
+                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()})

@@ -158,14 +158,18 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
 def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any:
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
-        return arrays[structure]
+        value = arrays[structure]
+        return np.concatenate(value) if type(value) is list else value  # a mirrored return's pieces together
     list_leaf = _has_kind(spec, "list_numpy")
 
     def build(node: Any) -> Any:
         if node is None:
             return None
-        if isinstance(node, int):
-            return [arrays[node]] if list_leaf else arrays[node]
+        if isinstance(node, int):  # a mirrored return was pulled as its devices' pieces already
+            value = arrays[node]
+            if list_leaf:
+                return value if isinstance(value, list) else [value]
+            return np.concatenate(value) if isinstance(value, list) else value  # tp.Numpy: the pieces together
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         return type(node)(build(v) for v in node)

@@ -41,6 +41,7 @@ def _case(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 
 _SHAPED = {"shape": REQUIRED, "dtype": REQUIRED}
+_BOXING = {"lbi": REQUIRED, "view_shape": REQUIRED, "out_slice": REQUIRED, "in_slice": REQUIRED}
 SYSTEM_OP_DEFS = (
     # Interface ops: their output memory is what jobs share.
     OpDef("input", (), ("out",), _from_attrs, {**_SHAPED, "batch_axis": 0}, system=True, sbp=input_rule),
@@ -54,7 +55,7 @@ SYSTEM_OP_DEFS = (
     # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
     OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True,
           sbp=broadcast_only),
-    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED}, system=True,
+    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED, "mirrored_parts": 0}, system=True,
           sbp=broadcast_only),  # the whole blob goes back to Python
     # Ticks (control only: they produce no data).
     OpDef("source_tick", (), (), _nothing, system=True, sbp=broadcast_only),
@@ -76,6 +77,14 @@ SYSTEM_OP_DEFS = (
     OpDef("model_load", ("path", "ref"), (), _nothing,
           {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=model_io_rule),
     OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=model_io_rule),
+    # Boxing (built by the plan builder, never traced): slice copies and adds between devices' pieces of a blob,
+    # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k; they never appear
+    # in a job, so their SBP rule is never asked.
+    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
+    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
+    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
+    OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True,
+          sbp=broadcast_only),
 )
 for _op_def in SYSTEM_OP_DEFS:
     register_op(_op_def)
