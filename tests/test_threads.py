@@ -297,3 +297,60 @@ def test_failure_semantics_hold_with_threads_forced_on():
          "tests/test_failure_semantics_concurrency.py"], cwd=root, env=env, capture_output=True, text=True,
         timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# -- two threads compute at once -------------------------------------------------------------------------
+def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
+    """Two jobs launched together whose critical sections are disjoint, one on each device thread: in parallel
+    run mode their kernels run at once (each meets the other's flag: tests/test_nogil.py's handshake, inside
+    the actors' kernels); stepped, the first spins out alone."""
+    from tests.test_nogil import SPIN_LIMIT, _meet
+
+    flow.config.cpu_device_num(2)
+
+    def body(device: int) -> Any:
+        with flow.scope.placement("cpu", f"0:{device}"):
+            v = flow.get_variable(f"v{device}", shape=(4,), initializer=flow.constant_initializer(device + 1.0))
+            return flow.math.relu(v * 2.0)
+
+    @flow.global_function()
+    def job0() -> tp.Numpy:
+        return body(0)
+
+    @flow.global_function()
+    def job1() -> tp.Numpy:
+        return body(1)
+
+    job0()
+    plan = flow.default_session().plan
+    flow.clear_default_session()
+
+    def run_both(threads: str, limit: int) -> dict[int, tuple[bool, str]]:
+        monkeypatch.setenv("FLOWLAB_THREADS", threads)
+        rt = Runtime(plan)
+        flags = np.zeros(4, np.int64)
+        met: dict[int, tuple[bool, str]] = {}
+        for me in (0, 1):  # before the first call: parallel mode unlocks the kernels it finds
+            actor = next(a for a in rt.actors.values()
+                         if a.task.job_id == me and a.task.exec_sequence[0].op_type == "scalar_mul")
+            assert actor.task.thrd_id == me
+
+            def kernel(ins: list[np.ndarray], outs: list[np.ndarray], me: int = me, inner: Any = actor.kernel) -> None:
+                met[me] = (bool(_meet(flags, me, 1 - me, limit)), threading.current_thread().name)
+                inner(ins, outs)
+
+            actor.kernel = kernel
+        rt.run_protocol([JobInstance("System-ModelInit")])
+        out: list[np.ndarray] = []
+        rt.run_protocol([JobInstance("job0"), JobInstance("job1"),
+                         JobInstance("System-Pull-Return_0", on_pull=out.append),
+                         JobInstance("System-Pull-Return_1", on_pull=out.append)])
+        np.testing.assert_array_equal(out[0], np.full(4, 2.0, np.float32))
+        np.testing.assert_array_equal(out[1], np.full(4, 4.0, np.float32))
+        rt.close()
+        return met
+
+    assert run_both("", SPIN_LIMIT) == {0: (True, "flowlab-thrd-0:0"), 1: (True, "flowlab-thrd-0:1")}
+    stepped = run_both("0", 1_000_000)
+    assert sorted(seen for seen, _ in stepped.values()) == [False, True]  # one kernel at a time: no meeting
+    assert not flowlab_threads()
