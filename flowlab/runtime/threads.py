@@ -90,17 +90,44 @@ class _Unlocked:
         return f"_Unlocked({self.kernel!r})"
 
 
-class ThreadLoop:
-    """One Plan thread: its OS thread, its ready actors (oldest first) and the condition it sleeps on."""
+class Bell:
+    """Sleep until rung, with the runtime's lock released meanwhile: a threading.Condition for one sleeper, without
+    the lock a Condition allocates per wait (a hand-off between threads is the parallel mode's per-act cost)."""
 
-    __slots__ = ("key", "ready", "cond", "thread", "sleeping")
+    __slots__ = ("bell", "sleeping")
 
-    def __init__(self, key: tuple[int, int], lock: threading.Lock) -> None:
+    def __init__(self) -> None:
+        self.bell = threading.Lock()
+        self.bell.acquire()  # held while nobody rang
+        self.sleeping = False
+
+    def sleep(self, lock: threading.Lock) -> None:
+        """Called with ``lock`` held; returns with it held, after a ``ring()`` (or at once if one came first)."""
+        self.sleeping = True
+        lock.release()
+        try:
+            self.bell.acquire()
+        finally:  # an interrupt in the caller's sleep: the lock is held again before it propagates
+            lock.acquire()
+            self.sleeping = False
+
+    def ring(self) -> None:
+        """Called with the lock held: wake the sleeper, if it sleeps."""
+        if self.sleeping:
+            self.sleeping = False
+            self.bell.release()
+
+
+class ThreadLoop(Bell):
+    """One Plan thread: its OS thread, its ready actors (oldest first); it sleeps when it has none."""
+
+    __slots__ = ("key", "ready", "thread")
+
+    def __init__(self, key: tuple[int, int]) -> None:
+        super().__init__()
         self.key = key
         self.ready: deque[Actor] = deque()
-        self.cond = threading.Condition(lock)
         self.thread: threading.Thread | None = None
-        self.sleeping = False
 
     def __repr__(self) -> str:
         state = "sleeping" if self.sleeping else "running" if self.thread else "not started"
@@ -113,14 +140,14 @@ class ActorThreads:
     def __init__(self, rt: Runtime) -> None:
         self.rt = rt
         self.lock = threading.Lock()
-        self.done = threading.Condition(self.lock)  # the caller waits here for the runtime to be quiet
+        self.done = Bell()  # the caller sleeps here until the runtime is quiet
         self.loops: dict[tuple[int, int], ThreadLoop] = {}
         self.loop_of: dict[int, ThreadLoop] = {}
         for actor in rt.actors.values():
             key = (actor.task.machine_id, actor.task.thrd_id)
             loop = self.loops.get(key)
             if loop is None:
-                loop = self.loops[key] = ThreadLoop(key, self.lock)
+                loop = self.loops[key] = ThreadLoop(key)
             self.loop_of[actor.actor_id] = loop
         self.loop_list = list(self.loops.values())
         # The other threads an act can make an actor ready on (its consumers' and producers'): woken after it.
@@ -183,7 +210,7 @@ class ActorThreads:
         with self.lock:
             self.stopping = True
             for loop in self.loop_list:
-                loop.cond.notify()
+                loop.ring()
         for loop in self.loop_list:
             if loop.thread is not None:
                 loop.thread.join()
@@ -209,10 +236,10 @@ class ActorThreads:
                 for instance in instances:
                     rt.launch(instance)
                 for loop in self.loop_list:
-                    if loop.ready and loop.sleeping:
-                        loop.cond.notify()
+                    if loop.ready:
+                        loop.ring()
                 while self.error is None and not self._quiet():
-                    self.done.wait()
+                    self.done.sleep(self.lock)
                 error = self.error
         except BaseException:  # an interrupt while waiting: the acts in flight end, then the loops
             self.stop()
@@ -232,13 +259,11 @@ class ActorThreads:
 
     def _loop(self, loop: ThreadLoop) -> None:
         """One thread's actor loop: act the oldest ready actor, wake the threads it made an actor ready on."""
-        ready, cond, rt, peers = loop.ready, loop.cond, self.rt, self.peers
+        ready, lock, rt, peers = loop.ready, self.lock, self.rt, self.peers
         with self.lock:
             while True:
                 while (not ready or self.error is not None) and not self.stopping:
-                    loop.sleeping = True
-                    cond.wait()
-                    loop.sleeping = False
+                    loop.sleep(lock)
                 if self.stopping:
                     return
                 actor = ready.popleft()
@@ -251,7 +276,7 @@ class ActorThreads:
                         if self.error is None:
                             self.error = (actor, err)
                         self.busy -= 1
-                        self.done.notify()
+                        self.done.ring()
                         continue
                     self.busy -= 1
                     rt._seq += 1
@@ -259,10 +284,10 @@ class ActorThreads:
                         actor.queued = True
                         ready.append(actor)
                     for other in peers[actor.actor_id]:
-                        if other.ready and other.sleeping:
-                            other.cond.notify()
-                if not ready and self._quiet():
-                    self.done.notify()
+                        if other.sleeping and other.ready:
+                            other.ring()
+                if not ready and self.done.sleeping and self._quiet():
+                    self.done.ring()
 
     def __repr__(self) -> str:
         state = "parallel" if self.active else "stepped"
