@@ -354,3 +354,22 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
     stepped = run_both("0", 1_000_000)
     assert sorted(seen for seen, _ in stepped.values()) == [False, True]  # one kernel at a time: no meeting
     assert not flowlab_threads()
+
+
+def test_the_debugger_steps_one_chosen_thread(monkeypatch):
+    monkeypatch.setenv("FLOWLAB_THREADS", "")
+    call = build_towers([])
+    call(0)
+    x, y = batch(1)
+    dbg = flow.debug(call.train, x, y)
+    with pytest.raises(flow.errors.FlowlabError, match=r"no actor of thread 1 can act now; next_actor\(\)"):
+        dbg.step(thread=1)  # the run starts on the main job's thread
+    on_one = []
+    while not dbg.finished:
+        name = dbg.next_actor(thread=1)
+        event = dbg.step(thread=1) if name is not None else dbg.step()
+        if name is not None:
+            assert name.endswith("/" + event.actor_name)
+            on_one.append(event.actor_name)
+    assert any(n.startswith("tower1-") for n in on_one) and all("tower0" not in n for n in on_one)
+    assert bits(dbg.result) == bits(call.train(x, y))  # the debugger ran on copies: the session's call agrees
