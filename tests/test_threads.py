@@ -373,3 +373,30 @@ def test_the_debugger_steps_one_chosen_thread(monkeypatch):
             on_one.append(event.actor_name)
     assert any(n.startswith("tower1-") for n in on_one) and all("tower0" not in n for n in on_one)
     assert bits(dbg.result) == bits(call.train(x, y))  # the debugger ran on copies: the session's call agrees
+
+
+def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for(monkeypatch):
+    """Not a kernel's: the protocol's own code raising on a loop (here the Case actor's readiness check). The
+    caller gets it at once, instead of waiting for a thread that is gone, and no thread is left."""
+    from flowlab.runtime.main_actors import CaseActor
+
+    call = build_towers([])
+    call(0)
+    rt = flow.default_session().runtime
+    rt.stop_threads()
+    is_ready = CaseActor.is_ready
+    case = next(a for a in rt.actors.values() if isinstance(a, CaseActor))
+    own_thread = f"flowlab-thrd-0:{case.task.thrd_id}"  # the check its loop makes, not the lock's act's
+
+    def failing(self: CaseActor) -> bool:
+        if threading.current_thread().name == own_thread:
+            raise ZeroDivisionError("a bug")
+        return is_ready(self)
+
+    monkeypatch.setattr(CaseActor, "is_ready", failing)
+    expected = rf"ThreadLoop machine 0 thread {case.task.thrd_id}\b.* stopped: ZeroDivisionError: a bug"
+    with pytest.raises(RuntimeError, match=expected):
+        call(1)
+    assert not flowlab_threads()
+    monkeypatch.setattr(CaseActor, "is_ready", is_ready)
+    call(2)  # the session was cancelled and goes on

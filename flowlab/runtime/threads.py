@@ -158,7 +158,7 @@ class ActorThreads:
             self.peers[actor.actor_id] = tuple({id(lp): lp for lp in (self.loop_of[p.actor_id] for p in peers)
                                                 if lp is not own}.values())
         self.busy = 0  # loops inside an act (a kernel runs unlocked: the runtime is not quiet meanwhile)
-        self.error: tuple[Actor, BaseException] | None = None
+        self.error: tuple[Actor | None, BaseException] | None = None  # the first failure, and whose act it was
         self.stopping = False
         self.active = False  # the actors' ready queues are the loops' and compute kernels are unlocked
         self.kernels: dict[int, Any] = {}  # actor id -> its own kernel, while ``active``
@@ -247,7 +247,7 @@ class ActorThreads:
         if error is not None:
             self.stop()
             actor, err = error
-            if isinstance(err, Exception):
+            if actor is not None and isinstance(err, Exception):
                 raise kernel_error(rt.plan, actor, err) from err
             raise err
         if not last.finished:
@@ -258,36 +258,46 @@ class ActorThreads:
         return self.busy == 0 and not any(loop.ready for loop in self.loop_list)
 
     def _loop(self, loop: ThreadLoop) -> None:
-        """One thread's actor loop: act the oldest ready actor, wake the threads it made an actor ready on."""
-        ready, lock, rt, peers = loop.ready, self.lock, self.rt, self.peers
         with self.lock:
-            while True:
-                while (not ready or self.error is not None) and not self.stopping:
-                    loop.sleep(lock)
-                if self.stopping:
-                    return
-                actor = ready.popleft()
-                actor.queued = False
-                if actor.is_ready():
-                    self.busy += 1
-                    try:
-                        actor.act_silent()  # a compute kernel releases the lock while it runs
-                    except BaseException as err:  # handed to the caller, who stops the loops
-                        if self.error is None:
-                            self.error = (actor, err)
-                        self.busy -= 1
-                        self.done.ring()
-                        continue
+            try:
+                self._serve(loop)
+            except BaseException as err:  # not an act's: the runtime's own bug; the caller must not wait forever
+                if self.error is None:
+                    self.error = (None, RuntimeError(f"{loop} stopped: {type(err).__name__}: {err}"))
+                    self.error[1].__cause__ = err
+                self.done.ring()
+
+    def _serve(self, loop: ThreadLoop) -> None:
+        """One thread's actor loop (the lock held): act the oldest ready actor, wake the threads it made an actor
+        ready on, and the caller once the runtime is quiet."""
+        ready, lock, rt, peers = loop.ready, self.lock, self.rt, self.peers
+        while True:
+            while (not ready or self.error is not None) and not self.stopping:
+                loop.sleep(lock)
+            if self.stopping:
+                return
+            actor = ready.popleft()
+            actor.queued = False
+            if actor.is_ready():
+                self.busy += 1
+                try:
+                    actor.act_silent()  # a compute kernel releases the lock while it runs
+                except BaseException as err:  # handed to the caller, who stops the loops
+                    if self.error is None:
+                        self.error = (actor, err)
                     self.busy -= 1
-                    rt._seq += 1
-                    if actor.is_ready():
-                        actor.queued = True
-                        ready.append(actor)
-                    for other in peers[actor.actor_id]:
-                        if other.sleeping and other.ready:
-                            other.ring()
-                if not ready and self.done.sleeping and self._quiet():
                     self.done.ring()
+                    continue
+                self.busy -= 1
+                rt._seq += 1
+                if actor.is_ready():
+                    actor.queued = True
+                    ready.append(actor)
+                for other in peers[actor.actor_id]:
+                    if other.sleeping and other.ready:
+                        other.ring()
+            if not ready and self.done.sleeping and self._quiet():
+                self.done.ring()
 
     def __repr__(self) -> str:
         state = "parallel" if self.active else "stepped"
