@@ -400,3 +400,22 @@ def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for(m
     assert not flowlab_threads()
     monkeypatch.setattr(CaseActor, "is_ready", is_ready)
     call(2)  # the session was cancelled and goes on
+
+
+def test_a_replay_layer_attached_by_hand_captures_one_order_and_replays_the_same_values(monkeypatch):
+    """``replay.attach`` declines a parallel runtime; a layer attached anyway makes the protocol run stepped (a
+    capture records one act order), after a call that ran in parallel, and the values stay the stepped ones."""
+    from flowlab.replay.layer import ReplayLayer
+
+    stepped = run(build_towers, "0", monkeypatch)
+    monkeypatch.setenv("FLOWLAB_THREADS", "")
+    flow.clear_default_session()
+    call = build_towers([])
+    outputs = [call(0)]
+    rt = flow.default_session().runtime
+    assert rt.threads.active and rt.layer is None
+    layer = ReplayLayer(rt)
+    outputs += [call(k) for k in range(1, CALLS)]
+    assert not rt.threads.active and layer.replays > 0
+    for k, (a, b) in enumerate(zip(stepped["outputs"], outputs, strict=True)):
+        assert [bits(x) for x in a] == [bits(x) for x in b], f"call {k}"

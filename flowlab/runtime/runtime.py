@@ -177,15 +177,17 @@ class Runtime:
                 guard(None)
             self.run_protocol(instances)
         else:
+            self._stepped()  # a layer reads and wraps the actors' own kernels
             layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
         """``run_call`` by the protocol: launch, step until the last instance finished, then until idle (on the
         Plan's threads in parallel when the runtime has them and no subscriber wants every act in order)."""
         if not (self.hooks or self.deferred or self.closed):
-            if self.threads is not None:
+            if self.threads is not None and self.layer is None:  # a layer (capturing a schedule) wants one order
                 self.threads.run(instances)
                 return
+            self._stepped()
             for instance in instances:
                 self.launch(instance)
             self._run_to_idle(instances[-1])
