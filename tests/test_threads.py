@@ -340,14 +340,14 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
                 inner(ins, outs)
 
             actor.kernel = kernel
-        rt.run_protocol([JobInstance("System-ModelInit")])
-        out: list[np.ndarray] = []
-        rt.run_protocol([JobInstance("job0"), JobInstance("job1"),
-                         JobInstance("System-Pull-Return_0", on_pull=out.append),
-                         JobInstance("System-Pull-Return_1", on_pull=out.append)])
-        np.testing.assert_array_equal(out[0], np.full(4, 2.0, np.float32))
-        np.testing.assert_array_equal(out[1], np.full(4, 4.0, np.float32))
-        rt.close()
+        try:
+            rt.run_protocol([JobInstance("System-ModelInit")])
+            pulls = [JobInstance("System-Pull-Return_0"), JobInstance("System-Pull-Return_1")]  # either ends first
+            rt.run_protocol([JobInstance("job0"), JobInstance("job1"), *pulls])
+        finally:
+            rt.close()  # its threads, even when the test fails
+        np.testing.assert_array_equal(pulls[0].pulled, np.full(4, 2.0, np.float32))
+        np.testing.assert_array_equal(pulls[1].pulled, np.full(4, 4.0, np.float32))
         return met
 
     assert run_both("", SPIN_LIMIT) == {0: (True, "flowlab-thrd-0:0"), 1: (True, "flowlab-thrd-0:1")}
