@@ -129,6 +129,7 @@ def test_threads_are_chosen_by_plan_and_forced_by_the_env(monkeypatch):
     assert not wants_parallel(plan)
 
     flow.clear_default_session()
+    flow.config.cpu_device_num(1)
     MODELS["mlp_adam"]([])(0)
     plan = flow.default_session().plan
     assert compute_threads(plan) == {(0, 0)}  # one busy compute thread: threads would only add hand-offs
@@ -324,16 +325,18 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
     job0()
     plan = flow.default_session().plan
     flow.clear_default_session()
+    names: list[str] = []  # the OS threads of the two scalar_mul actors' Plan threads
 
     def run_both(threads: str, limit: int) -> dict[int, tuple[bool, str]]:
         monkeypatch.setenv("FLOWLAB_THREADS", threads)
         rt = Runtime(plan)
         flags = np.zeros(4, np.int64)
         met: dict[int, tuple[bool, str]] = {}
+        names.clear()
         for me in (0, 1):  # before the first call: parallel mode unlocks the kernels it finds
             actor = next(a for a in rt.actors.values()
                          if a.task.job_id == me and a.task.exec_sequence[0].op_type == "scalar_mul")
-            assert actor.task.thrd_id == me
+            names.append(f"flowlab-thrd-{actor.task.machine_id}:{actor.task.thrd_id}")
 
             def kernel(ins: list[np.ndarray], outs: list[np.ndarray], me: int = me, inner: Any = actor.kernel) -> None:
                 met[me] = (bool(_meet(flags, me, 1 - me, limit)), threading.current_thread().name)
@@ -350,7 +353,9 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
         np.testing.assert_array_equal(pulls[1].pulled, np.full(4, 4.0, np.float32))
         return met
 
-    assert run_both("", SPIN_LIMIT) == {0: (True, "flowlab-thrd-0:0"), 1: (True, "flowlab-thrd-0:1")}
+    met = run_both("", SPIN_LIMIT)
+    assert names[0] != names[1], f"both jobs' kernels are on {names[0]}"
+    assert met == {0: (True, names[0]), 1: (True, names[1])}
     stepped = run_both("0", 1_000_000)
     assert sorted(seen for seen, _ in stepped.values()) == [False, True]  # one kernel at a time: no meeting
     assert not flowlab_threads()
@@ -370,35 +375,31 @@ def test_the_debugger_steps_one_chosen_thread(monkeypatch):
         event = dbg.step(thread=1) if name is not None else dbg.step()
         if name is not None:
             assert name.endswith("/" + event.actor_name)
-            on_one.append(event.actor_name)
-    assert any(n.startswith("tower1-") for n in on_one) and all("tower0" not in n for n in on_one)
+            on_one.append(dbg.runtime.actors[event.actor_id])
+    assert any(a.name.startswith("tower1-") for a in on_one)
+    assert {a.task.thrd_id for a in on_one} == {1}
     assert bits(dbg.result) == bits(call.train(x, y))  # the debugger ran on copies: the session's call agrees
 
 
-def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for(monkeypatch):
-    """Not a kernel's: the protocol's own code raising on a loop (here the Case actor's readiness check). The
-    caller gets it at once, instead of waiting for a thread that is gone, and no thread is left."""
-    from flowlab.runtime.main_actors import CaseActor
+def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for():
+    """Not a kernel's: the loop's own code raising (here an entry of a thread's ready queue whose readiness check
+    raises). The caller gets it at once, instead of waiting for a thread that is gone, and no thread is left."""
+
+    class Broken:
+        queued = True
+        name = "broken"
+
+        def is_ready(self) -> bool:
+            raise ZeroDivisionError("a bug")
 
     call = build_towers([])
     call(0)
-    rt = flow.default_session().runtime
-    rt.stop_threads()
-    is_ready = CaseActor.is_ready
-    case = next(a for a in rt.actors.values() if isinstance(a, CaseActor))
-    own_thread = f"flowlab-thrd-0:{case.task.thrd_id}"  # the check its loop makes, not the lock's act's
-
-    def failing(self: CaseActor) -> bool:
-        if threading.current_thread().name == own_thread:
-            raise ZeroDivisionError("a bug")
-        return is_ready(self)
-
-    monkeypatch.setattr(CaseActor, "is_ready", failing)
-    expected = rf"ThreadLoop machine 0 thread {case.task.thrd_id}\b.* stopped: ZeroDivisionError: a bug"
+    loop = flow.default_session().runtime.threads.loop_list[0]
+    loop.ready.append(Broken())  # type: ignore[arg-type]
+    expected = rf"ThreadLoop machine {loop.key[0]} thread {loop.key[1]}\b.* stopped: ZeroDivisionError: a bug"
     with pytest.raises(RuntimeError, match=expected):
         call(1)
     assert not flowlab_threads()
-    monkeypatch.setattr(CaseActor, "is_ready", is_ready)
     call(2)  # the session was cancelled and goes on
 
 
