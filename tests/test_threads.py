@@ -25,7 +25,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError
 from flowlab.replay.state import differences, protocol_state
-from flowlab.runtime import JobInstance, Runtime
+from flowlab.runtime import ActEvent, JobInstance, Runtime
 from flowlab.runtime.threads import compute_threads, wants_parallel
 from tests.replay_models import MODELS
 
@@ -205,8 +205,7 @@ def test_stepping_one_chosen_thread_at_a_time_gives_the_parallel_results(monkeyp
     rt = Runtime(plan)
     assert rt.threads is not None
     keys = sorted(rt.thread_keys, reverse=True)
-    init = JobInstance("System-ModelInit")
-    rt.launch(init)
+    rt.launch(JobInstance("System-ModelInit"))
     losses: list[np.ndarray] = []
     orders = []
     for k in range(-1, 3):
@@ -218,8 +217,9 @@ def test_stepping_one_chosen_thread_at_a_time_gives_the_parallel_results(monkeyp
             if key is None:
                 break
             event = rt.step(thread=key)
-            assert event is not None and event.actor_name == next(
-                a.name for a in rt.actors.values() if a.actor_id == event.actor_id)
+            assert isinstance(event, ActEvent)
+            task = rt.actors[event.actor_id].task
+            assert (task.machine_id, task.thrd_id) == key  # the act is the chosen thread's
             order.append(event.actor_name)
         orders.append(order)
         if k >= 0:
