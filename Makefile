@@ -26,6 +26,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/runtime_overhead.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/startup.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/compile_time.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/parallel_runtime.py  # a thread per Plan thread vs one; 2 devices vs 1
 	$(PY) benchmarks/mlp_vs_torch.py  # 1 and 2 threads side by side (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/plan_svg.py

@@ -17,6 +17,9 @@ def test_two_device_calls_replay_bit_for_bit(model: str, monkeypatch: pytest.Mon
     protocol = run(MODELS[model], False, CALLS, monkeypatch)
     plan = flow.default_session().plan
     assert any(t.is_boxing for t in plan.tasks) and max(t.parallel_num for t in plan.tasks) == 2
+    # Parallel run mode (two compute threads) declines the replay layer, a serial schedule; replaying is asked for
+    # with one thread, and must still equal the parallel protocol run bit for bit.
+    monkeypatch.setenv("FLOWLAB_THREADS", "0")
     replayed = run(MODELS[model], True, CALLS, monkeypatch)
     assert_replayed_and_fused(replayed, "train")
     assert_same(protocol, replayed)

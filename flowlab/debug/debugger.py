@@ -93,16 +93,20 @@ class Debugger:
         return len(self.timeline_entries)
 
     # -- stepping ----------------------------------------------------------------------------------
-    def next_actor(self) -> str | None:
-        actor = None if self.finished else self.runtime.peek()
+    def next_actor(self, thread: int | tuple[int, int] | None = None) -> str | None:
+        """The actor the next ``step(thread)`` acts (``thread``: a Plan ``thrd_id`` or ``(machine_id, thrd_id)``)."""
+        actor = None if self.finished else self.runtime.peek(thread)
         return self.qualified(actor) if actor else None
 
-    def step(self) -> ActEvent:
-        """Perform exactly one act (ignoring breakpoints) and return its event."""
+    def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent:
+        """Perform exactly one act (ignoring breakpoints) and return its event; with ``thread``, the next act of that
+        Plan thread (a ``thrd_id`` or ``(machine_id, thrd_id)``) while the other threads wait."""
         if self.finished:
             raise RunFinished(f"the run is finished ({self.acts} acts); restart() runs it again")
         start = time.perf_counter()
-        event = self.runtime.step()
+        event = self.runtime.step(thread=thread)
+        if event is None and thread is not None:
+            raise FlowlabError(f"no actor of thread {thread!r} can act now; next_actor() names the one that can")
         if event is None:
             raise RunFinished(f"no actor can act: {self.runtime.describe_blocked()}")
         assert isinstance(event, ActEvent)

@@ -28,8 +28,10 @@ def replay_enabled() -> bool:
 
 
 def attach(runtime: Runtime) -> ReplayLayer | None:
-    """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0``; return it (or None)."""
-    if not replay_enabled():
+    """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0`` or the runtime runs its Plan's threads in
+    parallel; return it (or None). A replay is one serial schedule on the caller's thread: on a Plan whose
+    threads compute at once (several devices, runtime/threads.py) it would take the parallelism away."""
+    if not replay_enabled() or runtime.threads is not None:
         return None
     from .layer import ReplayLayer
 

@@ -54,7 +54,7 @@ class Actor:
         self.io_lbns: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # set when arrays rotate per act
         self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
         self.in_items: list[tuple[int, deque[Regst], Actor]] = []
-        self.ready_queue: deque[Actor] = rt.ready
+        self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
 
     def finish_wiring(self) -> None:
         """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
@@ -84,7 +84,8 @@ class Actor:
 
     # -- acting ------------------------------------------------------------------------------------
     # Register messages are delivered as they are sent: a delivery only fills a slot and may queue the
-    # receiver as ready; it never runs an act, so the act order is what the ready queue says either way.
+    # receiver as ready; it never runs an act, so the act order is what the ready queue says either way. A
+    # receiver is queued on its own ``ready_queue``: the runtime's, or in parallel run mode its thread's.
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         """One act: kernel, then produce every output and return every input. -> (read, written)."""
         kernel = self.kernel
@@ -93,7 +94,6 @@ class Actor:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
-        ready = self.ready_queue
         written = []
         for regst_id, slot, consumers in self.out_items:
             regst = slot.popleft()
@@ -105,7 +105,7 @@ class Actor:
                     consumer.readable[regst_id].append(regst)
                     if not consumer.queued and consumer.is_ready():
                         consumer.queued = True
-                        ready.append(consumer)
+                        consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
             written.append((regst_id, regst.index))
@@ -118,7 +118,7 @@ class Actor:
                 producer.writable[regst_id].append(regst)
                 if not producer.queued and producer.is_ready():
                     producer.queued = True
-                    ready.append(producer)
+                    producer.ready_queue.append(producer)
             if producer.state == "zombie":
                 producer.update_state()
             read.append((regst_id, regst.index))
@@ -134,7 +134,6 @@ class Actor:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
-        ready = self.ready_queue
         for regst_id, slot, consumers in self.out_items:
             regst = slot.popleft()
             regst.act_id = act_id
@@ -145,7 +144,7 @@ class Actor:
                     consumer.readable[regst_id].append(regst)
                     if not consumer.queued and consumer.is_ready():
                         consumer.queued = True
-                        ready.append(consumer)
+                        consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
         for regst_id, slot, producer in self.in_items:
@@ -156,7 +155,7 @@ class Actor:
                 producer.writable[regst_id].append(regst)
                 if not producer.queued and producer.is_ready():
                     producer.queued = True
-                    ready.append(producer)
+                    producer.ready_queue.append(producer)
             if producer.state == "zombie":
                 producer.update_state()
 
@@ -175,12 +174,11 @@ class Actor:
         if consumers:
             regst.reading_cnt = len(consumers)
             self.total_reading_cnt += len(consumers)
-            ready = self.ready_queue
             for consumer in consumers:
                 consumer.readable[regst_id].append(regst)  # on_regst and rt.wake, inlined
                 if not consumer.queued and consumer.is_ready():
                     consumer.queued = True
-                    ready.append(consumer)
+                    consumer.ready_queue.append(consumer)
         else:
             self.writable[regst_id].append(regst)
         return regst_id, regst.index
@@ -191,7 +189,7 @@ class Actor:
         producer.on_return(regst)
         if not producer.queued and producer.is_ready():  # rt.wake, inlined
             producer.queued = True
-            self.ready_queue.append(producer)
+            producer.ready_queue.append(producer)
         return regst_id, regst.index
 
     # -- messages ----------------------------------------------------------------------------------

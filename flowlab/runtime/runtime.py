@@ -9,6 +9,10 @@ to. ``flowlab.replay`` is such a layer, an optimisation proven bit-identical to 
 test_replay_proof.py): it performs steady-state calls the protocol already ran and defers the protocol's
 bookkeeping, which ``observe()`` brings up to date before anything reads the protocol's state (``step``,
 ``peek``, ``seq``). This module knows nothing else of it; the Session attaches it, ``flow.debug`` never does.
+
+In run mode a Plan with two or more compute threads (or any Plan, with ``FLOWLAB_THREADS=1``) runs each of its
+thread ids on its own OS thread (``threads.ActorThreads``, OneFlow's ThreadMgr); ``step()`` is always one act at a
+time, across all threads or on one chosen thread (``step(thread=...)``), and both give the same results.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
 from .system_kernels import WATCH_BUFFER, system_kernel
+from .threads import ActorThreads, wants_parallel
 from .transport import InProcessTransport, Transport
 
 ACTOR_CLASSES: dict[str, type[Actor]] = {
@@ -83,6 +88,9 @@ class Runtime:
             self.actors[task.task_id] = cls(self, task, self.regsts)
         self._wire()
         self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
+        self.thread_keys = frozenset((t.machine_id, t.thrd_id) for t in plan.tasks)
+        # One OS thread per Plan thread in run mode, when the Plan gains from it (threads.wants_parallel).
+        self.threads: ActorThreads | None = ActorThreads(self) if wants_parallel(plan) else None
 
     # -- construction ------------------------------------------------------------------------------
     def _wire(self) -> None:
@@ -193,16 +201,25 @@ class Runtime:
                 guard(None)
             self.run_protocol(instances)
         else:
+            self._stepped()  # a layer reads and wraps the actors' own kernels
             layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
-        """``run_call`` by the protocol: launch, step until the last instance finished, then until idle."""
+        """``run_call`` by the protocol: launch, step until the last instance finished, then until idle (on the
+        Plan's threads in parallel when the runtime has them and no subscriber wants every act in order)."""
+        if not (self.hooks or self.deferred or self.closed):
+            if self.threads is not None and self.layer is None:  # a layer (capturing a schedule) wants one order
+                self.threads.run(instances)
+                return
+            self._stepped()
+            for instance in instances:
+                self.launch(instance)
+            self._run_to_idle(instances[-1])
+            return
+        self._stepped()
         for instance in instances:
             self.launch(instance)
         last = instances[-1]
-        if not (self.hooks or self.deferred or self.closed):
-            self._run_to_idle(last)
-            return
         self.run_until(lambda: last.finished)
         while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
             if self.step(False) is None:
@@ -266,11 +283,23 @@ class Runtime:
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
         self.observe()
+        self.stop_threads()
         self.closed = True
         self.wait_actor.update_state()
         while self.step() is not None:
             pass
         self._drain()
+
+    def stop_threads(self) -> None:
+        """End and join the OS threads of parallel run mode, if any run (the next parallel call starts them)."""
+        if self.threads is not None:
+            self.threads.stop()
+
+    def _stepped(self) -> None:
+        """Leave parallel mode (idle between calls): one scheduler, the runtime's ready queue."""
+        if self.threads is not None and self.threads.active:
+            with self.threads.lock:
+                self.threads.leave()
 
     # -- scheduling --------------------------------------------------------------------------------
     def send(self, dst: Actor, kind: int, payload: Any) -> None:
@@ -280,7 +309,7 @@ class Runtime:
     def wake(self, actor: Actor) -> None:
         if not actor.queued and actor.is_ready():
             actor.queued = True
-            self.ready.append(actor)
+            actor.ready_queue.append(actor)  # its thread's queue in parallel mode, else the runtime's
 
     def _drain(self) -> None:
         msgs = self.msgs
@@ -296,50 +325,77 @@ class Runtime:
                 actor.update_state()
             if not actor.queued and actor.is_ready():
                 actor.queued = True
-                self.ready.append(actor)
+                actor.ready_queue.append(actor)
 
-    def step(self, record: bool = True) -> ActEvent | bool | None:
+    def step(self, record: bool = True, thread: int | tuple[int, int] | None = None) -> ActEvent | bool | None:
         """Perform exactly one act and return what it did (an ActEvent); None when no actor can act.
 
         ``record=False`` (normal runs with no subscriber) skips building the event and returns True: the act
-        itself is the same code either way.
+        itself is the same code either way. ``thread`` (a ``thrd_id``, or ``(machine_id, thrd_id)``): the act is
+        the oldest ready actor's of that Plan thread (None when that thread has none), the others wait.
         """
         if self.deferred:
             self.layer.observe()  # type: ignore[union-attr]
+        if self.threads is not None and self.threads.active:
+            self._stepped()
         if self.msgs:
             self._drain()
+        if thread is not None:
+            actor = self._ready_on(thread, take=True)
+            return None if actor is None else self._act(actor, record)
         ready = self.ready
         while ready:
             actor = ready.popleft()
             actor.queued = False
             if not actor.is_ready():
                 continue
-            try:
-                read, written = actor.act()
-            except Exception as err:
-                raise kernel_error(self.plan, actor, err) from err
-            seq = self._seq
-            self._seq = seq + 1
-            if self.closed:
-                actor.update_state()
-            if actor.is_ready():
-                actor.queued = True
-                ready.append(actor)
-            if not (record or self.hooks):
-                return True
-            task = actor.task
-            event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                             tuple(read), tuple(written))
-            for hook in self.hooks:
-                hook(event)
-            return event
+            return self._act(actor, record)
         return None
 
-    def peek(self) -> Actor | None:
-        """The actor that the next ``step()`` will act, without acting (None when idle)."""
+    def _act(self, actor: Actor, record: bool) -> ActEvent | bool:
+        try:
+            read, written = actor.act()
+        except Exception as err:
+            raise kernel_error(self.plan, actor, err) from err
+        seq = self._seq
+        self._seq = seq + 1
+        if self.closed:
+            actor.update_state()
+        if actor.is_ready():
+            actor.queued = True
+            self.ready.append(actor)
+        if not (record or self.hooks):
+            return True
+        task = actor.task
+        event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
+                         tuple(read), tuple(written))
+        for hook in self.hooks:
+            hook(event)
+        return event
+
+    def _ready_on(self, thread: int | tuple[int, int], take: bool) -> Actor | None:
+        """The oldest ready actor of one Plan thread (taken off the ready queue when ``take``)."""
+        key = thread if isinstance(thread, tuple) else (0, thread)
+        if key not in self.thread_keys:
+            raise ValueError(f"the Plan has no thread {thread!r} (machine_id, thrd_id); its threads are "
+                             f"{sorted(self.thread_keys)}")
+        for i, actor in enumerate(self.ready):
+            task = actor.task
+            if (task.machine_id, task.thrd_id) == key and actor.is_ready():
+                if take:
+                    del self.ready[i]
+                    actor.queued = False
+                return actor
+        return None
+
+    def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
+        """The actor that the next ``step()`` (``step(thread=thread)``) will act, without acting (None when idle)."""
         self.observe()
+        self._stepped()
         if self.msgs:
             self._drain()
+        if thread is not None:
+            return self._ready_on(thread, take=False)
         ready = self.ready
         while ready and not ready[0].is_ready():  # drop stale entries, as step() would
             ready.popleft().queued = False

@@ -37,9 +37,12 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba was importe
 
 
 def njit(fn=None, **kwargs):
-    """``numba.njit(cache=True, error_model="numpy")``; every flowlab kernel goes through here.
+    """``numba.njit(cache=True, error_model="numpy", nogil=True)``; every flowlab kernel goes through here.
 
     error_model="numpy": x / 0 gives inf or nan as in NumPy and OneFlow (Numba's default raises).
+
+    nogil=True: a kernel runs without the GIL, so the actors of two Plan threads (two CPU devices) compute on
+    two cores at once (runtime/threads.py); tests/test_nogil.py proves two kernels overlap.
 
     A kernel must not assign an array into a slice (``out[:] = x[0]``, ``y.ravel()[:] = np.exp(x)``): Numba
     compiles its formatted shape-mismatch error for that, string formatting included, which took 5-14 s of a
@@ -48,6 +51,7 @@ def njit(fn=None, **kwargs):
     """
     kwargs.setdefault("cache", True)
     kwargs.setdefault("error_model", "numpy")
+    kwargs.setdefault("nogil", True)
     if fn is None:
         return lambda f: numba.njit(**kwargs)(f)
     return numba.njit(**kwargs)(fn)
