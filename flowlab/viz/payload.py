@@ -15,8 +15,10 @@ with more than ``VISIBLE_BUDGET`` boxes.
 
 from __future__ import annotations
 
+import gc
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
@@ -32,6 +34,19 @@ JOB_ORDER_FLOW = {"push": 0, "model_io": 0, "user": 1, "pull": 2, "main": 3}  # 
 SHARED_GROUP_OVER = 8  # more shared blocks than this (a model's variables) go into one "shared memory" group
 
 
+@contextmanager
+def _no_gc() -> Iterator[None]:
+    """A payload is ~10 small lists per node, all alive until it returns: the cyclic collector would rescan
+    them hundreds of times (over half the time of a 10,000-task Plan) and can free none of them."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def _head(kind: str, title: str) -> dict[str, Any]:
     return {"flowlab_payload": PAYLOAD_VERSION, "kind": kind, "title": title}
 
@@ -43,6 +58,12 @@ def _job_label(name: str, kind: str) -> str:
 def jobset_payload(job_set: JobSet, passes: Sequence[Any] | None = None, *, title: str | None = None,
                    loc_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The jobs of a session (user, push, pull, model-io, main) as one grouped graph."""
+    with _no_gc():
+        return _jobset_payload(job_set, passes, title, loc_names)
+
+
+def _jobset_payload(job_set: JobSet, passes: Sequence[Any] | None, title: str | None,
+                    loc_names: Mapping[str, str] | None) -> dict[str, Any]:
     g = GraphBuilder()
     creators, loc = created_by_pass(passes), loc_mapper(loc_names)
     jobs = list(job_set)
@@ -102,6 +123,12 @@ def plan_payload(plan: Plan, job_set: JobSet | None = None, *, passes: Sequence[
                  loc_names: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The Plan as one grouped graph (job -> scope -> task, lanes by machine and thread). ``marks`` maps node
     ids (``t:<task_id>``, ``b:<block>``) or register ids (``r:<id>``, classes on its edges) to a diff mark."""
+    with _no_gc():
+        return _plan_payload(plan, job_set, passes, marks, title, loc_names)
+
+
+def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | None, marks: Mapping[str, str] | None,
+                  title: str | None, loc_names: Mapping[str, str] | None) -> dict[str, Any]:
     g = GraphBuilder()
     idx = PlanIndex(plan.tasks, plan.mem_blocks)
     creators, loc = created_by_pass(passes), loc_mapper(loc_names)

@@ -8,9 +8,11 @@ other tenants. Values are plain strings (never HTML): the front end inserts them
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from itertools import islice
 from typing import Any
 
-from flowlab.ir import Job, MemBlock, OpConf, RegstDesc, TaskProto
+from flowlab.ir import BlobDesc, Job, MemBlock, OpConf, RegstDesc, TaskProto
 from flowlab.ir.op_conf import ParallelConf, format_attr
 from flowlab.ir.plan import short_task_id
 
@@ -19,7 +21,14 @@ MAX_TENANTS = 12  # a block shared by hundreds of registers lists a dozen and co
 
 
 def section(title: str, rows: Sequence[Sequence[Any]]) -> dict[str, Any]:
-    return {"title": title, "rows": [[str(k), str(v)] for k, v in rows]}
+    return {"title": title, "rows": [[k, v] if type(k) is str and type(v) is str else [str(k), str(v)]
+                                     for k, v in rows]}
+
+
+@lru_cache(maxsize=4096)
+def desc_text(desc: BlobDesc) -> str:
+    """``f32[100,512]``; cached, since a 10,000-task Plan repeats a few shapes thousands of times."""
+    return str(desc)
 
 
 def created_by_pass(passes: Sequence[Any] | None) -> dict[tuple[str, str], str]:
@@ -54,14 +63,14 @@ def op_sections(job: Job, op: OpConf, creator: str | None, loc: Callable[[str], 
 
 def _desc(job: Job, lbn: str) -> str:
     desc = job.blob_descs.get(lbn)
-    return str(desc) if desc is not None else "?"
+    return desc_text(desc) if desc is not None else "?"
 
 
 def blob_label(regst: RegstDesc) -> str:
     """An edge's label: the shapes and dtypes the register carries (``f32[100,512]``), or ``ctrl``."""
     if regst.is_ctrl or not regst.lbi2blob_desc:
         return "ctrl"
-    return ", ".join(str(desc) for desc in regst.lbi2blob_desc.values())
+    return ", ".join(desc_text(desc) for desc in regst.lbi2blob_desc.values())
 
 
 class PlanIndex:
@@ -87,19 +96,19 @@ class PlanIndex:
                       ["producer", self.task_name(regst.producer_task_id)],
                       ["consumers", ", ".join(self.task_name(t) for t in regst.consumer_task_ids) or "none"],
                       ["register_num", str(regst.register_num)]]
-        rows.extend([lbn, str(desc)] for lbn, desc in regst.lbi2blob_desc.items())
+        rows.extend([lbn, desc_text(desc)] for lbn, desc in regst.lbi2blob_desc.items())
         block = self.block_by_id.get(regst.mem_block_id)
         if block is not None:
             jobs = ", ".join(job_names[j] if 0 <= j < len(job_names) else str(j) for j in block.job_ids)
             kind = "reused" if block.enable_reuse_mem else "fixed"
             rows.append(["memory block", f"b{block.mem_block_id} + {regst.mem_block_offset} "
                                          f"({block.mem_size} B, {block.mem_case}, {kind}; jobs {jobs})"])
-            others = [r for r in self.tenants.get(block.mem_block_id, ()) if r != regst.regst_desc_id]
+            tenants = self.tenants.get(block.mem_block_id, ())
+            others = list(islice((r for r in tenants if r != regst.regst_desc_id), MAX_TENANTS))
             if others:
-                shown = ", ".join(f"r{r} ({self.task_name(self.regst_by_id[r].producer_task_id)})"
-                                  for r in others[:MAX_TENANTS])
-                more = f" and {len(others) - MAX_TENANTS} more" if len(others) > MAX_TENANTS else ""
-                rows.append(["block's other tenants", shown + more])
+                shown = ", ".join(f"r{r} ({self.task_name(self.regst_by_id[r].producer_task_id)})" for r in others)
+                extra = len(tenants) - 1 - len(others)
+                rows.append(["block's other tenants", shown + (f" and {extra} more" if extra > 0 else "")])
         return section(f"register {name} (r{regst.regst_desc_id})", rows)
 
     def task_sections(self, task: TaskProto, job_names: Sequence[str]) -> list[dict[str, Any]]:
