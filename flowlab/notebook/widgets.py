@@ -130,6 +130,15 @@ class PlanBrowser(anywidget.AnyWidget):
         self.selected = key
         return dict(self.detail)
 
+    def describe(self, key: str) -> str:
+        """The detail pane of a node (see ``select``) as plain text."""
+        detail = self.select(key)
+        lines = [detail.get("title", "")]
+        for sec in detail.get("sections", ()):
+            lines.append(f"{sec['title']}:")
+            lines.extend(f"  {k}: {v}" for k, v in sec["rows"])
+        return "\n".join(lines)
+
     def focus(self, node_id: str) -> None:
         """Ask the front end to select, highlight and scroll to a node (payload.md's kernel -> front end)."""
         self.send({"type": "focus", "id": node_id})

@@ -49,6 +49,7 @@ def op_sections(job: Job, op: OpConf, creator: str | None, loc: Callable[[str], 
         rows.append(["placement", str(op.parallel_conf)])
     if op.ctrl_in_op_names:
         rows.append(["ctrl_in", ", ".join(op.ctrl_in_op_names)])
+    rows.append(["conf", job.format_op(op)])  # the op as `print(job)` shows it
     out = [section("op", rows)]
     if op.attrs:
         out.append(section("attrs", [[k, format_attr(v)] for k, v in op.attrs.items()]))
