@@ -17,12 +17,11 @@ import json
 import sys
 from pathlib import Path
 
-from _util import QUICK, median_time, table
-from plan_svg import synthetic_plan
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's flowlab, and tests.deep_mlp
 
 import numpy as np
+from _util import QUICK, median_time, table
+from plan_svg import synthetic_plan
 
 import flowlab as flow
 import flowlab.typing as tp
