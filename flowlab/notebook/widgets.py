@@ -33,6 +33,7 @@ class PlanBrowser(anywidget.AnyWidget):
     can_debug = traitlets.Bool(False).tag(sync=True)  # shows a "debug" button that toggles the debugger
     debug_open = traitlets.Bool(False).tag(sync=True)
     id_prefix = traitlets.Unicode("").tag(sync=True)  # this output's own prefix for DOM/SVG ids
+    error = traitlets.Unicode("").tag(sync=True)  # what the last click got wrong; the next good one clears it
 
     def __init__(self, session: Any, view: str = "plan", *, payloads: dict[str, dict[str, Any]] | None = None,
                  svgs: dict[str, str] | None = None, id_prefix: str | None = None, **kwargs: Any) -> None:
@@ -48,12 +49,19 @@ class PlanBrowser(anywidget.AnyWidget):
 
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:
         kind = content.get("type") or content.get("cmd")  # "cmd": the messages of the first ES module
-        if kind == "select":
-            self.select(str(content.get("id", "")))
-        elif kind == "debug":
-            self.debug()
-        elif kind == "show":
-            self.show(str(content.get("view", "")))
+        try:
+            if kind == "select":
+                self.select(str(content.get("id", "")))
+            elif kind == "debug":
+                self.debug()
+            elif kind == "show":
+                self.show(str(content.get("view", "")))
+            else:
+                raise ValueError(f"unknown message type {kind!r}; expected select, debug or show")
+        except Exception as err:  # shown in the view: an exception here would only reach the Log Console
+            self.error = f"{type(err).__name__}: {err}"
+        else:
+            self.error = ""
 
     def debug(self) -> Any:
         """The debug button, a toggle: open the step debugger for the cell's job call; a second press closes
@@ -127,6 +135,7 @@ class PlanBrowser(anywidget.AnyWidget):
     def select(self, key: str) -> dict[str, Any]:
         """Select a node by payload id (``t:12``, ``o:0:3``), by this output's SVG id, or by op/task name;
         fills ``detail`` (the node's detail pane) and highlights the linked nodes."""
+        self._resolve(key)  # an unknown key raises here, before anything changes
         self.selected = key
         return dict(self.detail)
 
@@ -153,10 +162,14 @@ class PlanBrowser(anywidget.AnyWidget):
         if not change["new"]:
             self.detail = {}
             return
-        node = self._resolve(change["new"])
+        try:
+            node = self._resolve(change["new"])
+        except KeyError as err:  # the front end set the trait: say so in the view, never raise into the comm
+            self.detail, self.highlighted, self.error = {}, [], f"KeyError: {err.args[0]}"
+            return
         graph = self.payload["graph"]
         self.detail = {"id": node["id"], **graph["details"].get(node.get("detail", ""), {"title": node["label"]})}
-        self.highlighted = self._linked(node)
+        self.highlighted, self.error = self._linked(node), ""
 
     # -- model -------------------------------------------------------------------------------------
     def _resolve(self, key: str) -> dict[str, Any]:

@@ -64,8 +64,12 @@ def test_selecting_an_input_links_its_push_job_and_shared_block(pad_job):
 def test_browser_messages_and_groups(pad_job):
     browser = PlanBrowser(flow.default_session())
     pad = flow.default_session().plan.task("reflection_pad2d_0").task_id
+    browser._on_msg(browser, {"type": "select", "id": "t:nope"}, [])  # a bad click is reported in the view
+    assert browser.error.startswith("KeyError: \"no node 't:nope' in the plan view") and browser.selected == ""
+    browser.selected = "t:gone"  # the first ES module sets the trait itself
+    assert browser.error.startswith("KeyError: no node 't:gone'") and browser.detail == {}
     browser._on_msg(browser, {"type": "select", "id": f"t:{pad}"}, [])
-    assert browser.selected == f"t:{pad}" and browser.detail["id"] == f"t:{pad}"
+    assert browser.selected == f"t:{pad}" and browser.detail["id"] == f"t:{pad}" and browser.error == ""
     sent = []
     browser.send = sent.append
     browser.focus(f"t:{pad}")
