@@ -13,6 +13,8 @@ import traitlets
 from .result import new_id_prefix
 
 STATIC = pathlib.Path(__file__).parent / "static"
+# the front end built from extension/ (h/ts) where it is there, else the first plan browser module
+_ESM = STATIC / "flowlab_widget.js" if (STATIC / "flowlab_widget.js").exists() else STATIC / "plan_browser.js"
 
 
 class PlanBrowser(anywidget.AnyWidget):
@@ -20,7 +22,7 @@ class PlanBrowser(anywidget.AnyWidget):
     pans, zooms and searches in the browser; the kernel answers selections with linked highlights and opens
     the debugger. Traits and messages are those of payload.md; ``svg`` is the bounded static picture."""
 
-    _esm = STATIC / "plan_browser.js"
+    _esm = _ESM
     _css = STATIC / "widgets.css"
     payload = traitlets.Dict().tag(sync=True)  # a jobset or plan payload (payload.md)
     views = traitlets.List(traitlets.Unicode()).tag(sync=True)
