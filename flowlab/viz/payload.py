@@ -249,6 +249,6 @@ def _finite(value: Any) -> Any:
         return {str(k): _finite(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [_finite(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str):  # numpy scalars
-        return _finite(value.item())
+    if hasattr(value, "tolist") and not isinstance(value, str):  # numpy scalars and arrays
+        return _finite(value.tolist())
     return value

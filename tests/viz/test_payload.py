@@ -34,6 +34,8 @@ def test_seed_job_payloads_are_pinned(pad_session):
     assert jobs == [("g:job:0", "pad_Job (user)", "user"), ("g:job:1", "System-Push-Input_0 (push)", "push"),
                     ("g:job:2", "System-Pull-Return_0 (pull)", "pull"), ("g:job:3", "System-Main (main)", "main")]
     assert not any(gr["collapsed"] for gr in g["groups"])  # 28 boxes: everything open
+    ids = [x["id"] for x in (*g["nodes"], *g["groups"], *g["edges"])]
+    assert len(ids) == len(set(ids)) and all(n.get("detail") in g["details"] for n in g["nodes"])
     pad = by_label(g, "reflection_pad2d_0")[0]
     assert (pad["id"], pad["kind"], pad["parent"], pad["type"]) == ("o:0:2", "op", "g:job:0", "reflection_pad2d")
     edges = {(e["source"], e["target"]): (e["kind"], e["label"]) for e in g["edges"]}
@@ -167,7 +169,8 @@ def test_run_payload_wraps_acts_and_memory(pad_session):
     recording = {"acts": [{"index": 0, "node": pad.task_id, "actor": "reflection_pad2d_0", "job": "pad_Job",
                            "reads": [0], "writes": [1],
                            "blobs": {1: {"shape": [2, 1, 5, 5], "dtype": "f32", "min": float("nan"),
-                                         "max": np.float32(np.inf), "mean": 1.5, "nan": 3, "inf": 1}}}],
+                                         "max": np.float32(np.inf), "mean": 1.5, "nan": 3, "inf": 1,
+                                         "values": np.array([np.nan, 2.0])}}}],
                  "memory": {"blocks": [{"id": "b:2", "size": 256, "mem_case": "host"}],
                             "lifetimes": [{"regst": "r:1", "block": "b:2", "offset": 0, "size": 200,
                                            "first_act": 0, "last_act": 0}]}}
@@ -176,6 +179,7 @@ def test_run_payload_wraps_acts_and_memory(pad_session):
     act = p["acts"][0]
     assert (act["node"], act["reads"], act["writes"]) == (f"t:{pad.task_id}", ["r:0"], ["r:1"])
     assert act["blobs"]["r:1"]["min"] == "NaN" and act["blobs"]["r:1"]["max"] == "Infinity"
+    assert act["blobs"]["r:1"]["values"] == ["NaN", 2.0]
     json.dumps(p, allow_nan=False)
     assert p["memory"]["lifetimes"][0]["block"] == "b:2"
     recording["acts"][0]["node"] = "t:12345"
