@@ -30,7 +30,8 @@ PAYLOAD_VERSION = 1
 MIME = {"jobset": "application/vnd.flowlab.jobset+json", "plan": "application/vnd.flowlab.plan+json",
         "run": "application/vnd.flowlab.run+json"}
 MARKS = ("added", "removed", "changed")
-JOB_ORDER_FLOW = {"push": 0, "model_io": 0, "user": 1, "pull": 2, "main": 3}  # who hands memory to whom
+# who hands shared memory to whom: push and model init/load write it, user jobs use it, pull and model save read it
+JOB_ORDER_FLOW = {"push": 0, "model_io": 0, "user": 1, "pull": 2, "model_save": 2, "main": 3}
 SHARED_GROUP_OVER = 8  # more shared blocks than this (a model's variables) go into one "shared memory" group
 
 
@@ -100,10 +101,14 @@ def _jobset_payload(job_set: JobSet, passes: Sequence[Any] | None, title: str | 
         detail = {"title": f"shared blob {name}", "sections": [section("shared memory", [
             ["interface op", name], ["blob", label or "?"], ["jobs", ", ".join(holders)]])]}
         g.node(mid, f"{name} (shared)", "memblock", parent, detail)
-        _hand_off(g, mid, [(jobs[j].kind, nid) for j, nid in tenants], label)
+        _hand_off(g, mid, [(_role(jobs[j].kind, jobs[j].name), nid) for j, nid in tenants], label)
     n_user = len(job_set.of_kind("user"))
     head = _head("jobset", title or f"job set: {len(jobs)} jobs ({n_user} user)")
     return {**head, "graph": g.finish(), "shared_interfaces": {k: list(v) for k, v in shared.items()}}
+
+
+def _role(kind: str, job_name: str) -> str:
+    return "model_save" if kind == "model_io" and job_name.endswith("ModelSave") else kind
 
 
 def _hand_off(g: GraphBuilder, block: str, tenants: list[tuple[str, str]], label: str) -> None:
@@ -180,7 +185,7 @@ def _plan_blocks(g: GraphBuilder, plan: Plan, idx: PlanIndex) -> None:
         for regst in regsts:
             task = idx.task_by_id[regst.producer_task_id]
             kind = plan.job_kinds[task.job_id] if task.job_id < len(plan.job_kinds) else "?"
-            tenants.append((kind, f"t:{task.task_id}"))
+            tenants.append((_role(kind, plan.job_names[task.job_id]), f"t:{task.task_id}"))
         label = blob_label(regsts[0]) if regsts else ""
         rows = [["size", f"{block.mem_size} B"], ["mem_case", block.mem_case],
                 ["jobs", ", ".join(plan.job_names[j] for j in block.job_ids if j < len(plan.job_names))]]

@@ -19,6 +19,25 @@ def by_label(graph, label):
     return [n for n in graph["nodes"] if n["label"] == label]
 
 
+def block_of(graph, name):
+    """The memblock node of a shared blob: labelled with it (jobset) or listing it as a tenant (plan)."""
+    for node in graph["nodes"]:
+        if node["kind"] == "memblock":
+            tenants = [v for _, v in graph["details"][node["detail"]]["sections"][0]["rows"]]
+            if node["label"] == f"{name} (shared)" or any(v.startswith(f"{name} + ") for v in tenants):
+                return node["id"]
+    raise KeyError(name)
+
+
+def job_of(graph, node_id):
+    """The name of the job whose group holds a node."""
+    parent = {n["id"]: n["parent"] for n in graph["nodes"]}[node_id]
+    up = {g["id"]: g for g in graph["groups"]}
+    while up[parent]["parent"] is not None:
+        parent = up[parent]["parent"]
+    return up[parent]["label"].split(" ")[0]
+
+
 def rows(detail, title):
     return dict(next(tuple(map(tuple, s["rows"])) for s in detail["sections"] if s["title"] == title))
 
@@ -139,6 +158,11 @@ def test_a_deep_model_opens_at_layer_level_and_a_layer_expands_to_its_ops(deep_m
         ops = sorted(n["label"] for n in g["nodes"] if n["parent"] == fc3["id"])  # what expanding it shows
         assert ops and all(name.startswith("fc3-") for name in ops) and "fc3-matmul" in ops
         assert len(ops) == len([n for n in g["nodes"] if n["label"].startswith("fc3-") and n["parent"] == fc3["id"]])
+        # a variable's block: model init and load write it, the train job and model save read it
+        block = block_of(g, "fc0-weight")
+        writers = sorted(job_of(g, e["source"]) for e in g["edges"] if e["target"] == block)
+        readers = sorted(job_of(g, e["target"]) for e in g["edges"] if e["source"] == block)
+        assert writers == ["System-ModelInit", "System-ModelLoad"] and readers == ["System-ModelSave", "deep_train"]
         grads = [gr for gr in g["groups"] if gr["label"] == "(autograd)" and gr["parent"] == user["id"]]
         assert grads and p["kind"] == "jobset" or p["kind"] == "plan"
         # the static picture is bounded too
