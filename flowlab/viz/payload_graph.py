@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 VISIBLE_BUDGET = 300  # the most nodes plus collapsed groups a view shows before the user expands anything
+CHUNK = 200  # a group with more nodes of its own is split into runs of this many, so every expand stays bounded
 JOB_ORDER = {"user": 0, "push": 1, "pull": 2, "model_io": 3, "main": 4}
 
 
@@ -81,9 +82,27 @@ class GraphBuilder:
         return [parent_of(scope + ("",))[1] for scope in scopes]
 
     def finish(self, budget: int = VISIBLE_BUDGET) -> dict[str, Any]:
+        self._chunk()
         choose_collapsed(self.nodes, self.groups, budget)
         return {"nodes": self.nodes, "groups": self.groups, "edges": self.edges, "lanes": self.lanes,
                 "details": self.details}
+
+
+    def _chunk(self) -> None:
+        """Split every group (and the top level) holding more than CHUNK nodes directly into consecutive runs:
+        opening a 1,250-task job then shows 7 boxes, not 1,250 nodes."""
+        members: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+        for node in self.nodes:
+            members[node["parent"]].append(node)
+        for parent, nodes in members.items():
+            if len(nodes) <= CHUNK:
+                continue
+            for k in range(0, len(nodes), CHUNK):
+                run = nodes[k:k + CHUNK]
+                gid = self.group(f"{parent or 'g:top'}/c{k // CHUNK}", f"{run[0]['label']} .. {run[-1]['label']} "
+                                 f"({len(run)})", parent, "chunk")
+                for node in run:
+                    node["parent"] = gid
 
 
 def _scope_of(name: str, created_by: str) -> tuple[str, ...]:

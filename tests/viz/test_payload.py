@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.viz.payload import MIME, jobset_payload, plan_payload, run_payload
-from flowlab.viz.payload_graph import VISIBLE_BUDGET, visible_count
+from flowlab.viz.payload_graph import CHUNK, VISIBLE_BUDGET, visible_count
 from flowlab.viz.payload_svg import SVG_BUDGET, bounded_state, payload_dot, payload_svg
 
 
@@ -227,6 +228,10 @@ def test_a_10000_task_plan_payload_is_fast():
     p = plan_payload(plan)
     elapsed = time.perf_counter() - start
     assert len(p["graph"]["nodes"]) == 10_000 and visible_count(p["graph"]) <= VISIBLE_BUDGET
+    # no group holds more than CHUNK nodes of its own, so opening any one group shows a bounded number of boxes
+    assert max(Counter(n["parent"] for n in p["graph"]["nodes"]).values()) <= CHUNK
+    chunks = [g for g in p["graph"]["groups"] if g["kind"] == "chunk"]
+    assert chunks and chunks[0]["label"] == "job0-op0 .. job0-op199 (200)"
     assert elapsed < 5.0  # the benchmark's target is 1 s; generous here for a loaded 2-core machine
 
 
