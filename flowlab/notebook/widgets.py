@@ -1,6 +1,6 @@
-"""anywidget views: the plan browser and the step debugger. Every button or click is a Python method here
-(``select``, ``search``, ``step``, ...), so tests and scripts drive them without a browser; the ES modules in
-``static/`` only draw and forward clicks."""
+"""anywidget views: the plan browser (here) and the step debugger (``debugger_widget.py``, re-exported). Every
+button or click is a Python method (``select``, ``search``, ``debug``, ...), so tests and scripts drive them
+without a browser; the ES module in ``static/`` only draws and forwards clicks."""
 
 from __future__ import annotations
 
@@ -10,7 +10,10 @@ from typing import Any
 import anywidget
 import traitlets
 
+from .debugger_widget import DebuggerWidget
 from .result import new_id_prefix
+
+__all__ = ["DebuggerWidget", "PlanBrowser"]
 
 STATIC = pathlib.Path(__file__).parent / "static"
 # the front end built from extension/ (h/ts) where it is there, else the first plan browser module
@@ -208,116 +211,4 @@ class PlanBrowser(anywidget.AnyWidget):
         data[MIME["plan" if self.payload.get("kind") == "plan" else "jobset"]] = self.payload
         data["image/svg+xml"] = self.svg  # a static picture for saved notebooks and other front ends
         data["text/plain"] = f"<PlanBrowser view={self.view}: {self.payload.get('title', '')}>"
-        return bundle
-
-
-class DebuggerWidget(anywidget.AnyWidget):
-    """Buttons for the step debugger, the actors table, the next actor on the Plan, and a blob inspector."""
-
-    _esm = STATIC / "debugger.js"
-    _css = STATIC / "widgets.css"
-    svg = traitlets.Unicode("").tag(sync=True)
-    rows = traitlets.List(traitlets.Dict()).tag(sync=True)
-    next_id = traitlets.Unicode("").tag(sync=True)
-    status = traitlets.Unicode("").tag(sync=True)
-    blob_name = traitlets.Unicode("").tag(sync=True)
-    blob = traitlets.Dict().tag(sync=True)
-
-    def __init__(self, dbg: Any, **kwargs: Any) -> None:
-        self._dbg = dbg
-        from ..viz.payload import plan_payload
-        from ..viz.payload_svg import payload_svg
-
-        super().__init__(svg=payload_svg(plan_payload(dbg.plan)), **kwargs)
-        self.on_msg(self._on_msg)
-        self.refresh()
-
-    def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:
-        command = content.get("cmd")
-        try:
-            if command == "step":
-                self.step()
-            elif command == "step_n":
-                self.step_n(int(content.get("n", 10)))
-            elif command == "continue":
-                self.continue_()
-            elif command == "run_to":
-                self.run_to(str(content.get("target", "")))
-            elif command == "restart":
-                self.restart()
-            elif command == "inspect":
-                self.inspect(str(content.get("name", "")))
-            elif command == "end_of_job":
-                self.run_to_end_of_job()
-            elif command == "break_nan":
-                self.break_on_nan()
-            elif command == "clear":
-                self._dbg.clear_breakpoints()
-                self.refresh("breakpoints cleared")
-            elif command == "inject":
-                self.inject_fill(str(content.get("name", "")), float(content.get("value", 0.0)))
-        except Exception as err:  # shown in the widget: a bad click must not kill the view
-            self.status = f"error: {type(err).__name__}: {err}"
-
-    def step(self) -> None:
-        event = self._dbg.step()
-        self.refresh(f"acted: {event}")
-
-    def step_n(self, n: int) -> None:
-        self.refresh(str(self._dbg.step_n(n)))
-
-    def continue_(self) -> None:
-        self.refresh(str(self._dbg.continue_()))
-
-    def run_to(self, target: str) -> None:
-        self.refresh(str(self._dbg.run_to(target)))
-
-    def restart(self) -> None:
-        self._dbg.restart()
-        self.refresh("restarted")
-
-    def run_to_end_of_job(self) -> None:
-        self.refresh(str(self._dbg.run_to_end_of_job()))
-
-    def break_on_nan(self) -> None:
-        bp = self._dbg.break_on(nan=True)
-        self.refresh(f"set {bp}")
-
-    def inject_fill(self, name: str, value: float) -> None:
-        """Overwrite a live blob with one value (the widget's injection; dbg.inject takes any array)."""
-        import numpy as np
-
-        current = self._dbg.value(name)
-        self._dbg.inject(name, np.full(current.shape, value, current.dtype))
-        self.blob_name = name
-        self.refresh(f"injected {value} into {name}")
-
-    def inspect(self, name: str) -> None:
-        self.blob_name = name
-        self.refresh(self.status)
-
-    def refresh(self, status: str | None = None) -> None:
-        dbg = self._dbg
-        self.rows = [{"name": r.name.replace("  <- next", ""), "state": r.state, "acts": r.acts,
-                      "reason": r.reason or "", "next": r.name.endswith("<- next"),
-                      "registers": " ".join(f"r{rid} {used}/{num}" for rid, (used, num) in r.occupancy.items())}
-                     for r in dbg.actors()]
-        nxt = dbg.runtime.peek() if not dbg.finished else None
-        self.next_id = f"task/{nxt.actor_id}" if nxt is not None else ""
-        if status is not None:
-            self.status = status
-        elif not self.status:
-            self.status = f"{dbg.acts} acts; next: {dbg.next_actor()}"
-        if self.blob_name:
-            stats = dbg.blob(self.blob_name)
-            self.blob = {"name": stats.lbn, "shape": list(stats.shape), "dtype": stats.dtype, "min": stats.min,
-                         "max": stats.max, "mean": stats.mean, "std": stats.std, "nan": stats.nan_count,
-                         "inf": stats.inf_count, "preview": stats.preview,
-                         "histogram": list(stats.histogram[1]) if stats.histogram else []}
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        bundle = super()._repr_mimebundle_(**kwargs)
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data["image/svg+xml"] = self.svg
-        data["text/plain"] = f"<DebuggerWidget {self.status}>"
         return bundle
