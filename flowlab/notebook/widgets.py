@@ -112,7 +112,11 @@ class PlanBrowser(anywidget.AnyWidget):
             raise ValueError(f"no view {view!r}; views are {self.views}")
         self.view, self.payload = view, self.payload_of(view)
         self.svg = self.svg_of(view)
-        self.highlighted, self.selected = [], ""
+        self.selected = ""  # the detail pane of another view's node would be stale here
+        self.highlighted = self._matches(self.query)  # the search box keeps its text: show its matches here
+
+    def _matches(self, text: str) -> list[str]:
+        return [n["id"] for n in self.payload["graph"]["nodes"] if text and text in n["label"]]
 
     def expand(self, *group_ids: str) -> None:
         """Open groups of the current view (what a click on a collapsed group does in the browser)."""
@@ -159,8 +163,7 @@ class PlanBrowser(anywidget.AnyWidget):
 
     @traitlets.observe("query")
     def _on_query(self, change: dict[str, Any]) -> None:
-        text = change["new"]
-        self.highlighted = [n["id"] for n in self.payload["graph"]["nodes"] if text and text in n["label"]]
+        self.highlighted = self._matches(change["new"])
 
     @traitlets.observe("selected")
     def _on_selected(self, change: dict[str, Any]) -> None:

@@ -56,7 +56,12 @@ def test_selecting_an_input_links_its_push_job_and_shared_block(pad_job):
     assert set(browser.highlighted) == {*inputs, block}
     browser.show("push")
     assert "System-Push-Input_0-ForeignInput" in html.unescape(browser.svg) and browser.highlighted == []
-    assert browser.selected == "" and browser.payload["kind"] == "jobset"
+    assert browser.selected == "" and browser.detail == {} and browser.payload["kind"] == "jobset"
+    browser.search("Input_0")
+    push_inputs = [n["id"] for n in browser.payload["graph"]["nodes"] if "Input_0" in n["label"]]
+    browser.show("plan")  # the search text stays, so its matches are those of the new view (issue 10, finding 9)
+    tasks = {f"t:{t.task_id}" for t in flow.default_session().plan.tasks if "Input_0" in t.name}
+    assert browser.query == "Input_0" and set(browser.highlighted) == tasks and set(push_inputs).isdisjoint(tasks)
     with pytest.raises(ValueError, match="no view 'nope'"):
         browser.show("nope")
 
