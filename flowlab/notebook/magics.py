@@ -47,7 +47,7 @@ class FlowMagics(Magics):
         finally:
             del session.lazy_run
         result.error = outcome.error_before_exec or outcome.error_in_exec
-        result.loc_names = _cell_names(self.shell)
+        result.loc_names = cell_names(self.shell)
         if args.no_run and session.compiled is None and result.error is None and session.function_descs:
             session.try_init()
         if args.debug and result.calls and result.error is None:
@@ -75,7 +75,7 @@ class FlowMagics(Magics):
         raise UsageError("usage: %flowlab [kernels reference|numba]")
 
 
-def _cell_names(shell: Any) -> dict[str, str]:
+def cell_names(shell: Any) -> dict[str, str]:
     """IPython compiles each cell under a made-up file name (``1218483366.py``; ipykernel's
     ``/tmp/ipykernel_<pid>/<hash>.py``), which is what an op's ``loc`` names: map them to ``cell [n]``."""
     import os

@@ -89,14 +89,15 @@ class PlanBrowser(anywidget.AnyWidget):
         from ..viz.payload import jobset_payload, plan_payload
 
         if view not in self._payloads:
-            session = self._session
+            session, cells = self._session, _cell_names()
             if view == "plan":
-                self._payloads[view] = plan_payload(session.plan, session.job_set, passes=session.passes)
+                self._payloads[view] = plan_payload(session.plan, session.job_set, passes=session.passes,
+                                                    loc_names=cells)
             elif view == "jobs":
-                self._payloads[view] = jobset_payload(session.job_set, session.passes)
+                self._payloads[view] = jobset_payload(session.job_set, session.passes, loc_names=cells)
             else:
                 jobs = session.job_set.of_kind(view)
-                self._payloads[view] = jobset_payload(JobSet(jobs), session.passes,
+                self._payloads[view] = jobset_payload(JobSet(jobs), session.passes, loc_names=cells,
                                                       title=f"{view} jobs: {', '.join(j.name for j in jobs)}")
         return self._payloads[view]
 
@@ -215,3 +216,15 @@ class PlanBrowser(anywidget.AnyWidget):
         data["image/svg+xml"] = self.svg  # a static picture for saved notebooks and other front ends
         data["text/plain"] = f"<PlanBrowser view={self.view}: {self.payload.get('title', '')}>"
         return bundle
+
+
+def _cell_names() -> dict[str, str]:
+    """IPython's cell file names -> "cell [n]" when running under IPython (see magics._cell_names)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - the notebook package needs IPython
+        return {}
+    from .magics import cell_names
+
+    shell = get_ipython()
+    return cell_names(shell) if shell is not None else {}

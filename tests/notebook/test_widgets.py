@@ -88,6 +88,27 @@ def test_browser_messages_and_groups(pad_job):
         browser.expand("g:nope")
 
 
+def test_a_browser_in_ipython_names_cells_not_temp_files():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    try:
+        ip.run_cell(CELL_FN)
+        ip.run_cell("pad_Job(np.zeros((2, 1, 3, 3), np.float32))")
+        browser = PlanBrowser(flow.default_session(), "jobs")
+        text = browser.describe("reflection_pad2d_0")
+        assert re.search(r"source: cell \[\d+\], line 3", text), text
+    finally:
+        InteractiveShell.clear_instance()
+
+
+CELL_FN = """import numpy as np, flowlab as flow, flowlab.typing as tp
+def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+    return flow.reflection_pad2d(x, padding=1)
+pad_Job = flow.global_function()(pad_Job)
+"""
+
+
 def test_browser_has_a_static_svg_fallback(pad_job):
     bundle = PlanBrowser(flow.default_session())._repr_mimebundle_()
     data = bundle[0] if isinstance(bundle, tuple) else bundle
