@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Job, JobSet
+from ..viz.payload_svg import new_id_prefix
 
 STAGES = ("user", "push", "pull", "model_io", "main", "plan")
 
@@ -177,10 +178,3 @@ class FlowjobResult:
             view = view[0] if isinstance(view, tuple) else view
             bundle["application/vnd.jupyter.widget-view+json"] = view["application/vnd.jupyter.widget-view+json"]
         return bundle
-
-
-def new_id_prefix() -> str:
-    """A prefix for one output's SVG/DOM ids: two outputs, even from different kernel sessions, never share ids."""
-    import uuid
-
-    return f"fl{uuid.uuid4().hex[:10]}-"

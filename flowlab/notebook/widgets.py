@@ -10,8 +10,8 @@ from typing import Any
 import anywidget
 import traitlets
 
+from ..viz.payload_svg import new_id_prefix
 from .debugger_widget import DebuggerWidget
-from .result import new_id_prefix
 
 __all__ = ["DebuggerWidget", "PlanBrowser"]
 

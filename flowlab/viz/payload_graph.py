@@ -3,8 +3,9 @@ with the initial collapsed state chosen so that no view starts with more than ``
 
 Grouping follows OneFlow's names: ``flow.scope.namespace`` and ``flow.layers`` join scopes with ``-``, so
 ``fc3-matmul`` lies in scope ``fc3`` and ``System-AutoTick-SourceTick`` in ``System-AutoTick``. Ops without a
-scope that a pass created (autograd's gradient ops, optimizer updates) are grouped by that pass, so a deep
-model's backward half is one box rather than a column of hundreds of ops.
+scope that a pass created (autograd's gradient ops) are grouped by that pass, so a deep model's backward half is
+one box rather than a column of hundreds of ops; a group with more than ``CHUNK`` nodes of its own is split into
+runs of consecutive nodes.
 """
 
 from __future__ import annotations

@@ -135,6 +135,13 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
     return "\n".join(["digraph flowlab {", *("  " + h for h in head), *emit(None, 1), *edges, "}"]) + "\n"
 
 
+def new_id_prefix() -> str:
+    """A prefix for one output's SVG/DOM ids: two outputs, even from different kernel sessions, never share ids."""
+    import uuid
+
+    return f"fl{uuid.uuid4().hex[:10]}-"
+
+
 def payload_svg(payload: dict[str, Any], *, id_prefix: str = "", budget: int = SVG_BUDGET,
                 timeout: float = 20.0) -> str:
     """The bounded picture as SVG text (see :func:`payload_dot`)."""
