@@ -68,9 +68,10 @@ def _desc(job: Job, lbn: str) -> str:
 
 
 def blob_label(regst: RegstDesc) -> str:
-    """An edge's label: the shapes and dtypes the register carries (``f32[100,512]``), or ``ctrl``."""
+    """An edge's label: the shapes and dtypes the register carries (``f32[100,512]``); none for a ctrl register,
+    whose edge kind already says so (a Plan has hundreds of them)."""
     if regst.is_ctrl or not regst.lbi2blob_desc:
-        return "ctrl"
+        return ""
     return ", ".join(desc_text(desc) for desc in regst.lbi2blob_desc.values())
 
 

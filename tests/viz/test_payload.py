@@ -88,6 +88,7 @@ def test_plan_payload_of_the_seed_job(pad_session):
     inputs = {s.plan.job_names[t.job_id]: t.task_id for t in s.plan.tasks if t.name == "Input_0"}
     edges = {(e["source"], e["target"]): e for e in g["edges"]}
     assert edges[(f"t:{inputs['pad_Job']}", f"t:{pad.task_id}")]["label"] == "f32[2,1,3,3]"
+    assert {e["label"] for e in g["edges"] if e["kind"] == "ctrl"} == {""}  # the dashed style says ctrl
     block = next(r for r in s.plan.regst_descs.values() if r.producer_task_id == inputs["pad_Job"]).mem_block_id
     assert edges[(f"t:{inputs['System-Push-Input_0']}", f"b:{block}")]["kind"] == "shared_mem"
     assert edges[(f"b:{block}", f"t:{inputs['pad_Job']}")]["kind"] == "shared_mem"
