@@ -51,6 +51,8 @@ def test_quickstart_shows_every_stage(tmp_path):
     assert len(svgs) >= 4  # %%flowjob's, the job set, the Plan, the browser's (and the debugger widget's, if any)
     assert "System-Push-Input_0" in svgs[1] and "System-Main-ReentrantLock_0" in svgs[2]
     assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 3
+    (recorded,) = outputs(nb, "application/vnd.flowlab.run+json")  # show_run(dbg): the recorded run, widget-free
+    assert recorded["kind"] == "run" and len(recorded["acts"]) >= 18 and recorded["memory"]["blocks"]
 
 
 def test_debugger_tour_finds_the_nan_and_fixes_it(tmp_path):
