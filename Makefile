@@ -3,6 +3,14 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+LAB_STAMP := $(VENV)/.lab-installed
+# make lab HOST=0.0.0.0 PORT=9999 LAB_ARGS=--no-browser: where JupyterLab listens, plus any other flags;
+# as root (containers) it adds --allow-root, without which JupyterLab refuses to start
+HOST ?= 127.0.0.1
+PORT ?= 8888
+LAB_ARGS ?=
+USER_ID ?= $(shell id -u)
+LAB_FLAGS := --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) $(if $(filter 0,$(USER_ID)),--allow-root) $(LAB_ARGS)
 
 .PHONY: demo test lint bench lab clean
 
@@ -31,9 +39,12 @@ bench: $(STAMP)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/plan_svg.py
 
-lab: $(STAMP)
+$(LAB_STAMP): $(STAMP)
 	$(PY) -m pip install -q jupyterlab anywidget ipywidgets
-	$(VENV)/bin/jupyter lab notebooks/
+	touch $(LAB_STAMP)
+
+lab: $(LAB_STAMP)
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache

@@ -125,7 +125,10 @@ def quickstart_html() -> list[Path]:
     if not source.is_file():  # an installed flowlab without the repository's notebooks
         return []
     nb = nbformat.read(source, as_version=4)
-    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(OUT)}}).execute()
+    # no widget state: with it, nbconvert's HTML loads the widget manager from unpkg and is blank offline; without
+    # it, each widget shows its static SVG
+    NotebookClient(nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(OUT)}},
+                   store_widget_state=False).execute()
     written = []
     try:
         from nbconvert import HTMLExporter

@@ -8,21 +8,35 @@ import pytest
 
 import flowlab as flow
 from tests.replay_models import MODELS
-from tests.test_replay_proof import CALLS, assert_replayed_and_fused, assert_same, run
+from tests.test_replay_proof import CALLS, assert_replayed_and_fused, assert_same, bits, run
 
 
 @pytest.mark.parametrize("model", ["mlp_sgd_momentum"])
 def test_two_device_calls_replay_bit_for_bit(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
     flow.config.cpu_device_num(2)  # the default placement: every device, so the model runs data-parallel
+    # Parallel run mode (two compute threads) declines the replay layer, a serial schedule: the proof compares the
+    # one-thread protocol with the replay, then the parallel protocol's values with both.
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    parallel = run(MODELS[model], False, CALLS, monkeypatch)
+    monkeypatch.setenv("FLOWLAB_THREADS", "0")
     protocol = run(MODELS[model], False, CALLS, monkeypatch)
     plan = flow.default_session().plan
     assert any(t.is_boxing for t in plan.tasks) and max(t.parallel_num for t in plan.tasks) == 2
-    # Parallel run mode (two compute threads) declines the replay layer, a serial schedule; replaying is asked for
-    # with one thread, and must still equal the parallel protocol run bit for bit.
-    monkeypatch.setenv("FLOWLAB_THREADS", "0")
     replayed = run(MODELS[model], True, CALLS, monkeypatch)
     assert_replayed_and_fused(replayed, "train")
     assert_same(protocol, replayed)
+    for key in ("outputs", "watched"):
+        assert [bits(x) for x in _flat(parallel[key])] == [bits(x) for x in _flat(protocol[key])], key
+    assert {k: bits(v) for k, v in parallel["variables"].items()} == {
+        k: bits(v) for k, v in protocol["variables"].items()}
     assert len(protocol["watched"]) == CALLS  # one watched value a call, not one per device
     one = np.asarray(protocol["watched"][0])
     assert one.shape[0] == 8  # the whole (logical) blob
+
+
+def _flat(values: object) -> list[np.ndarray]:
+    if isinstance(values, (list, tuple)):
+        return [x for v in values for x in _flat(v)]
+    if isinstance(values, dict):
+        return [x for v in values.values() for x in _flat(v)]
+    return [np.asarray(values)]

@@ -1,10 +1,12 @@
-"""Jupyter integration: the ``%%flowjob`` magic, its result view and the widgets (``PlanBrowser``,
-``DebuggerWidget``). Importing it needs IPython; the widgets need anywidget (imported on first use)."""
+"""Jupyter integration: the ``%%flowjob`` magic, its result view, the widgets (``PlanBrowser``,
+``DebuggerWidget``) and widget-free outputs (``show_plan``, ``show_run``). Importing it needs IPython; the widgets
+need anywidget (imported on first use)."""
 
 from typing import Any
 
 from .magics import FlowMagics
 from .result import FlowjobResult
+from .views import PayloadView, show_plan, show_run
 
 
 def __getattr__(name: str) -> Any:
@@ -15,4 +17,4 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["DebuggerWidget", "FlowMagics", "FlowjobResult", "PlanBrowser"]
+__all__ = ["DebuggerWidget", "FlowMagics", "FlowjobResult", "PayloadView", "PlanBrowser", "show_plan", "show_run"]

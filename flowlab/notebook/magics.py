@@ -47,6 +47,7 @@ class FlowMagics(Magics):
         finally:
             del session.lazy_run
         result.error = outcome.error_before_exec or outcome.error_in_exec
+        result.loc_names = cell_names(self.shell)
         if args.no_run and session.compiled is None and result.error is None and session.function_descs:
             session.try_init()
         if args.debug and result.calls and result.error is None:
@@ -72,3 +73,12 @@ class FlowMagics(Magics):
         if not words:
             return f"flowlab kernels: {os.environ.get('FLOWLAB_KERNELS', 'numba')}"
         raise UsageError("usage: %flowlab [kernels reference|numba]")
+
+
+def cell_names(shell: Any) -> dict[str, str]:
+    """IPython compiles each cell under a made-up file name (``1218483366.py``; ipykernel's
+    ``/tmp/ipykernel_<pid>/<hash>.py``), which is what an op's ``loc`` names: map them to ``cell [n]``."""
+    import os
+
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    return {os.path.basename(str(file)): f"cell [{number}]" for file, number in names.items()}

@@ -1,20 +1,22 @@
-"""What ``%%flowjob`` shows: every stage of the cell's session, as text, SVG and tabbed HTML (no script).
+"""What ``%%flowjob`` shows: every stage of the cell's session, as one mime bundle that never blocks on a big graph.
 
-The HTML is static (CSS radio tabs), so saved notebooks keep it on GitHub and in nbconvert; every name is
-escaped, and the SVGs come from Graphviz, which escapes them too.
+- ``application/vnd.flowlab.jobset+json`` and ``…plan+json``: the view payloads (``flowlab.viz.payload``) that
+  flowlab's JupyterLab renderer draws from a saved notebook, with no kernel;
+- the plan browser widget, when a kernel is live;
+- ``image/svg+xml``: a bounded Graphviz overview (collapsed groups only, never more than a few dozen boxes), for
+  nbconvert, GitHub and front ends without flowlab's renderer; ids carry a prefix unique to this output;
+- ``text/plain``: every stage as text.
 """
 
 from __future__ import annotations
 
-import html
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..ir import Job, JobSet
+from ..viz.payload_svg import new_id_prefix
 
 STAGES = ("user", "push", "pull", "model_io", "main", "plan")
-_ids = itertools.count()
 
 
 @dataclass
@@ -25,6 +27,11 @@ class FlowjobResult:
     error: BaseException | None = None
     debugger: Any = None
     interactive: bool = False  # in a live kernel: the output is the widget (static fallbacks stay)
+    loc_names: dict[str, str] = field(default_factory=dict)  # IPython's cell file names -> "cell [3]"
+    id_prefix: str = field(default_factory=lambda: new_id_prefix())
+    render_note: str | None = None  # why there is no picture, when no Graphviz renderer worked
+    _payloads: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
+    _svg: str | None = field(default=None, repr=False)
 
     @property
     def compiled(self) -> bool:
@@ -69,17 +76,23 @@ class FlowjobResult:
     def __repr__(self) -> str:
         return f"<FlowjobResult {self.summary()}>"
 
-    def browser(self, view: str = "plan") -> Any:
-        """The interactive plan browser over this result's session (needs anywidget)."""
+    def browser(self, view: str | None = None) -> Any:
+        """The interactive plan browser over this result's session (needs anywidget); it reuses this output's
+        payloads, picture and id prefix."""
         from .widgets import PlanBrowser
 
-        return PlanBrowser(self.session, view)
+        payloads = self.payloads()
+        svgs = {next(iter(payloads)): self._svg} if self._svg and payloads else {}
+        default = "plan" if "plan" in payloads else "jobs"
+        return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix)
 
     def interactive_view(self) -> Any:
-        """The plan browser above an output area; its debug button opens the debugger for the last job call."""
+        """The plan browser above an output area; its debug button opens the debugger for the last job call
+        and, pressed again, closes it."""
         import ipywidgets
 
         browser, out = self.browser(), ipywidgets.Output()
+        opened: list[Any] = []
         if self.calls:
             name, call_args = self.calls[-1]
             desc = self.session.function_descs.get(name)
@@ -89,11 +102,20 @@ class FlowjobResult:
                 from .widgets import DebuggerWidget
 
                 widget = DebuggerWidget(Debugger(self.session, desc, call_args, {}))
-                out.clear_output()
+                # set the outputs trait, never Output.clear_output(): from a comm handler, clear_output is a
+                # message the front end applies later, after the new widget is shown, and so removes it
+                out.outputs = ()
                 out.append_display_data(widget)
+                opened.append(widget)
                 return widget
 
-            browser.on_debug, browser.can_debug = open_debugger, desc is not None
+            def close_debugger() -> None:
+                out.outputs = ()
+                while opened:
+                    opened.pop().close()
+
+            browser.on_debug, browser.on_close_debug = open_debugger, close_debugger
+            browser.can_debug = desc is not None
         return ipywidgets.VBox([browser, out])
 
     def debugger_widget(self) -> Any:
@@ -104,51 +126,55 @@ class FlowjobResult:
             raise ValueError("no debugger: run the cell with %%flowjob --debug (it debugs the cell's last job call)")
         return DebuggerWidget(self.debugger)
 
-    # -- pictures ----------------------------------------------------------------------------------
-    def stage_svg(self, stage: str) -> str | None:
-        from ..viz import render_svg, to_dot
+    # -- payloads and pictures --------------------------------------------------------------------
+    def _jobs_shown(self) -> list[Job]:
+        return [job for stage in self.show if stage != "plan" for job in self.jobs(stage)]
 
-        if stage == "plan":
-            return render_svg(to_dot(self.plan)) if self.compiled else None
-        jobs = self.jobs(stage)
-        if not jobs:
-            return None
-        target = JobSet(tuple(jobs)) if len(jobs) > 1 else jobs[0]
-        return render_svg(to_dot(target))
+    def payloads(self) -> dict[str, dict[str, Any]]:
+        """The view payloads of this output ("jobs" for the shown jobs, "plan" when shown), built once."""
+        from ..viz.payload import jobset_payload, plan_payload
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        svgs = {stage: self.stage_svg(stage) for stage in self.show}
-        bundle = {"text/plain": str(self), "text/html": self._html(svgs)}
-        first = next((svg for svg in svgs.values() if svg), None)
-        if first:
-            bundle["image/svg+xml"] = first
+        if self._payloads is None:
+            passes = self.session.passes if self.compiled else None
+            out: dict[str, dict[str, Any]] = {}
+            jobs = self._jobs_shown()
+            if jobs:
+                out["jobs"] = jobset_payload(JobSet(tuple(jobs)), passes, loc_names=self.loc_names)
+            if "plan" in self.show and self.compiled:
+                out["plan"] = plan_payload(self.plan, self.job_set, passes=passes, loc_names=self.loc_names)
+            self._payloads = out
+        return self._payloads
+
+    def overview_svg(self) -> str | None:
+        """The bounded static picture of the first payload (the jobs, else the Plan); None with a note in
+        ``render_note`` when no renderer worked."""
+        from ..viz import RenderError
+        from ..viz.payload_svg import payload_svg
+
+        if self._svg is None and self.render_note is None:
+            payloads = self.payloads()
+            if not payloads:
+                return None
+            view, payload = next(iter(payloads.items()))
+            try:
+                self._svg = payload_svg(payload, id_prefix=f"{self.id_prefix}{view}-")
+            except RenderError as err:
+                self.render_note = f"(no picture: {err})"
+        return self._svg
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from ..viz.payload import MIME
+
+        payloads = self.payloads()
+        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: p for view, p in payloads.items()}
+        svg = self.overview_svg()
+        if svg:
+            bundle["image/svg+xml"] = svg
+        text = str(self)
+        bundle["text/plain"] = f"{self.render_note}\n{text}" if self.render_note else text
         if self.interactive and self.compiled:
             widget = self.debugger_widget() if self.debugger is not None else self.interactive_view()
             view = widget._repr_mimebundle_()
             view = view[0] if isinstance(view, tuple) else view
             bundle["application/vnd.jupyter.widget-view+json"] = view["application/vnd.jupyter.widget-view+json"]
         return bundle
-
-    def _html(self, svgs: dict[str, str | None]) -> str:
-        group = f"flowjob{next(_ids)}"
-        tabs, panes = [], []
-        stages = [*self.show, "passes"] if self.compiled else list(self.show)
-        for i, stage in enumerate(stages):
-            tab_id = f"{group}-{stage}"
-            checked = " checked" if i == 0 else ""
-            tabs.append(f'<input type="radio" name="{group}" id="{tab_id}"{checked}>'
-                        f'<label for="{tab_id}">{html.escape(stage)}</label>')
-            if stage == "passes":
-                body = "\n".join(str(r) for r in self.session.passes)
-                panes.append(f'<div class="pane"><pre>{html.escape(body)}</pre></div>')
-                continue
-            svg = svgs.get(stage) or ""
-            panes.append(f'<div class="pane">{svg}<details><summary>text</summary>'
-                         f'<pre>{html.escape(self.stage_text(stage))}</pre></details></div>')
-        style = (f"<style>.{group} > .pane{{display:none}} .{group} > input{{display:none}}"
-                 f".{group} > label{{padding:2px 8px;border:1px solid #ccc;margin-right:2px;cursor:pointer}}"
-                 + "".join(f".{group} > input:nth-of-type({i + 1}):checked ~ .pane:nth-of-type({i + 1})"
-                           "{display:block}" for i in range(len(stages))) + "</style>")
-        error = f'<pre style="color:#b00">{html.escape(self.summary())}</pre>' if self.error else ""
-        return (f'{style}<div class="{group}"><p>{html.escape(self.summary())}</p>{error}'
-                + "".join(tabs) + "".join(panes) + "</div>")

@@ -77,10 +77,12 @@ def render_svg(dot: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
         raise TypeError(f"render_svg takes DOT text (str); got {type(dot).__name__}")
     data = dot.encode("utf-8", "backslashreplace")
     attempts: list[tuple[str, str]] = []
+    outcomes: list[str] = []  # per attempt: "missing", "timeout" or "failed"
     for renderer in renderers():
         label = f"{renderer.source} ({renderer.command})"
         if renderer.path is None:
             attempts.append((label, "not found"))
+            outcomes.append("missing")
             continue
         try:
             proc = subprocess.run(
@@ -88,14 +90,17 @@ def render_svg(dot: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
             )
         except subprocess.TimeoutExpired:
             attempts.append((label, f"{renderer.path}: timed out after {timeout:g} s"))
+            outcomes.append("timeout")
             continue
         except OSError as exc:
             attempts.append((label, f"{renderer.path}: could not run: {exc}"))
+            outcomes.append("failed")
             continue
         out = proc.stdout.decode("utf-8", "replace")
         if proc.returncode != 0 or "<svg" not in out:
             err = proc.stderr.decode("utf-8", "replace").strip()[-500:] or "no output"
             attempts.append((label, f"{renderer.path}: exit status {proc.returncode}: {err}"))
+            outcomes.append("failed")
             continue
         if attempts and attempts[0][0].startswith(f"${ENV_VAR}"):
             warnings.warn(
@@ -104,10 +109,16 @@ def render_svg(dot: str, *, timeout: float = DEFAULT_TIMEOUT) -> str:
             )
         return out
     tried = "\n".join(f"  - {label}: {what}" for label, what in attempts)
-    raise RenderError(
-        "could not render DOT to SVG; tried, in order:\n"
-        f"{tried}\n"
-        f"Install flowlab's graphviz-pure dependency (pip install graphviz-pure), put Graphviz's `dot` on PATH, "
-        f"or set ${ENV_VAR} to a dot-compatible program.",
-        attempts,
-    )
+    raise RenderError(f"could not render DOT to SVG; tried, in order:\n{tried}\n{_advice(outcomes, timeout)}", attempts)
+
+
+def _advice(outcomes: list[str], timeout: float) -> str:
+    """What to do, from what really happened: only a missing renderer is a reason to install one."""
+    if "timeout" in outcomes:
+        return (f"The graph is too large to lay out within {timeout:g} s: draw fewer nodes (%%flowjob --show user, "
+                "collapsed groups; flowlab.viz.payload_svg bounds the picture), or pass a longer timeout.")
+    if "failed" in outcomes:
+        return ("A renderer was found but failed on this graph (see its message above); if the DOT came from "
+                "flowlab, that is a bug: please report it with the DOT text.")
+    return (f"Install flowlab's graphviz-pure dependency (pip install graphviz-pure), put Graphviz's `dot` on "
+            f"PATH, or set ${ENV_VAR} to a dot-compatible program.")

@@ -19,7 +19,8 @@ def test_demo_writes_every_promised_file(tmp_path):
     assert "System-Pull-Return_0" in (out / "two_jobs" / "job_set.txt").read_text()
     quickstart = html.unescape((out / "quickstart.html").read_text())
     assert "plan: 18 tasks, 21 regsts, 10 mem blocks" in quickstart
-    assert quickstart.count("jp-RenderedSVG") >= 2  # the job set and the Plan, embedded as data: URIs
+    assert quickstart.count("jp-RenderedSVG") >= 5  # %%flowjob's, the job set, the Plan and both widgets' SVGs
+    assert "unpkg.com" not in quickstart  # no widget state: nothing to fetch, it reads offline
     run = (out / "pad_Job_run.html").read_text()
     assert "<script" not in run and "reflection_pad2d_0" in run and "finished" in run
     assert f"wrote {(out / 'quickstart.html').resolve()}" in result.stdout

@@ -9,11 +9,13 @@ import pytest
 from nbclient import NotebookClient
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
+JOBSET, PLAN = "application/vnd.flowlab.jobset+json", "application/vnd.flowlab.plan+json"
 
 
 def run(name: str, tmp_path: Path) -> nbformat.NotebookNode:
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     assert all(not cell.get("outputs") for cell in nb.cells if cell.cell_type == "code"), "commit without outputs"
+    assert "widgets" not in nb.metadata, "commit without widget state (GitHub and nbconvert need it absent)"
     NotebookClient(nb, timeout=180, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     return nb
 
@@ -40,10 +42,17 @@ def test_quickstart_shows_every_stage(tmp_path):
     assert "%reflection_pad2d_0/y_0 : f32[2,1,5,5] = reflection_pad2d(%Input_0/out)" in text
     assert "AutoSourceTick on pad_Job" in text and "plan: 18 tasks" in text
     assert "next: pad_Job/reflection_pad2d_0" in text and "min 0 max 17" in text and "finished" in text
+    assert "reflection_pad2d_0 (NormalForward)" in text and "source: cell [" in text  # browser.describe
+    flowjob = next(o for c in nb.cells for o in c.get("outputs", []) if "%%flowjob" in c.source)
+    data = flowjob["data"]  # the %%flowjob output: payloads, a bounded picture, text, and the live widget
+    assert data[JOBSET]["flowlab_payload"] == 1 and data[PLAN]["summary"]["tasks"] == 18
+    assert {"image/svg+xml", "text/plain", "application/vnd.jupyter.widget-view+json"} <= set(data)
     svgs = outputs(nb, "image/svg+xml")
-    assert len(svgs) == 4  # the job set, the Plan, and the two widgets' static fallbacks
-    assert "System-Push-Input_0" in svgs[0] and "System-Main-ReentrantLock_0" in svgs[1]
-    assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 2
+    assert len(svgs) >= 4  # %%flowjob's, the job set, the Plan, the browser's (and the debugger widget's, if any)
+    assert "System-Push-Input_0" in svgs[1] and "System-Main-ReentrantLock_0" in svgs[2]
+    assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 3
+    (recorded,) = outputs(nb, "application/vnd.flowlab.run+json")  # show_run(dbg): the recorded run, widget-free
+    assert recorded["kind"] == "run" and len(recorded["acts"]) >= 18 and recorded["memory"]["blocks"]
 
 
 def test_debugger_tour_finds_the_nan_and_fixes_it(tmp_path):
@@ -86,6 +95,6 @@ def test_training_notebook_reaches_90_percent(tmp_path):
     assert "GenerateBackwardAndOptimizerOpConfs on train_job: +[" in text
     updates = ["hidden-weight_optimizer", "hidden-bias_optimizer", "output-weight_optimizer", "output-bias_optimizer"]
     assert str(updates) in text
-    assert "hidden-weight_optimizer" in outputs(nb, "image/svg+xml")[0]
-    line = outputs(nb, "text/plain")[-1]
-    assert line.startswith("'%hidden-weight_optimizer = momentum_update(%hidden-weight/out") and "scale=0.02" in line
+    jobs = outputs(nb, JOBSET)[0]  # the %%flowjob --no-run output
+    assert "hidden-weight_optimizer" in [n["label"] for n in jobs["graph"]["nodes"]]
+    assert "conf: %hidden-weight_optimizer = momentum_update(%hidden-weight/out" in text and "scale=0.02" in text

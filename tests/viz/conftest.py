@@ -57,3 +57,11 @@ def pad_session():
 def run_pad():
     """The pad job as a function: defines it, calls it once, returns the default session."""
     return run_pad_job
+
+
+
+@pytest.fixture(scope="module")
+def deep_mlp_session():
+    from tests.deep_mlp import build_deep_mlp
+
+    return build_deep_mlp()

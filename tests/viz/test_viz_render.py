@@ -170,3 +170,25 @@ def test_bad_dot_from_graphviz_pure_is_an_error(monkeypatch):
     monkeypatch.delenv("FLOWLAB_DOT", raising=False)
     with pytest.raises(RenderError, match="graphviz-pure"):
         render_svg("digraph { a -> }")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="uses a shell script as the renderer")
+def test_the_error_says_what_really_failed(tmp_path, monkeypatch):
+    """Only a missing renderer is told to install one; a timeout says the graph is too large, a failure says
+    which renderer failed (issue 10: a 535-task Plan timed out and was told to install graphviz-pure)."""
+    sleep = shutil.which("sleep")
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setattr(render, "_graphviz_pure", lambda: _write_script(tmp_path / "gvp", f"exec {sleep} 5\n"))
+    with pytest.raises(RenderError) as info:
+        render_svg("digraph { a }", timeout=0.2)
+    message = str(info.value)
+    assert "pip install" not in message and "too large to lay out within 0.2 s" in message
+    assert "fewer nodes" in message
+    monkeypatch.setattr(render, "_graphviz_pure", lambda: _write_script(tmp_path / "bad", "exit 2\n"))
+    with pytest.raises(RenderError) as info:
+        render_svg("digraph { a }")
+    message = str(info.value)
+    assert "pip install" not in message and "failed on this graph" in message
+    monkeypatch.setattr(render, "_graphviz_pure", lambda: None)
+    with pytest.raises(RenderError, match="pip install graphviz-pure"):
+        render_svg("digraph { a }")

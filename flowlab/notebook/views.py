@@ -1,0 +1,63 @@
+"""Notebook outputs for one view payload, with no widget: what a saved notebook keeps and flowlab's JupyterLab
+renderer draws with or without a kernel (``application/vnd.flowlab.{jobset,plan,run}+json``), plus a bounded
+SVG and text for other front ends.
+
+- ``show_plan(plan, job_set, marks=diff.marks_b)``: a Plan, e.g. one side of ``flow.debug.diff``;
+- ``show_run(dbg)``: a debugger's recorded run (the acts so far and the memory record), drawn with a slider.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..viz.payload import MIME, plan_payload, run_payload
+from ..viz.payload_svg import new_id_prefix
+
+
+@dataclass
+class PayloadView:
+    """One payload as an output: its mime type, a bounded SVG overview (ids unique to the output) and text."""
+
+    payload: dict[str, Any]
+    text: str = ""
+    id_prefix: str = field(default_factory=new_id_prefix)
+
+    def __repr__(self) -> str:
+        return f"<{self.payload['kind']} view: {self.payload['title']}>"
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from ..viz import RenderError
+        from ..viz.payload_svg import payload_svg
+
+        bundle: dict[str, Any] = {MIME[self.payload["kind"]]: self.payload, "text/plain": self.text or repr(self)}
+        try:
+            bundle["image/svg+xml"] = payload_svg(self.payload, id_prefix=self.id_prefix)
+        except RenderError as err:  # the payload still draws in JupyterLab; say why there is no picture
+            bundle["text/plain"] += f"\n(no picture: {err})"
+        return bundle
+
+
+def show_plan(plan: Any, job_set: Any = None, *, marks: Mapping[str, str] | None = None, title: str | None = None,
+              passes: Any = None) -> PayloadView:
+    """A Plan as an output; ``marks`` (payload id -> added/removed/changed, e.g. ``flow.debug.diff(a, b).marks_b``)
+    become node classes the front end colours."""
+    payload = plan_payload(plan, job_set, passes=passes, marks=marks, title=title)
+    return PayloadView(payload, text=f"{payload['title']}\n{plan}")
+
+
+def show_run(dbg: Any = None, *, plan: Any = None, job_set: Any = None, recording: Any = None,
+             title: str | None = None) -> PayloadView:
+    """A recorded run as an output: ``show_run(dbg)`` takes the debugger's plan and ``dbg.recording()`` (the acts
+    so far, with statistics of what each wrote, and the memory record); or pass ``plan``, ``job_set`` and
+    ``recording`` (``{"acts": [...], "memory": {...}}``) yourself."""
+    if dbg is not None:
+        plan, job_set, recording = dbg.plan, dbg.session.job_set, dbg.recording()
+        title = title or f"run of {dbg.desc.job_name}: {len(recording['acts'])} acts"
+    if plan is None or recording is None:
+        raise TypeError("show_run needs a debugger (show_run(dbg)) or plan= and recording=")
+    payload = run_payload(plan, job_set, recording, title=title)
+    lines = [payload["title"], *(f"#{a['index']} {a['job']}/{a['actor']} read {a['reads']} wrote {a['writes']}"
+                                 for a in payload["acts"][:200])]
+    return PayloadView(payload, text="\n".join(lines))
