@@ -26,3 +26,7 @@ class ActEvent:
 class JobFinishedEvent:
     job_name: str
     instance_seq: int
+
+
+class RuntimeIdle(RuntimeError):
+    """The scheduler has nothing left to do, but what it was asked to wait for has not happened."""

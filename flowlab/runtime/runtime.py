@@ -28,7 +28,7 @@ from ..ir import Plan
 from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .boxing_kernels import boxing_kernel
-from .events import ActEvent
+from .events import ActEvent, RuntimeIdle
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
@@ -43,10 +43,6 @@ ACTOR_CLASSES: dict[str, type[Actor]] = {
     "Esac": EsacActor,
 }
 WAIT_BUFFER = "GlobalWaitJobId"
-
-
-class RuntimeIdle(RuntimeError):
-    """The scheduler has nothing left to do, but what it was asked to wait for has not happened."""
 
 
 class CallLayer(Protocol):

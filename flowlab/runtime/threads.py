@@ -31,6 +31,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..errors import kernel_error
+from .events import RuntimeIdle
 
 if TYPE_CHECKING:
     from ..ir import Plan
@@ -225,8 +226,6 @@ class ActorThreads:
         """Launch a call's instances and wait until the runtime is quiet: every loop idle, no act in flight.
         Raises what a kernel raised (a KernelError naming its op), or RuntimeIdle when the runtime went quiet
         before the last instance finished; either way, and on an interrupt, the loops are stopped first."""
-        from .runtime import RuntimeIdle
-
         rt = self.rt
         last = instances[-1]
         try:
