@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench lab clean
+.PHONY: demo test lint bench lab clean ext
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,11 @@ bench: $(STAMP)
 lab: $(STAMP)
 	$(PY) -m pip install -q jupyterlab anywidget ipywidgets
 	$(VENV)/bin/jupyter lab notebooks/
+
+# The TypeScript front end (extension/): the anywidget module, the JupyterLab mime renderer, the e2e fixtures and the
+# build stamp; needs Node 20 and npm, and the venv for jupyter-builder. The outputs are committed.
+ext: $(STAMP)
+	cd extension && npm ci --no-audit --no-fund && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run build && npm test
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache
