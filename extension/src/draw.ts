@@ -54,7 +54,7 @@ export function drawLayout(layer: SVGGElement, lay: Layout, lanes: string[]): Ma
     const title = s("title", {}, `${c.label}: ${c.count} nodes (click the header to collapse)`);
     g.append(title, s("rect", { class: "fl-cluster-box", x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }),
       s("rect", { class: "fl-cluster-head", x: c.x, y: c.y, width: c.w, height: 18, rx: 6 }),
-      s("text", { class: "fl-cluster-label", x: c.x + 8, y: c.y + 13 }, `− ${clip(c.label, c.w - 40)} (${c.count})`));
+      s("text", { class: "fl-cluster-label", x: c.x + 8, y: c.y + 13 }, `− ${clip(c.label, Math.max(c.w - 40, 200))} (${c.count})`));
     clusters.append(g);
   }
   for (const p of lay.edges) {
@@ -84,7 +84,7 @@ export function drawMinimap(svg: SVGSVGElement, lay: Layout): SVGRectElement {
   const b = lay.bounds;
   svg.setAttribute("viewBox", `${b.x} ${b.y} ${Math.max(1, b.w)} ${Math.max(1, b.h)}`);
   for (const c of lay.clusters) svg.append(s("rect", { class: "fl-mm-cluster", x: c.x, y: c.y, width: c.w, height: c.h }));
-  for (const n of lay.nodes.values()) svg.append(s("rect", { class: "fl-mm-node", x: n.x, y: n.y, width: n.w, height: n.h, "data-id": n.node.id }));
+  for (const n of lay.nodes.values()) svg.append(s("rect", { class: "fl-mm-node", x: n.x, y: n.y, width: n.w, height: n.h, "data-mm": n.node.id }));
   const view = s("rect", { class: "fl-mm-view" });
   svg.append(view);
   return view;

@@ -3,7 +3,7 @@
 import { renderDetail } from "./detail.js";
 import { button, h, s } from "./dom.js";
 import { defs, drawLayout, drawMinimap, LANE_COLORS } from "./draw.js";
-import { type Layout, layoutAsync } from "./layout.js";
+import { type Layout, layoutAsync, layoutSync } from "./layout.js";
 import type { Graph } from "./payload.js";
 import { GroupTree, MAX_VISIBLE } from "./visible.js";
 
@@ -13,6 +13,8 @@ export interface GraphViewOptions {
   height?: number;
   tools?: HTMLElement[];  // extra toolbar controls (e.g. "debug")
 }
+
+const READABLE = 0.45;  // the smallest scale of a first view (12 px labels at 5.4 px)
 
 export class GraphView {
   readonly root = h("div", "fl-graph");
@@ -48,7 +50,7 @@ export class GraphView {
     this.search.placeholder = "search names (Enter: next)";
     this.search.addEventListener("input", () => { this.setQuery(this.search.value, false); this.opts.onQuery?.(this.search.value); });
     this.search.addEventListener("keydown", (ev) => { if (ev.key === "Enter") void this.nextMatch(ev.shiftKey ? -1 : 1); });
-    const full = button("⛶", "full screen (Esc leaves)", () => this.toggleFull());
+    const full = button("full screen", "full screen (again, or Esc, to leave)", () => this.toggleFull());
     this.toolbar.append(this.search, this.count,
       button("◀", "previous match", () => void this.nextMatch(-1)), button("▶", "next match", () => void this.nextMatch(1)),
       button("−", "zoom out", () => this.zoomBy(1 / 1.25)), button("+", "zoom in", () => this.zoomBy(1.25)),
@@ -93,14 +95,40 @@ export class GraphView {
       }
       this.status.textContent = "";
       this.layout = lay;
-      this.els = drawLayout(this.viewport, lay, this.graph.lanes);
-      this.mmView = drawMinimap(this.minimap, lay);
-      this.minimap.style.display = lay.nodes.size > 12 ? "" : "none";
-      this.applyMarks();
+      this.draw();
       if (!this.fitted) this.fit();
       else this.apply();
     }).catch((e) => { this.status.textContent = `layout failed: ${String(e)}`; });
     return this.pending;
+  }
+
+  private draw(): void {
+    const lay = this.layout!;
+    this.els = drawLayout(this.viewport, lay, this.graph.lanes);
+    this.mmView = drawMinimap(this.minimap, lay);
+    const b = lay.bounds;
+    this.minimap.style.height = `${Math.round(Math.max(50, Math.min(160, (170 * b.h) / Math.max(1, b.w))))}px`;
+    this.applyMarks();
+  }
+
+  /**
+   * The first view must be readable, not just fitted: while fitting would shrink labels below READABLE, collapse the
+   * largest open group (the user opens it again with one click, and then sees its top at a readable scale).
+   */
+  private readableFirstView(W: number, H: number): void {
+    const scale = (l: Layout) => Math.min((W - 16) / l.bounds.w, (H - 16) / l.bounds.h);
+    let changed = false;
+    while (this.layout && scale(this.layout) < READABLE) {
+      let best: string | null = null;
+      for (const c of this.layout.clusters) if (!best || c.count > (this.tree.size.get(best) ?? 0)) best = c.id;
+      if (!best) break;
+      this.tree.collapsed.add(best);
+      const v = this.tree.visible();
+      this.layout = this.cache.get(v.key) ?? layoutSync(v);
+      this.cache.set(v.key, this.layout);
+      changed = true;
+    }
+    if (changed) this.draw();
   }
 
   // ---- view transform ------------------------------------------------------------------------------------------
@@ -112,14 +140,21 @@ export class GraphView {
       this.mmView.setAttribute("y", String(-this.ty / this.k));
       this.mmView.setAttribute("width", String(W / this.k));
       this.mmView.setAttribute("height", String(H / this.k));
+      // The minimap only helps when part of the graph is out of view.
+      const b = this.layout?.bounds;
+      const all = !b || (b.x * this.k + this.tx >= -2 && b.y * this.k + this.ty >= -2
+        && (b.x + b.w) * this.k + this.tx <= W + 2 && (b.y + b.h) * this.k + this.ty <= H + 2);
+      this.minimap.style.display = all ? "none" : "";
     }
   }
 
   /** Fit the whole visible graph into the canvas (never magnified past 1.5x). */
   fit(): void {
     if (!this.layout) return;
-    const W = this.canvas.clientWidth, H = this.canvas.clientHeight, b = this.layout.bounds;
+    const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
     if (!W || !H) return;  // not on the page yet: the ResizeObserver fits once it is
+    if (!this.fitted) this.readableFirstView(W, H);
+    const b = this.layout.bounds;
     this.k = Math.max(0.02, Math.min(1.5, Math.min((W - 16) / b.w, (H - 16) / b.h)));
     this.tx = (W - b.w * this.k) / 2 - b.x * this.k;
     this.ty = (H - b.h * this.k) / 2 - b.y * this.k;
@@ -228,7 +263,23 @@ export class GraphView {
     this.tree.toggle(id);
     if (opening) this.tree.bound(MAX_VISIBLE, id);
     await this.relayout();
-    this.centerOn(id);
+    this.showBox(id);
+  }
+
+  /**
+   * Bring a node or group into view after it changed: fit it when it fits at a readable scale, otherwise show its
+   * top at that scale (a long expanded chain starts where it starts).
+   */
+  showBox(id: string, minK = 0.5): void {
+    const b = this.layout?.nodes.get(id) ?? this.layout?.clusters.find((c) => c.id === id);
+    const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
+    if (!b || !W || !H) return;
+    const fitK = Math.min(1.5, Math.min((W - 16) / b.w, (H - 16) / b.h));
+    this.k = Math.max(fitK, Math.min(minK, 1.5));
+    this.tx = b.w * this.k <= W ? (W - b.w * this.k) / 2 - b.x * this.k : 8 - b.x * this.k;
+    this.ty = b.h * this.k <= H ? (H - b.h * this.k) / 2 - b.y * this.k : 8 - b.y * this.k;
+    this.touched = true;
+    this.apply();
   }
 
   async collapseAll(): Promise<void> {
