@@ -22,7 +22,7 @@ const CSS = `
 .fl-detail-title{font-weight:600;margin-bottom:4px}
 .fl-detail-section{font-weight:600;margin:6px 0 2px;color:#444}
 table.fl-kv{border-collapse:collapse;width:100%}
-table.fl-kv th{text-align:left;font-weight:500;color:#555;padding:1px 6px 1px 0;vertical-align:top;white-space:nowrap}
+table.fl-kv th{width:1%;text-align:left;font-weight:500;color:#555;padding:1px 6px 1px 0;vertical-align:top;white-space:nowrap}
 table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-status{position:absolute;left:8px;top:6px;color:#555;pointer-events:none}
 .fl-minimap{position:absolute;right:6px;bottom:6px;width:170px;height:120px;background:rgba(255,255,255,.92);border:1px solid #bbb;cursor:crosshair}
