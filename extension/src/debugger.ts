@@ -20,7 +20,7 @@ export interface DebugState {
 export type Send = (msg: { type: "command"; cmd: string; args: Record<string, unknown> }) => void;
 
 export const BREAK_KINDS = ["nan", "inf", "op", "job", "blob", "predicate"] as const;
-const PAGE = 100;
+const PAGE = 50;  // rows per page: a page redraws well inside the 100 ms a step may take
 
 export class DebuggerView {
   readonly root = h("div", "fl-debugger");

@@ -73,6 +73,15 @@ export class GraphView {
     this.root.append(this.toolbar, body);
     renderDetail(this.detail, graph, null);
     this.bindPointer();
+    // Keys on the canvas: + and - zoom, 0 or f fits, / goes to the search box, Esc leaves full screen.
+    this.canvas.tabIndex = 0;
+    this.canvas.title = "drag: pan · wheel, + and -: zoom · 0 or f: fit · /: search · click a group box: expand";
+    this.canvas.addEventListener("keydown", (ev) => {
+      const act: Record<string, () => void> = { "+": () => this.zoomBy(1.25), "=": () => this.zoomBy(1.25),
+        "-": () => this.zoomBy(1 / 1.25), "0": () => this.fit(), f: () => this.fit(), "/": () => this.search.focus() };
+      const f = act[ev.key];
+      if (f) { ev.preventDefault(); ev.stopPropagation(); f(); }
+    });
     this.root.addEventListener("keydown", (ev) => { if (ev.key === "Escape") this.root.classList.remove("fl-full"); });
     this.resize = typeof ResizeObserver === "undefined" ? null : new ResizeObserver(() => {
       if (this.layout && (!this.fitted || !this.touched)) this.fit();
@@ -205,6 +214,7 @@ export class GraphView {
     let start: { x: number; y: number; tx: number; ty: number; target: Element | null; moved: boolean; id: number } | null = null;
     this.svg.addEventListener("pointerdown", (ev) => {
       if (ev.button !== 0) return;
+      this.canvas.focus({ preventScroll: true });
       start = { x: ev.clientX, y: ev.clientY, tx: this.tx, ty: this.ty, target: ev.target as Element, moved: false, id: ev.pointerId };
     });
     this.svg.addEventListener("pointermove", (ev) => {
@@ -292,7 +302,7 @@ export class GraphView {
   select(id: string | null, notify = true): void {
     this.selected = id;
     this.mark("sel", id ? [id] : []);
-    renderDetail(this.detail, this.graph, id);
+    renderDetail(this.detail, this.graph, id, undefined, (target) => void this.focus(target));
     if (notify) this.opts.onSelect?.(id);
   }
 

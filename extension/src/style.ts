@@ -76,6 +76,8 @@ table.fl-actors tr.next td{background:#ffe08a;color:#111}
 table.fl-actors tr:hover td{background:#eef5ff;color:#111}
 .fl-hist rect{fill:#6a9fd4}
 .fl-hist text{font-size:10px;fill:#333}
+.fl-link{color:#1f63d6;text-decoration:underline;cursor:pointer}
+.fl-canvas:focus{outline:2px solid #9ec1ff;outline-offset:-2px}
 .fl-warn{color:#a05a00;font-weight:600}
 `;
 

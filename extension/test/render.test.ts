@@ -72,7 +72,7 @@ test("the debugger filters and sorts 1,000 actors, a page at a time, and clears 
     state: i % 3 ? "blocked" : "ready", why_blocked: "waiting for register r0", acts: i % 7 }));
   d.setState({ status: "step", error: "KeyError: 'Input_0/y_0'", actors, next_actor: "actor_500", next_node: "t:500" });
   assert.equal(d.root.querySelector(".fl-error")!.textContent, "KeyError: 'Input_0/y_0'");
-  assert.equal(d.root.querySelectorAll("table.fl-actors tr").length, 101);  // header + one page
+  assert.equal(d.root.querySelectorAll("table.fl-actors tr").length, 51);  // header + one page
   const job = d.root.querySelectorAll("select")[0] as HTMLSelectElement;
   job.value = "train";
   job.dispatchEvent(new window.Event("change"));
@@ -81,4 +81,21 @@ test("the debugger filters and sorts 1,000 actors, a page at a time, and clears 
   assert.ok(d.filtered().every((a, i, all) => i === 0 || all[i - 1].acts >= a.acts));  // default sort: most acts first
   d.setState({ status: "step", error: null, actors });
   assert.equal((d.root.querySelector(".fl-error") as HTMLElement).style.display, "none");
+});
+
+test("a detail value naming another node links to it: clicking selects and reveals that node", async () => {
+  const el = document.createElement("div");
+  const p = mlpJobset(2);
+  p.graph.details["d:o:loss"].sections.push({ title: "register", rows: [["producer", "o:fc1-relu"], ["consumers", "o:xss, o:out"]] });
+  const r = renderPayload(el, p);
+  const g = r.graph!;
+  await g.ready;
+  g.select("o:loss");
+  const links = [...el.querySelectorAll(".fl-detail a.fl-link")].map((a) => a.textContent);
+  assert.deepEqual(links, ["train_job (user)", "fc1-relu", "<img src=x onerror=alert(1)>", "Return_0"]);
+  (el.querySelectorAll(".fl-detail a.fl-link")[1] as HTMLElement).click();
+  await new Promise((res) => setTimeout(res, 50));
+  assert.equal(g.selected, "o:fc1-relu");
+  assert.ok(g.tree.isVisible("o:fc1-relu"), "the layer holding it was opened");
+  assert.equal(document.querySelectorAll("img").length, 0);
 });
