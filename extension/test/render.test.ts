@@ -99,3 +99,57 @@ test("a detail value naming another node links to it: clicking selects and revea
   assert.ok(g.tree.isVisible("o:fc1-relu"), "the layer holding it was opened");
   assert.equal(document.querySelectorAll("img").length, 0);
 });
+
+class FakeModel {
+  handlers: Record<string, ((...a: unknown[]) => void)[]> = {};
+  sent: unknown[] = [];
+  constructor(public traits: Record<string, unknown>) {}
+  get(k: string): unknown { return this.traits[k]; }
+  set(k: string, v: unknown): void { this.traits[k] = v; for (const f of this.handlers[`change:${k}`] ?? []) f(); }
+  save_changes(): void {}
+  on(e: string, f: (...a: unknown[]) => void): void { (this.handlers[e] ??= []).push(f); }
+  off(e?: string, f?: (...a: unknown[]) => void): void { if (e) this.handlers[e] = (this.handlers[e] ?? []).filter((g) => g !== f); }
+  send(m: unknown): void { this.sent.push(m); }
+  emit(e: string, ...a: unknown[]): void { for (const f of this.handlers[e] ?? []) f(...a); }
+}
+
+test("the anywidget contract: query and selected traits both ways, focus messages, debug toggle, cleanup", async () => {
+  const { render } = await import("../src/widget.js");
+  const el = document.createElement("div");
+  document.body.append(el);
+  const m = new FakeModel({ payload: mlpJobset(3), selected: "", query: "" });
+  const cleanup = render({ model: m, el });
+  await new Promise((res) => setTimeout(res, 300));
+  m.set("query", "relu");
+  assert.equal(el.querySelector(".fl-count")!.textContent, "6 matches");  // fcN-relu and fcN-relu_grad
+  m.emit("msg:custom", { type: "focus", id: "o:fc2-relu" });
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(el.querySelector('[data-id="o:fc2-relu"]')!.classList.contains("sel"));
+  assert.equal(el.querySelector(".fl-detail-title")!.textContent, "fc2-relu");
+  const search = el.querySelector(".fl-search") as HTMLInputElement;
+  search.value = "loss";
+  search.dispatchEvent(new window.Event("input"));
+  assert.equal(m.traits.query, "loss");
+  [...el.querySelectorAll("button")].find((b) => b.textContent === "debug")!.click();
+  assert.deepEqual(m.sent.at(-1), { type: "debug" });
+  m.set("payload", { ...mlpJobset(1), title: "replaced" });
+  assert.equal(el.querySelector(".fl-title")!.textContent, "replaced");
+  cleanup();
+  assert.equal(m.handlers["change:payload"].length, 0);
+  el.remove();
+});
+
+test("the debugger widget renders from `payload` and `state`, and redraws on a new state", async () => {
+  const { render } = await import("../src/widget.js");
+  const el = document.createElement("div");
+  const m = new FakeModel({ payload: smallRun(), state: { status: "ready", next_node: "t:1", actors: [] } });
+  render({ model: m, el });
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(el.querySelector('[data-id="t:1"]')!.classList.contains("next"));
+  m.set("state", { status: "stepped", next_node: "t:2", actors: [], error: "no blob named 'x'" });
+  assert.ok(el.querySelector('[data-id="t:2"]')!.classList.contains("next"));
+  assert.ok(!el.querySelector('[data-id="t:1"]')!.classList.contains("next"));
+  assert.equal(el.querySelector(".fl-error")!.textContent, "no blob named 'x'");
+  m.set("state", { status: "finished", finished: true, next_node: "t:2", actors: [] });
+  assert.equal(el.querySelectorAll(".next").length, 0, "nothing is next once the call finished");
+});

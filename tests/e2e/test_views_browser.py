@@ -100,9 +100,22 @@ def test_zoom_changes_a_labels_size_on_screen(page):
     page.get_by_role("button", name="+", exact=True).first.click()
     w1 = label.bounding_box()["width"]
     assert w1 == pytest.approx(w0 * 1.25, rel=0.05), (w0, w1)
-    page.mouse.move(400, 300)
-    page.mouse.wheel(0, 400)  # wheel down zooms out around the cursor
-    assert label.bounding_box()["width"] < w1
+    # The wheel zooms around the cursor: the point under it stays put.
+    box = label.bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    page.mouse.move(cx, cy)
+    page.mouse.wheel(0, 400)
+    page.wait_for_timeout(100)
+    box2 = label.bounding_box()
+    assert box2["width"] < w1
+    assert abs(box2["x"] + box2["width"] / 2 - cx) < 3 and abs(box2["y"] + box2["height"] / 2 - cy) < 3
+    # Full screen fills the window, fitted again; the canvas can also be resized (CSS resize: vertical).
+    page.get_by_role("button", name="full screen").click()
+    page.wait_for_timeout(100)
+    canvas = page.locator(".fl-canvas").bounding_box()
+    assert canvas["height"] > 850, canvas
+    assert page.eval_on_selector(".fl-canvas", "e => getComputedStyle(e).resize") == "vertical"
+    page.get_by_role("button", name="full screen").click()
 
 
 def test_ten_thousand_task_plan_opens_within_3s_and_expands_within_1s(page):
