@@ -7,8 +7,14 @@ import contextlib
 import functools
 import http.server
 import os
+import secrets
 import shutil
+import socket
+import subprocess
+import sys
 import threading
+import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -61,3 +67,48 @@ def harness_page(width: int = 1200, height: int = 1000) -> Iterator[object]:
             yield page
         finally:
             browser.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def lab_server(tmp_path: Path, notebook: str) -> Iterator[str]:
+    """JupyterLab on 127.0.0.1 over tmp_path (recipe: shared/reference/jupyter-ecosystem.md section 4), with the
+    prebuilt labextension found through JUPYTER_PATH, as the wheel's share/jupyter/labextensions/flowlab would be.
+    Yields the notebook's URL."""
+    data = tmp_path / "jpath" / "labextensions"
+    data.mkdir(parents=True)
+    (data / "flowlab").symlink_to(ROOT / "extension" / "labextension")
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
+               JUPYTER_PATH=str(tmp_path / "jpath"), PYTHONPATH=str(ROOT))
+    token, port = secrets.token_hex(16), _free_port()
+    log = open(tmp_path / "server.log", "w")  # closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("JupyterLab did not start: " + (tmp_path / "server.log").read_text()[-2000:])
+        yield f"{base}/lab/tree/{notebook}?token={token}"
+    finally:
+        server.terminate()
+        server.wait(15)
+        log.close()

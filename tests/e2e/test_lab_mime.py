@@ -6,18 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, ROOT, missing
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, ROOT, lab_server, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -45,47 +39,11 @@ def notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
     notebook(tmp_path / "saved.ipynb")
-    data = tmp_path / "jpath" / "labextensions"
-    data.mkdir(parents=True)
-    (data / "flowlab").symlink_to(ROOT / "extension" / "labextension")
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
-               JUPYTER_PATH=str(tmp_path / "jpath"))
-    token, port = secrets.token_hex(16), free_port()
-    log = open(tmp_path / "server.log", "w")  # closed below
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-        yield f"{base}/lab/tree/saved.ipynb?token={token}", tmp_path
-    finally:
-        server.terminate()
-        server.wait(15)
-        log.close()
+    with lab_server(tmp_path, "saved.ipynb") as url:
+        yield url, tmp_path
 
 
 def test_saved_notebook_renders_graph_and_run_without_a_kernel(lab):
