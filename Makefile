@@ -37,7 +37,7 @@ lab: $(STAMP)
 # The TypeScript front end (extension/): the anywidget module, the JupyterLab mime renderer, the e2e fixtures and the
 # build stamp; needs Node 20 and npm, and the venv for jupyter-builder. The outputs are committed.
 ext: $(STAMP)
-	cd extension && npm ci --no-audit --no-fund && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run build && npm test
+	cd extension && npm install --no-audit --no-fund && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run build && npm test
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache
