@@ -12,7 +12,7 @@ function clip(text: string, width: number, charW = 6.6): string {
 export function defs(): SVGDefsElement {
   const d = s("defs");
   for (const [id, color] of [["fl-arrow", "#555"], ["fl-arrow-ctrl", "#999"], ["fl-arrow-mem", "#8e44ad"]]) {
-    const m = s("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 7, markerHeight: 7, orient: "auto-start-reverse" });
+    const m = s("marker", { id, viewBox: "0 0 10 10", refX: 9, refY: 5, markerWidth: 8, markerHeight: 8, markerUnits: "userSpaceOnUse", orient: "auto-start-reverse" });
     m.append(s("path", { d: "M0,0 L10,5 L0,10 z", fill: color }));
     d.append(m);
   }

@@ -5,7 +5,7 @@ import { button, h, s } from "./dom.js";
 import { defs, drawLayout, drawMinimap, LANE_COLORS } from "./draw.js";
 import { type Layout, layoutAsync, layoutSync } from "./layout.js";
 import type { Graph } from "./payload.js";
-import { GroupTree, MAX_VISIBLE } from "./visible.js";
+import { GroupTree, groupByLane, MAX_VISIBLE } from "./visible.js";
 
 export interface GraphViewOptions {
   onSelect?: (id: string | null) => void;  // a node (not a group) was clicked
@@ -18,7 +18,8 @@ const READABLE = 0.45;  // the smallest scale of a first view (12 px labels at 5
 
 export class GraphView {
   readonly root = h("div", "fl-graph");
-  readonly tree: GroupTree;
+  tree: GroupTree;
+  byLane = false;
   readonly detail = h("div", "fl-detail");
   readonly toolbar = h("div", "fl-toolbar");
   readonly canvas = h("div", "fl-canvas");
@@ -57,6 +58,9 @@ export class GraphView {
       button("fit", "fit the whole graph in view", () => this.fit()),
       button("collapse all", "collapse every group", () => void this.collapseAll()), full, ...(opts.tools ?? []));
     if (graph.lanes.length > 1) {
+      const lanes = button("by lane", "group the boxes by device/thread lane (again: by job)", () => void this.toggleLanes());
+      lanes.classList.add("fl-lanes-toggle");
+      this.toolbar.append(lanes);
       const legend = h("span", "fl-lanes");
       graph.lanes.forEach((l, i) => {
         const sw = h("span", "fl-swatch");
@@ -296,6 +300,17 @@ export class GraphView {
     for (const g of this.tree.groups.values()) if (g.parent === null) this.tree.collapsed.add(g.id);
     await this.relayout();
     this.fit();
+  }
+
+  /** Switch between the payload's grouping and lanes as the outer groups; the selection and marks carry over. */
+  async toggleLanes(): Promise<void> {
+    this.byLane = !this.byLane;
+    this.tree = new GroupTree(this.byLane ? groupByLane(this.graph) : this.graph);
+    this.tree.bound(MAX_VISIBLE);
+    this.cache.clear();
+    this.fitted = false;
+    this.toolbar.querySelector(".fl-lanes-toggle")!.textContent = this.byLane ? "by job" : "by lane";
+    await this.relayout();
   }
 
   /** Select a node: highlight it, fill the detail pane and tell the owner. */

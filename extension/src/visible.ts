@@ -152,3 +152,34 @@ export function aggregate(edges: GEdge[], rep: (id: string) => string): VEdge[] 
   }
   return [...out.values()];
 }
+
+/**
+ * The same graph with device/thread lanes as the outermost groups: each lane holds a copy of the group tree of the
+ * nodes that run on it (ids `lane:i/<group id>`); node ids, edges and details stay as they are. Nodes that name no
+ * lane go to a last "(no lane)" lane.
+ */
+export function groupByLane(g: Graph): Graph {
+  if (g.lanes.length < 2) return g;
+  const byId = new Map(g.groups.map((x) => [x.id, x]));
+  const groups: GGroup[] = [];
+  const laneIndex = (n: GNode): number => (n.lane && g.lanes.includes(n.lane) ? g.lanes.indexOf(n.lane) : g.lanes.length);
+  const used = new Set(g.nodes.map(laneIndex));
+  [...g.lanes, "(no lane)"].forEach((l, i) => {
+    if (used.has(i)) groups.push({ id: `lane:${i}`, label: l, parent: null, kind: "lane", collapsed: false });
+  });
+  const made = new Set<string>();
+  const clone = (gid: string, lane: number): string => {
+    const id = `lane:${lane}/${gid}`;
+    if (!made.has(id)) {
+      made.add(id);
+      const o = byId.get(gid)!;
+      groups.push({ ...o, id, parent: o.parent === null ? `lane:${lane}` : clone(o.parent, lane) });
+    }
+    return id;
+  };
+  const nodes = g.nodes.map((n) => {
+    const li = laneIndex(n);
+    return { ...n, parent: n.parent === null ? `lane:${li}` : clone(n.parent, li) };
+  });
+  return { ...g, groups, nodes };
+}

@@ -80,3 +80,19 @@ test("layout: every box has finite coordinates inside the bounds, no two boxes o
   assert.ok(m.x >= fc0.x && m.y >= fc0.y && m.x + m.w <= fc0.x + fc0.w && m.y + m.h <= fc0.y + fc0.h);
   for (const e of lay.edges) assert.ok(e.points.length >= 2, e.edge.id);
 });
+
+test("grouping by lane puts each lane's nodes under a copy of their groups; edges and node ids stay", async () => {
+  const { groupByLane } = await import("../src/visible.js");
+  const p = bigPlan(200, 2, 4);
+  const g2 = groupByLane(p.graph);
+  assert.deepEqual(g2.groups.filter((x) => x.parent === null).map((x) => x.label), p.graph.lanes);
+  const t = new GroupTree(g2);
+  assert.deepEqual(t.ancestors("t:1"), ["lane:1/g:job:0/layer0", "lane:1/g:job:0", "lane:1"]);
+  assert.deepEqual(t.ancestors("t:0"), ["lane:0/g:job:0/layer0", "lane:0/g:job:0", "lane:0"]);
+  assert.equal(g2.edges, p.graph.edges);
+  let n = 0;
+  for (const id of ["lane:0", "lane:1"]) n += t.size.get(id)!;
+  assert.equal(n, 200);
+  const one = { ...p.graph, lanes: ["only"] };
+  assert.equal(groupByLane(one), one);  // one lane: nothing to group by
+});

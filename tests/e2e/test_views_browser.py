@@ -140,6 +140,13 @@ def test_ten_thousand_task_plan_opens_within_3s_and_expands_within_1s(page):
     assert time.perf_counter() - t0 <= 1.0
     assert page.locator(".fl-node").count() <= 300
     shot(page, "plan_10k_expanded")
+    # Lanes: the two threads become the outer groups, each holding its share of the jobs.
+    page.get_by_role("button", name="by lane").click()
+    page.wait_for_selector('[data-id="lane:0"], [data-group="lane:0"]')
+    text = page.locator(".fl-viewport").text_content()
+    assert "machine 0 / thread 0" in text and "machine 0 / thread 1" in text, text[:300]
+    assert "5000" in text  # each lane holds half of the tasks
+    shot(page, "plan_10k_by_lane")
 
 
 def test_click_fills_the_detail_pane_quickly(page):
