@@ -50,6 +50,7 @@ table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-edge path{fill:none;stroke:#666}
 .fl-edge.kind-ctrl path{stroke:#aaa;stroke-dasharray:4 3}
 .fl-edge.kind-shared_mem path{stroke:#8e44ad;stroke-width:2.5px;stroke-dasharray:7 3}
+.fl-edge.aux path{stroke-opacity:.35}
 .fl-edge-label{font-size:10px;text-anchor:middle;fill:#335;paint-order:stroke;stroke:#fff;stroke-width:3px}
 .fl-node.match .fl-shape{fill:#fff1a8;stroke:#d08c00;stroke-width:3px}
 .fl-node.current .fl-shape{stroke:#e6550d;stroke-width:4px}

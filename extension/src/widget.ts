@@ -89,3 +89,6 @@ export function render({ model, el }: { model: Model; el: HTMLElement }): () => 
 }
 
 export default { render };
+
+// For producers' tests: the same parser the views use (node: `import("flowlab_widget.js")`, no DOM needed).
+export { parsePayload, PAYLOAD_VERSION } from "./payload.js";
