@@ -130,12 +130,21 @@ export class GraphView {
    */
   private readableFirstView(W: number, H: number): void {
     const scale = (l: Layout) => Math.min((W - 16) / l.bounds.w, (H - 16) / l.bounds.h);
+    const isUser = (id: string): boolean => {
+      const g = this.tree.groups.get(id);
+      return g?.job_kind === "user" || (g?.kind === "job" && / \(user\)$/.test(g.label));
+    };
     let changed = false;
-    while (this.layout && scale(this.layout) < READABLE) {
-      let best: string | null = null;
-      for (const c of this.layout.clusters) if (!best || c.count > (this.tree.size.get(best) ?? 0)) best = c.id;
-      if (!best) break;
-      this.tree.collapsed.add(best);
+    while (this.layout && scale(this.layout) < READABLE && this.layout.clusters.length) {
+      // Close the innermost level of open groups at once (layers before jobs), the user's job last.
+      const deepest = Math.max(...this.layout.clusters.map((c) => c.depth));
+      let close = this.layout.clusters.filter((c) => c.depth === deepest).map((c) => c.id);
+      if (deepest === 0) {
+        const others = close.filter((id) => !isUser(id));
+        const pool = others.length ? others : close;
+        close = [pool.reduce((a, b) => ((this.tree.size.get(a) ?? 0) >= (this.tree.size.get(b) ?? 0) ? a : b))];
+      }
+      for (const id of close) this.tree.collapsed.add(id);
       const v = this.tree.visible();
       this.layout = this.cache.get(v.key) ?? layoutSync(v);
       this.cache.set(v.key, this.layout);

@@ -13,7 +13,10 @@ export interface GNode {
   id: string; label: string; kind: NodeKind; parent: string | null;
   type?: string; lane?: string; classes?: string[]; detail?: string;
 }
-export interface GGroup { id: string; label: string; parent: string | null; kind: string; collapsed: boolean }
+export interface GGroup {
+  id: string; label: string; parent: string | null; kind: string; collapsed: boolean;
+  job_kind?: string;  // h/nbpy's payloads name the job kind (user, push, pull, model_io, main) of job groups
+}
 export interface GEdge { id: string; source: string; target: string; kind: EdgeKind; label?: string }
 export interface DetailSection { title: string; rows: [string, string][] }
 export interface Detail { title: string; sections: DetailSection[] }
@@ -87,7 +90,7 @@ export function parseGraph(raw: unknown, at = "graph"): Graph {
   const groups: GGroup[] = arr(g, "groups", at, true).map((r, i) => {
     const o = obj(r, `${at}.groups[${i}]`), p = `${at}.groups[${i}]`;
     return { id: str(o, "id", p)!, label: str(o, "label", p)!, parent: strOrNull(o, "parent", p),
-      kind: str(o, "kind", p, true) ?? "scope", collapsed: o.collapsed === true };
+      kind: str(o, "kind", p, true) ?? "scope", collapsed: o.collapsed === true, job_kind: str(o, "job_kind", p, true) };
   });
   const nodes: GNode[] = arr(g, "nodes", at).map((r, i) => {
     const o = obj(r, `${at}.nodes[${i}]`), p = `${at}.nodes[${i}]`;

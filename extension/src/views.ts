@@ -34,9 +34,12 @@ export function renderPayload(el: HTMLElement, data: unknown, fallback?: string,
     el.append(h("div", "fl-muted", Object.entries(p.summary).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(" · ")));
   }
   if (p.kind === "jobset" && Object.keys(p.shared_interfaces).length) {
-    const box = h("div", "fl-panel");
-    box.append(h("h4", "", "interfaces shared between jobs (drawn as edges through their memory blocks)"),
-      kvTable(Object.entries(p.shared_interfaces).map(([k, jobs]) => [k, jobs.join(" → ")])));
+    // A model's variables are shared by four jobs each: a long list, so it starts folded past a few rows.
+    const rows = Object.entries(p.shared_interfaces);
+    const box = h("details", "fl-panel");
+    box.open = rows.length <= 6;
+    box.append(h("summary", "", `${rows.length} interfaces shared between jobs (drawn as edges through their memory blocks)`),
+      kvTable(rows.map(([k, jobs]) => [k, jobs.join(" → ")])));
     el.append(box);
   }
   return { payload: p, graph, run: null, destroy: () => graph.destroy() };
