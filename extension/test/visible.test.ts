@@ -96,3 +96,34 @@ test("grouping by lane puts each lane's nodes under a copy of their groups; edge
   const one = { ...p.graph, lanes: ["only"] };
   assert.equal(groupByLane(one), one);  // one lane: nothing to group by
 });
+
+test("dense views with hubs (a tick controlling every op, an optimizer fed by every layer) lay out in seconds, not minutes", () => {
+  // The class of h/nbpy's real Plans: ~300 boxes, ~3 edges per box, a few nodes of degree > 100. dagre's compound
+  // layout took 45-160 s on them and threw "Not possible to find intersection inside of the rectangle".
+  const p = mlpJobset(30);
+  const g = p.graph;
+  const ops = g.nodes.filter((n) => n.parent?.startsWith("g:job:1/")).map((n) => n.id);
+  g.nodes.push({ id: "o:tick", label: "System-AutoTick-SourceTick", kind: "op", parent: "g:job:3", classes: [] });
+  g.nodes.push({ id: "o:opt", label: "optimizer", kind: "op", parent: "g:job:1", classes: [] });
+  ops.forEach((id, i) => {
+    g.edges.push({ id: `hub:c${i}`, source: "o:tick", target: id, kind: "ctrl" });
+    if (id.endsWith("sgd_w")) g.edges.push({ id: `hub:d${i}`, source: id, target: "o:opt", kind: "data", label: "f32[512,512]" });
+    if (id.endsWith("matmul")) g.edges.push({ id: `hub:x${i}`, source: "o:in", target: id, kind: "ctrl" });
+  });
+  const t = new GroupTree(g);
+  for (const id of t.groups.keys()) t.collapsed.delete(id);
+  t.bound(MAX_VISIBLE);
+  const v = t.visible();
+  assert.ok(v.nodes.length > 200 && v.edges.length > 2 * v.nodes.length, `${v.nodes.length} boxes, ${v.edges.length} edges`);
+  const lay = layoutSync(v);
+  assert.ok(lay.ms < 5000, `layout took ${lay.ms.toFixed(0)} ms`);
+  const boxes = [...lay.nodes.values()];
+  for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+    const a = boxes[i], b = boxes[j];
+    assert.ok(a.x + a.w <= b.x + 0.5 || b.x + b.w <= a.x + 0.5 || a.y + a.h <= b.y + 0.5 || b.y + b.h <= a.y + 0.5, `${a.node.id} overlaps ${b.node.id}`);
+  }
+  assert.ok(lay.edges.every((e) => e.points.length >= 2));
+  const hubEdges = lay.edges.filter((e) => e.edge.source === "o:tick" || e.edge.target === "o:opt");
+  assert.ok(hubEdges.length > 200 && hubEdges.every((e) => e.aux), "hub edges are drawn, straight, outside the ranking");
+  assert.ok(lay.edges.filter((e) => e.edge.kind === "data" && e.edge.target !== "o:opt").some((e) => !e.aux));
+});
