@@ -207,3 +207,23 @@ def test_debugger_highlights_the_next_actor_and_sends_commands(page):
     page.get_by_role("button", name="remove").click()
     assert page.evaluate("window.model.sent.at(-1)") == {"type": "command", "cmd": "unbreak", "args": {"id": 1}}
     shot(page, "debugger")
+
+
+@pytest.mark.parametrize("name", ["nbpy_pad_jobset", "nbpy_pad_plan"])
+def test_payloads_from_the_python_producer_render(page, name):
+    """The seed job's payloads as flowlab/viz/payload.py wrote them: drawn fitted, labels inside, no error."""
+    ms = mount(page, name)
+    assert page.locator(".fl-error").count() == 0
+    assert ms <= 3000
+    canvas = page.locator(".fl-canvas").bounding_box()
+    labels = page.locator(".fl-node .fl-label")
+    assert labels.count() >= 5
+    for i in range(labels.count()):
+        assert inside(labels.nth(i).bounding_box(), canvas), labels.nth(i).text_content()
+    page.fill(".fl-search", "reflection_pad2d_0")
+    page.keyboard.press("Enter")
+    hit = page.locator(".fl-node.current")
+    assert hit.count() == 1 and inside(hit.bounding_box(), canvas)
+    hit.click()
+    assert "reflection_pad2d_0" in page.locator(".fl-detail-title").text_content()
+    shot(page, name)
