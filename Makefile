@@ -12,7 +12,7 @@ LAB_ARGS ?=
 USER_ID ?= $(shell id -u)
 LAB_FLAGS := --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) $(if $(filter 0,$(USER_ID)),--allow-root) $(LAB_ARGS)
 
-.PHONY: demo test lint bench lab clean
+.PHONY: demo test lint bench lab clean ext
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,6 +45,11 @@ $(LAB_STAMP): $(STAMP)
 
 lab: $(LAB_STAMP)
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=notebooks $(LAB_FLAGS)
+
+# The TypeScript front end (extension/): the anywidget module, the JupyterLab mime renderer, the e2e fixtures and the
+# build stamp; needs Node 20 and npm, and the venv for jupyter-builder. The outputs are committed.
+ext: $(STAMP)
+	cd extension && npm install --no-audit --no-fund && PATH="$(CURDIR)/$(VENV)/bin:$$PATH" npm run build && npm test
 
 clean:
 	rm -rf $(VENV) build log .pytest_cache

@@ -1,0 +1,169 @@
+// Layered layout of the visible graph with dagre (chosen over ELK: see bench/layout.ts and extension/README.md).
+import { Graph as DGraph, layout as dagreLayout } from "@dagrejs/dagre";
+import type { Visible, VEdge, VNode } from "./visible.js";
+
+export interface Box { x: number; y: number; w: number; h: number }  // x, y: the top-left corner
+export interface NodeBox extends Box { node: VNode }
+export interface ClusterBox extends Box { id: string; label: string; count: number; depth: number }
+export interface EdgePath { edge: VEdge; points: { x: number; y: number }[]; labelAt: { x: number; y: number } | null; aux: boolean }
+export interface Layout { nodes: Map<string, NodeBox>; clusters: ClusterBox[]; edges: EdgePath[]; bounds: Box; ms: number }
+
+const CHAR_W = 6.6, NODE_H = 34, GROUP_H = 44, HEADER = 20;
+
+export function nodeSize(n: VNode): { w: number; h: number } {
+  const text = n.kind === "group" ? `${n.label} (${n.count})` : n.label;
+  const sub = n.node?.type ?? "";
+  const w = Math.min(280, Math.max(70, Math.max(text.length, sub.length * 0.85) * CHAR_W + 26));
+  return { w, h: n.kind === "group" ? GROUP_H : NODE_H };
+}
+
+export function labelSize(text: string): { w: number; h: number } {
+  return text ? { w: Math.min(180, text.length * 5.6 + 6), h: 12 } : { w: 0, h: 0 };
+}
+
+export const HUB_DEGREE = 8;
+
+/**
+ * The edges the layered layout ranks by. Hubs (a tick that controls every op, an optimizer group every layer feeds,
+ * a shared-memory group) make dagre's crossing minimisation take minutes on a few hundred boxes and stretch the
+ * picture into a fan; as in TensorBoard, their edges are left out of the layout and drawn straight afterwards.
+ * Control edges go too once there are many edges per box. What remains is the data flow, which dagre lays out fast.
+ */
+export function rankedEdges(v: Visible): Set<string> {
+  const degree = new Map<string, number>();
+  for (const e of v.edges) for (const end of [e.source, e.target]) degree.set(end, (degree.get(end) ?? 0) + 1);
+  const dense = v.edges.length > 1.5 * Math.max(1, v.nodes.length);
+  const keep = new Set<string>();
+  for (const e of v.edges) {
+    if ((degree.get(e.source) ?? 0) > HUB_DEGREE || (degree.get(e.target) ?? 0) > HUB_DEGREE) continue;
+    if (dense && e.kind === "ctrl") continue;
+    keep.add(e.id);
+  }
+  return keep;
+}
+
+/** A straight edge between the borders of two laid-out boxes. */
+function auxEdge(e: VEdge, nodes: Map<string, NodeBox>, ranked = false): EdgePath {
+  const a = nodes.get(e.source), b = nodes.get(e.target);
+  if (!a || !b) return { edge: e, points: [], labelAt: null, aux: !ranked };
+  const ca = { x: a.x + a.w / 2, y: a.y + a.h / 2 }, cb = { x: b.x + b.w / 2, y: b.y + b.h / 2 };
+  const border = (c: { x: number; y: number }, box: Box, to: { x: number; y: number }) => {
+    const dx = to.x - c.x, dy = to.y - c.y;
+    if (!dx && !dy) return c;
+    const s = Math.min(Math.abs(box.w / 2 / (dx || 1e-9)), Math.abs(box.h / 2 / (dy || 1e-9)));
+    return { x: c.x + dx * Math.min(1, s), y: c.y + dy * Math.min(1, s) };
+  };
+  return { edge: e, points: [border(ca, a, cb), border(cb, b, ca)], labelAt: null, aux: !ranked };
+}
+
+/**
+ * Lay out synchronously; `layoutAsync` (layout.ts: in a Web Worker) is what the views call. Each expanded group is
+ * laid out on its own, bottom-up, with its child groups as fixed-size boxes and the edges between its children
+ * aggregated (as ELK's SEPARATE_CHILDREN): dagre's compound mode took seconds on real Plans, a few small flat layouts
+ * take milliseconds, and a layout per group is what an expand changes. Edges inside one group follow dagre's route;
+ * edges between groups are drawn straight between the boxes.
+ */
+export function layoutSync(v: Visible, edgeLabels = true): Layout {
+  const t0 = performance.now();
+  const ranked = rankedEdges(v);
+  const parentOf = new Map<string, string | null>();
+  for (const n of v.nodes) parentOf.set(n.id, n.parent);
+  for (const c of v.clusters) parentOf.set(c.id, c.parent);
+  const kids = new Map<string | null, string[]>();
+  for (const [id, p] of parentOf) (kids.get(p) ?? kids.set(p, []).get(p)!).push(id);
+  const isCluster = new Set(v.clusters.map((c) => c.id));
+  const depth = new Map<string, number>();
+  const chain = (id: string): string[] => {  // id and its cluster ancestors, innermost first
+    const out = [id];
+    for (let p = parentOf.get(id) ?? null; p !== null; p = parentOf.get(p) ?? null) out.push(p);
+    return out;
+  };
+  for (const c of v.clusters) depth.set(c.id, chain(c.id).length - 1);
+  // Which child of `group` holds this box (or null when it is outside the group).
+  const childIn = (id: string, group: string | null): string | null => {
+    const ch = chain(id);
+    if (group === null) return ch[ch.length - 1];
+    const i = ch.indexOf(group);
+    return i > 0 ? ch[i - 1] : null;
+  };
+  const size = new Map<string, { w: number; h: number }>();
+  for (const n of v.nodes) size.set(n.id, nodeSize(n));
+  const local = new Map<string, { x: number; y: number }>();  // top-left, relative to the parent's content origin
+  const routes = new Map<string, { pts: { x: number; y: number }[]; label: { x: number; y: number } | null; group: string | null }>();
+  const PAD = 10;
+  const layoutGroup = (group: string | null): void => {
+    const members = kids.get(group) ?? [];
+    for (const m of members) if (isCluster.has(m)) layoutGroup(m);
+    const g = new DGraph({ multigraph: true });
+    g.setGraph({ rankdir: "TB", nodesep: 18, ranksep: 36, edgesep: 8, marginx: 0, marginy: 0 });
+    g.setDefaultEdgeLabel(() => ({}));
+    for (const m of members) g.setNode(m, { width: size.get(m)!.w, height: size.get(m)!.h });
+    const seen = new Set<string>();
+    for (const e of v.edges) {
+      if (!ranked.has(e.id)) continue;
+      const a = childIn(e.source, group), b = childIn(e.target, group);
+      if (a === null || b === null || a === b) continue;
+      const direct = a === e.source && b === e.target;
+      const key = direct ? e.id : `${a}\u0000${b}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const ls = direct && edgeLabels ? labelSize(e.label) : { w: 0, h: 0 };
+      g.setEdge(a, b, { width: ls.w, height: ls.h, labelpos: "c", weight: e.kind === "ctrl" ? 1 : 2, direct: direct ? e.id : "" }, key);
+    }
+    dagreLayout(g);
+    let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+    for (const m of members) {
+      const d = g.node(m) as { x: number; y: number; width: number; height: number };
+      x0 = Math.min(x0, d.x - d.width / 2); y0 = Math.min(y0, d.y - d.height / 2);
+      x1 = Math.max(x1, d.x + d.width / 2); y1 = Math.max(y1, d.y + d.height / 2);
+    }
+    if (!members.length) { x0 = y0 = 0; x1 = 80; y1 = 10; }
+    for (const m of members) {
+      const d = g.node(m) as { x: number; y: number; width: number; height: number };
+      local.set(m, { x: d.x - d.width / 2 - x0, y: d.y - d.height / 2 - y0 });
+    }
+    for (const ed of g.edges()) {
+      const d = g.edge(ed) as { direct: string; points: { x: number; y: number }[]; x?: number; y?: number };
+      if (!d.direct) continue;
+      routes.set(d.direct, { pts: d.points.map((q) => ({ x: q.x - x0, y: q.y - y0 })),
+        label: d.x !== undefined && d.y !== undefined ? { x: d.x - x0, y: d.y - y0 } : null, group });
+    }
+    if (group !== null) size.set(group, { w: x1 - x0 + 2 * PAD, h: y1 - y0 + 2 * PAD + HEADER });
+  };
+  layoutGroup(null);
+  // Absolute positions: a group's content starts below its header, inside its padding.
+  const origin = new Map<string | null, { x: number; y: number }>([[null, { x: 16, y: 16 }]]);
+  const nodes = new Map<string, NodeBox>();
+  const clusters: ClusterBox[] = [];
+  let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
+  const grow = (b: Box): void => {
+    x0 = Math.min(x0, b.x); y0 = Math.min(y0, b.y); x1 = Math.max(x1, b.x + b.w); y1 = Math.max(y1, b.y + b.h);
+  };
+  const place = (group: string | null): void => {
+    const o = origin.get(group)!;
+    for (const m of kids.get(group) ?? []) {
+      const l = local.get(m)!, s = size.get(m)!;
+      const b = { x: o.x + l.x, y: o.y + l.y, w: s.w, h: s.h };
+      grow(b);
+      if (isCluster.has(m)) {
+        const c = v.clusters.find((x) => x.id === m)!;
+        clusters.push({ id: m, label: c.label, count: c.count, depth: depth.get(m) ?? 0, ...b });
+        origin.set(m, { x: b.x + PAD, y: b.y + PAD + HEADER });
+        place(m);
+      } else nodes.set(m, { ...b, node: v.nodes.find((x) => x.id === m)! });
+    }
+  };
+  place(null);
+  clusters.sort((a, b) => a.depth - b.depth);
+  const edges: EdgePath[] = v.edges.map((e) => {
+    const r = routes.get(e.id);
+    if (!r) return auxEdge(e, nodes, ranked.has(e.id));
+    const o = origin.get(r.group)!;
+    const points = r.pts.map((q) => ({ x: q.x + o.x, y: q.y + o.y })).filter((q) => Number.isFinite(q.x) && Number.isFinite(q.y));
+    for (const q of points) grow({ x: q.x, y: q.y, w: 0, h: 0 });
+    return { edge: e, points, labelAt: edgeLabels && e.label && r.label ? { x: r.label.x + o.x, y: r.label.y + o.y } : null, aux: false };
+  });
+  if (!Number.isFinite(x0)) { x0 = 0; y0 = 0; x1 = 100; y1 = 40; }
+  return { nodes, clusters, edges, bounds: { x: x0, y: y0, w: x1 - x0, h: y1 - y0 }, ms: performance.now() - t0 };
+}
+

@@ -1,0 +1,218 @@
+// The payload contract (payload.md, version 1): parsing that never throws, and messages that say where.
+export const PAYLOAD_VERSION = 1;
+export const MIME_TYPES = {
+  jobset: "application/vnd.flowlab.jobset+json",
+  plan: "application/vnd.flowlab.plan+json",
+  run: "application/vnd.flowlab.run+json",
+} as const;
+
+export type NodeKind = "op" | "task" | "regst" | "memblock" | "interface";
+export type EdgeKind = "data" | "ctrl" | "shared_mem";
+
+export interface GNode {
+  id: string; label: string; kind: NodeKind; parent: string | null;
+  type?: string; lane?: string; classes?: string[]; detail?: string;
+}
+export interface GGroup {
+  id: string; label: string; parent: string | null; kind: string; collapsed: boolean;
+  job_kind?: string;  // h/nbpy's payloads name the job kind (user, push, pull, model_io, main) of job groups
+}
+export interface GEdge { id: string; source: string; target: string; kind: EdgeKind; label?: string }
+export interface DetailSection { title: string; rows: [string, string][] }
+export interface Detail { title: string; sections: DetailSection[] }
+export interface Graph {
+  nodes: GNode[]; groups: GGroup[]; edges: GEdge[]; lanes: string[]; details: Record<string, Detail>;
+}
+export interface BlobStats {
+  shape?: number[]; dtype?: string; min?: number | null; max?: number | null; mean?: number | null;
+  nan?: number; inf?: number;
+}
+export interface Act {
+  index: number; node: string | null; actor: string; job: string; reads: string[]; writes: string[];
+  blobs: Record<string, BlobStats>;
+}
+export interface MemBlock { id: string; size: number; mem_case: string }
+export interface Lifetime { regst: string; block: string; offset: number; size: number; first_act: number; last_act: number }
+export interface Memory { blocks: MemBlock[]; lifetimes: Lifetime[] }
+
+interface Base { flowlab_payload: number; title: string; graph: Graph }
+export interface JobsetPayload extends Base { kind: "jobset"; shared_interfaces: Record<string, string[]> }
+export interface PlanPayload extends Base { kind: "plan"; summary: Record<string, number> }
+export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
+export type Payload = JobsetPayload | PlanPayload | RunPayload;
+
+export type Parsed = { ok: true; payload: Payload } | { ok: false; message: string; newer?: boolean };
+
+class Bad extends Error {}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const what = (v: unknown): string =>
+  v === null ? "null" : Array.isArray(v) ? "an array" : typeof v === "string" ? `the string ${JSON.stringify(v).slice(0, 40)}` : typeof v;
+
+function str(o: Record<string, unknown>, k: string, at: string, optional = false): string | undefined {
+  const v = o[k];
+  if (v === undefined && optional) return undefined;
+  if (typeof v !== "string") throw new Bad(`${at}.${k}: expected a string, got ${what(v)}`);
+  return v;
+}
+function strOrNull(o: Record<string, unknown>, k: string, at: string): string | null {
+  const v = o[k];
+  if (v === null || v === undefined) return null;
+  if (typeof v !== "string") throw new Bad(`${at}.${k}: expected a string or null, got ${what(v)}`);
+  return v;
+}
+function arr(o: Record<string, unknown>, k: string, at: string, optional = false): unknown[] {
+  const v = o[k];
+  if (v === undefined && optional) return [];
+  if (!Array.isArray(v)) throw new Bad(`${at}.${k}: expected a list, got ${what(v)}`);
+  return v;
+}
+function obj(v: unknown, at: string): Record<string, unknown> {
+  if (!isObj(v)) throw new Bad(`${at}: expected an object, got ${what(v)}`);
+  return v;
+}
+function strList(v: unknown[], at: string): string[] {
+  return v.map((s, i) => {
+    if (typeof s !== "string") throw new Bad(`${at}[${i}]: expected a string, got ${what(s)}`);
+    return s;
+  });
+}
+function oneOf<T extends string>(v: string, allowed: readonly T[], at: string): T {
+  if (!(allowed as readonly string[]).includes(v)) throw new Bad(`${at}: expected one of ${allowed.join(", ")}, got ${JSON.stringify(v)}`);
+  return v as T;
+}
+
+const NODE_KINDS = ["op", "task", "regst", "memblock", "interface"] as const;
+const EDGE_KINDS = ["data", "ctrl", "shared_mem"] as const;
+
+export function parseGraph(raw: unknown, at = "graph"): Graph {
+  const g = obj(raw, at);
+  const groups: GGroup[] = arr(g, "groups", at, true).map((r, i) => {
+    const o = obj(r, `${at}.groups[${i}]`), p = `${at}.groups[${i}]`;
+    return { id: str(o, "id", p)!, label: str(o, "label", p)!, parent: strOrNull(o, "parent", p),
+      kind: str(o, "kind", p, true) ?? "scope", collapsed: o.collapsed === true, job_kind: str(o, "job_kind", p, true) };
+  });
+  const nodes: GNode[] = arr(g, "nodes", at).map((r, i) => {
+    const o = obj(r, `${at}.nodes[${i}]`), p = `${at}.nodes[${i}]`;
+    return { id: str(o, "id", p)!, label: str(o, "label", p)!, kind: oneOf(str(o, "kind", p)!, NODE_KINDS, `${p}.kind`),
+      parent: strOrNull(o, "parent", p), type: str(o, "type", p, true), lane: str(o, "lane", p, true),
+      classes: strList(arr(o, "classes", p, true), `${p}.classes`), detail: str(o, "detail", p, true) };
+  });
+  const edges: GEdge[] = arr(g, "edges", at, true).map((r, i) => {
+    const o = obj(r, `${at}.edges[${i}]`), p = `${at}.edges[${i}]`;
+    return { id: str(o, "id", p)!, source: str(o, "source", p)!, target: str(o, "target", p)!,
+      kind: oneOf(str(o, "kind", p, true) ?? "data", EDGE_KINDS, `${p}.kind`), label: str(o, "label", p, true) };
+  });
+  const lanes = strList(arr(g, "lanes", at, true), `${at}.lanes`);
+  const details: Record<string, Detail> = {};
+  const rawDetails = g.details === undefined ? {} : obj(g.details, `${at}.details`);
+  for (const [k, v] of Object.entries(rawDetails)) {
+    const p = `${at}.details[${JSON.stringify(k)}]`, d = obj(v, p);
+    details[k] = { title: str(d, "title", p)!, sections: arr(d, "sections", p, true).map((s, i) => {
+      const so = obj(s, `${p}.sections[${i}]`), sp = `${p}.sections[${i}]`;
+      return { title: str(so, "title", sp)!, rows: arr(so, "rows", sp, true).map((row, j) => {
+        if (!Array.isArray(row) || row.length !== 2) throw new Bad(`${sp}.rows[${j}]: expected a [key, value] pair, got ${what(row)}`);
+        return [String(row[0]), String(row[1])] as [string, string];
+      }) };
+    }) };
+  }
+  // Ids must be unique and every reference must resolve, or the views would silently drop parts of the graph.
+  const groupIds = new Set<string>(), nodeIds = new Set<string>();
+  for (const gr of groups) {
+    if (groupIds.has(gr.id)) throw new Bad(`${at}.groups: the id ${JSON.stringify(gr.id)} appears twice`);
+    groupIds.add(gr.id);
+  }
+  for (const n of nodes) {
+    if (nodeIds.has(n.id) || groupIds.has(n.id)) throw new Bad(`${at}.nodes: the id ${JSON.stringify(n.id)} appears twice`);
+    nodeIds.add(n.id);
+  }
+  groups.forEach((gr, i) => {
+    if (gr.parent !== null && !groupIds.has(gr.parent)) throw new Bad(`${at}.groups[${i}].parent: no group has the id ${JSON.stringify(gr.parent)}`);
+  });
+  nodes.forEach((n, i) => {
+    if (n.parent !== null && !groupIds.has(n.parent)) throw new Bad(`${at}.nodes[${i}].parent: no group has the id ${JSON.stringify(n.parent)}`);
+  });
+  edges.forEach((e, i) => {
+    for (const end of ["source", "target"] as const) {
+      if (!nodeIds.has(e[end])) throw new Bad(`${at}.edges[${i}].${end}: no node has the id ${JSON.stringify(e[end])}`);
+    }
+  });
+  // A parent cycle would make the group tree infinite.
+  const parentOf = new Map(groups.map((gr) => [gr.id, gr.parent]));
+  for (const gr of groups) {
+    const seen = new Set<string>();
+    for (let p: string | null | undefined = gr.id; p; p = parentOf.get(p)) {
+      if (seen.has(p)) throw new Bad(`${at}.groups: the group ${JSON.stringify(gr.id)} is its own ancestor`);
+      seen.add(p);
+    }
+  }
+  return { nodes, groups, edges, lanes, details };
+}
+
+function parseMemory(raw: unknown, at: string): Memory {
+  if (raw === undefined || raw === null) return { blocks: [], lifetimes: [] };
+  const m = obj(raw, at);
+  const num = (o: Record<string, unknown>, k: string, p: string): number => {
+    if (typeof o[k] !== "number") throw new Bad(`${p}.${k}: expected a number, got ${what(o[k])}`);
+    return o[k] as number;
+  };
+  return {
+    blocks: arr(m, "blocks", at, true).map((b, i) => {
+      const o = obj(b, `${at}.blocks[${i}]`), p = `${at}.blocks[${i}]`;
+      return { id: str(o, "id", p)!, size: num(o, "size", p), mem_case: str(o, "mem_case", p, true) ?? "" };
+    }),
+    lifetimes: arr(m, "lifetimes", at, true).map((l, i) => {
+      const o = obj(l, `${at}.lifetimes[${i}]`), p = `${at}.lifetimes[${i}]`;
+      return { regst: str(o, "regst", p)!, block: str(o, "block", p)!, offset: num(o, "offset", p), size: num(o, "size", p),
+        first_act: num(o, "first_act", p), last_act: num(o, "last_act", p) };
+    }),
+  };
+}
+
+export function parseActs(raw: unknown[], at: string): Act[] {
+  return raw.map((a, i) => {
+    const o = obj(a, `${at}[${i}]`), p = `${at}[${i}]`;
+    const blobs: Record<string, BlobStats> = {};
+    for (const [k, v] of Object.entries(o.blobs === undefined ? {} : obj(o.blobs, `${p}.blobs`))) blobs[k] = obj(v, `${p}.blobs.${k}`) as BlobStats;
+    return { index: typeof o.index === "number" ? o.index : i, node: strOrNull(o, "node", p), actor: str(o, "actor", p)!,
+      job: str(o, "job", p, true) ?? "", reads: strList(arr(o, "reads", p, true), `${p}.reads`),
+      writes: strList(arr(o, "writes", p, true), `${p}.writes`), blobs };
+  });
+}
+
+export { parseMemory };
+
+/** Parse a payload; never throws. A newer version or a malformed payload comes back as a message for people. */
+export function parsePayload(data: unknown): Parsed {
+  try {
+    if (typeof data === "string") {
+      try { data = JSON.parse(data); } catch { throw new Bad("the payload is not valid JSON"); }
+    }
+    const o = obj(data, "payload");
+    const v = o.flowlab_payload;
+    if (typeof v !== "number" || !Number.isInteger(v) || v < 1) {
+      throw new Bad(`payload.flowlab_payload: expected the payload version (an integer >= 1), got ${what(v)}`);
+    }
+    if (v > PAYLOAD_VERSION) {
+      return { ok: false, newer: true, message: `this output was written by a newer flowlab (payload version ${v}); this viewer reads version ${PAYLOAD_VERSION}` };
+    }
+    const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run"] as const, "payload.kind");
+    const title = typeof o.title === "string" ? o.title : kind;
+    const graph = parseGraph(o.graph);
+    if (kind === "jobset") {
+      const si = o.shared_interfaces === undefined ? {} : obj(o.shared_interfaces, "payload.shared_interfaces");
+      const shared: Record<string, string[]> = {};
+      for (const [k, jobs] of Object.entries(si)) shared[k] = strList(Array.isArray(jobs) ? jobs : [], `payload.shared_interfaces.${k}`);
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, shared_interfaces: shared } };
+    }
+    if (kind === "plan") {
+      const summary = (o.summary === undefined ? {} : obj(o.summary, "payload.summary")) as Record<string, number>;
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary } };
+    }
+    const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
+    return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };
+  } catch (e) {
+    if (e instanceof Bad) return { ok: false, message: `this flowlab output cannot be shown: ${e.message}` };
+    return { ok: false, message: `this flowlab output cannot be shown: ${String(e)}` };
+  }
+}

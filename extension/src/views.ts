@@ -1,0 +1,46 @@
+// One entry for every front end: draw a payload (or say plainly why it cannot be drawn) into an element.
+import { h, kvTable } from "./dom.js";
+import { GraphView, type GraphViewOptions } from "./graphview.js";
+import { parsePayload, type Payload } from "./payload.js";
+import { RunView } from "./runview.js";
+import { ensureStyle } from "./style.js";
+
+export interface Rendered { payload: Payload | null; graph: GraphView | null; run: RunView | null; destroy(): void }
+
+export function showProblem(el: HTMLElement, message: string, fallback?: string): void {
+  el.append(h("div", "fl-error", message));
+  if (fallback) el.append(h("div", "fl-fallback", fallback));
+}
+
+export function renderPayload(el: HTMLElement, data: unknown, fallback?: string, opts: GraphViewOptions = {}): Rendered {
+  ensureStyle(el.ownerDocument);
+  el.classList.add("fl-root");
+  el.replaceChildren();
+  const parsed = parsePayload(data);
+  if (!parsed.ok) {
+    showProblem(el, parsed.message, fallback);
+    return { payload: null, graph: null, run: null, destroy() {} };
+  }
+  const p = parsed.payload;
+  el.append(h("div", "fl-title", p.title));
+  if (p.kind === "run") {
+    const run = new RunView(p);
+    el.append(run.root);
+    return { payload: p, graph: run.graph, run, destroy: () => run.graph.destroy() };
+  }
+  const graph = new GraphView(p.graph, opts);
+  el.append(graph.root);
+  if (p.kind === "plan" && Object.keys(p.summary).length) {
+    el.append(h("div", "fl-muted", Object.entries(p.summary).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(" · ")));
+  }
+  if (p.kind === "jobset" && Object.keys(p.shared_interfaces).length) {
+    // A model's variables are shared by four jobs each: a long list, so it starts folded past a few rows.
+    const rows = Object.entries(p.shared_interfaces);
+    const box = h("details", "fl-panel");
+    box.open = rows.length <= 6;
+    box.append(h("summary", "", `${rows.length} interfaces shared between jobs (drawn as edges through their memory blocks)`),
+      kvTable(rows.map(([k, jobs]) => [k, jobs.join(" → ")])));
+    el.append(box);
+  }
+  return { payload: p, graph, run: null, destroy: () => graph.destroy() };
+}

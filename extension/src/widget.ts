@@ -1,0 +1,94 @@
+// The anywidget ES module: render({model, el}) for PlanBrowser (payload, selected, query) and DebuggerWidget
+// (payload, state), with the messages of payload.md.
+import { button } from "./dom.js";
+import { DebuggerView, type DebugState } from "./debugger.js";
+import { parsePayload } from "./payload.js";
+import { ensureStyle } from "./style.js";
+import { renderPayload, type Rendered, showProblem } from "./views.js";
+
+export interface Model {
+  get(name: string): unknown;
+  set(name: string, value: unknown): void;
+  save_changes(): void;
+  on(event: string, cb: (...args: unknown[]) => void): void;
+  off(event?: string, cb?: (...args: unknown[]) => void): void;
+  send(msg: unknown): void;
+}
+
+function renderBrowser(model: Model, el: HTMLElement): () => void {
+  let view: Rendered | null = null;
+  const debug = button("debug", "open or close the step debugger for this Plan", () => model.send({ type: "debug" }));
+  const draw = (): void => {
+    view?.destroy();
+    view = renderPayload(el, model.get("payload"), undefined, {
+      tools: [debug],
+      onSelect: (id) => {
+        model.set("selected", id ?? "");
+        model.save_changes();
+        model.send({ type: "select", id });
+      },
+      onQuery: (q) => { model.set("query", q); model.save_changes(); },
+    });
+    const g = view.graph;
+    if (g) {
+      const q = model.get("query");
+      if (typeof q === "string" && q) g.setQuery(q);
+      const sel = model.get("selected");
+      if (typeof sel === "string" && sel) void g.ready.then(() => g.focus(sel));
+    }
+  };
+  const onQuery = (): void => { const q = model.get("query"); view?.graph?.setQuery(typeof q === "string" ? q : ""); };
+  const onSelected = (): void => {
+    const sel = model.get("selected");
+    if (view?.graph && typeof sel === "string" && sel !== view.graph.selected) void view.graph.focus(sel);
+  };
+  const onMsg = (...args: unknown[]): void => {
+    const msg = args[0] as { type?: string; id?: string } | null;
+    if (msg?.type === "focus" && typeof msg.id === "string") void view?.graph?.focus(msg.id);
+  };
+  model.on("change:payload", draw);
+  model.on("change:query", onQuery);
+  model.on("change:selected", onSelected);
+  model.on("msg:custom", onMsg);
+  draw();
+  return () => {
+    view?.destroy();
+    model.off("change:payload", draw);
+    model.off("change:query", onQuery);
+    model.off("change:selected", onSelected);
+    model.off("msg:custom", onMsg);
+  };
+}
+
+function renderDebugger(model: Model, el: HTMLElement): () => void {
+  el.classList.add("fl-root");
+  el.replaceChildren();
+  const view = new DebuggerView((msg) => model.send(msg));
+  el.append(view.root);
+  const drawPayload = (): void => {
+    const parsed = parsePayload(model.get("payload"));
+    if (parsed.ok) view.setGraph(parsed.payload.graph);
+    else showProblem(view.root, parsed.message);
+  };
+  const drawState = (): void => view.setState((model.get("state") ?? {}) as DebugState);
+  model.on("change:payload", drawPayload);
+  model.on("change:state", drawState);
+  drawPayload();
+  drawState();
+  return () => {
+    view.graph?.destroy();
+    model.off("change:payload", drawPayload);
+    model.off("change:state", drawState);
+  };
+}
+
+export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+  ensureStyle(el.ownerDocument);
+  // The debugger is the widget that has a `state` trait.
+  return model.get("state") !== undefined ? renderDebugger(model, el) : renderBrowser(model, el);
+}
+
+export default { render };
+
+// For producers' tests: the same parser the views use (node: `import("flowlab_widget.js")`, no DOM needed).
+export { parsePayload, PAYLOAD_VERSION } from "./payload.js";

@@ -1,0 +1,114 @@
+"""A static server for the browser harness (tests/e2e/harness.html loads the built widget module with a fake
+anywidget model) and a chromium launcher; used by test_views_browser.py and benchmarks/browser_views.py."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+
+
+def missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "playwright is not installed (the e2e extra)"
+    if not os.path.exists(CHROMIUM):
+        return "Debian's chromium is not installed (apt-get install chromium)"
+    return None
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:  # the test output is the place for failures, not requests
+        pass
+
+
+@contextlib.contextmanager
+def serve() -> Iterator[str]:
+    """Serve the repository root on 127.0.0.1 (ES modules do not load from file://)."""
+    handler = functools.partial(_Quiet, directory=str(ROOT))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/tests/e2e/harness.html"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def harness_page(width: int = 1200, height: int = 1000) -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with serve() as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.goto(url)
+            page.wait_for_function("window.harnessReady === true", timeout=30_000)
+            yield page
+        finally:
+            browser.close()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def lab_server(tmp_path: Path, notebook: str) -> Iterator[str]:
+    """JupyterLab on 127.0.0.1 over tmp_path (recipe: shared/reference/jupyter-ecosystem.md section 4), with the
+    prebuilt labextension found through JUPYTER_PATH, as the wheel's share/jupyter/labextensions/flowlab would be.
+    Yields the notebook's URL."""
+    data = tmp_path / "jpath" / "labextensions"
+    data.mkdir(parents=True)
+    (data / "flowlab").symlink_to(ROOT / "extension" / "labextension")
+    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
+               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
+               JUPYTER_PATH=str(tmp_path / "jpath"), PYTHONPATH=str(ROOT))
+    token, port = secrets.token_hex(16), _free_port()
+    log = open(tmp_path / "server.log", "w")  # closed below
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.5)
+        else:
+            raise RuntimeError("JupyterLab did not start: " + (tmp_path / "server.log").read_text()[-2000:])
+        yield f"{base}/lab/tree/{notebook}?token={token}"
+    finally:
+        server.terminate()
+        server.wait(15)
+        log.close()
