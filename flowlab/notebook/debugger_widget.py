@@ -18,10 +18,11 @@ import numpy as np
 import traitlets
 
 from ..debug import Debugger, Stop
+from ..viz.payload import plan_payload
 
 STATIC = pathlib.Path(__file__).parent / "static"
-# The front end built from extension/ once it is there (h/ts), else today's debugger module.
-_ESM = STATIC / "flowlab_widget.js" if (STATIC / "flowlab_widget.js").exists() else STATIC / "debugger.js"
+# the front end built from extension/ (one module for every view; it inserts its own CSS)
+_ESM = STATIC / "flowlab_widget.js"
 MAX_ACTORS = 1000
 MAX_LIFETIMES = 2000
 COMMANDS = ("step", "step_n", "continue", "run_to", "restart", "run_to_end_of_job", "break", "unbreak", "inspect",
@@ -33,7 +34,6 @@ class DebuggerWidget(anywidget.AnyWidget):
     breakpoints, the blob inspector, the stop reason and the memory record."""
 
     _esm = _ESM
-    _css = STATIC / "widgets.css"
     payload = traitlets.Dict().tag(sync=True)
     state = traitlets.Dict().tag(sync=True)
 
@@ -42,7 +42,7 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._inspected: str | None = None
         self._stop: Stop | None = None
         self._status = "ready"
-        super().__init__(payload=plan_payload(dbg.plan), **kwargs)
+        super().__init__(payload=plan_payload(dbg.plan, dbg.session.job_set), **kwargs)
         self.on_msg(self._on_msg)
         self._publish(None)
 
@@ -246,27 +246,3 @@ def _predicate(expression: str) -> Any:
 
     predicate.__name__ = f"({expression})"
     return predicate
-
-
-def plan_payload(plan: Any) -> dict[str, Any]:
-    """The plan payload (flowlab.viz.payload when present, h/nbpy), else a flat graph of the same shape: a node per
-    task in a group per job, an edge per register and consumer."""
-    try:
-        from ..viz.payload import plan_payload as full
-    except ImportError:
-        pass
-    else:
-        return full(plan)
-    nodes = [{"id": f"t:{t.task_id}", "label": t.name, "kind": "task", "parent": f"g:job:{t.job_id}",
-              "type": t.task_type, "lane": f"machine {t.machine_id} / thread {t.thrd_id}", "classes": [],
-              "detail": None} for t in plan.tasks]
-    groups = [{"id": f"g:job:{i}", "label": f"{name} ({plan.job_kinds[i]})", "parent": None, "kind": "job",
-               "collapsed": len(plan.tasks) > 300} for i, name in enumerate(plan.job_names)]
-    edges = [{"id": f"e:{r.regst_desc_id}:{c}", "source": f"t:{r.producer_task_id}", "target": f"t:{c}",
-              "kind": "data" if r.regst_desc_type == "data" else "ctrl",
-              "label": " ".join(str(d) for d in r.lbi2blob_desc.values())}
-             for r in plan.regst_descs.values() for c in r.consumer_task_ids]
-    lanes = sorted({n["lane"] for n in nodes})
-    return {"flowlab_payload": 1, "kind": "plan", "title": "plan", "graph": {
-        "nodes": nodes, "groups": groups, "edges": edges, "lanes": lanes, "details": {}},
-        "summary": {"tasks": len(plan.tasks), "regsts": len(plan.regst_descs), "mem_blocks": len(plan.mem_blocks)}}

@@ -16,8 +16,8 @@ from .debugger_widget import DebuggerWidget
 __all__ = ["DebuggerWidget", "PlanBrowser"]
 
 STATIC = pathlib.Path(__file__).parent / "static"
-# the front end built from extension/ (h/ts) where it is there, else the first plan browser module
-_ESM = STATIC / "flowlab_widget.js" if (STATIC / "flowlab_widget.js").exists() else STATIC / "plan_browser.js"
+# the front end built from extension/ (one module for every view; it inserts its own CSS)
+_ESM = STATIC / "flowlab_widget.js"
 
 
 class PlanBrowser(anywidget.AnyWidget):
@@ -26,7 +26,6 @@ class PlanBrowser(anywidget.AnyWidget):
     the debugger. Traits and messages are those of payload.md; ``svg`` is the bounded static picture."""
 
     _esm = _ESM
-    _css = STATIC / "widgets.css"
     payload = traitlets.Dict().tag(sync=True)  # a jobset or plan payload (payload.md)
     views = traitlets.List(traitlets.Unicode()).tag(sync=True)
     view = traitlets.Unicode("plan").tag(sync=True)
