@@ -1,12 +1,13 @@
 """flowlab: OneFlow's lazy mode in Python, with a debugger. ``import flowlab as flow``."""
 
-from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing
+from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
 from .debug import debug
+from .debug.sbp import explain_sbp as _explain_sbp
 from .errors import KernelError, WatchHandlerError
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config
@@ -22,11 +23,12 @@ from .session import (
 
 float = float32
 double = float64
+debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
 
 __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
-    "KernelError", "WatchHandlerError",
+    "KernelError", "WatchHandlerError", "distribute", "env",
 ]

@@ -9,6 +9,9 @@ import pytest
 # Fused segments compile in the calling thread, so that a test's calls past fusion run the compiled segment (the
 # replay proof is about it); tests/test_fused_background.py tests the background compile the default uses.
 os.environ.setdefault("FLOWLAB_FUSE_BACKGROUND", "0")
+# tests/cuda runs the CUDA kernels in Numba's simulator unless NUMBA_ENABLE_CUDASIM=0 (a GPU machine); Numba reads
+# the flag on its first import, and it leaves the CPU @njit kernels as they are.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
 
 import flowlab as flow
 from flowlab.frontend import scope
@@ -17,10 +20,10 @@ from flowlab.frontend import scope
 @pytest.fixture(autouse=True)
 def fresh_session():
     flow.clear_default_session()
-    scope.ENV.cpu_device_num, scope.ENV.debug_mode = 1, False
+    scope.ENV.reset()
     yield
     flow.clear_default_session()
-    scope.ENV.cpu_device_num, scope.ENV.debug_mode = 1, False
+    scope.ENV.reset()
 
 
 @pytest.fixture(params=["reference", "numba"])

@@ -116,9 +116,16 @@ def test_task_fields_follow_oneflow():
         assert (machine, thrd) == (task.machine_id, task.thrd_id)
     compute = [t for t in plan.tasks if t.task_type == "NormalForward"]
     assert {t.thrd_id for t in compute} == {0}
-    independent = [t for t in plan.tasks if t.task_type != "NormalForward"]
-    assert len({t.thrd_id for t in independent}) == len(independent)  # one thread each
-    assert min(t.thrd_id for t in independent) == 3  # after cpu device 0, CommNet and TickTock
+    # OneFlow's IDMgr with one CPU device: device thread 0, CommNet 1, one TickTock thread 2 for every tick-like
+    # task, then one independent thread per other task type (thrd_id_generator.cpp)
+    tick_tock = {t.thrd_id for t in plan.tasks if t.task_type in ("Tick", "Case", "Esac", "ReentrantLock")}
+    assert tick_tock == {2}
+    independent = {}
+    for t in plan.tasks:
+        if t.task_type in ("WaitAndSendIds", "ForeignInput", "ForeignOutput", "CallbackNotify"):
+            independent.setdefault(t.task_type, set()).add(t.thrd_id)
+    assert all(len(ids) == 1 for ids in independent.values())  # at most one thread per type and machine
+    assert sorted(i for ids in independent.values() for i in ids) == [3, 4, 5, 6]
     wait = next(t for t in plan.tasks if t.task_type == "WaitAndSendIds")
     assert wait.produced_regst_desc["out"].register_num == 100
     user_chain = {t.chain_id for t in plan.tasks_of_job("zero_pad_Job") if t.task_type == "NormalForward"}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import functools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 from ..ir import Job, JobSet, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
+from .sbp_infer import infer_sbp_signatures, interface_sbp
+from .slices import logical_desc
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -22,29 +25,39 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 
+# Runs after the train passes and the ticks, so every op a job will have gets its signature.
+SBP_PASS: tuple[str, JobPass] = ("InferSbpSignatures", infer_sbp_signatures)
+
 
 @dataclass(frozen=True)
 class CompileResult:
     job_set: JobSet
     plan: Plan
     passes: tuple[PassRecord, ...]
+    boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
 
 
-def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
+    """The passes of every user job, then the system jobs with theirs (no main job, no plan)."""
     records: list[PassRecord] = []
     completed_user = []
     for job in user_jobs:
-        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER], made_by="as traced")
+        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
     system: list[Job] = []
     for job in completed_user:
+        # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces
+        # together (the pushed list concatenated, the pulled blob split back into the list ListNumpy returns).
         for name in job.input_op_names:
             op = job.op(name)
-            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]]))
+            system.append(make_push_job(op, logical_desc(job, op.output_lbns[0])))
         for name in job.return_op_names:
             op = job.op(name)
-            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]]))
+            desc = logical_desc(job, op.output_lbns[0])
+            piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
+            parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
+            system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:
@@ -54,12 +67,23 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
                 var_descs[op.name] = job.blob_descs[op.output_lbns[0]]
     if variables:
         system.extend(make_model_io_jobs(variables, var_descs))
+    # System jobs share interface blobs with user jobs, per device: their twins take the user jobs' SBP.
+    forced = interface_sbp(completed_user)
+    system_sbp = (SBP_PASS[0], functools.partial(infer_sbp_signatures, forced=forced))
     completed_system = []
     for job in system:
-        job, recs = run_pipeline(job, JOB_COMPLETER, made_by="as built by the system-job builder")
+        job, recs = run_pipeline(job, [*JOB_COMPLETER, system_sbp], made_by="as built by the system-job builder")
         records.extend(recs)
         completed_system.append(job)
-    jobs = [*completed_user, *completed_system]
-    main, plan = build_plan(jobs, cpu_device_num)
+    return [*completed_user, *completed_system], records
+
+
+def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+    jobs, records = compile_job_set(user_jobs)
+    boxing_log: dict[int, list[str]] = {}
+    main, plan = build_plan(jobs, cpu_device_num, boxing_log)
     check_job(main, "as built by the plan builder")
-    return CompileResult(JobSet((*jobs, main)), plan, tuple(records))
+    main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
+    records.extend(recs)
+    return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
+                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()})

@@ -1,10 +1,10 @@
 """Memory planning: interface blocks shared across jobs, and reuse inside a job by register lifetimes.
 
-Registers of a job's compute chain whose lifetimes (producer act .. last consumer act, in chain order) do not
-overlap share bytes of one reusable block per job (first fit). The chain's control edges fix that order at run
-time, which is what makes the reuse safe. Interface registers (input/output/return/variable) get one fixed block
-per interface name, shared by every job holding an op of that name (OneFlow's
-MergeMemSharedInterfaceMemBlockBetweenJobs).
+Registers of a job's compute chain (one chain per job and device) whose lifetimes (producer act .. last consumer
+act, in chain order) do not overlap share bytes of one reusable block per chain (first fit). The chain's control
+edges fix that order at run time, which is what makes the reuse safe. Interface registers (input/output/return/
+variable) get one fixed block per interface name and device (parallel_id), shared by every job holding an op of
+that name (OneFlow's MergeMemSharedInterfaceMemBlockBetweenJobs).
 """
 
 from __future__ import annotations
@@ -29,6 +29,9 @@ class RegstMem:
     size: int  # bytes of all register_num registers
     interface_name: str | None  # set for interface registers
     lifetime: tuple[int, int] | None  # chain positions (first, last) when it may be reused, else None
+    parallel_id: int = 0  # an interface blob is shared across jobs device by device
+    machine_id: int = 0
+    reuse_group: int = 0  # the chain whose registers may share one reusable block
     mem_block_id: int = -1
     mem_block_offset: int = 0
     enable_reuse_mem: bool = False
@@ -38,41 +41,42 @@ class RegstMem:
 class MemoryPlan:
     blocks: list[MemBlock] = field(default_factory=list)
 
-    def new_block(self, job_ids: tuple[int, ...], size: int, reuse: bool) -> int:
+    def new_block(self, job_ids: tuple[int, ...], size: int, reuse: bool, machine_id: int = 0) -> int:
         block_id = len(self.blocks)
-        self.blocks.append(MemBlock(block_id, job_ids, 0, "host", reuse, size))
+        self.blocks.append(MemBlock(block_id, job_ids, machine_id, "host", reuse, size))
         return block_id
 
 
 def plan_memory(regsts: list[RegstMem]) -> list[MemBlock]:
     plan = MemoryPlan()
-    # Interface registers: one block per name, shared by all jobs.
-    by_name: dict[str, list[RegstMem]] = {}
+    # Interface registers: one block per name and device (parallel_id), shared by all jobs.
+    by_name: dict[tuple[str, int], list[RegstMem]] = {}
     for r in regsts:
         if r.interface_name is not None:
-            by_name.setdefault(r.interface_name, []).append(r)
+            by_name.setdefault((r.interface_name, r.parallel_id), []).append(r)
     for group in by_name.values():
         jobs = tuple(sorted({r.job_id for r in group}))
-        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False)
+        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False, machine_id=group[0].machine_id)
         for r in group:
             r.mem_block_id, r.mem_block_offset = block_id, 0
-    # Reusable registers: first fit by lifetime inside one block per job.
-    by_job: dict[int, list[RegstMem]] = {}
+    # Reusable registers: first fit by lifetime inside one block per compute chain (a job's chain on a device).
+    by_chain: dict[int, list[RegstMem]] = {}
     for r in regsts:
         if r.interface_name is None and r.lifetime is not None:
-            by_job.setdefault(r.job_id, []).append(r)
-    for job_id, group in sorted(by_job.items()):
+            by_chain.setdefault(r.reuse_group, []).append(r)
+    for _chain, group in sorted(by_chain.items()):
         placed: list[RegstMem] = []
         for r in sorted(group, key=lambda r: (r.lifetime, -r.size)):
             r.mem_block_offset = _first_fit(r, placed)
             placed.append(r)
-        block_id = plan.new_block((job_id,), max(r.mem_block_offset + r.size for r in placed), reuse=True)
+        block_id = plan.new_block((group[0].job_id,), max(r.mem_block_offset + r.size for r in placed), reuse=True,
+                                  machine_id=group[0].machine_id)
         for r in placed:
             r.mem_block_id, r.enable_reuse_mem = block_id, True
     # Everything else: a block of its own.
     for r in regsts:
         if r.mem_block_id < 0:
-            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False)
+            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False, machine_id=r.machine_id)
     return plan.blocks
 
 

@@ -10,12 +10,28 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import INTERFACE_OP_TYPES, BlobDesc, CriticalSection, Job, OpConf, Plan, RegstDesc, TaskProto
+from ..errors import CompileError
+from ..ir import (
+    INTERFACE_OP_TYPES,
+    BlobDesc,
+    CriticalSection,
+    Job,
+    OpConf,
+    ParallelConf,
+    Plan,
+    RegstDesc,
+    SbpSignature,
+    TaskProto,
+)
 from ..ir.plan import encode_task_id
+from ..ir.sbp import input_bns
+from ..ops.registry import get_op_def
+from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .interfaces import check_interfaces
+from .main_job import make_main_job
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
-from .system_jobs import SystemJobBuilder
+from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
 
 TASK_TYPES = {
     "foreign_input": "ForeignInput",
@@ -29,9 +45,12 @@ TASK_TYPES = {
     "callback_notify": "CallbackNotify",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
-WAIT_BUFFER = "GlobalWaitJobId"
-CALLBACK_BUFFER = "CallbackNotifier"
-MAIN_JOB = "System-Main"
+
+
+TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
+BOXING_OPS = {"copy": ("slice_boxing_copy", "System-Boxing-BoxingCopy", "SliceBoxing"),
+              "add": ("slice_boxing_add", "System-Boxing-BoxingAdd", "SliceBoxing"),
+              "zeros": ("boxing_zeros", "System-Boxing-Zeros", "BoxingZeros")}
 
 
 @dataclass
@@ -49,10 +68,15 @@ class _Task:
     job_id: int
     op: OpConf
     task_type: str
+    machine_id: int
+    device_id: int  # -1: the machine's host (a CopyCommNet task)
     thrd_id: int
     task_id: int
     order: int
     chain_id: int
+    parallel_id: int = 0
+    parallel_num: int = 1
+    sbp_signature: SbpSignature | None = None
     produced: dict[str, _Regst] = field(default_factory=dict)
     consumed: dict[str, list[int]] = field(default_factory=dict)
 
@@ -64,35 +88,76 @@ class _Task:
 
 
 class _PlanBuilder:
-    def __init__(self, cpu_device_num: int) -> None:
+    """OneFlow's TaskGraph for all jobs at once: a task per device of each op, boxing between them, ids.
+
+    Thread ids follow OneFlow's IDMgr with no GPU (C = cpu_device_num): CPU device threads 0..C-1, CommNet C,
+    the one TickTock thread C+1 for every tick-like task, then one independent thread per other task type and
+    machine (WaitAndSendIds, ForeignInput, ForeignOutput, CallbackNotify). Compute tasks take the CPU threads
+    round-robin in creation order per job and machine (AllocateCpuThrdIdEvenly), boxing nodes by a separate
+    round-robin (PickCpuThrdIdEvenly)."""
+
+    def __init__(self, cpu_device_num: int, jobs: list[Job]) -> None:
         self.cpu_device_num = cpu_device_num
+        self.jobs = jobs
         self.tasks: list[_Task] = []
-        self.by_op: dict[tuple[int, str], _Task] = {}
+        self.by_op: dict[tuple[int, str], list[_Task]] = {}
         self.regsts: list[_Regst] = []
-        self.thread_index: dict[int, int] = {}
-        self.next_dedicated_thrd = cpu_device_num + 2  # after the device threads, CommNet and TickTock
-        self.chains: dict[int, list[_Task]] = {}  # job_id -> compute chain in order
+        self.task_index: dict[tuple[int, int, int], int] = {}
+        self.independent_thrd: dict[tuple[int, str], int] = {}
+        self.boxing_offset: dict[int, int] = {}
+        self.chains: dict[tuple[int, int, int], list[_Task]] = {}  # (job, machine, device) -> compute chain
+        self.proxies: dict[tuple[int, int], _Task] = {}
+        self.edges: dict[tuple[int, str, str, str], BoxingDecision] = {}
+        self.boxing_log: dict[int, list[str]] = {}
+        self.boxing_nodes = 0  # numbers the System-Boxing-* ops
+        self.ops: dict[tuple[int, str], OpConf] = {}  # (job_id, op name) -> op
 
     # -- tasks -------------------------------------------------------------------------------------
+    def new_task(self, job_id: int, op: OpConf, task_type: str, machine: int, device: int, thrd: int,
+                 stream: int = 0, **ctx: object) -> _Task:
+        key = (machine, thrd, stream)
+        index = self.task_index.get(key, 0)
+        self.task_index[key] = index + 1
+        order = len(self.tasks)
+        task = _Task(job_id, op, task_type, machine, device, thrd, encode_task_id(machine, thrd, index, stream),
+                     order, order, **ctx)  # type: ignore[arg-type]
+        self.tasks.append(task)
+        return task
+
+    def thrd_of(self, task_type: str, machine: int) -> int:
+        if task_type in TICK_TOCK_TYPES:
+            return self.cpu_device_num + 1
+        key = (machine, task_type)
+        if key not in self.independent_thrd:
+            used = sum(1 for m, _ in self.independent_thrd if m == machine)
+            self.independent_thrd[key] = self.cpu_device_num + 2 + used
+        return self.independent_thrd[key]
+
     def add_tasks(self, job_id: int, job: Job) -> None:
-        chain = self.chains.setdefault(job_id, [])
+        offset: dict[int, int] = {}  # per machine: the next CPU device thread (AllocateCpuThrdIdEvenly)
         for op in job.ops:
             if op.op_type == "source_tick":
                 continue  # replaced by the main job's critical-section tick (LinkMainPlan)
             task_type = TASK_TYPES.get(op.op_type, "NormalForward")
-            if task_type == "NormalForward":
-                thrd_id = op.parallel_conf.devices[0][1]
-            else:  # independent tasks get a thread of their own
-                thrd_id, self.next_dedicated_thrd = self.next_dedicated_thrd, self.next_dedicated_thrd + 1
-            index = self.thread_index.get(thrd_id, 0)
-            self.thread_index[thrd_id] = index + 1
-            task = _Task(job_id, op, task_type, thrd_id, encode_task_id(0, thrd_id, index), len(self.tasks),
-                         chain_id=len(self.tasks))
-            if task_type == "NormalForward":
-                task.chain_id = chain[0].chain_id if chain else task.chain_id
-                chain.append(task)
-            self.tasks.append(task)
-            self.by_op[(job_id, op.name)] = task
+            devices = op.parallel_conf.devices
+            n = len(devices)
+            sig = job.sbp_signatures.get(op.name) if n > 1 else None
+            tasks = []
+            for parallel_id, (machine, device) in enumerate(devices):
+                if task_type == "NormalForward":
+                    thrd = offset.get(machine, 0)
+                    offset[machine] = (thrd + 1) % self.cpu_device_num
+                else:
+                    thrd = self.thrd_of(task_type, machine)
+                task = self.new_task(job_id, _per_device_op(job, op, parallel_id, n), task_type, machine, device,
+                                     thrd, parallel_id=parallel_id, parallel_num=n, sbp_signature=sig)
+                if task_type == "NormalForward":
+                    chain = self.chains.setdefault((job_id, machine, device), [])
+                    task.chain_id = chain[0].chain_id if chain else task.chain_id
+                    chain.append(task)
+                tasks.append(task)
+            self.by_op[(job_id, op.name)] = tasks
+            self.ops[(job_id, op.name)] = op
 
     def regst(self, task: _Task, name: str, regst_type: str) -> _Regst:
         if name not in task.produced:
@@ -101,37 +166,145 @@ class _PlanBuilder:
             task.produced[name] = regst
         return task.produced[name]
 
+    def regst_holding(self, task: _Task, lbn: str) -> _Regst:
+        return self.regst(task, _regst_name(task, lbn), "data")
+
+    # -- boxing's TaskGraph ------------------------------------------------------------------------
+    def proxy(self, task: _Task, machine: int, lbn: str = "") -> _Task:
+        """``task`` on its own machine; else a CopyCommNet task on ``machine`` that reads the register holding
+        ``lbn`` (all of its blobs), made once per register and machine (OneFlow's GetProxyNode)."""
+        if task.machine_id == machine:
+            return task
+        regst = self.regst_holding(task, lbn or task.op.output_lbns[0]) if task.op.output_lbns else None
+        if regst is None:
+            raise CompileError(f"task {task.op.name} produces no data to send to machine {machine}")
+        key = (regst.regst_desc_id, machine)
+        if key not in self.proxies:
+            lbns = tuple(regst.blobs)
+            op = OpConf(f"copy_comm_net_{len(self.proxies)}", "copy_comm_net", {"in": lbns}, {"out": lbns},
+                        {"src_machine_id": task.machine_id}, ParallelConf("cpu", (f"{machine}:0",)),
+                        created_by="boxing")
+            copy = self.new_task(task.job_id, op, "CopyCommNet", machine, -1, self.cpu_device_num,
+                                 stream=task.machine_id)  # CommNet thread; its work stream is the peer machine
+            self.regst(copy, "out", "data").blobs.update(regst.blobs)
+            copy.consume("in", regst)
+            self.proxies[key] = copy
+        return self.proxies[key]
+
+    def boxing_node(self, kind: str, edge: Edge, machine_id: int, device_id: int, inputs: list[tuple[_Task, Box]],
+                    out_box: Box, view_shape: tuple[int, ...], out_desc: BlobDesc) -> _Task:
+        op_type, prefix, task_type = BOXING_OPS[kind]
+        lbn = edge.lbn
+        attrs = {"lbi": lbn, "view_shape": view_shape, "out_slice": out_box.ranges,
+                 "in_slice": tuple(box.ranges for _, box in inputs)}
+        op = OpConf(f"{prefix}-{self.boxing_nodes}", op_type,
+                    {f"in_{i}": (lbn,) for i in range(len(inputs))}, {"out": (lbn,)}, attrs,
+                    ParallelConf("cpu", (f"{machine_id}:{device_id}",)), created_by="boxing")
+        self.boxing_nodes += 1
+        thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
+        self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
+        task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, thrd)
+        self.regst(task, "out", "data").blobs[lbn] = out_desc
+        for i, (node, _box) in enumerate(inputs):
+            task.consume(f"in_{i}", self.regst_holding(node, lbn))
+        return task
+
     # -- edges -------------------------------------------------------------------------------------
     def connect(self, job_id: int, job: Job) -> None:
         for op in job.ops:
-            task = self.by_op.get((job_id, op.name))
-            if task is None:
+            tasks = self.by_op.get((job_id, op.name))
+            if tasks is None:
                 continue
             for lbn in op.output_lbns:
-                self.regst(task, _regst_name(task, lbn), "data").blobs[lbn] = job.blob_descs[lbn]
-            for arg, lbns in op.inputs.items():
-                for lbn in lbns:
-                    producer = self.by_op[(job_id, lbn.rpartition("/")[0])]
-                    regst = self.regst(producer, _regst_name(producer, lbn), "data")
-                    task.consume(arg if task.task_type == "ReentrantLock" else "in", regst)
+                desc = logical_desc(job, lbn)
+                sbp = sbp_of(job, op, _output_bn(lbn), desc)
+                for t in tasks:
+                    self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
+            args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
+            op_def = get_op_def(op.op_type)
+            writes_in_place = op.op_type in ("model_init", "model_load") or not (op.output_lbns or op_def.system)
+            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, op_def.system)):
+                decision = self.edge(job_id, job, op, bn, lbn)
+                if writes_in_place:
+                    self.check_in_place(job_id, job, op, bn, lbn, decision)
+                name = arg if tasks[0].task_type == "ReentrantLock" else "in"
+                for t, node in zip(tasks, decision.nodes):
+                    t.consume(name, self.regst_holding(node, lbn))
             for name in op.ctrl_in_op_names:
-                if name != SOURCE_TICK:
-                    task.consume("in_ctrl", self.regst(self.by_op[(job_id, name)], "out_ctrl", "ctrl"))
-        chain = self.chains.get(job_id, [])
-        for a, b in zip(chain, chain[1:]):  # fix the chain's order; memory reuse relies on it
-            if not any(r.regst_desc_id in ids for r in a.produced.values() for ids in b.consumed.values()):
-                b.consume("in_ctrl", self.regst(a, "out_ctrl", "ctrl"))
+                if name == SOURCE_TICK:
+                    continue
+                sources = self.by_op[(job_id, name)]
+                for k, t in enumerate(tasks):  # device to device when the counts agree, else all to all
+                    for s in ([sources[k]] if len(sources) == len(tasks) else sources):
+                        t.consume("in_ctrl", self.regst(s, "out_ctrl", "ctrl"))
+        for (chain_job, _m, _d), chain in self.chains.items():
+            if chain_job != job_id:
+                continue
+            for a, b in zip(chain, chain[1:]):  # fix the chain's order; memory reuse relies on it
+                if not any(r.regst_desc_id in ids for r in a.produced.values() for ids in b.consumed.values()):
+                    b.consume("in_ctrl", self.regst(a, "out_ctrl", "ctrl"))
+
+    def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str) -> BoxingDecision:
+        """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``), building boxing once per
+        consumer op, blob and SBP."""
+        desc = logical_desc(job, lbn)
+        dst_sbp = sbp_of(job, dst_op, bn, desc)
+        key = (job_id, dst_op.name, lbn, str(dst_sbp))
+        if key not in self.edges:
+            src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
+            src_tasks = tuple(self.by_op[(job_id, src_op.name)])
+            edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, tuple(self.by_op[(job_id, dst_op.name)]),
+                        sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
+            decision = build_sub_task_graph(self, edge)
+            if len(edge.src_tasks) > 1 or len(edge.dst_tasks) > 1:
+                self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
+            self.edges[key] = decision
+        return self.edges[key]
+
+    def check_in_place(self, job_id: int, job: Job, op: OpConf, bn: str, lbn: str, decision: BoxingDecision) -> None:
+        """An op that updates a variable in place (an optimizer, assign, model init or load) must read the
+        variable's own registers: through boxing it would update a copy and the variable would never change."""
+        src = self.by_op[(job_id, lbn.rpartition("/")[0])]
+        if src[0].op.op_type != "variable" or all(n in src for n in decision.nodes):
+            return
+        desc = logical_desc(job, lbn)
+        raise CompileError(
+            f"op {op.name!r} ({op.op_type}) in job {job.name!r} updates variable {src[0].op.name!r} in place, but "
+            f"takes {bn!r} as {sbp_of(job, op, bn, desc)} on {op.parallel_conf} while the variable is "
+            f"{sbp_of(job, src[0].op, 'out', desc)} on {src[0].op.parallel_conf}; an in-place update needs the "
+            "variable's own placement and SBP (boxing would give it a copy)")
 
     def link_main(self, main_id: int, jobs: list[Job]) -> None:
-        esac = next(t for t in self.tasks if t.job_id == main_id and t.task_type == "Esac")
+        (esac,) = (t for t in self.tasks if t.job_id == main_id and t.task_type == "Esac")
         for job_id, job in enumerate(jobs):
-            tick = self.by_op[(main_id, f"System-Main-Tick_CriticalSection_{job_id}")]
+            (tick,) = self.by_op[(main_id, f"System-Main-Tick_CriticalSection_{job_id}")]
             for op in job.ops:
                 if SOURCE_TICK in op.ctrl_in_op_names:
-                    self.by_op[(job_id, op.name)].consume("in_ctrl", self.regst(tick, "out_ctrl", "ctrl"))
-            esac.consume("in", self.regst(self.by_op[(job_id, SINK_TICK)], "out_ctrl", "ctrl"))
+                    for t in self.by_op[(job_id, op.name)]:
+                        t.consume("in_ctrl", self.regst(tick, "out_ctrl", "ctrl"))
+            for sink in self.by_op[(job_id, SINK_TICK)]:
+                esac.consume("in", self.regst(sink, "out_ctrl", "ctrl"))
         lock = next(t for t in self.tasks if t.job_id == main_id and t.task_type == "ReentrantLock")
         lock.consume("end", esac.produced["out"])  # ConnectCriticalSectionEndToReentrantLockEnd
+
+
+def _output_bn(lbn: str) -> str:
+    """An output's bn_in_op: the blob part of its lbn (``out_0``; ``out`` for system ops), as ir.sbp.output_bns."""
+    return lbn.rpartition("/")[2]
+
+
+def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) -> OpConf:
+    """The op a device's task runs. Model I/O on a split variable works on its device's slice of the logical value
+    (OneFlow's check_point_v2 slice-assigns the same way): the slice and the logical shape go in its attrs."""
+    if parallel_num == 1 or op.op_type not in ("model_init", "model_load", "model_save"):
+        return op
+    (lbn,) = op.inputs["ref"]
+    desc = logical_desc(job, lbn)
+    sbp = sbp_of(job, job.producer_of(lbn), _output_bn(lbn), desc)
+    if not sbp.is_split:
+        return op
+    box = box_of(desc.shape, sbp, parallel_id, parallel_num)
+    return op.replace(attrs={**op.attrs, "logical_shape": desc.shape, "ref_slice": box.ranges})
 
 
 def _regst_name(task: _Task, lbn: str) -> str:
@@ -139,42 +312,29 @@ def _regst_name(task: _Task, lbn: str) -> str:
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
 
 
-def make_main_job(jobs: list[Job]) -> Job:
-    interfaces = [set(job.interface_op_names) for job in jobs]
-    intersecting = tuple(
-        tuple(j for j in range(len(jobs)) if j != i and interfaces[i] & interfaces[j]) for i in range(len(jobs))
-    )
-    b = SystemJobBuilder(MAIN_JOB, "main")
-    wait = b.add("wait_and_send_ids", "System-Main-WaitAndSendIds_0",
-                 attrs={"wait_buffer_name": WAIT_BUFFER, "id_list": tuple((i,) for i in range(len(jobs)))})
-    lock = b.add("reentrant_lock", "System-Main-ReentrantLock_0", {"start": (wait,)},
-                 {"lock_id2intersecting_lock_ids": intersecting})
-    b.add("case", "System-Main-Case_0", {"in": (lock,)}, {"num_branches": len(jobs)})
-    for i, lbn in enumerate(b.ops[-1].outputs["out"]):
-        b.add("tick", f"System-Main-Tick_CriticalSection_{i}", {"in": (lbn,)}, {"critical_section_id": i})
-    esac = b.add("esac", "System-Main-Esac_0")
-    b.add("callback_notify", "System-Main-CallbackNotify_0", {"in": (esac,)}, {"callback_buffer_name": CALLBACK_BUFFER})
-    return b.build()
-
-
-def build_plan(jobs: list[Job], cpu_device_num: int = 1) -> tuple[Job, Plan]:
-    """Compile the (completed) jobs, in job_id order, and the main job made for them, into one Plan."""
+def build_plan(jobs: list[Job], cpu_device_num: int = 1,
+               boxing_log: dict[int, list[str]] | None = None) -> tuple[Job, Plan]:
+    """Compile the (completed) jobs, in job_id order, and the main job made for them, into one Plan.
+    ``boxing_log``, when given, receives each job's boxing decisions as CSV rows (OneFlow's boxing logger)."""
     check_interfaces(jobs)
     main = make_main_job(jobs)
     main_id = len(jobs)
     all_jobs = [*jobs, main]
-    pb = _PlanBuilder(cpu_device_num)
+    pb = _PlanBuilder(cpu_device_num, all_jobs)
     for job_id, job in enumerate(all_jobs):
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):
         pb.connect(job_id, job)
     pb.link_main(main_id, jobs)
+    if boxing_log is not None:
+        boxing_log.update(pb.boxing_log)
     return main, _assemble(pb, all_jobs)
 
 
 def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
     task_of = {t.task_id: t for t in pb.tasks}
     chain_pos = {t.task_id: i for chain in pb.chains.values() for i, t in enumerate(chain)}
+    chain_of = {t.task_id: t.chain_id for t in pb.tasks}
     layouts: dict[int, tuple[dict[str, int], int]] = {}
     mems: dict[int, RegstMem] = {}
     for regst in pb.regsts:
@@ -186,14 +346,18 @@ def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
         layouts[regst.regst_desc_id] = (offsets, size)
         producer = task_of[regst.producer]
         job = jobs[producer.job_id]
-        interface = producer.op.name if producer.op.op_type in INTERFACE_OP_TYPES else None
+        interface = None
+        if producer.op.op_type in INTERFACE_OP_TYPES and producer.task_type == "NormalForward":
+            interface = producer.op.name  # shared with the same-named op of other jobs, device by device
         lifetime = None
-        in_chain = regst.producer in chain_pos and all(c in chain_pos for c in regst.consumers)
+        in_chain = regst.producer in chain_pos and all(
+            c in chain_pos and chain_of[c] == producer.chain_id for c in regst.consumers)
         if interface is None and in_chain and job.job_conf.get("enable_reuse_mem", True):
             positions = [chain_pos[regst.producer], *(chain_pos[c] for c in regst.consumers)]
             lifetime = (min(positions), max(positions))
         mems[regst.regst_desc_id] = RegstMem(regst.regst_desc_id, producer.job_id, size * regst.register_num,
-                                             interface, lifetime)
+                                             interface, lifetime, parallel_id=producer.parallel_id,
+                                             machine_id=producer.machine_id, reuse_group=producer.chain_id)
     blocks = plan_memory(list(mems.values()))
     tasks = []
     for t in pb.tasks:
@@ -206,8 +370,9 @@ def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
                 "host", mem.enable_reuse_mem if mem else False, mem.mem_block_id if mem else -1,
                 mem.mem_block_offset if mem else 0, size,
             )
-        tasks.append(TaskProto(t.task_type, 0, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,), produced,
-                               {k: tuple(v) for k, v in t.consumed.items()}))
+        tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
+                               produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
+                               t.parallel_num, t.sbp_signature))
     sections = []
     for job_id in range(len(jobs) - 1):
         block_ids = sorted({mems[r.regst_desc_id].mem_block_id for t in pb.tasks if t.job_id == job_id

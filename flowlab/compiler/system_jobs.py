@@ -58,7 +58,8 @@ def pull_job_name(return_op_name: str) -> str:
 
 
 def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
-    """ForeignInput -> an output op named exactly like the user job's input op."""
+    """ForeignInput -> an output op named exactly like the user job's input op, on its placement (with its SBP,
+    which the SBP pass forces): the plan builder's boxing scatters the pushed batch, one slice copy per device."""
     name = push_job_name(input_op.name)
     b = SystemJobBuilder(name, "push")
     attrs = {"shape": desc.shape, "dtype": desc.dtype, "ofblob_buffer_name": foreign_input_buffer(name)}
@@ -67,14 +68,18 @@ def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
     return b.build()
 
 
-def make_pull_job(return_op: OpConf, desc: BlobDesc) -> Job:
-    """An input op named like the user job's return op -> ForeignOutput."""
+def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0) -> Job:
+    """An input op named like the user job's return op (its placement and SBP) -> ForeignOutput on 0:0, which
+    receives the whole blob (boxing gathers the devices' pieces); ``mirrored_parts``: a mirrored return, handed
+    back as that many pieces (one per device)."""
     name = pull_job_name(return_op.name)
     b = SystemJobBuilder(name, "pull")
     lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
                 placement=return_op.parallel_conf)
-    b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)},
-          {"ofblob_buffer_name": foreign_output_buffer(name)})
+    attrs = {"ofblob_buffer_name": foreign_output_buffer(name)}
+    if mirrored_parts:
+        attrs["mirrored_parts"] = mirrored_parts
+    b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)}, attrs)
     return b.build()
 
 
@@ -86,6 +91,8 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
 
     Init needs nothing from outside; load and save take a path through a ForeignInput. The per-variable ops are
     chained by control edges, as OneFlow chains its model_*_v2 ops with ticks, so they run one at a time.
+    They run on the variable's placement, each device's task on its own piece (a split variable's save writes
+    its slice into the one ``out`` file; a broadcast one is saved by the first device).
     """
     jobs = []
     for kind, name in MODEL_IO_JOBS.items():
@@ -99,11 +106,13 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
             ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
             init = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
+            # beside the variable (OneFlow's MakeModelIoV2Jobs), so each device's piece is read or written in place
             if kind == "init":
-                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous)
+                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=var.parallel_conf)
             else:  # load initializes a variable missing from the checkpoint exactly as init would
                 attrs = {"variable_name": var.name, **(init if kind == "load" else {})}
-                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous)
+                b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous,
+                      placement=var.parallel_conf)
             previous = (op_name,)
         jobs.append(b.build())
     return jobs

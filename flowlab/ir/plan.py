@@ -8,6 +8,11 @@ from dataclasses import dataclass, field
 from .blob import BlobDesc
 from .frozen import FrozenDict
 from .op_conf import OpConf
+from .sbp import SbpSignature
+
+# Task types that move or combine data between devices and machines rather than run a job's op: the boxing
+# sub-graphs (OneFlow's kSliceBoxing, kBoxingZeros) and the copy across machines (kCopyCommNet).
+BOXING_TASK_TYPES = frozenset({"SliceBoxing", "BoxingZeros", "CopyCommNet"})
 
 # Actor id bits as in OneFlow's IdManager: sign | machine 10 | thread 11 | work stream 21 | index 21.
 _MACHINE_SHIFT, _THRD_SHIFT, _STREAM_SHIFT = 53, 42, 21
@@ -95,8 +100,10 @@ class TaskProto:
     exec_sequence: tuple[OpConf, ...]  # the ops this task runs, in order (one for every task flowlab builds)
     produced_regst_desc: Mapping[str, RegstDesc]  # name ("out", "out_ctrl", ...) -> desc
     consumed_regst_desc_id: Mapping[str, tuple[int, ...]]  # name ("in", "in_ctrl", "start", ...) -> ids
-    parallel_id: int = 0
+    parallel_id: int = 0  # OneFlow's parallel_ctx: which device of the op's placement this task runs on
     parallel_num: int = 1
+    # the SBP signature its op runs under (OneFlow keeps it in the kernel conf's op_attribute); None on one device
+    sbp_signature: SbpSignature | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exec_sequence", tuple(self.exec_sequence))
@@ -113,6 +120,12 @@ class TaskProto:
         return tuple(op.op_type for op in self.exec_sequence)
 
     @property
+    def is_boxing(self) -> bool:
+        """A task the plan builder inserted to move data between devices or machines (``System-Boxing-*``,
+        ``CopyCommNet``), not one of a job's ops."""
+        return self.task_type in BOXING_TASK_TYPES
+
+    @property
     def consumed_ids(self) -> tuple[int, ...]:
         return tuple(i for ids in self.consumed_regst_desc_id.values() for i in ids)
 
@@ -121,7 +134,12 @@ class TaskProto:
             f"{name}=[{','.join(f'r{i}' for i in ids)}]" for name, ids in self.consumed_regst_desc_id.items()
         )
         produced = " ".join(f"{name}={regst}" for name, regst in self.produced_regst_desc.items())
-        parts = [f"task {short_task_id(self.task_id)} {self.task_type} {self.name}"]
+        head = f"task {short_task_id(self.task_id)} {self.task_type} {self.name}"
+        if self.parallel_num > 1:
+            head += f" [{self.parallel_id}/{self.parallel_num}]"
+        if self.sbp_signature is not None:
+            head += f" {self.sbp_signature}"
+        parts = [head]
         if consumed:
             parts.append(f"consumes {consumed}")
         if produced:
@@ -179,6 +197,25 @@ class Plan:
     def tasks_of_job(self, job: int | str) -> tuple[TaskProto, ...]:
         job_id = self.job_names.index(job) if isinstance(job, str) else job
         return tuple(t for t in self.tasks if t.job_id == job_id)
+
+    def tasks_of_op(self, job: int | str, op_name: str) -> tuple[TaskProto, ...]:
+        """The tasks running one op of a job, one per device of its placement, in parallel_id order."""
+        tasks = [t for t in self.tasks_of_job(job) if t.name == op_name and not t.is_boxing]
+        return tuple(sorted(tasks, key=lambda t: t.parallel_id))
+
+    @property
+    def peer_machine_ids(self) -> dict[int, tuple[int, ...]]:
+        """OneFlow's net_topo: machine -> the other machines it exchanges registers with."""
+        regsts = self.regst_descs
+        machine_of = {t.task_id: t.machine_id for t in self.tasks}
+        peers: dict[int, set[int]] = {}
+        for t in self.tasks:
+            for rid in t.consumed_ids:
+                a, b = machine_of[regsts[rid].producer_task_id], t.machine_id
+                if a != b:
+                    peers.setdefault(a, set()).add(b)
+                    peers.setdefault(b, set()).add(a)
+        return {m: tuple(sorted(p)) for m, p in sorted(peers.items())}
 
     def mem_block(self, mem_block_id: int) -> MemBlock:
         return next(b for b in self.mem_blocks if b.mem_block_id == mem_block_id)

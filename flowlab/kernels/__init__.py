@@ -2,4 +2,16 @@
 
 from .registry import IMPLS, KernelCtx, KernelFn, default_impl, get_kernel_factory, make_kernel, register_kernel
 
-__all__ = ["IMPLS", "KernelCtx", "KernelFn", "default_impl", "get_kernel_factory", "make_kernel", "register_kernel"]
+
+def cuda_available() -> bool:
+    """Whether GPU kernels can run here: a CUDA driver and device, or Numba's simulator (``NUMBA_ENABLE_CUDASIM=1``
+    set before Numba is first imported). Imports ``numba.cuda`` (lazily: only this call and GPU kernels do)."""
+    try:
+        from .numba_cuda._cuda import cuda
+    except ImportError:  # pragma: no cover - numba.cuda can fail to import where numba itself works
+        return False
+    return bool(cuda.is_available())
+
+
+__all__ = ["IMPLS", "KernelCtx", "KernelFn", "cuda_available", "default_impl", "get_kernel_factory", "make_kernel",
+           "register_kernel"]

@@ -3,6 +3,9 @@
 A kernel *factory* is called once per task when the runtime is built; it sees the op conf and the blob descs
 and returns a plain function ``fn(ins, outs)`` that reads the input arrays and writes the output arrays in
 place (flat lists in the op's argument order). Binding attrs once keeps the per-act cost to one call.
+
+GPU kernels (device "gpu", implementation "numba", in kernels/numba_cuda/) return ``fn(ins, outs, stream)``: the
+arrays are CUDA device arrays, and the function enqueues its launches on ``stream``.
 """
 
 from __future__ import annotations
@@ -69,6 +72,7 @@ def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelF
 KernelFactory = Callable[[KernelCtx], KernelFn]
 _KERNELS: dict[tuple[str, str, str], KernelFactory] = {}
 _PACKAGES = {"reference": "flowlab.kernels.reference", "numba": "flowlab.kernels.numba_cpu"}
+_GPU_PACKAGE = "flowlab.kernels.numba_cuda"  # imported (numba.cuda with it) only when a gpu kernel is asked for
 
 
 def register_kernel(op_type: str, impl: str, device: str = "cpu") -> Callable[[KernelFactory], KernelFactory]:
@@ -91,6 +95,9 @@ def default_impl() -> str:
 
 
 def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu") -> KernelFactory:
+    if device == "gpu":
+        impl = impl or "numba"  # the GPU kernels are Numba's; FLOWLAB_KERNELS picks between the CPU modes
+        importlib.import_module(_GPU_PACKAGE)
     impl = impl or default_impl()
     importlib.import_module(_PACKAGES["reference"])  # some kernels serve both implementations from there
     importlib.import_module(_PACKAGES[impl])
@@ -107,8 +114,18 @@ def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[Bl
                 impl: str | None = None, device: str = "cpu") -> KernelFn:
     factory = get_kernel_factory(op.op_type, impl, device)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
-        return _in_float32(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+        widen = _FLOAT16_WRAPPERS.get(device, _in_float32)
+        return widen(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
     return factory(KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+
+
+_FLOAT16_WRAPPERS: dict[str, Callable[[KernelFactory, KernelCtx], Any]] = {}
+
+
+def register_float16_wrapper(device: str, wrap: Callable[[KernelFactory, KernelCtx], Any]) -> None:
+    """How a device runs float16 acts through its float32 kernels (the GPU's casts run on the device; the CPU's
+    is ``_in_float32``). The device's kernel package registers it when it is imported."""
+    _FLOAT16_WRAPPERS[device] = wrap
 
 
 def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:

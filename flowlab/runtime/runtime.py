@@ -23,11 +23,13 @@ from ..errors import kernel_error
 from ..ir import Plan
 from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
+from .boxing_kernels import boxing_kernel
 from .events import ActEvent
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
 from .system_kernels import WATCH_BUFFER, system_kernel
+from .transport import InProcessTransport, Transport
 
 ACTOR_CLASSES: dict[str, type[Actor]] = {
     "WaitAndSendIds": WaitAndSendIdsActor,
@@ -55,10 +57,12 @@ class CallLayer(Protocol):
 
 class Runtime:
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
-                 arenas: dict[int, np.ndarray] | None = None) -> None:
+                 arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None) -> None:
         """``arenas``: the memory blocks to run over, e.g. those of a runtime being replaced after a cancelled call
-        (the variables live in them); fresh zeroed ones by default."""
+        (the variables live in them); fresh zeroed ones by default. ``transport`` carries registers between the
+        Plan's machines (CopyCommNet tasks); in-process by default."""
         self.plan = plan
+        self.transport = transport if transport is not None else InProcessTransport()
         self.kernel_impl = kernel_impl
         self.arenas = arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
@@ -100,12 +104,15 @@ class Runtime:
             actor.setup(op.attrs["lock_id2intersecting_lock_ids"])
         elif isinstance(actor, (CaseActor, EsacActor)):
             actor.setup()
+        if task.is_boxing:
+            self._setup_boxing(actor)
+            return
         if task.task_type not in ("NormalForward", "ForeignInput", "ForeignOutput", "CallbackNotify"):
             return
         from ..ops.registry import get_op_def
 
         if get_op_def(op.op_type).system:
-            actor.kernel = system_kernel(self, op)
+            actor.kernel = system_kernel(self, op, task.parallel_id)
         else:
             descs = self.plan.regst_descs
             in_descs = [self._desc_of(actor, lbn) for lbn in op.input_lbns]
@@ -120,6 +127,23 @@ class Runtime:
             blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
             actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
             actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
+
+    def _setup_boxing(self, actor: Actor) -> None:
+        """A boxing task reads the same blob from several registers (``in_0``, ``in_1``, ...), so its arrays are
+        bound by consumed slot, not by blob name. Its registers never rotate (register_num 1 on both sides)."""
+        task = actor.task
+        op = task.exec_sequence[0]
+        descs = self.plan.regst_descs
+        rotating = [i for i in (*task.consumed_ids, *(d.regst_desc_id for d in task.produced_regst_desc.values()))
+                    if descs[i].register_num != 1]
+        if rotating:
+            raise ValueError(f"boxing task {task.name} reads or writes register(s) {rotating} with register_num > 1; "
+                             "boxing binds its arrays once, so every register it touches must have register_num 1")
+        actor.kernel = boxing_kernel(self, task)
+        actor.in_arrays = [self.regsts[rid][0].blobs[lbn] for arg, lbns in op.inputs.items()
+                           for rid in task.consumed_regst_desc_id[arg] for lbn in lbns]
+        out = self.regsts[task.produced_regst_desc["out"].regst_desc_id][0]
+        actor.out_arrays = [out.blobs[lbn] for lbn in op.output_lbns]
 
     def _desc_of(self, actor: Actor, lbn: str) -> Any:
         for regst_id in actor.readable:

@@ -1,0 +1,133 @@
+"""flowlab's tiled CUDA GEMM (kernels/numba_cuda/gemm.py, the matmul op's GPU kernel) at 4096^2 float32, in
+TFLOP/s, next to torch's cuBLAS in the same run where torch with CUDA is installed (issue 12: report both).
+
+On a machine without a GPU (or in Numba's simulator, which runs each CUDA thread as a Python thread) it prints
+"no GPU: skipped" and exits 0. ``--quick``: 1024^2; ``--n N``: N^2 (also runs in the simulator: a check of this
+script at a tiny N, its timings meaningless). It times the launch default (tile 64, tile_k 8, micro 4) and two
+other configurations (the register blocking's effect: micro 1 is the textbook 16 x 16 tiled GEMM);
+``--config T/K/M`` times tile T, tile_k K, micro M alone.
+
+Each variant is checked first: flowlab's product against cuBLAS's (torch) or, without torch, against NumPy's on
+a 256-row slice, to rtol 1e-3 (float32 sums of 4096 terms in another order). Timings are CUDA events around
+``repeat`` launches on one stream, median of rounds.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+
+import numpy as np
+from _util import QUICK, table
+
+
+def _arg(name: str, default: int) -> int:
+    return int(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+def main() -> None:
+    import numba
+
+    if numba.config.ENABLE_CUDASIM and "--n" not in sys.argv:
+        print("no GPU: skipped (NUMBA_ENABLE_CUDASIM=1: the simulator would take hours at this size)")
+        return
+    from numba import cuda
+
+    if not cuda.is_available():
+        print("no GPU: skipped (numba.cuda.is_available() is False)")
+        return
+
+    from flowlab.kernels.numba_cuda.gemm import gemm
+
+    n = _arg("--n", 1024 if QUICK else 4096)
+    configs = [(64, 8, 4), (128, 8, 8), (16, 16, 1)]  # (tile, tile_k, micro); the first is the default
+    if "--config" in sys.argv:  # e.g. --config 128/16/8: time that one instead
+        configs = [tuple(int(v) for v in sys.argv[sys.argv.index("--config") + 1].split("/"))]
+    rounds, repeat = (3, 3) if QUICK else (5, 10)
+    rng = np.random.default_rng(0)
+    a_host = rng.standard_normal((n, n)).astype(np.float32)
+    b_host = rng.standard_normal((n, n)).astype(np.float32)
+    stream = cuda.stream()
+    a, b = cuda.to_device(a_host, stream=stream), cuda.to_device(b_host, stream=stream)
+    c = cuda.device_array((n, n), np.float32, stream=stream)
+    flops = 2.0 * n**3
+
+    try:
+        import torch
+
+        has_torch = torch.cuda.is_available()
+    except ImportError:
+        has_torch = False
+
+    def timed(launch) -> float:
+        """Median seconds per launch."""
+        launch()  # warm: compile, caches
+        stream.synchronize()
+        times = []
+        for _ in range(rounds):
+            start, end = cuda.event(), cuda.event()
+            start.record(stream)
+            for _ in range(repeat):
+                launch()
+            end.record(stream)
+            end.synchronize()
+            times.append(start.elapsed_time(end) / 1e3 / repeat)
+        return statistics.median(times)
+
+    name = getattr(cuda.get_current_device(), "name", "the CUDA simulator")
+    rows = [("device", name.decode() if isinstance(name, bytes) else str(name)),
+            ("shape", f"{n} x {n} @ {n} x {n}, float32")]
+    if has_torch:
+        ta, tb = torch.from_numpy(a_host).cuda(), torch.from_numpy(b_host).cuda()
+        torch.backends.cuda.matmul.allow_tf32 = False  # plain FP32 on both sides
+
+    for label, transpose_b in (("a @ b", False), ("a @ b^T", True)):
+        if has_torch:
+            ref = (ta @ (tb.T if transpose_b else tb)).cpu().numpy()
+        else:  # NumPy on a slice: the full product would take a CPU minutes
+            ref = a_host[:256] @ (b_host.T if transpose_b else b_host)
+        for tile, tile_k, micro in configs:
+            run = gemm((n, n), (n, n), False, transpose_b, 1.0, np.dtype(np.float32), tile, tile_k, micro)
+
+            def launch(run=run) -> None:
+                run(a, b, c, stream)
+
+            launch()
+            stream.synchronize()
+            got = c.copy_to_host()[:ref.shape[0]]
+            np.testing.assert_allclose(got, ref, rtol=1e-3, atol=1e-2)
+            seconds = timed(launch)
+            rows.append((f"flowlab tiled GEMM, {label}, tile {tile}/{tile_k}/{micro}",
+                         f"{flops / seconds / 1e12:6.2f} TFLOP/s  ({seconds * 1e3:.2f} ms)"))
+            if (tile, tile_k, micro) == configs[0]:
+                default_seconds = seconds
+        if has_torch:
+            tb_op = tb.T if transpose_b else tb
+            stream.synchronize()
+            torch_seconds = _torch_timed(torch, lambda tb_op=tb_op: torch.matmul(ta, tb_op), rounds, repeat)
+            rows.append((f"torch (cuBLAS), {label}",
+                         f"{flops / torch_seconds / 1e12:6.2f} TFLOP/s  ({torch_seconds * 1e3:.2f} ms)"))
+            rows.append((f"ratio flowlab (default tiles) / cuBLAS time, {label}",
+                         f"{default_seconds / torch_seconds:.2f}x"))
+    if not has_torch:
+        rows.append(("torch (cuBLAS)", "torch with CUDA not installed"))
+    table("Tiled GEMM on the GPU (issue 12)", rows)
+
+
+def _torch_timed(torch, launch, rounds: int, repeat: int) -> float:
+    launch()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(rounds):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeat):
+            launch()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3 / repeat)
+    return statistics.median(times)
+
+
+if __name__ == "__main__":
+    main()

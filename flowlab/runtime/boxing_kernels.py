@@ -1,0 +1,65 @@
+"""Kernels of the tasks the plan builder inserts between devices and machines (``TaskProto.is_boxing``).
+
+A slice-boxing node works in its *view shape* (the logical shape, or the flattened blob for P->B): every input
+array holds the box ``in_slice[i]`` of that view, the output holds ``out_slice``. A copy node writes each
+input's overlap with the output box; an add node sums the output box's part of every input, in input order
+(parallel_id order, so every run adds in the same order); a zeros node writes a zero addend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..ir import TaskProto
+from ..ir.slice_box import Box
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
+
+
+def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
+    op = task.exec_sequence[0]
+    if op.op_type == "copy_comm_net":
+        transport, src, dst = rt.transport, int(op.attrs["src_machine_id"]), task.machine_id
+
+        def copy_comm_net(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            transport.send(ins, src, dst, outs)
+
+        return copy_comm_net
+    out_box = Box(tuple(map(tuple, op.attrs["out_slice"])))  # type: ignore[arg-type]
+    in_boxes = [Box(tuple(map(tuple, b))) for b in op.attrs["in_slice"]]  # type: ignore[misc]
+    if op.op_type == "boxing_zeros":
+
+        def boxing_zeros(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            outs[0].fill(0)
+
+        return boxing_zeros
+    if op.op_type == "slice_boxing_add":
+        parts = [out_box.relative_to(box) for box in in_boxes]
+
+        def slice_boxing_add(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            out = outs[0].reshape(out_box.shape)
+            np.copyto(out, ins[0].reshape(in_boxes[0].shape)[parts[0]])
+            for x, box, part in zip(ins[1:], in_boxes[1:], parts[1:]):
+                out += x.reshape(box.shape)[part]
+
+        return slice_boxing_add
+    if op.op_type == "slice_boxing_copy":
+        moves = []  # (input index, its part, the output's part) for every overlapping input
+        for i, box in enumerate(in_boxes):
+            common = box.intersect(out_box)
+            if common is not None:
+                moves.append((i, box.shape, common.relative_to(box), common.relative_to(out_box)))
+
+        def slice_boxing_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            out = outs[0].reshape(out_box.shape)
+            for i, shape, src, dst in moves:
+                out[dst] = ins[i].reshape(shape)[src]
+
+        return slice_boxing_copy
+    raise KeyError(f"task {task.name} ({task.task_type}) has op type {op.op_type!r}, which no boxing kernel runs")
