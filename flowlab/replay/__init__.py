@@ -31,6 +31,8 @@ def attach(runtime: Runtime) -> ReplayLayer | None:
     """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0``; return it (or None)."""
     if not replay_enabled():
         return None
+    if any(task.gpu_device is not None for task in runtime.plan.tasks):
+        return None  # replay captures host kernel calls; a GPU plan runs on the protocol path (its streams order it)
     from .layer import ReplayLayer
 
     return ReplayLayer(runtime)
