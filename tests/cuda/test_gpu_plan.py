@@ -1,0 +1,161 @@
+"""GPU-placed jobs through the whole stack (Numba's CUDA simulator unless NUMBA_ENABLE_CUDASIM=0): the Plan's
+CopyHd tasks, GPU threads and mem cases, the runtime on device memory against the CPU's numbers, errors from a
+GPU kernel, and the debugger on a GPU plan. Tiny shapes and launch configurations: the simulator runs each CUDA
+thread as a Python thread."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.errors import KernelError
+from flowlab.kernels.numba_cuda import launch_config
+
+X = np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32)
+B, D, H, C = 4, 6, 5, 3
+RNG = np.random.default_rng(0)
+XS = [RNG.random((B, D)).astype(np.float32) for _ in range(3)]
+YS = [RNG.integers(0, C, B).astype(np.int32) for _ in range(3)]
+
+
+@pytest.fixture(autouse=True)
+def tiny_launches():
+    with launch_config(threads=8, tile=4, tile_k=2, micro=2, max_blocks=4):
+        yield
+
+
+def pad_job():
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        with flow.scope.placement("gpu", "0:0"):
+            return flow.reflection_pad2d(x, padding=1)
+
+    return pad_Job
+
+
+def mlp_job(device: str):
+    @flow.global_function(type="train")
+    def train_job(x: tp.Numpy.Placeholder((B, D)), y: tp.Numpy.Placeholder((B,), dtype=flow.int32)) -> tp.Numpy:
+        with flow.scope.placement(device, "0:0"):
+            init = flow.random_normal_initializer(stddev=0.3)
+            hidden = flow.layers.dense(x, H, activation=flow.nn.relu, name="hidden", kernel_initializer=init)
+            logits = flow.layers.dense(hidden, C, name="output", kernel_initializer=init)
+            loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0.9).minimize(loss)
+        return loss
+
+    return train_job
+
+
+def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_back():
+    job = pad_job()
+    for x in (X, X * -2.5):
+        np.testing.assert_array_equal(job(x), np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+    plan = flow.default_session().plan
+    user = [str(t) for t in plan.tasks if plan.job_names[t.job_id] == "pad_Job"]
+    # G = 1: GPU 0 compute thread 0, H2D 1, D2H 2; CPU threads from 6 (6G), the TickTock thread 6G + C + 1 = 8
+    assert [re.sub(r"@blk\d+\+\d+ ", "", line) for line in user] == [
+        "task 0:6:0 NormalForward Input_0 | consumes in_ctrl=[r16] | produces "
+        "out=r0(Input_0/out:f32[2,1,3,3]) x1 host_pinned:0 out_ctrl=r4:ctrl x1",
+        "task 0:0:0 NormalForward reflection_pad2d_0 | consumes in=[r22] | produces "
+        "out=r1(reflection_pad2d_0/y_0:f32[2,1,5,5]) x1 device_cuda:0",
+        "task 0:6:1 NormalForward Return_0 | consumes in=[r23] in_ctrl=[r4] | produces "
+        "out=r2(Return_0/out:f32[2,1,5,5]) x1 out_ctrl=r3:ctrl x1",
+        "task 0:8:0 Tick System-AutoTick-SinkTick | consumes in_ctrl=[r3] | produces out_ctrl=r17:ctrl x1",
+        "task 0:1:0 CopyHd copy_hd_0 (H2D) | consumes copy_in=[r0] | produces "
+        "copy_out=r22(Input_0/out:f32[2,1,3,3]) x1 device_cuda:0",
+        "task 0:2:0 CopyHd copy_hd_1 (D2H) | consumes copy_in=[r1] | produces "
+        "copy_out=r23(reflection_pad2d_0/y_0:f32[2,1,5,5]) x1 host_pinned:0",
+    ]
+    cases = {b.mem_block_id: b.mem_case for b in plan.mem_blocks}
+    for desc in plan.regst_descs.values():  # a block's registers share its memory
+        if desc.mem_block_id >= 0:
+            assert desc.mem_case == cases[desc.mem_block_id], desc
+    assert {"host", "host_pinned:0", "device_cuda:0"} <= set(cases.values())
+    streams = flow.default_session().runtime.gpu_streams
+    assert sorted(streams.streams) == [0, 1, 2] and streams.events_recorded > 0  # one stream per GPU thread
+
+
+def test_interface_ops_read_pinned_host_memory_without_a_copy():
+    """The push job's ForeignInput feeds a GPU Input op straight (TryAddCopyH2DTaskTo's interface exemption)."""
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
+        with flow.scope.placement("gpu", "0:0"):
+            y = flow.math.relu(flow.identity(x))
+        return y
+
+    out = job(np.array([[1, -2, 3], [-4, 5, -6]], np.float32))
+    np.testing.assert_array_equal(out, [[1, 0, 3], [0, 5, 0]])
+    plan = flow.default_session().plan
+    copies = [t for t in plan.tasks if t.task_type == "CopyHd"]
+    assert all(plan.job_names[t.job_id] == "job" for t in copies)  # none in the push or pull jobs
+    assert sorted(t.exec_sequence[0].attrs["type"] for t in copies) == ["D2H", "H2D"]
+
+
+def test_gpu_mlp_trains_to_the_cpu_numbers_with_train_step_and_learning_rate_on_the_cpu():
+    cpu_job = mlp_job("cpu")
+    want = [cpu_job(x, y).copy() for x, y in zip(XS, YS)]
+    want_vars = flow.get_all_variables()
+    flow.clear_default_session()
+    job = mlp_job("gpu")
+    got = [job(x, y).copy() for x, y in zip(XS, YS)]
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5)
+    got_vars = flow.get_all_variables()
+    assert sorted(got_vars) == sorted(want_vars)
+    for name, value in want_vars.items():
+        np.testing.assert_allclose(got_vars[name], value, rtol=1e-5, atol=1e-7, err_msg=name)
+    plan = flow.default_session().plan
+    by_name = {t.name: t for t in plan.tasks if plan.job_names[t.job_id] == "train_job"}
+    assert by_name["hidden-weight_optimizer"].gpu_device == 0 and by_name["hidden-weight_optimizer"].thrd_id == 0
+    for name in ("System-Train-TrainStep-train_job", "System-Train-PrimaryLearningRate-Scheduler"):
+        assert by_name[name].gpu_device is None and by_name[name].thrd_id >= 6, name  # on the CPU, as OneFlow
+    lr = by_name["System-Train-PrimaryLearningRate-Scheduler"].produced_regst_desc["out"]
+    (copy,) = [plan.task(c) for c in lr.consumer_task_ids]
+    assert copy.task_type == "CopyHd" and copy.exec_sequence[0].attrs["type"] == "H2D" and copy.thrd_id == 1
+    assert lr.mem_case == "host_pinned:0"
+    assert by_name["hidden-weight"].produced_regst_desc["out"].mem_case == "device_cuda:0"
+
+
+def test_a_bad_label_on_the_gpu_raises_as_on_the_cpu_and_the_session_trains_on():
+    job = mlp_job("gpu")
+    job(XS[0], YS[0])
+    before = flow.get_all_variables()
+    bad = YS[1].copy()
+    bad[2] = C + 4
+    with pytest.raises(KernelError, match=r"op 'loss' \(sparse_softmax_cross_entropy\) \(created at "
+                                          r"test_gpu_plan.py:\d+\) in job 'train_job' raised IndexError: label 7"):
+        job(XS[1], bad)
+    session = flow.default_session()
+    assert session.status.value == "RUNNING" and session.cancelled_calls == 1
+    after = flow.get_all_variables()
+    for name, value in before.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=name)  # the failed call left no trace
+    assert np.isfinite(job(XS[1], YS[1])).all()
+
+
+def test_the_debugger_steps_a_gpu_plan_and_reads_a_device_register_through_the_host():
+    job = pad_job()
+    dbg = flow.debug(job, X)
+    stop = dbg.run_to("pad_Job/reflection_pad2d_0")
+    assert "reflection_pad2d_0" in str(stop)
+    assert not dbg.blob("reflection_pad2d_0/y_0").written
+    dbg.step()
+    blob = dbg.blob("reflection_pad2d_0/y_0")
+    assert blob.on_device and blob.written and "[GPU memory, copied to the host]" in str(blob)
+    want = np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect")
+    np.testing.assert_array_equal(np.asarray(blob), want)
+    np.testing.assert_array_equal(dbg.value("reflection_pad2d_0/y_0"), want)
+    assert blob.max == 17.0 and blob.min == 0.0
+    dbg.inject("reflection_pad2d_0/y_0", np.zeros_like(want))  # into device memory; the D2H copy carries it
+    dbg.continue_()
+    assert dbg.finished
+    np.testing.assert_array_equal(dbg.result, np.zeros_like(want))
+    lanes = {e["args"]["name"] for e in dbg.trace_events()["traceEvents"] if e["ph"] == "M"}
+    assert {"machine 0 GPU 0 compute stream (thread 0)", "machine 0 GPU 0 H2D stream (thread 1)",
+            "machine 0 GPU 0 D2H stream (thread 2)"} <= lanes
