@@ -1,9 +1,12 @@
-"""Compile every job into one Plan: a task per op, registers between them, memory, and the main job.
+"""Compile every job into one Plan: a task per op and device, boxing between devices and machines, registers,
+memory, and the main job.
 
-Follows OneFlow's CompileAndMergePlanOnMaster: per-job tasks and registers (data ``out``, control
-``out_ctrl``), ordering control edges along each job's compute chain, interface memory shared across jobs,
-one critical section per job, then the main job (WaitAndSendIds -> ReentrantLock -> Case -> one Tick per
-critical section -> Esac -> CallbackNotify) linked in place of each job's source tick (LinkMainPlan).
+Follows OneFlow's CompileAndMergePlanOnMaster: per-job tasks (one per device of the op's placement, with its
+parallel_ctx) and registers (data ``out`` holding physical blobs, control ``out_ctrl``), boxing sub-graphs where
+SBP or placement disagree (boxing.py), ordering control edges along each job's compute chain on each device,
+interface memory shared across jobs device by device, one critical section per job, then the main job
+(main_job.py) linked in place of each job's source tick (LinkMainPlan). GPU tasks get their device's threads and
+CopyHd tasks between host and device memory, and every register its mem_case (gpu_plan.py).
 """
 
 from __future__ import annotations
@@ -46,8 +49,6 @@ TASK_TYPES = {
     "callback_notify": "CallbackNotify",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
-
-
 TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
 BOXING_OPS = {"copy": ("slice_boxing_copy", "System-Boxing-BoxingCopy", "SliceBoxing"),
               "add": ("slice_boxing_add", "System-Boxing-BoxingAdd", "SliceBoxing"),
@@ -99,11 +100,10 @@ class _PlanBuilder:
     nodes by a separate round-robin (PickCpuThrdIdEvenly); a GPU compute task runs on its device's compute
     thread."""
 
-    def __init__(self, cpu_device_num: int, jobs: list[Job], gpu_device_num: int = 0) -> None:
+    def __init__(self, cpu_device_num: int, gpu_device_num: int = 0) -> None:
         self.cpu_device_num = cpu_device_num
         self.gpu_device_num = gpu_device_num
         self.cpu_base = GPU_STREAMS * gpu_device_num  # the first CPU thread id
-        self.jobs = jobs
         self.tasks: list[_Task] = []
         self.by_op: dict[tuple[int, str], list[_Task]] = {}
         self.regsts: list[_Regst] = []
@@ -330,7 +330,7 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
     main = make_main_job(jobs)
     main_id = len(jobs)
     all_jobs = [*jobs, main]
-    pb = _PlanBuilder(cpu_device_num, all_jobs, gpu_device_num)
+    pb = _PlanBuilder(cpu_device_num, gpu_device_num)
     for job_id, job in enumerate(all_jobs):
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):
