@@ -78,6 +78,10 @@ def parse_parallel_conf(device_tag: str, machine_device_ids: str | Sequence[str]
             named = (f"flow.env.machine names {ENV.machine_num} machine(s) (ids 0-{ENV.machine_num - 1})"
                      if ENV.machines else "no flow.env.machine(...) was given, so there is one machine (id 0)")
             raise PlacementError(f"{at}placement {device_tag}:{name} names machine {machine}, but {named}")
+        if device_tag == "gpu" and gpu_available() and hi >= cuda_device_count() and hi < device_num:
+            raise PlacementError(
+                f"{at}placement {device_tag}:{name} names gpu device {hi}, but this machine has "
+                f"{cuda_device_count()} CUDA device(s) (ids 0-{cuda_device_count() - 1})")
         if hi >= device_num:
             raise PlacementError(
                 f"{at}placement {device_tag}:{name} names {device_tag} device {hi}, but flow.config.{setting} is "
@@ -109,6 +113,13 @@ def gpu_available() -> bool:
 
         _cuda_probe.append(cuda_available())
     return _cuda_probe[0]
+
+
+def cuda_device_count() -> int:
+    """CUDA devices visible here (the simulator has one)."""
+    from ..kernels.numba_cuda._cuda import cuda
+
+    return len(cuda.gpus)
 
 
 def gpu_device_num_in_use(gpu_placed: bool = True) -> int:

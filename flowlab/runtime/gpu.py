@@ -60,7 +60,9 @@ class GpuStreams:
     def of(self, task: TaskProto) -> Any:
         key = (task.machine_id << 32) | task.thrd_id
         if key not in self.streams:
-            self.streams[key] = _cuda().stream()
+            cuda = _cuda()
+            with cuda.gpus[task.gpu_device or 0]:  # a stream belongs to its GPU (GpuThread's cudaSetDevice)
+                self.streams[key] = cuda.stream()
         return self.streams[key]
 
     def record(self, stream: Any) -> Any:
@@ -74,8 +76,16 @@ def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: b
     """``kernel`` (which enqueues its work on the actor's stream) with the cross-stream ordering above."""
     streams: GpuStreams = rt.gpu_streams
     stream = streams.of(actor.task)
+    device = actor.task.gpu_device or 0
 
     def act(ins: list[Any], outs: list[Any]) -> None:
+        if device:  # GPU 0 is numba's current device already; another one is made current for the act
+            with _cuda().gpus[device]:
+                on_stream(ins, outs)
+        else:
+            on_stream(ins, outs)
+
+    def on_stream(ins: list[Any], outs: list[Any]) -> None:
         regsts = [q[0] for q in actor.readable_list] + [q[0] for q in actor.writable_list if q]
         for regst in regsts:
             pending = regst.event

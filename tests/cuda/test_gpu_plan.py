@@ -159,3 +159,48 @@ def test_the_debugger_steps_a_gpu_plan_and_reads_a_device_register_through_the_h
     lanes = {e["args"]["name"] for e in dbg.trace_events()["traceEvents"] if e["ph"] == "M"}
     assert {"machine 0 GPU 0 compute stream (thread 0)", "machine 0 GPU 0 H2D stream (thread 1)",
             "machine 0 GPU 0 D2H stream (thread 2)"} <= lanes
+
+
+def test_streams_are_ordered_by_events_where_a_register_crosses_streams(monkeypatch):
+    """The simulator's streams are synchronous, so the ordering itself cannot go wrong here: check the mechanism.
+    Each GPU act records an event on its stream; an act on another stream waits for the events of the registers
+    it reads (H2D copy -> compute, compute -> D2H copy) before it enqueues anything."""
+    from flowlab.runtime import gpu
+
+    waits: list[tuple[int, int]] = []  # (thread that recorded, thread that waited)
+    real_record = gpu.GpuStreams.record
+
+    class Spy:
+        def __init__(self, event, stream) -> None:
+            self.event, self.stream = event, stream
+
+        def wait(self, stream) -> None:
+            waits.append((self.stream.thrd, stream.thrd))
+            self.event.wait(stream)
+
+    def record(self, stream):
+        return Spy(real_record(self, stream), stream)
+
+    real_of = gpu.GpuStreams.of
+
+    def of(self, task):
+        stream = real_of(self, task)
+        stream.thrd = task.thrd_id
+        return stream
+
+    monkeypatch.setattr(gpu.GpuStreams, "record", record)
+    monkeypatch.setattr(gpu.GpuStreams, "of", of)
+    job = pad_job()
+    job(X)
+    assert (1, 0) in waits and (0, 2) in waits  # H2D (thread 1) -> compute (0) -> D2H (2)
+    assert all(a != b for a, b in waits)  # a stream never waits for itself
+
+
+def test_a_placement_on_a_gpu_this_machine_lacks_is_an_error_naming_it():
+    from flowlab.errors import PlacementError
+    from flowlab.frontend.scope import cuda_device_count
+
+    n = cuda_device_count()
+    flow.config.gpu_device_num(n + 1)
+    with pytest.raises(PlacementError, match=rf"names gpu device {n}, but this machine has {n} CUDA device"):
+        flow.scope.placement("gpu", f"0:0-{n}")
