@@ -204,3 +204,18 @@ def test_a_placement_on_a_gpu_this_machine_lacks_is_an_error_naming_it():
     flow.config.gpu_device_num(n + 1)
     with pytest.raises(PlacementError, match=rf"names gpu device {n}, but this machine has {n} CUDA device"):
         flow.scope.placement("gpu", f"0:0-{n}")
+
+
+def test_gpu_variables_save_load_and_init_through_the_model_io_jobs(tmp_path):
+    """Model I/O ops on GPU variables run their host kernels over copies of device memory and write back."""
+    job = mlp_job("gpu")
+    job(XS[0], YS[0])
+    saved = flow.get_all_variables()
+    flow.checkpoint.save(tmp_path / "ckpt")
+    job(XS[1], YS[1])
+    assert not np.array_equal(flow.get_all_variables()["hidden-weight"], saved["hidden-weight"])
+    flow.checkpoint.load(tmp_path / "ckpt")
+    for name, value in flow.get_all_variables().items():
+        np.testing.assert_array_equal(value, saved[name], err_msg=name)
+    flow.load_variables({"output-bias": np.full(C, 0.25, np.float32)})
+    np.testing.assert_array_equal(flow.get_all_variables()["output-bias"], np.full(C, 0.25, np.float32))
