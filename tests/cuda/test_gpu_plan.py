@@ -219,3 +219,46 @@ def test_gpu_variables_save_load_and_init_through_the_model_io_jobs(tmp_path):
         np.testing.assert_array_equal(value, saved[name], err_msg=name)
     flow.load_variables({"output-bias": np.full(C, 0.25, np.float32)})
     np.testing.assert_array_equal(flow.get_all_variables()["output-bias"], np.full(C, 0.25, np.float32))
+
+
+def test_a_data_parallel_job_on_two_gpus_boxes_on_the_host_between_d2h_and_h2d_copies(monkeypatch):
+    """Plan only (the simulator has one device): G = 2 gives compute threads 0-1, H2D 2-3, D2H 4-5 and CPU
+    threads from 12; each GPU's copies run on its own streams, and the host boxing between them reads pinned
+    registers of the GPU that made them."""
+    from flowlab.compiler import check_plan, compile_jobs
+    from flowlab.frontend import scope
+    from flowlab.frontend.function import InterfaceCounter, trace
+
+    monkeypatch.setattr(scope, "cuda_device_count", lambda: 2)
+    flow.config.gpu_device_num(2)
+
+    @flow.global_function(type="train")
+    def train_job(x: tp.Numpy.Placeholder((4, D)), y: tp.Numpy.Placeholder((4,), dtype=flow.int32)) -> tp.Numpy:
+        with flow.scope.placement("gpu", "0:0-1"):
+            logits = flow.layers.dense(x, C, name="output")
+            loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0).minimize(loss)
+        return loss
+
+    counter = InterfaceCounter()
+    jobs = [trace(desc, counter)[0] for desc in flow.default_session().function_descs.values()]
+    compiled = compile_jobs(jobs, 1, 2)
+    check_plan(compiled.plan, compiled.job_set)
+    plan = compiled.plan
+    tasks = [t for t in plan.tasks if plan.job_names[t.job_id] == "train_job"]
+    for t in tasks:
+        if t.gpu_device is None:
+            assert t.thrd_id >= 12, t
+        elif t.task_type == "CopyHd":
+            kind = t.exec_sequence[0].attrs["type"]
+            assert t.thrd_id == (2 if kind == "H2D" else 4) + t.gpu_device, t
+            mem = t.produced_regst_desc["copy_out"].mem_case
+            assert mem == (f"device_cuda:{t.gpu_device}" if kind == "H2D" else f"host_pinned:{t.gpu_device}")
+        else:
+            assert t.thrd_id == t.gpu_device and t.gpu_device == t.parallel_id, t
+    boxing = [t for t in tasks if t.task_type == "SliceBoxing"]
+    assert boxing and all(t.gpu_device is None for t in boxing)
+    for t in boxing:  # a boxing node reads GPU results only through D2H copies
+        for regst_id in t.consumed_ids:
+            producer = plan.task(plan.regst_descs[regst_id].producer_task_id)
+            assert producer.gpu_device is None or producer.task_type == "CopyHd", (t, producer)
