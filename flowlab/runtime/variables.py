@@ -53,12 +53,12 @@ class VariablePieces:
         axis = self.split_axis
         if axis is None:
             for array in self.arrays:
-                _put(array, value)
+                put(array, value)
             return
         lo = 0
         for array in self.arrays:
             hi = lo + array.shape[axis]
-            _put(array, value[(slice(None),) * axis + (slice(lo, hi),)])
+            put(array, value[(slice(None),) * axis + (slice(lo, hi),)])
             lo = hi
 
     def __repr__(self) -> str:
@@ -74,7 +74,7 @@ def on_host(array: Any) -> np.ndarray:
     return array.copy_to_host() if hasattr(array, "copy_to_host") else array
 
 
-def _put(array: Any, value: Any) -> None:
+def put(array: Any, value: Any) -> None:
     """``array[...] = value`` (numpy's broadcasting and casting), into device memory too."""
     if hasattr(array, "copy_to_device"):
         array.copy_to_device(np.ascontiguousarray(np.broadcast_to(np.asarray(value).astype(array.dtype),

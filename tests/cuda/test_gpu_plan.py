@@ -262,3 +262,27 @@ def test_a_data_parallel_job_on_two_gpus_boxes_on_the_host_between_d2h_and_h2d_c
         for regst_id in t.consumed_ids:
             producer = plan.task(plan.regst_descs[regst_id].producer_task_id)
             assert producer.gpu_device is None or producer.task_type == "CopyHd", (t, producer)
+
+
+def test_catch_nan_finds_the_gpu_op_that_made_an_inf_and_keeps_the_weights_on_the_device():
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((4, 2)), t: tp.Numpy.Placeholder((4, 1))) -> tp.Numpy:
+        with flow.scope.placement("gpu", "0:0"):
+            w = flow.get_variable("w", shape=(2, 1), initializer=flow.constant_initializer(0.5))
+            diff = flow.math.subtract(flow.matmul(x, w, name="predict"), t, name="diff")
+            loss = flow.math.reduce_mean(flow.math.square(diff, name="sq"), name="loss")
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
+        return loss
+
+    rng = np.random.default_rng(1)
+    batches = [(rng.normal(size=(4, 2)).astype(np.float32), rng.normal(size=(4, 1)).astype(np.float32))
+               for _ in range(3)]
+    batches[2][0][1, 1] = 1e30  # finite input; its square overflows to inf on the GPU
+    before = []
+    with flow.debug.catch_nan() as catcher:
+        for x, t in batches:
+            before.append(flow.get_all_variables()["w"])
+            train(x, t)
+    assert catcher.caught and catcher.step == 2 and (catcher.job, catcher.op) == ("train", "sq")
+    assert catcher.stop.blob.on_device and catcher.stop.blob.inf_count == 1
+    np.testing.assert_array_equal(flow.get_all_variables()["w"], before[2])  # the bad call was undone
