@@ -80,21 +80,29 @@ def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_bac
     assert sorted(streams.streams) == [0, 1, 2] and streams.events_recorded > 0  # one stream per GPU thread
 
 
-def test_interface_ops_read_pinned_host_memory_without_a_copy():
-    """The push job's ForeignInput feeds a GPU Input op straight (TryAddCopyH2DTaskTo's interface exemption)."""
+def test_a_gpu_input_op_reads_the_push_jobs_pinned_host_register_without_a_copy():
+    """With a GPU default placement the Input op is on the GPU: the push job's ForeignInput (CPU) feeds it straight
+    (TryAddCopyH2DTaskTo's interface exemption; the register is pinned), and the CPU Return reads a D2H copy."""
+    config = flow.FunctionConfig()
+    config.default_placement_scope(flow.scope.placement("gpu", "0:0"))
 
-    @flow.global_function()
+    @flow.global_function(function_config=config)
     def job(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
-        with flow.scope.placement("gpu", "0:0"):
-            y = flow.math.relu(flow.identity(x))
-        return y
+        return flow.math.relu(x)
 
-    out = job(np.array([[1, -2, 3], [-4, 5, -6]], np.float32))
-    np.testing.assert_array_equal(out, [[1, 0, 3], [0, 5, 0]])
+    for sign in (1, -1):
+        x = sign * np.array([[1, -2, 3], [-4, 5, -6]], np.float32)
+        np.testing.assert_array_equal(job(x), np.maximum(x, 0))
     plan = flow.default_session().plan
-    copies = [t for t in plan.tasks if t.task_type == "CopyHd"]
-    assert all(plan.job_names[t.job_id] == "job" for t in copies)  # none in the push or pull jobs
-    assert sorted(t.exec_sequence[0].attrs["type"] for t in copies) == ["D2H", "H2D"]
+    (push_input,) = [t for t in plan.tasks if plan.job_names[t.job_id] == "System-Push-Input_0"
+                     and t.name == "Input_0"]
+    assert push_input.gpu_device == 0 and push_input.produced_regst_desc["out"].mem_case == "device_cuda:0"
+    (fed_by,) = push_input.consumed_regst_desc_id["in"]
+    assert plan.task(plan.regst_descs[fed_by].producer_task_id).task_type == "ForeignInput"
+    assert plan.regst_descs[fed_by].mem_case == "host_pinned:0"
+    copies = [(plan.job_names[t.job_id], t.exec_sequence[0].attrs["type"]) for t in plan.tasks
+              if t.task_type == "CopyHd"]
+    assert copies == [("job", "D2H")]  # into the CPU Return op only
 
 
 def test_gpu_mlp_trains_to_the_cpu_numbers_with_train_step_and_learning_rate_on_the_cpu():
