@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, OpConf, ParallelConf
+from ..ir.plan import BOXING_TASK_TYPES
 
 if TYPE_CHECKING:
     from .plan_builder import _PlanBuilder, _Regst, _Task
@@ -79,6 +80,11 @@ def insert_copy_hd(pb: _PlanBuilder) -> None:
                 ids[k] = new.regst_desc_id
                 regst.consumers.remove(task.task_id)
                 new.consumers.append(task.task_id)
+    for copy in (*d2h.values(), *h2d.values()):
+        # FixRegisterNumRange: a copy's register is read on another stream, so two of them let the next copy
+        # overlap the reader; a boxing node binds its arrays once and keeps one (as CopyCommNet's peers do)
+        if not any(by_id[c].task_type in BOXING_TASK_TYPES for c in copy.consumers):
+            copy.register_num = 2
 
 
 def _copy(pb: _PlanBuilder, src: _Task, regst: _Regst, kind: str, machine: int, device: int,

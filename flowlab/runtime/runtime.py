@@ -146,12 +146,12 @@ class Runtime:
         task = actor.task
         (src,) = task.consumed_regst_desc_id["copy_in"]
         dst = task.produced_regst_desc["copy_out"].regst_desc_id
-        if self.plan.regst_descs[src].register_num != 1 or self.plan.regst_descs[dst].register_num != 1:
-            raise ValueError(f"CopyHd task {task.name} reads or writes a register with register_num > 1; its arrays "
-                             "are bound once")
         lbns = task.exec_sequence[0].input_lbns
-        actor.in_arrays = [self.regsts[src][0].blobs[lbn] for lbn in lbns]
-        actor.out_arrays = [self.regsts[dst][0].blobs[lbn] for lbn in lbns]
+        if len(self.regsts[src]) > 1 or len(self.regsts[dst]) > 1:  # registers rotate: look arrays up each act
+            actor.io_lbns = (lbns, lbns)
+        else:
+            actor.in_arrays = [self.regsts[src][0].blobs[lbn] for lbn in lbns]
+            actor.out_arrays = [self.regsts[dst][0].blobs[lbn] for lbn in lbns]
         actor.kernel = copy_hd_kernel(self, actor)
 
     def _setup_boxing(self, actor: Actor) -> None:

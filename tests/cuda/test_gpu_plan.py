@@ -57,7 +57,8 @@ def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_bac
         np.testing.assert_array_equal(job(x), np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
     plan = flow.default_session().plan
     user = [str(t) for t in plan.tasks if plan.job_names[t.job_id] == "pad_Job"]
-    # G = 1: GPU 0 compute thread 0, H2D 1, D2H 2; CPU threads from 6 (6G), the TickTock thread 6G + C + 1 = 8
+    # G = 1: GPU 0 compute thread 0, H2D 1, D2H 2; CPU threads from 6 (6G), the TickTock thread 6G + C + 1 = 8;
+    # a copy's register is doubled (read on another stream: FixRegisterNumRange)
     assert [re.sub(r"@blk\d+\+\d+ ", "", line) for line in user] == [
         "task 0:6:0 NormalForward Input_0 | consumes in_ctrl=[r16] | produces "
         "out=r0(Input_0/out:f32[2,1,3,3]) x1 host_pinned:0 out_ctrl=r4:ctrl x1",
@@ -67,9 +68,9 @@ def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_bac
         "out=r2(Return_0/out:f32[2,1,5,5]) x1 out_ctrl=r3:ctrl x1",
         "task 0:8:0 Tick System-AutoTick-SinkTick | consumes in_ctrl=[r3] | produces out_ctrl=r17:ctrl x1",
         "task 0:1:0 CopyHd copy_hd_0 (H2D) | consumes copy_in=[r0] | produces "
-        "copy_out=r22(Input_0/out:f32[2,1,3,3]) x1 device_cuda:0",
+        "copy_out=r22(Input_0/out:f32[2,1,3,3]) x2 device_cuda:0",
         "task 0:2:0 CopyHd copy_hd_1 (D2H) | consumes copy_in=[r1] | produces "
-        "copy_out=r23(reflection_pad2d_0/y_0:f32[2,1,5,5]) x1 host_pinned:0",
+        "copy_out=r23(reflection_pad2d_0/y_0:f32[2,1,5,5]) x2 host_pinned:0",
     ]
     cases = {b.mem_block_id: b.mem_case for b in plan.mem_blocks}
     for desc in plan.regst_descs.values():  # a block's registers share its memory
@@ -262,6 +263,9 @@ def test_a_data_parallel_job_on_two_gpus_boxes_on_the_host_between_d2h_and_h2d_c
             assert t.thrd_id == (2 if kind == "H2D" else 4) + t.gpu_device, t
             mem = t.produced_regst_desc["copy_out"].mem_case
             assert mem == (f"device_cuda:{t.gpu_device}" if kind == "H2D" else f"host_pinned:{t.gpu_device}")
+            out = t.produced_regst_desc["copy_out"]
+            to_boxing = any(plan.task(c).task_type == "SliceBoxing" for c in out.consumer_task_ids)
+            assert out.register_num == (1 if to_boxing else 2), t  # boxing binds one register
         else:
             assert t.thrd_id == t.gpu_device and t.gpu_device == t.parallel_id, t
     boxing = [t for t in tasks if t.task_type == "SliceBoxing"]
