@@ -65,11 +65,22 @@ class GpuStreams:
                 self.streams[key] = cuda.stream()
         return self.streams[key]
 
-    def record(self, stream: Any) -> Any:
-        event = _cuda().event()
+    def record(self, stream: Any, event: Any = None) -> Any:
+        """Record ``event`` (a new one when None) on ``stream``. An actor re-records its one event every act:
+        waiting for a later record of it is waiting for more of the same stream's work, never less."""
+        event = _new_event() if event is None else event
         event.record(stream)
         self.events_recorded += 1
         return event
+
+
+def _new_event() -> Any:
+    """An event for ordering only (no timing: cheaper to record); the simulator's Event takes no arguments."""
+    cuda = _cuda()
+    try:
+        return cuda.event(timing=False)
+    except TypeError:
+        return cuda.event()
 
 
 def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: bool) -> Kernel:
@@ -77,6 +88,7 @@ def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: b
     streams: GpuStreams = rt.gpu_streams
     stream = streams.of(actor.task)
     device = actor.task.gpu_device or 0
+    own: list[Any] = [None]  # the actor's one event, made at its first act (cuEventCreate once, not per act)
 
     def act(ins: list[Any], outs: list[Any]) -> None:
         if device:  # GPU 0 is numba's current device already; another one is made current for the act
@@ -93,7 +105,8 @@ def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: b
                 pending[1].wait(stream)
         if kernel is not None:
             kernel(ins, outs)
-        event = (stream, streams.record(stream))
+        event = (stream, streams.record(stream, own[0]))
+        own[0] = event[1]
         for regst in regsts:
             regst.event = event
         if touches_host:

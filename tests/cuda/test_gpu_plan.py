@@ -187,8 +187,8 @@ def test_streams_are_ordered_by_events_where_a_register_crosses_streams(monkeypa
             waits.append((self.stream.thrd, stream.thrd))
             self.event.wait(stream)
 
-    def record(self, stream):
-        return Spy(real_record(self, stream), stream)
+    def record(self, stream, event=None):
+        return Spy(real_record(self, stream, event.event if event is not None else None), stream)
 
     real_of = gpu.GpuStreams.of
 
