@@ -49,7 +49,11 @@ def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> d
         if block.mem_case != "host":  # device memory or pinned host memory, through numba.cuda
             from .gpu import allocate_block
 
-            arenas[block.mem_block_id] = allocate_block(block)
+            try:
+                arenas[block.mem_block_id] = allocate_block(block)
+            except Exception as err:  # numba's CudaAPIError (out of device memory) and the like
+                raise AllocationError(block_message(block, plan, f"allocating it in {block.mem_case} memory "
+                                                    f"failed: {err}")) from None
             continue
         try:
             arenas[block.mem_block_id] = np.zeros(block.mem_size, dtype=np.uint8)

@@ -299,3 +299,18 @@ def test_catch_nan_finds_the_gpu_op_that_made_an_inf_and_keeps_the_weights_on_th
     assert catcher.caught and catcher.step == 2 and (catcher.job, catcher.op) == ("train", "sq")
     assert catcher.stop.blob.on_device and catcher.stop.blob.inf_count == 1
     np.testing.assert_array_equal(flow.get_all_variables()["w"], before[2])  # the bad call was undone
+
+
+def test_a_device_allocation_failure_names_the_job_and_blob(monkeypatch):
+    from flowlab.errors import AllocationError
+    from flowlab.runtime import gpu
+
+    def out_of_memory(block):
+        raise RuntimeError("CUDA_ERROR_OUT_OF_MEMORY")
+
+    monkeypatch.setattr(gpu, "allocate_block", out_of_memory)
+    job = pad_job()
+    with pytest.raises(AllocationError, match=r"job 'pad_Job' needs \d+ bytes .* for blob '[\w/]+' .*memory block "
+                                              r"\d+ .*allocating it in (device_cuda|host_pinned):0 memory failed: "
+                                              r"CUDA_ERROR_OUT_OF_MEMORY"):
+        job(X)
