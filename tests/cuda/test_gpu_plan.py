@@ -314,3 +314,17 @@ def test_a_device_allocation_failure_names_the_job_and_blob(monkeypatch):
                                               r"\d+ .*allocating it in (device_cuda|host_pinned):0 memory failed: "
                                               r"CUDA_ERROR_OUT_OF_MEMORY"):
         job(X)
+
+
+def test_a_predicate_breakpoint_on_a_gpu_blob_sees_its_values_as_a_host_array():
+    dbg = flow.debug(pad_job(), X)
+    seen = []
+
+    def big(array):
+        seen.append(type(array))
+        return bool(array.max() > 10)
+
+    dbg.break_on(predicate=big, blob="reflection_pad2d_0/y_0")
+    stop = dbg.continue_()
+    assert stop.reason == "breakpoint" and stop.lbn == "reflection_pad2d_0/y_0" and stop.blob.on_device
+    assert seen == [np.ndarray]  # a host copy, whatever device arrays are here
