@@ -77,6 +77,7 @@ def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_bac
         if desc.mem_block_id >= 0:
             assert desc.mem_case == cases[desc.mem_block_id], desc
     assert {"host", "host_pinned:0", "device_cuda:0"} <= set(cases.values())
+    assert flow.default_session().runtime.layer is None  # replay declines a GPU plan: the protocol runs it
     streams = flow.default_session().runtime.gpu_streams
     assert sorted(streams.streams) == [0, 1, 2] and streams.events_recorded > 0  # one stream per GPU thread
 
