@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import warnings
 
-from .frontend.scope import ENV
+from .frontend.scope import ENV, gpu_available
 
 _warned: set[str] = set()
 
@@ -19,10 +19,10 @@ def gpu_device_num(n: int) -> None:
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"gpu_device_num takes a non-negative int; got {n!r}")
     ENV.gpu_device_num = n
-    if "gpu_device_num" not in _warned:  # 'gpu' placements run on the CPU until flowlab has CUDA kernels
+    if "gpu_device_num" not in _warned and not gpu_available():  # 'gpu' placements run on the CPU here
         _warned.add("gpu_device_num")
-        warnings.warn("flowlab accepts flow.config.gpu_device_num but does not act on it: setting it changes nothing "
-                      "('gpu' placements run on the CPU)", stacklevel=2)
+        warnings.warn("flowlab accepts flow.config.gpu_device_num but does not act on it: there is no CUDA device "
+                      "(nor the simulator) here, so 'gpu' placements run on the CPU", stacklevel=2)
 
 
 def enable_debug_mode(flag: bool = True) -> None:

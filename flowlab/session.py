@@ -89,7 +89,9 @@ class Session:
             job, builder = trace(desc, counter)  # an error leaves the session OPEN and unchanged
             traced[name] = job
             handlers.update({uuid: handler for _kind, _lbn, handler, uuid in builder.watches})
-        compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
+        compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num,
+                                scope.gpu_device_num_in_use(any(
+                                    op.device_tag == "gpu" for job in traced.values() for op in job.ops)))
         check_plan(compiled.plan, compiled.job_set)
         self.traced_jobs, self.compiled = traced, compiled
         self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try

@@ -195,9 +195,10 @@ def test_bad_placements(tag, ids, words):
     assert words in str(err.value)
 
 
-def test_gpu_placement_falls_back_to_cpu_with_one_warning():
+def test_gpu_placement_falls_back_to_cpu_with_one_warning(monkeypatch):
     from flowlab.frontend import scope
 
+    monkeypatch.setattr(scope, "_cuda_probe", [False])  # a machine with neither a GPU nor the simulator
     scope._gpu_warned = False
     with pytest.warns(UserWarning, match="'gpu' placements run on the CPU"):
         flow.scope.placement("gpu", "0:0")

@@ -20,6 +20,7 @@ import flowlab.typing as tp
 from flowlab import config as flow_config
 from flowlab.errors import PlacementError
 from flowlab.frontend import function_config
+from flowlab.frontend import scope as scope_module
 from flowlab.frontend.function_config import FIELDS, ConfigField
 
 X = np.arange(6, dtype=np.float32)
@@ -174,6 +175,7 @@ ENV_IGNORED = {"gpu_device_num": 2}
 
 
 def test_every_flow_config_setter_acts_or_warns(tmp_path, monkeypatch):
+    monkeypatch.setattr(scope_module, "_cuda_probe", [False])  # gpu_device_num acts only where CUDA is
     setters = {name for name, fn in inspect.getmembers(flow_config, inspect.isfunction)
                if fn.__module__ == flow_config.__name__ and not name.startswith("_")}
     assert setters == set(ENV_ACTS) | set(ENV_IGNORED)

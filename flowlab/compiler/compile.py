@@ -78,10 +78,10 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
     return [*completed_user, *completed_system], records
 
 
-def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_num: int = 0) -> CompileResult:
     jobs, records = compile_job_set(user_jobs)
     boxing_log: dict[int, list[str]] = {}
-    main, plan = build_plan(jobs, cpu_device_num, boxing_log)
+    main, plan = build_plan(jobs, cpu_device_num, boxing_log, gpu_device_num)
     check_job(main, "as built by the plan builder")
     main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
     records.extend(recs)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import MemBlock
+from .gpu_plan import common_mem_case
 
 ALIGN = 64
 
@@ -32,6 +33,7 @@ class RegstMem:
     parallel_id: int = 0  # an interface blob is shared across jobs device by device
     machine_id: int = 0
     reuse_group: int = 0  # the chain whose registers may share one reusable block
+    mem_case: str = "host"  # compiler/gpu_plan.py; a shared block takes its registers' common one
     mem_block_id: int = -1
     mem_block_offset: int = 0
     enable_reuse_mem: bool = False
@@ -41,9 +43,10 @@ class RegstMem:
 class MemoryPlan:
     blocks: list[MemBlock] = field(default_factory=list)
 
-    def new_block(self, job_ids: tuple[int, ...], size: int, reuse: bool, machine_id: int = 0) -> int:
+    def new_block(self, job_ids: tuple[int, ...], size: int, reuse: bool, machine_id: int = 0,
+                  mem_case: str = "host") -> int:
         block_id = len(self.blocks)
-        self.blocks.append(MemBlock(block_id, job_ids, machine_id, "host", reuse, size))
+        self.blocks.append(MemBlock(block_id, job_ids, machine_id, mem_case, reuse, size))
         return block_id
 
 
@@ -56,27 +59,30 @@ def plan_memory(regsts: list[RegstMem]) -> list[MemBlock]:
             by_name.setdefault((r.interface_name, r.parallel_id), []).append(r)
     for group in by_name.values():
         jobs = tuple(sorted({r.job_id for r in group}))
-        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False, machine_id=group[0].machine_id)
+        case = common_mem_case([r.mem_case for r in group], f"interface blob {group[0].interface_name!r}")
+        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False, machine_id=group[0].machine_id,
+                                  mem_case=case)
         for r in group:
-            r.mem_block_id, r.mem_block_offset = block_id, 0
+            r.mem_block_id, r.mem_block_offset, r.mem_case = block_id, 0, case
     # Reusable registers: first fit by lifetime inside one block per compute chain (a job's chain on a device).
-    by_chain: dict[int, list[RegstMem]] = {}
+    by_chain: dict[tuple[int, str], list[RegstMem]] = {}
     for r in regsts:
         if r.interface_name is None and r.lifetime is not None:
-            by_chain.setdefault(r.reuse_group, []).append(r)
+            by_chain.setdefault((r.reuse_group, r.mem_case), []).append(r)
     for _chain, group in sorted(by_chain.items()):
         placed: list[RegstMem] = []
         for r in sorted(group, key=lambda r: (r.lifetime, -r.size)):
             r.mem_block_offset = _first_fit(r, placed)
             placed.append(r)
         block_id = plan.new_block((group[0].job_id,), max(r.mem_block_offset + r.size for r in placed), reuse=True,
-                                  machine_id=group[0].machine_id)
+                                  machine_id=group[0].machine_id, mem_case=group[0].mem_case)
         for r in placed:
             r.mem_block_id, r.enable_reuse_mem = block_id, True
     # Everything else: a block of its own.
     for r in regsts:
         if r.mem_block_id < 0:
-            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False, machine_id=r.machine_id)
+            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False, machine_id=r.machine_id,
+                                            mem_case=r.mem_case)
     return plan.blocks
 
 

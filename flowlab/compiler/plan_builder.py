@@ -5,7 +5,8 @@ Follows OneFlow's CompileAndMergePlanOnMaster: per-job tasks (one per device of 
 parallel_ctx) and registers (data ``out`` holding physical blobs, control ``out_ctrl``), boxing sub-graphs where
 SBP or placement disagree (boxing.py), ordering control edges along each job's compute chain on each device,
 interface memory shared across jobs device by device, one critical section per job, then the main job
-(main_job.py) linked in place of each job's source tick (LinkMainPlan).
+(main_job.py) linked in place of each job's source tick (LinkMainPlan). GPU tasks get their device's threads and
+CopyHd tasks between host and device memory, and every register its mem_case (gpu_plan.py).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..ir.plan import encode_task_id
 from ..ir.sbp import input_bns
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
+from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd, mem_cases
 from .interfaces import check_interfaces
 from .main_job import make_main_job
 from .memory import RegstMem, align, plan_memory
@@ -90,14 +92,18 @@ class _Task:
 class _PlanBuilder:
     """OneFlow's TaskGraph for all jobs at once: a task per device of each op, boxing between them, ids.
 
-    Thread ids follow OneFlow's IDMgr with no GPU (C = cpu_device_num): CPU device threads 0..C-1, CommNet C,
-    the one TickTock thread C+1 for every tick-like task, then one independent thread per other task type and
-    machine (WaitAndSendIds, ForeignInput, ForeignOutput, CallbackNotify). Compute tasks take the CPU threads
-    round-robin in creation order per job and machine (AllocateCpuThrdIdEvenly), boxing nodes by a separate
-    round-robin (PickCpuThrdIdEvenly)."""
+    Thread ids follow OneFlow's IDMgr (G = gpu_device_num, C = cpu_device_num): six GPU threads per device
+    (compute dev, H2D G+dev, D2H 2G+dev, NCCL, Mix, DecodeH2D: compiler/gpu_plan.py), then CPU device threads
+    6G..6G+C-1, CommNet 6G+C, the one TickTock thread 6G+C+1 for every tick-like task, then one independent thread
+    per other task type and machine (WaitAndSendIds, ForeignInput, ForeignOutput, CallbackNotify). CPU compute
+    tasks take the CPU threads round-robin in creation order per job and machine (AllocateCpuThrdIdEvenly), boxing
+    nodes by a separate round-robin (PickCpuThrdIdEvenly); a GPU compute task runs on its device's compute
+    thread."""
 
-    def __init__(self, cpu_device_num: int) -> None:
+    def __init__(self, cpu_device_num: int, gpu_device_num: int = 0) -> None:
         self.cpu_device_num = cpu_device_num
+        self.gpu_device_num = gpu_device_num
+        self.cpu_base = GPU_STREAMS * gpu_device_num  # the first CPU thread id
         self.tasks: list[_Task] = []
         self.by_op: dict[tuple[int, str], list[_Task]] = {}
         self.regsts: list[_Regst] = []
@@ -125,11 +131,11 @@ class _PlanBuilder:
 
     def thrd_of(self, task_type: str, machine: int) -> int:
         if task_type in TICK_TOCK_TYPES:
-            return self.cpu_device_num + 1
+            return self.cpu_base + self.cpu_device_num + 1
         key = (machine, task_type)
         if key not in self.independent_thrd:
             used = sum(1 for m, _ in self.independent_thrd if m == machine)
-            self.independent_thrd[key] = self.cpu_device_num + 2 + used
+            self.independent_thrd[key] = self.cpu_base + self.cpu_device_num + 2 + used
         return self.independent_thrd[key]
 
     def add_tasks(self, job_id: int, job: Job) -> None:
@@ -143,15 +149,19 @@ class _PlanBuilder:
             sig = job.sbp_signatures.get(op.name) if n > 1 else None
             tasks = []
             for parallel_id, (machine, device) in enumerate(devices):
-                if task_type == "NormalForward":
-                    thrd = offset.get(machine, 0)
-                    offset[machine] = (thrd + 1) % self.cpu_device_num
+                if task_type == "NormalForward" and op.parallel_conf.device_tag == "gpu":
+                    thrd = gpu_thrd_id(COMPUTE, device, self.gpu_device_num)
+                elif task_type == "NormalForward":
+                    thrd = self.cpu_base + offset.get(machine, 0)
+                    offset[machine] = (thrd - self.cpu_base + 1) % self.cpu_device_num
                 else:
                     thrd = self.thrd_of(task_type, machine)
                 task = self.new_task(job_id, _per_device_op(job, op, parallel_id, n), task_type, machine, device,
                                      thrd, parallel_id=parallel_id, parallel_num=n, sbp_signature=sig)
                 if task_type == "NormalForward":
-                    chain = self.chains.setdefault((job_id, machine, device), [])
+                    # a GPU's chain is not the same-numbered CPU device's: device ids are per device type
+                    dev_key = device if op.parallel_conf.device_tag == "cpu" else -1 - device
+                    chain = self.chains.setdefault((job_id, machine, dev_key), [])
                     task.chain_id = chain[0].chain_id if chain else task.chain_id
                     chain.append(task)
                 tasks.append(task)
@@ -183,7 +193,7 @@ class _PlanBuilder:
             op = OpConf(f"copy_comm_net_{len(self.proxies)}", "copy_comm_net", {"in": lbns}, {"out": lbns},
                         {"src_machine_id": task.machine_id}, ParallelConf("cpu", (f"{machine}:0",)),
                         created_by="boxing")
-            copy = self.new_task(task.job_id, op, "CopyCommNet", machine, -1, self.cpu_device_num,
+            copy = self.new_task(task.job_id, op, "CopyCommNet", machine, -1, self.cpu_base + self.cpu_device_num,
                                  stream=task.machine_id)  # CommNet thread; its work stream is the peer machine
             self.regst(copy, "out", "data").blobs.update(regst.blobs)
             copy.consume("in", regst)
@@ -202,7 +212,7 @@ class _PlanBuilder:
         self.boxing_nodes += 1
         thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
         self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
-        task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, thrd)
+        task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, self.cpu_base + thrd)
         self.regst(task, "out", "data").blobs[lbn] = out_desc
         for i, (node, _box) in enumerate(inputs):
             task.consume(f"in_{i}", self.regst_holding(node, lbn))
@@ -312,19 +322,21 @@ def _regst_name(task: _Task, lbn: str) -> str:
 
 
 def build_plan(jobs: list[Job], cpu_device_num: int = 1,
-               boxing_log: dict[int, list[str]] | None = None) -> tuple[Job, Plan]:
+               boxing_log: dict[int, list[str]] | None = None, gpu_device_num: int = 0) -> tuple[Job, Plan]:
     """Compile the (completed) jobs, in job_id order, and the main job made for them, into one Plan.
-    ``boxing_log``, when given, receives each job's boxing decisions as CSV rows (OneFlow's boxing logger)."""
+    ``boxing_log``, when given, receives each job's boxing decisions as CSV rows (OneFlow's boxing logger).
+    ``gpu_device_num``: GPUs per machine (OneFlow's resource.gpu_device_num); it lays out the thread ids."""
     check_interfaces(jobs)
     main = make_main_job(jobs)
     main_id = len(jobs)
     all_jobs = [*jobs, main]
-    pb = _PlanBuilder(cpu_device_num)
+    pb = _PlanBuilder(cpu_device_num, gpu_device_num)
     for job_id, job in enumerate(all_jobs):
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):
         pb.connect(job_id, job)
     pb.link_main(main_id, jobs)
+    insert_copy_hd(pb)
     if boxing_log is not None:
         boxing_log.update(pb.boxing_log)
     return main, _assemble(pb, all_jobs)
@@ -336,6 +348,7 @@ def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
     chain_of = {t.task_id: t.chain_id for t in pb.tasks}
     layouts: dict[int, tuple[dict[str, int], int]] = {}
     mems: dict[int, RegstMem] = {}
+    cases = mem_cases(pb)
     for regst in pb.regsts:
         if regst.regst_type != "data":
             continue
@@ -356,7 +369,8 @@ def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
             lifetime = (min(positions), max(positions))
         mems[regst.regst_desc_id] = RegstMem(regst.regst_desc_id, producer.job_id, size * regst.register_num,
                                              interface, lifetime, parallel_id=producer.parallel_id,
-                                             machine_id=producer.machine_id, reuse_group=producer.chain_id)
+                                             machine_id=producer.machine_id, reuse_group=producer.chain_id,
+                                             mem_case=cases[regst.regst_desc_id])
     blocks = plan_memory(list(mems.values()))
     tasks = []
     for t in pb.tasks:
@@ -366,8 +380,8 @@ def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
             offsets, size = layouts.get(r.regst_desc_id, ({}, 0))
             produced[name] = RegstDesc(
                 r.regst_desc_id, r.producer, tuple(r.consumers), r.register_num, r.regst_type, dict(r.blobs), offsets,
-                "host", mem.enable_reuse_mem if mem else False, mem.mem_block_id if mem else -1,
-                mem.mem_block_offset if mem else 0, size,
+                mem.mem_case if mem else "host", mem.enable_reuse_mem if mem else False,
+                mem.mem_block_id if mem else -1, mem.mem_block_offset if mem else 0, size,
             )
         tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
                                produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,

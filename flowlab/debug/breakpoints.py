@@ -32,6 +32,8 @@ class Breakpoint:
             return False
         if self.kind == "blob":
             return True
+        if hasattr(array, "copy_to_host"):  # a GPU register: its values are checked on a host copy
+            array = array.copy_to_host()
         if self.kind == "nan":
             return array.dtype.kind == "f" and bool(np.isnan(array).any())
         if self.kind == "inf":

@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import FlowlabError
 from ..frontend.signature import check_inputs, unflatten
 from ..runtime import ActEvent, Actor, Runtime
+from ..runtime.gpu import on_device
 from ..session import call_instances
 from .breakpoints import Breakpoint, BreakpointList
 from .inspect import BlobStats, blob_stats
@@ -66,7 +67,7 @@ class Debugger:
             live = self.session.variable_arrays()
             for name, array in _variable_arrays(self.runtime).items():
                 if name in live:
-                    array[...] = live[name]
+                    _assign(array, live[name])
         self.timeline_entries: list[TimelineEntry] = []
         self.recorder = Recorder(self.plan, self.runtime, self.qualified)
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
@@ -324,13 +325,15 @@ class Debugger:
     def blob(self, name: str) -> BlobStats:
         """The blob named ``name`` of the live run: statistics (of its finite values; NaN/Inf counted), a preview
         and a histogram, taken now. ``np.asarray(dbg.blob(name))`` is the register's live array (a view: acts
-        change it), ``dbg.value(name)`` a copy. A register no act has written yet says so (``.written``)."""
+        change it; for a register in GPU memory a host copy taken now, ``.on_device``), ``dbg.value(name)`` a copy.
+        A register no act has written yet says so (``.written``)."""
         lbn, regst_id, array = self._array(name)
         return blob_stats(lbn, array, written=self.written(regst_id, lbn), regst=regst_id)
 
     def value(self, name: str) -> np.ndarray:
-        """A copy of the blob's current values."""
-        return self._array(name)[2].copy()
+        """A copy of the blob's current values (from the GPU for a register in device memory)."""
+        array = self._array(name)[2]
+        return array.copy_to_host() if on_device(array) else array.copy()
 
     def inject(self, name: str, value: Any) -> None:
         """Overwrite a live register's blob; acts after this read the injected values."""
@@ -338,7 +341,7 @@ class Debugger:
         new = np.asarray(value)
         if new.shape != array.shape:
             raise ValueError(f"inject({name!r}): the blob is {array.dtype}{list(array.shape)}; got shape {new.shape}")
-        array[...] = new.astype(array.dtype, copy=False)
+        _assign(array, new.astype(array.dtype, copy=False))
         self.injections.append((self.acts, lbn))
 
     # -- recordings --------------------------------------------------------------------------------
@@ -375,6 +378,15 @@ class Debugger:
     def __repr__(self) -> str:
         state = "finished" if self.finished else f"next: {self.next_actor()}"
         return f"<Debugger {self.desc.job_name}: {self.acts} acts, {state}>"
+
+
+def _assign(array: Any, value: Any) -> None:
+    """``array[...] = value`` for host registers and GPU ones (a copy to the device)."""
+    if on_device(array) or on_device(value):
+        array.copy_to_device(value if on_device(value) else np.ascontiguousarray(value)) if on_device(array) \
+            else np.copyto(array, value.copy_to_host())
+    else:
+        array[...] = value
 
 
 def _variable_arrays(runtime: Runtime) -> dict[str, np.ndarray]:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ..ir import TaskProto
     from .debugger import Debugger
 
 _STYLE = ("body{font-family:sans-serif;margin:1em}table{border-collapse:collapse;font-size:12px}"
@@ -49,6 +50,14 @@ def export_html(dbg: Debugger, path: str | Path) -> Path:
     return path
 
 
+def _lane_name(task: TaskProto) -> str:
+    """A GPU thread is one CUDA stream: its lane says which GPU and stream (compute, H2D or D2H copies)."""
+    if task.gpu_device is None:
+        return f"machine {task.machine_id} thread {task.thrd_id}"
+    stream = "compute" if task.task_type != "CopyHd" else task.exec_sequence[0].attrs["type"]
+    return f"machine {task.machine_id} GPU {task.gpu_device} {stream} stream (thread {task.thrd_id})"
+
+
 def trace_events(dbg: Debugger) -> dict[str, Any]:
     """The recorded acts as Chrome/Perfetto trace JSON (one row per machine:thread)."""
     events = []
@@ -61,7 +70,7 @@ def trace_events(dbg: Debugger) -> dict[str, Any]:
             "args": {"job": dbg.plan.job_names[e.job_id], "act_id": e.act_id, "seq": e.seq,
                      "read": [f"r{r}" for r, _ in e.read], "written": [f"r{r}" for r, _ in e.written]},
         })
-    threads = {(t.machine_id, t.thrd_id) for t in dbg.plan.tasks}
-    meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": f"machine {m} thread {t}"}}
-            for m, t in sorted(threads)]
+    lanes = {(t.machine_id, t.thrd_id): _lane_name(t) for t in dbg.plan.tasks}
+    meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": lanes[(m, t)]}}
+            for m, t in sorted(lanes)]
     return {"traceEvents": meta + events, "displayTimeUnit": "ms"}

@@ -49,6 +49,9 @@ class BlobStats:
     written: bool = True
     regst: int | None = None  # the register desc id holding it
     array: np.ndarray | None = field(default=None, repr=False, compare=False)
+    # the register is in GPU memory: the statistics and ``array`` are of a host copy taken when it was made
+    # (writing to ``array`` does not reach the device; ``dbg.inject`` does)
+    on_device: bool = False
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if self.array is None:
@@ -63,6 +66,8 @@ class BlobStats:
 
     def __str__(self) -> str:
         where = f" (r{self.regst})" if self.regst is not None else ""
+        if self.on_device:
+            where += " [GPU memory, copied to the host]"
         head = f"{self.lbn}{where} : {self.dtype}{list(self.shape)}"
         if not self.written:
             return f"{head}\n  not yet written in this run (its bytes are not this blob's values yet)"
@@ -115,17 +120,18 @@ def finite_stats(array: np.ndarray) -> tuple[int, int, np.ndarray]:
 
 def blob_stats(lbn: str, array: np.ndarray, bins: int = 10, written: bool = True,
                regst: int | None = None, preview: bool = True) -> BlobStats:
-    values = np.asarray(array)
+    on_device = hasattr(array, "copy_to_host")  # a register in GPU memory: read through a host copy, marked
+    values = array = array.copy_to_host() if on_device else np.asarray(array)
     nan, inf, finite = finite_stats(values)
     text = np.array2string(values, threshold=20, edgeitems=3, precision=4) if preview else ""
     dtype = short_dtype(values.dtype)
     if finite.size == 0:
         return BlobStats(lbn, values.shape, dtype, None, None, None, None, nan, inf, text, None, 0, written, regst,
-                         array)
+                         array, on_device)
     as_float = finite.astype(np.float64)
     hist = None
     if values.dtype.kind == "f" and bins:
         counts, edges = np.histogram(as_float, bins=bins)
         hist = (tuple(float(e) for e in edges), tuple(int(c) for c in counts))
     return BlobStats(lbn, values.shape, dtype, float(as_float.min()), float(as_float.max()), float(as_float.mean()),
-                     float(as_float.std()), nan, inf, text, hist, int(finite.size), written, regst, array)
+                     float(as_float.std()), nan, inf, text, hist, int(finite.size), written, regst, array, on_device)

@@ -30,6 +30,7 @@ import numpy as np
 from ..call_guard import VariableSnapshot, written_variables
 from ..errors import FlowlabError
 from ..frontend.signature import check_inputs
+from ..runtime.variables import on_host, put
 from ..session import call_instances
 from .debugger import Debugger
 from .stop import Stop
@@ -124,7 +125,7 @@ class NanCatcher:
             self.calls += 1
             if all(_finite(a, self.inf) for a in arrays):
                 return result
-            after = {name: session.variable_arrays()[name].copy() for name in snapshot.names}
+            after = {name: on_host(session.variable_arrays()[name]).copy() for name in snapshot.names}
             snapshot.restore()
             dbg = Debugger(session, desc, args, kwargs)
             dbg.break_on(nan=True)
@@ -135,7 +136,7 @@ class NanCatcher:
                 self.false_alarms += 1
                 live = session.variable_arrays()
                 for name, values in after.items():
-                    live[name][...] = values
+                    put(live[name], values)
                 return result
             dbg.restart()
             for bp in dbg.breakpoints:
@@ -187,6 +188,7 @@ class NanCatcher:
 
 
 def _finite(array: np.ndarray, inf: bool) -> bool:
+    array = on_host(array)  # a GPU register is checked on a host copy
     if inf:
         return bool(np.isfinite(array).all())
     return not bool(np.isnan(array).any())

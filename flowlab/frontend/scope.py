@@ -55,11 +55,14 @@ def parse_parallel_conf(device_tag: str, machine_device_ids: str | Sequence[str]
     names = [machine_device_ids] if isinstance(machine_device_ids, str) else list(machine_device_ids)
     if not names:
         raise PlacementError(f"{at}machine_device_ids is empty; expected e.g. '0:0' or ['0:0-1']")
-    # A CPU-only build (flowlab's, until it has CUDA kernels) counts 'gpu' devices with gpu_device_num when set.
-    device_num, setting = (
-        (ENV.gpu_device_num, "gpu_device_num") if device_tag == "gpu" and ENV.gpu_device_num > 0
-        else (ENV.cpu_device_num, "cpu_device_num")
-    )
+    # With CUDA (or its simulator) 'gpu' devices are counted by gpu_device_num (1 unless set, OneFlow's CUDA
+    # build default); a CPU-only build counts them with gpu_device_num when set, else as CPU devices.
+    if device_tag == "gpu" and gpu_available():
+        device_num, setting = gpu_device_num_in_use(), "gpu_device_num"
+    elif device_tag == "gpu" and ENV.gpu_device_num > 0:
+        device_num, setting = ENV.gpu_device_num, "gpu_device_num"
+    else:
+        device_num, setting = ENV.cpu_device_num, "cpu_device_num"
     seen: set[tuple[int, int]] = set()
     for name in names:
         match = _DEVICE_NAME.match(name) if isinstance(name, str) else None
@@ -75,6 +78,10 @@ def parse_parallel_conf(device_tag: str, machine_device_ids: str | Sequence[str]
             named = (f"flow.env.machine names {ENV.machine_num} machine(s) (ids 0-{ENV.machine_num - 1})"
                      if ENV.machines else "no flow.env.machine(...) was given, so there is one machine (id 0)")
             raise PlacementError(f"{at}placement {device_tag}:{name} names machine {machine}, but {named}")
+        if device_tag == "gpu" and gpu_available() and hi >= cuda_device_count() and hi < device_num:
+            raise PlacementError(
+                f"{at}placement {device_tag}:{name} names gpu device {hi}, but this machine has "
+                f"{cuda_device_count()} CUDA device(s) (ids 0-{cuda_device_count() - 1})")
         if hi >= device_num:
             raise PlacementError(
                 f"{at}placement {device_tag}:{name} names {device_tag} device {hi}, but flow.config.{setting} is "
@@ -95,10 +102,40 @@ def default_parallel_conf() -> ParallelConf:
     return ParallelConf("cpu", names)
 
 
+_cuda_probe: list[bool] = []  # whether CUDA (a GPU or the simulator) is here, asked once per process
+
+
+def gpu_available() -> bool:
+    """Whether 'gpu' placements run on a GPU: a CUDA device or Numba's simulator (``flowlab.kernels``'
+    ``cuda_available``, which imports ``numba.cuda``: asked only once a 'gpu' placement is named)."""
+    if not _cuda_probe:
+        from ..kernels import cuda_available
+
+        _cuda_probe.append(cuda_available())
+    return _cuda_probe[0]
+
+
+def cuda_device_count() -> int:
+    """CUDA devices visible here (the simulator has one)."""
+    from ..kernels.numba_cuda._cuda import cuda
+
+    return len(cuda.gpus)
+
+
+def gpu_device_num_in_use(gpu_placed: bool = True) -> int:
+    """GPUs per machine that the Plan lays threads out for: flow.config.gpu_device_num (1 unless set) where CUDA
+    runs 'gpu' placements, else 0. ``gpu_placed``: whether the jobs place anything on a GPU; a CPU-only session
+    keeps the CPU-only thread layout (CPU threads from 0), so its Plan does not depend on what ran before."""
+    if not (gpu_placed and _cuda_probe and _cuda_probe[0]):
+        return 0
+    return ENV.gpu_device_num or 1
+
+
 def _effective(conf: ParallelConf) -> ParallelConf:
-    """A 'gpu' placement runs on the CPU until flowlab has CUDA kernels, as on a CPU-only OneFlow build."""
+    """A 'gpu' placement runs on a GPU where CUDA is (``gpu_available``); elsewhere on the CPU, as on a CPU-only
+    OneFlow build, with one warning per process."""
     global _gpu_warned
-    if conf.device_tag != "gpu":
+    if conf.device_tag != "gpu" or gpu_available():
         return conf
     if not _gpu_warned:
         warnings.warn(

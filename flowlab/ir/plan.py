@@ -12,7 +12,7 @@ from .sbp import SbpSignature
 
 # Task types that move or combine data between devices and machines rather than run a job's op: the boxing
 # sub-graphs (OneFlow's kSliceBoxing, kBoxingZeros) and the copy across machines (kCopyCommNet).
-BOXING_TASK_TYPES = frozenset({"SliceBoxing", "BoxingZeros", "CopyCommNet"})
+BOXING_TASK_TYPES = frozenset({"SliceBoxing", "BoxingZeros", "CopyCommNet", "CopyHd"})
 
 # Actor id bits as in OneFlow's IdManager: sign | machine 10 | thread 11 | work stream 21 | index 21.
 _MACHINE_SHIFT, _THRD_SHIFT, _STREAM_SHIFT = 53, 42, 21
@@ -85,6 +85,8 @@ class RegstDesc:
             return f"r{self.regst_desc_id}:ctrl x{self.register_num}"
         blobs = ", ".join(f"{lbn}:{desc}" for lbn, desc in self.lbi2blob_desc.items())
         where = f"@blk{self.mem_block_id}+{self.mem_block_offset}" if self.mem_block_id >= 0 else ""
+        if self.mem_case != "host":  # host is the default; device and pinned memory are worth a look
+            where += f" {self.mem_case}"
         return f"r{self.regst_desc_id}({blobs}) x{self.register_num} {where}".rstrip()
 
 
@@ -126,6 +128,15 @@ class TaskProto:
         return self.task_type in BOXING_TASK_TYPES
 
     @property
+    def gpu_device(self) -> int | None:
+        """The GPU whose streams run this task (a GPU compute task or a CopyHd), or None for a host task."""
+        op = self.exec_sequence[0] if self.exec_sequence else None
+        if op is None or op.parallel_conf.device_tag != "gpu" or self.task_type not in ("NormalForward", "CopyHd"):
+            return None
+        devices = op.parallel_conf.devices
+        return devices[self.parallel_id if self.parallel_id < len(devices) else 0][1]
+
+    @property
     def consumed_ids(self) -> tuple[int, ...]:
         return tuple(i for ids in self.consumed_regst_desc_id.values() for i in ids)
 
@@ -135,6 +146,8 @@ class TaskProto:
         )
         produced = " ".join(f"{name}={regst}" for name, regst in self.produced_regst_desc.items())
         head = f"task {short_task_id(self.task_id)} {self.task_type} {self.name}"
+        if self.task_type == "CopyHd":
+            head += f" ({self.exec_sequence[0].attrs['type']})"
         if self.parallel_num > 1:
             head += f" [{self.parallel_id}/{self.parallel_num}]"
         if self.sbp_signature is not None:

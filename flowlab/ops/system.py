@@ -85,6 +85,8 @@ SYSTEM_OP_DEFS = (
     OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
     OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True,
           sbp=broadcast_only),
+    # A host<->device copy (CopyHd, type "H2D" or "D2H") that the plan builder puts where BuildTaskPath does.
+    OpDef("copy_hd", ("in",), ("out",), _same_as_in, {"type": REQUIRED}, system=True, sbp=broadcast_only),
 )
 for _op_def in SYSTEM_OP_DEFS:
     register_op(_op_def)

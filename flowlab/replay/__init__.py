@@ -33,6 +33,8 @@ def attach(runtime: Runtime) -> ReplayLayer | None:
     threads compute at once (several devices, runtime/threads.py) it would take the parallelism away."""
     if not replay_enabled() or runtime.threads is not None:
         return None
+    if any(task.gpu_device is not None for task in runtime.plan.tasks):
+        return None  # replay captures host kernel calls; a GPU plan runs on the protocol path (its streams order it)
     from .layer import ReplayLayer
 
     return ReplayLayer(runtime)

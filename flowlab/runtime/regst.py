@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -13,7 +14,7 @@ from ..ir import MemBlock, Plan, RegstDesc
 class Regst:
     """One register: the blobs of its desc, as arrays over the block's bytes, plus protocol state."""
 
-    __slots__ = ("desc", "index", "blobs", "first", "reading_cnt", "act_id")
+    __slots__ = ("desc", "index", "blobs", "first", "reading_cnt", "act_id", "event")
 
     def __init__(self, desc: RegstDesc, index: int, blobs: dict[str, np.ndarray]) -> None:
         self.desc = desc
@@ -22,6 +23,7 @@ class Regst:
         self.first = next(iter(blobs.values()), None)  # the main job's registers hold one i32[1] id blob
         self.reading_cnt = 0  # consumers that still read it; writable again at 0
         self.act_id = -1  # the producer's act that last wrote it
+        self.event: tuple[Any, Any] | None = None  # (stream, event) of the last GPU act on it (runtime/gpu.py)
 
     @property
     def regst_desc_id(self) -> int:
@@ -31,12 +33,12 @@ class Regst:
         return f"Regst(r{self.desc.regst_desc_id}#{self.index}, act {self.act_id}, reading {self.reading_cnt})"
 
 
-def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> dict[int, np.ndarray]:
+def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> dict[int, Any]:
     """One zeroed arena per block. A block larger than the machine's memory fails before anything is allocated
     (np.zeros would often succeed lazily and the process be killed when the pages are touched); either way the
     error names the job, the blob and the bytes (``plan`` gives the names)."""
     physical = physical_memory()
-    total = sum(block.mem_size for block in blocks)
+    total = sum(block.mem_size for block in blocks if not block.mem_case.startswith("device"))
     if physical is not None and blocks and total > physical:
         largest = max(blocks, key=lambda b: b.mem_size)
         raise AllocationError(block_message(largest, plan, f"the Plan's {len(blocks)} memory blocks need "
@@ -44,6 +46,15 @@ def allocate_arenas(blocks: tuple[MemBlock, ...], plan: Plan | None = None) -> d
                                             f"{_human(physical)} of memory"))
     arenas = {}
     for block in blocks:
+        if block.mem_case != "host":  # device memory or pinned host memory, through numba.cuda
+            from .gpu import allocate_block
+
+            try:
+                arenas[block.mem_block_id] = allocate_block(block)
+            except Exception as err:  # numba's CudaAPIError (out of device memory) and the like
+                raise AllocationError(block_message(block, plan, f"allocating it in {block.mem_case} memory "
+                                                    f"failed: {err}")) from None
+            continue
         try:
             arenas[block.mem_block_id] = np.zeros(block.mem_size, dtype=np.uint8)
         except MemoryError as err:

@@ -29,6 +29,7 @@ from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .boxing_kernels import boxing_kernel
 from .events import ActEvent, RuntimeIdle
+from .gpu import GpuStreams, copy_hd_kernel, device_kernel, system_on_gpu
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
@@ -67,6 +68,7 @@ class Runtime:
         self.kernel_impl = kernel_impl
         self.arenas = arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
+        self.gpu_streams = GpuStreams()  # one CUDA stream per GPU thread, made when a GPU task is set up
         self.buffers: dict[str, deque[Any]] = {WAIT_BUFFER: deque(), WATCH_BUFFER: deque()}
         self.closed = False
         self.msgs: deque[tuple[Actor, int, Any]] = deque()
@@ -102,6 +104,9 @@ class Runtime:
     def _setup(self, actor: Actor) -> None:
         task = actor.task
         op = task.exec_sequence[0]
+        if task.task_type == "CopyHd":
+            self._setup_copy_hd(actor)
+            return
         if isinstance(actor, WaitAndSendIdsActor):
             actor.setup(self.buffer(WAIT_BUFFER), op.attrs["id_list"])
         elif isinstance(actor, ReentrantLockActor):
@@ -115,14 +120,17 @@ class Runtime:
             return
         from ..ops.registry import get_op_def
 
-        if get_op_def(op.op_type).system:
+        on_gpu = task.gpu_device is not None
+        system = get_op_def(op.op_type).system
+        if system:
             actor.kernel = system_kernel(self, op, task.parallel_id)
         else:
             descs = self.plan.regst_descs
             in_descs = [self._desc_of(actor, lbn) for lbn in op.input_lbns]
             out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
                          for lbn in op.output_lbns]
-            actor.kernel = make_kernel(op, in_descs, out_descs, self.kernel_impl)
+            actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu") if on_gpu
+                            else make_kernel(op, in_descs, out_descs, self.kernel_impl))
         consumed = [self.regsts[i] for i in actor.readable]
         produced = [self.regsts[i] for i in actor.writable]
         if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
@@ -131,6 +139,24 @@ class Runtime:
             blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
             actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
             actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
+        if on_gpu:
+            touches_host = any(not self.plan.regst_descs[i].mem_case.startswith("device") and
+                               not self.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
+            actor.kernel = (system_on_gpu(self, actor, actor.kernel) if system
+                            else device_kernel(self, actor, actor.kernel, touches_host))
+
+    def _setup_copy_hd(self, actor: Actor) -> None:
+        """A CopyHd task copies every blob of the register it reads into its own, on its H2D or D2H stream."""
+        task = actor.task
+        (src,) = task.consumed_regst_desc_id["copy_in"]
+        dst = task.produced_regst_desc["copy_out"].regst_desc_id
+        lbns = task.exec_sequence[0].input_lbns
+        if len(self.regsts[src]) > 1 or len(self.regsts[dst]) > 1:  # registers rotate: look arrays up each act
+            actor.io_lbns = (lbns, lbns)
+        else:
+            actor.in_arrays = [self.regsts[src][0].blobs[lbn] for lbn in lbns]
+            actor.out_arrays = [self.regsts[dst][0].blobs[lbn] for lbn in lbns]
+        actor.kernel = copy_hd_kernel(self, actor)
 
     def _setup_boxing(self, actor: Actor) -> None:
         """A boxing task reads the same blob from several registers (``in_0``, ``in_1``, ...), so its arrays are

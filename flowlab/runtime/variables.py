@@ -9,7 +9,7 @@ snapshots (``name`` for the first device, ``name@<parallel_id>`` for the others)
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,21 +43,22 @@ class VariablePieces:
         return self.arrays[0].dtype
 
     def logical(self) -> np.ndarray:
-        """A copy of the logical value."""
+        """A copy of the logical value (a GPU's piece copied to the host)."""
         axis = self.split_axis
-        return self.arrays[0].copy() if axis is None else np.concatenate(self.arrays, axis=axis)
+        arrays = [on_host(a) for a in self.arrays]
+        return arrays[0].copy() if axis is None else np.concatenate(arrays, axis=axis)
 
     def write(self, value: np.ndarray) -> None:
         """Put a logical value in place on every device."""
         axis = self.split_axis
         if axis is None:
             for array in self.arrays:
-                array[...] = value
+                put(array, value)
             return
         lo = 0
         for array in self.arrays:
             hi = lo + array.shape[axis]
-            array[...] = value[(slice(None),) * axis + (slice(lo, hi),)]
+            put(array, value[(slice(None),) * axis + (slice(lo, hi),)])
             lo = hi
 
     def __repr__(self) -> str:
@@ -66,6 +67,20 @@ class VariablePieces:
 
     def keys(self) -> dict[str, np.ndarray]:
         return {self.name if p == 0 else f"{self.name}@{p}": a for p, a in enumerate(self.arrays)}
+
+
+def on_host(array: Any) -> np.ndarray:
+    """The array itself, or a host copy of a device array (a GPU variable's register)."""
+    return array.copy_to_host() if hasattr(array, "copy_to_host") else array
+
+
+def put(array: Any, value: Any) -> None:
+    """``array[...] = value`` (numpy's broadcasting and casting), into device memory too."""
+    if hasattr(array, "copy_to_device"):
+        array.copy_to_device(np.ascontiguousarray(np.broadcast_to(np.asarray(value).astype(array.dtype),
+                                                                  array.shape)))
+    else:
+        array[...] = value
 
 
 def variable_pieces(rt: Runtime) -> dict[str, VariablePieces]:
