@@ -120,3 +120,24 @@ def test_every_candidate_is_exact(op_type):
             checked += 1
     if get_op_def(op_type).sbp(ctx):
         assert checked, f"{op_type}: no candidate could be checked on the sample's shapes"
+
+
+def _axis_ops() -> list[str]:
+    return [t for t in user_op_types() if isinstance(sample(t, np.float64)[1].get("axis"), int)]
+
+
+@pytest.mark.parametrize("op_type", _axis_ops())
+def test_a_negative_axis_gives_the_candidates_of_its_positive_twin(op_type):
+    """Ops take axis=-1 as NumPy does; every rule must read it as the axis it names (the fuzzer found gather's
+    rule building split(-1))."""
+    inputs, attrs = sample(op_type, np.float64)
+    first = inputs[get_op_def(op_type).inputs[0]][0]
+    positive = attrs["axis"] % first.ndim
+    candidates = []
+    for axis in (positive, positive - first.ndim):
+        op, descs, _ = _op(op_type, inputs, {**attrs, "axis": axis})
+        arg_bns = {arg: tuple(bn for bn, lbn in (*input_bns(op.inputs, False), *output_bns(op.outputs))
+                              if lbn in (op.inputs.get(arg) or op.outputs.get(arg) or ()))
+                   for arg in (*op.inputs, *op.outputs)}
+        candidates.append([dict(c) for c in get_op_def(op_type).sbp(SbpCtx(op, arg_bns, descs))])
+    assert candidates[0] == candidates[1]

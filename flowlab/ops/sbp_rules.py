@@ -298,7 +298,8 @@ def slice_rule(data: str) -> SbpRule:
 
 def gather_rule(ctx: SbpCtx) -> list[Signature]:
     """gather_op.cpp: indices split with ``in`` B; ``in`` split off the gather axis with indices B."""
-    axis, ind_nd, in_nd = ctx.attrs["axis"], ctx.ndim("indices"), ctx.ndim("in")
+    ind_nd, in_nd = ctx.ndim("indices"), ctx.ndim("in")
+    axis = ctx.attrs["axis"] % in_nd  # the op takes a negative axis, as NumPy does
     sigs = [ctx.make({"in": BROADCAST, "indices": split(i), "out": split(axis + i)}) for i in range(ind_nd)]
     for a in range(in_nd):
         if a != axis:
@@ -310,7 +311,8 @@ def gather_rule(ctx: SbpCtx) -> list[Signature]:
 def segment_sum_rule(ctx: SbpCtx) -> list[Signature]:
     """unsorted_segment_sum_like: data and ids split together along the ids' axes give a partial sum; data
     split past them splits the output alike."""
-    axis, ids_nd, data_nd = ctx.attrs["axis"], ctx.ndim("segment_ids"), ctx.ndim("data")
+    ids_nd, data_nd = ctx.ndim("segment_ids"), ctx.ndim("data")
+    axis = ctx.attrs["axis"] % data_nd  # the op takes a negative axis, as NumPy does
     sigs = [ctx.make({"data": split(axis + i), "segment_ids": split(i), "like": BROADCAST, "out": PARTIAL_SUM})
             for i in range(ids_nd)]
     for a in range(data_nd):
