@@ -1,6 +1,6 @@
 """flowlab: OneFlow's lazy mode in Python, with a debugger. ``import flowlab as flow``."""
 
-from . import checkpoint, config, data, layers, math, nn, optimizer, regularizers, scope, train, typing
+from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
@@ -28,5 +28,5 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
-    "KernelError", "WatchHandlerError",
+    "KernelError", "WatchHandlerError", "distribute", "env",
 ]

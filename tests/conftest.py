@@ -17,10 +17,10 @@ from flowlab.frontend import scope
 @pytest.fixture(autouse=True)
 def fresh_session():
     flow.clear_default_session()
-    scope.ENV.cpu_device_num, scope.ENV.debug_mode = 1, False
+    scope.ENV.reset()
     yield
     flow.clear_default_session()
-    scope.ENV.cpu_device_num, scope.ENV.debug_mode = 1, False
+    scope.ENV.reset()
 
 
 @pytest.fixture(params=["reference", "numba"])

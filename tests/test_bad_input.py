@@ -183,7 +183,9 @@ def test_ignored_config_field_warns_once():
         ("tpu", "0:0", "device_tag must be one of ('cpu', 'gpu'); got 'tpu'"),
         ("cpu", "0:0-x", "malformed machine_device_ids entry '0:0-x'"),
         ("cpu", "0:2-1", "ends before it starts"),
-        ("cpu", "0:0-1", "spans 2 devices"),
+        ("cpu", "0:0-1", "names cpu device 1, but flow.config.cpu_device_num is 1"),  # several devices: legal
+        ("cpu", "1:0", "names machine 1, but no flow.env.machine(...) was given"),
+        ("cpu", ["0:0", "0:0"], "names device 0:0 twice"),
         ("cpu", "0:1", "cpu_device_num is 1"),
     ],
 )

@@ -61,8 +61,8 @@ def check_default_data_type() -> None:
 
 
 def check_default_placement_scope() -> None:
+    _, default = run()  # one cpu device: OneFlow's default placement is "0:0" (with two it is "0:0-1")
     flow.config.cpu_device_num(2)
-    _, default = run()
     _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")))
     assert op_placement(default, "relu") == "cpu:0:0" and op_placement(session, "relu") == "cpu:0:1"
 
@@ -141,6 +141,10 @@ def check_cpu_device_num() -> None:
         flow.scope.placement("cpu", "0:1")
     flow.config.cpu_device_num(2)
     assert str(flow.scope.placement("cpu", "0:1").parallel_conf) == "cpu:0:1"
+    from flowlab.frontend.scope import default_parallel_conf
+
+    assert str(default_parallel_conf()) == "cpu:0:0-1"  # OneFlow's default placement: every device
+    flow.config.cpu_device_num(1)
 
 
 def check_enable_debug_mode(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -73,8 +73,10 @@ def test_duplicate_op_name_is_an_error():
 
 def test_placement_is_recorded_per_op_and_lists_are_accepted():
     flow.config.cpu_device_num(2)
+    config = flow.function_config()  # the default placement would be both devices, "0:0-1"
+    config.default_placement_scope(flow.scope.placement("cpu", "0:0"))
 
-    @flow.global_function()
+    @flow.global_function(function_config=config)
     def job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
         with flow.scope.placement("cpu", ["0:1"]):
             return flow.zero_pad2d(x, padding=1)

@@ -74,6 +74,7 @@ def test_pass_records_say_what_changed(session):
         "AddLbiDiffWatcherOpConfs on pad_Job: no change",
         "AutoSourceTick on pad_Job: +[System-AutoTick-SourceTick] ~[Input_0]",
         "AutoSinkTick on pad_Job: +[System-AutoTick-SinkTick]",
+        "InferSbpSignatures on pad_Job: sbp[5 ops]",  # every op gets its signature (one device: all S(0))
     ]
 
 

@@ -14,6 +14,7 @@ from typing import Any
 from ..errors import CompileError
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder, building, created_by
+from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
 from ..ops.registry import get_op_def
 
@@ -82,7 +83,8 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
     needs = lbns_needing_grad(job, variables, loss_lbns) | set(watched)
     grads: dict[str, LazyBlob] = {}
     for lbn in loss_lbns:
-        grads[lbn] = ones_like(builder.blob(lbn))
+        with placed_on(job.producer_of(lbn).parallel_conf):
+            grads[lbn] = ones_like(builder.blob(lbn))
     for op in reversed(job.ops):
         if op.op_type == "variable" or not any(lbn in grads for lbn in op.output_lbns):
             continue
@@ -96,9 +98,10 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
                 f"{op.op_type!r} has no gradient rule"
             )
         ctx = GradCtx(builder, op, grads, needs)
-        rule(ctx)
-        for lbn, blob in ctx.dx.items():
-            grads[lbn] = _accumulate(grads.get(lbn), blob)
+        with placed_on(op.parallel_conf):  # a gradient runs where its forward op runs
+            rule(ctx)
+            for lbn, blob in ctx.dx.items():
+                grads[lbn] = _accumulate(grads.get(lbn), blob)
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 

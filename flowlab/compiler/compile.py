@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..errors import CompileError
 from ..ir import Job, JobSet, Plan, SbpParallel
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
+from .sbp_infer import infer_sbp_signatures, interface_sbp
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -22,6 +25,9 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 
+# Runs after the train passes and the ticks, so every op a job will have gets its signature.
+SBP_PASS: tuple[str, JobPass] = ("InferSbpSignatures", infer_sbp_signatures)
+
 
 @dataclass(frozen=True)
 class CompileResult:
@@ -31,17 +37,27 @@ class CompileResult:
     boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
 
 
+class MultiDeviceNotCompiledError(CompileError):
+    """Raised by no compile since the multi-device plan builder landed; kept so callers that caught it still
+    import (the compile now returns the Plan)."""
+
+    def __init__(self, message: str, job_set: JobSet, passes: tuple[PassRecord, ...]) -> None:
+        super().__init__(message)
+        self.job_set, self.passes = job_set, passes
+
+
 def _sbp(job: Job, op_name: str) -> SbpParallel | None:
     """The SBP of a one-output op's blob, when the job records one (ops on several devices)."""
     sig = job.sbp_signatures.get(op_name)
     return None if sig is None else sig.bn_in_op2sbp_parallel.get("out")
 
 
-def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
+    """The passes of every user job, then the system jobs with theirs (no main job, no plan)."""
     records: list[PassRecord] = []
     completed_user = []
     for job in user_jobs:
-        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER], made_by="as traced")
+        job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
     system: list[Job] = []
@@ -64,14 +80,23 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileRe
                     var_sbps[op.name] = sbp
     if variables:
         system.extend(make_model_io_jobs(variables, var_descs, var_sbps))
+    # System jobs share interface blobs with user jobs, per device: their twins take the user jobs' SBP.
+    forced = interface_sbp(completed_user)
+    system_sbp = (SBP_PASS[0], functools.partial(infer_sbp_signatures, forced=forced))
     completed_system = []
     for job in system:
-        job, recs = run_pipeline(job, JOB_COMPLETER, made_by="as built by the system-job builder")
+        job, recs = run_pipeline(job, [*JOB_COMPLETER, system_sbp], made_by="as built by the system-job builder")
         records.extend(recs)
         completed_system.append(job)
-    jobs = [*completed_user, *completed_system]
+    return [*completed_user, *completed_system], records
+
+
+def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1) -> CompileResult:
+    jobs, records = compile_job_set(user_jobs)
     boxing_log: dict[int, list[str]] = {}
     main, plan = build_plan(jobs, cpu_device_num, boxing_log)
     check_job(main, "as built by the plan builder")
+    main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
+    records.extend(recs)
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
                          {job_id: tuple(rows) for job_id, rows in boxing_log.items()})

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder
+from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
@@ -28,9 +29,10 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             fused[var.name] = {"scale": 1.0 / loss_elem_cnt, "l1": float(reg.get("l1", 0.0)),
                                "l2": float(reg.get("l2", 0.0))}
             continue
-        g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
-        if reg:
-            g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
+        with placed_on(var.parallel_conf):
+            g = multiply(var_grads[var.name], 1.0 / loss_elem_cnt)  # per-example loss trains like its mean
+            if reg:
+                g = add(g, _regularization_grad(builder.blob(var.output_lbns[0]), reg))
         grads[var.name] = g  # clipping needs the scaled, regularized gradients
     if clip and grads:
         names = list(grads)
@@ -38,6 +40,9 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                                  {"clip_norm": float(clip["clip_norm"])}, name="System-Train-ClipGradient",
                                  scoped=False)
         grads = dict(zip(names, clipped))
+    for var in variables:
+        if var.name in grads:
+            _pin_gradient(builder, var, grads[var.name])
     lr = builder.blob(train_conf[PRIMARY_LR_LBN_KEY])
     step = builder.blob(train_conf[TRAIN_STEP_LBN_KEY])
     optimizer = train_conf["optimizer"]
@@ -48,11 +53,12 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         model = builder.blob(var.output_lbns[0])
         readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
         inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
-        for slot in _SLOTS.get(kind, ()):
+        for slot in _SLOTS.get(kind, ()):  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
             (state,) = builder.add_op("variable", attrs={
                 "shape": var.attrs["shape"], "dtype": var.attrs["dtype"],
                 "initializer": {"type": "constant", "value": 0.0}, "random_seed": 0, "trainable": False,
-            }, name=f"{var.name}-{slot}", scoped=False)
+            }, name=f"{var.name}-{slot}", scoped=False, placement=var.parallel_conf)
+            builder.copy_sbp_hint(var.name, state.op_name)
             inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
         attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0)),
@@ -72,7 +78,21 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
         # The update writes the variable in place: it must follow every op that reads the variable.
-        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers)
+        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers,
+                       placement=var.parallel_conf)
+
+
+def _pin_gradient(builder: JobBuilder, var: OpConf, grad: LazyBlob) -> None:
+    """OneFlow's AddDiffParallelCast + PruneParallelCastOpsPass: a split variable's gradient is made with the
+    variable's SBP (the cast pins the gradient's producer), so the update needs no boxing; a broadcast
+    variable's gradient stays as its producer makes it (a partial sum in data parallelism) and is reduced to B
+    on its way into the update op."""
+    sbp = builder.sbp_hints.get(var.name, {}).get("out")
+    if sbp is None or not sbp.is_split or var.parallel_conf.parallel_num == 1:
+        return
+    hints = builder.sbp_hints.get(grad.op_name, {})
+    if grad.blob_name not in hints:  # a user's own hint on that blob wins
+        builder.set_sbp_hint(grad.op_name, grad.blob_name, sbp)
 
 
 def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:

@@ -36,11 +36,19 @@ class PassRecord:
         old = {op.name: op for op in self.before.ops}
         return tuple(op.name for op in self.after.ops if op.name in old and old[op.name] != op)
 
+    @property
+    def sbp_changed(self) -> tuple[str, ...]:
+        """Ops whose recorded SBP signature the pass set or changed."""
+        old = self.before.sbp_signatures
+        return tuple(name for name, sig in self.after.sbp_signatures.items() if old.get(name) != sig)
+
     def __str__(self) -> str:
         parts = [f"{self.name} on {self.job_name}:"]
         for label, names in (("+", self.added), ("-", self.removed), ("~", self.changed)):
             if names:
                 parts.append(f"{label}[{', '.join(names)}]")
+        if self.sbp_changed:
+            parts.append(f"sbp[{len(self.sbp_changed)} ops]")
         if len(parts) == 1:
             parts.append("no change")
         return " ".join(parts)

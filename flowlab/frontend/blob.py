@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..ir import BlobDesc, DType
+from ..ir.sbp import SbpParallel
 
 if TYPE_CHECKING:
     from .builder import JobBuilder
@@ -13,12 +14,25 @@ if TYPE_CHECKING:
 class LazyBlob:
     """A named blob of the job being built: its lbn and its inferred shape and dtype. Holds no data."""
 
-    __slots__ = ("lbn", "blob_desc", "builder")
+    __slots__ = ("lbn", "blob_desc", "builder", "distribute")
 
-    def __init__(self, lbn: str, blob_desc: BlobDesc, builder: JobBuilder) -> None:
+    def __init__(self, lbn: str, blob_desc: BlobDesc, builder: JobBuilder, distribute: SbpParallel | None = None
+                 ) -> None:
         self.lbn = lbn
         self.blob_desc = blob_desc
         self.builder = builder
+        # OneFlow's Python-side distribute tag (``blob.with_distribute``): a hint for the ops that consume this
+        # handle, not the blob's inferred SBP; None is OneFlow's ``auto``
+        self.distribute = distribute
+
+    def with_distribute(self, distribute: Any) -> LazyBlob:
+        """A handle on the same blob that asks its consumers to take it with this SBP (a filter on their
+        signatures): ``x.with_distribute(flow.distribute.split(0))``."""
+        from .hints import as_sbp_hint
+        from .location import user_location
+
+        sbp = as_sbp_hint(distribute, self.blob_desc.shape, f"{self.lbn}.with_distribute", user_location())
+        return LazyBlob(self.lbn, self.blob_desc, self.builder, sbp)
 
     @property
     def logical_blob_name(self) -> str:
@@ -45,7 +59,8 @@ class LazyBlob:
         return self.blob_desc.is_dynamic
 
     def __repr__(self) -> str:
-        return f"LazyBlob(lbn={self.lbn!r}, {self.blob_desc})"
+        hint = f", distribute={self.distribute}" if self.distribute is not None else ""
+        return f"LazyBlob(lbn={self.lbn!r}, {self.blob_desc}{hint})"
 
     # Arithmetic builds ops, as in OneFlow (``a + b`` is ``flow.math.add(a, b)``).
     def _math(self, name: str, *args: Any) -> LazyBlob:

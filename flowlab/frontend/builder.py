@@ -8,6 +8,7 @@ from typing import Any
 
 from ..errors import OpInferError
 from ..ir import BlobDesc, Job, OpConf, ParallelConf
+from ..ir.sbp import SbpParallel, SbpSignature, input_bns
 from ..ops.registry import REQUIRED, InferCtx, get_op_def
 from . import scope
 from .blob import LazyBlob
@@ -30,6 +31,10 @@ class JobBuilder:
         self.variables: dict[str, LazyBlob] = {}  # scoped variable name -> its blob (get_variable reuse)
         self.train_conf: dict[str, Any] | None = None  # set by optimizer.minimize (training issue)
         self.watches: list[tuple[str, str, Any]] = []  # (kind, lbn, handler), for flow.watch
+        # OneFlow's job_parallel_view_conf while building: op name -> bn_in_op -> the SBP a hint asks for;
+        # inference (compiler/sbp_infer.py) completes these into every op's signature
+        self.sbp_hints: dict[str, dict[str, SbpParallel]] = {}
+        self.mirrored_op_names: list[str] = []  # ops added under the mirrored view
         self._name_counts: dict[str, int] = {}
         self._names: set[str] = set()
         # Interface names generated so far in the session (name -> job); shared by the session's InterfaceCounter.
@@ -44,6 +49,8 @@ class JobBuilder:
         builder.blob_descs = dict(job.blob_descs)
         builder.input_op_names = list(job.input_op_names)
         builder.return_op_names = list(job.return_op_names)
+        builder.sbp_hints = {name: dict(sig.bn_in_op2sbp_parallel) for name, sig in job.sbp_hints.items()}
+        builder.mirrored_op_names = list(job.mirrored_op_names)
         builder.creator = creator
         builder.record_loc = False
         return builder
@@ -133,9 +140,22 @@ class JobBuilder:
             loc=loc,
             created_by=self.creator,
         )
+        hints = {bn: blob.distribute for (bn, _lbn), blob in zip(input_bns(op.inputs, op_def.system),
+                                                                  [b for bs in inputs.values() for b in bs])
+                 if blob.distribute is not None}
+        if hints:
+            self.sbp_hints[op_name] = hints
         self.ops.append(op)
         self._names.add(op_name)
         return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
+
+    def set_sbp_hint(self, op_name: str, bn: str, sbp: SbpParallel) -> None:
+        self.sbp_hints.setdefault(op_name, {})[bn] = sbp
+
+    def copy_sbp_hint(self, from_op: str, to_op: str) -> None:
+        """``to_op`` (a variable) lies as ``from_op`` does: an optimizer state beside its model."""
+        if "out" in self.sbp_hints.get(from_op, {}):
+            self.set_sbp_hint(to_op, "out", self.sbp_hints[from_op]["out"])
 
     def build(self, kind: str = "user") -> Job:
         job_conf = dict(self.job_conf)
@@ -149,6 +169,8 @@ class JobBuilder:
             job_conf=job_conf,
             input_op_names=tuple(self.input_op_names),
             return_op_names=tuple(self.return_op_names),
+            sbp_hints={name: SbpSignature(hints) for name, hints in self.sbp_hints.items() if hints},
+            mirrored_op_names=tuple(self.mirrored_op_names),
         )
 
 

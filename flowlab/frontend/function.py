@@ -17,7 +17,7 @@ from ..ir.dtype import float32
 from .blob import LazyBlob
 from .builder import JobBuilder, _builders, building
 from .function_config import FunctionConfig
-from .scope import PlacementScope
+from .scope import PlacementScope, default_parallel_conf
 from .signature import JobSignature, flatten_returned, parse_signature
 
 JOB_TYPES = ("predict", "train")
@@ -187,7 +187,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
 def _default_placement(cfg: FunctionConfig) -> ParallelConf:
     scope = cfg.get("default_placement_scope")
     if scope is None:
-        return ParallelConf()
+        return default_parallel_conf()
     if isinstance(scope, PlacementScope):
         return scope.parallel_conf
     raise TypeError(f"default_placement_scope must be made by flow.scope.placement(...); got {scope!r}")

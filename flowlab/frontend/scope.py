@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import re
 import warnings
 from collections.abc import Iterator, Sequence
@@ -18,11 +19,24 @@ _DEVICE_NAME = re.compile(r"^(\d+):(\d+)(?:-(\d+))?$")
 
 @dataclass
 class EnvConfig:
-    """``flow.config``: process-wide resource settings, read when a session starts."""
+    """``flow.config`` and ``flow.env``: process-wide resource settings, read when a session starts."""
 
     cpu_device_num: int = 1
     gpu_device_num: int = 0
     debug_mode: bool = False
+    machines: tuple[str, ...] = ()  # flow.env.machine: one address per machine; machine id = index, 0 the master
+    ctrl_port: int | None = None
+    data_port: int | None = None
+
+    @property
+    def machine_num(self) -> int:
+        """OneFlow's ``resource.machine_num``: the number of machines ``flow.env.machine`` names, else one."""
+        return max(1, len(self.machines))
+
+    def reset(self) -> None:
+        """Back to the defaults of a fresh process (tests start each case here)."""
+        for f in dataclasses.fields(self):
+            setattr(self, f.name, f.default)
 
 
 ENV = EnvConfig()
@@ -32,28 +46,53 @@ _gpu_warned = False
 
 
 def parse_parallel_conf(device_tag: str, machine_device_ids: str | Sequence[str]) -> ParallelConf:
-    """Check ``("cpu", "0:0-1")``-style placements and return the ParallelConf they name."""
+    """Check ``("cpu", "0:0-1")``-style placements against ``flow.config`` and ``flow.env`` and return the
+    ParallelConf they name. Errors name the user's line (the ``with flow.scope.placement`` line)."""
+    where = user_location()
+    at = f"{where}: " if where else ""
     if device_tag not in DEVICE_TAGS:
-        raise PlacementError(f"device_tag must be one of {DEVICE_TAGS}; got {device_tag!r}")
+        raise PlacementError(f"{at}device_tag must be one of {DEVICE_TAGS}; got {device_tag!r}")
     names = [machine_device_ids] if isinstance(machine_device_ids, str) else list(machine_device_ids)
     if not names:
-        raise PlacementError("machine_device_ids is empty; expected e.g. '0:0' or ['0:0-1']")
+        raise PlacementError(f"{at}machine_device_ids is empty; expected e.g. '0:0' or ['0:0-1']")
+    # A CPU-only build (flowlab's, until it has CUDA kernels) counts 'gpu' devices with gpu_device_num when set.
+    device_num, setting = (
+        (ENV.gpu_device_num, "gpu_device_num") if device_tag == "gpu" and ENV.gpu_device_num > 0
+        else (ENV.cpu_device_num, "cpu_device_num")
+    )
+    seen: set[tuple[int, int]] = set()
     for name in names:
         match = _DEVICE_NAME.match(name) if isinstance(name, str) else None
         if match is None:
             raise PlacementError(
-                f"malformed machine_device_ids entry {name!r}; expected '<machine>:<device>' or "
+                f"{at}malformed machine_device_ids entry {name!r}; expected '<machine>:<device>' or "
                 "'<machine>:<first>-<last>', e.g. '0:0' or '0:0-3'"
             )
-        lo, hi = int(match[2]), int(match[3] if match[3] is not None else match[2])
+        machine, lo, hi = int(match[1]), int(match[2]), int(match[3] if match[3] is not None else match[2])
         if hi < lo:
-            raise PlacementError(f"device range {name!r} ends before it starts")
-    conf = ParallelConf(device_tag, tuple(names))
-    if conf.parallel_num > 1 or any(machine != 0 for machine, _ in conf.devices):
-        raise PlacementError(
-            f"placement {conf} spans {conf.parallel_num} devices; flowlab runs on one device (machine 0) for now"
-        )
-    return conf
+            raise PlacementError(f"{at}device range {name!r} ends before it starts")
+        if machine >= ENV.machine_num:
+            named = (f"flow.env.machine names {ENV.machine_num} machine(s) (ids 0-{ENV.machine_num - 1})"
+                     if ENV.machines else "no flow.env.machine(...) was given, so there is one machine (id 0)")
+            raise PlacementError(f"{at}placement {device_tag}:{name} names machine {machine}, but {named}")
+        if hi >= device_num:
+            raise PlacementError(
+                f"{at}placement {device_tag}:{name} names {device_tag} device {hi}, but flow.config.{setting} is "
+                f"{device_num} (device ids 0-{device_num - 1}); call flow.config.{setting}({hi + 1}) first"
+            )
+        for dev in range(lo, hi + 1):
+            if (machine, dev) in seen:
+                raise PlacementError(f"{at}placement {names} names device {machine}:{dev} twice")
+            seen.add((machine, dev))
+    return ParallelConf(device_tag, tuple(names))
+
+
+def default_parallel_conf() -> ParallelConf:
+    """OneFlow's default placement (``placement_context.GetDefaultMachineDeviceIds``): every device of every
+    machine, ``["0:0-(n-1)", "1:0-(n-1)", ...]`` with n = cpu_device_num (one device: ``"0:0"``)."""
+    n = ENV.cpu_device_num
+    names = tuple(f"{m}:0" if n == 1 else f"{m}:0-{n - 1}" for m in range(ENV.machine_num))
+    return ParallelConf("cpu", names)
 
 
 def _effective(conf: ParallelConf) -> ParallelConf:
@@ -74,14 +113,7 @@ class PlacementScope:
     """``with flow.scope.placement("cpu", "0:0"):`` — also a value for ``default_placement_scope``."""
 
     def __init__(self, device_tag: str, machine_device_ids: str | Sequence[str] = "0:0") -> None:
-        conf = _effective(parse_parallel_conf(device_tag, machine_device_ids))
-        device_id = conf.devices[0][1]
-        if device_id >= ENV.cpu_device_num:
-            raise PlacementError(
-                f"placement {conf} names cpu device {device_id}, but flow.config.cpu_device_num is "
-                f"{ENV.cpu_device_num}"
-            )
-        self.parallel_conf = conf
+        self.parallel_conf = _effective(parse_parallel_conf(device_tag, machine_device_ids))
 
     def __enter__(self) -> ParallelConf:
         _placements.append(self.parallel_conf)
@@ -97,10 +129,61 @@ class PlacementScope:
 placement = PlacementScope
 
 
+@contextlib.contextmanager
+def placed_on(conf: ParallelConf) -> Iterator[ParallelConf]:
+    """Ops added in the block go to ``conf``: passes place an op's gradient ops beside it (OneFlow builds them
+    under the forward op's scope) and a variable's update ops beside the variable."""
+    _placements.append(conf)
+    try:
+        yield conf
+    finally:
+        _placements.pop()
+
+
+class LogicalView:
+    """``flow.scope.consistent_view()`` / ``mirrored_view()``: a scope (``with``) and a value for
+    ``FunctionConfig.default_logical_view``. Consistent ops see logical blobs whose SBP inference decides;
+    mirrored ops run on each device's own piece (OneFlow's AddAndInferMirroredOp)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __enter__(self) -> LogicalView:
+        _views.append(self.name)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _views.pop()
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LogicalView) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __repr__(self) -> str:
+        return f"flow.scope.{self.name}_view()"
+
+
+_views: list[str] = []
+
+
+def consistent_view() -> LogicalView:
+    return LogicalView("consistent")
+
+
+def mirrored_view() -> LogicalView:
+    return LogicalView("mirrored")
+
+
+def current_view(default: str = "consistent") -> str:
+    return _views[-1] if _views else default
+
+
 def current_placement(default: ParallelConf | None = None) -> ParallelConf:
     if _placements:
         return _placements[-1]
-    return default or ParallelConf()
+    return default or default_parallel_conf()
 
 
 @contextlib.contextmanager
@@ -128,3 +211,4 @@ def reset_scopes() -> None:
     """Drop scopes left open by an exception while tracing."""
     _placements.clear()
     _name_scopes.clear()
+    _views.clear()

@@ -25,6 +25,11 @@ class Job:
     return_op_names: tuple[str, ...] = ()
     # OneFlow's job_parallel_view_conf.op_name2sbp_signature_conf: op name -> the SBP signature chosen for it
     sbp_signatures: Mapping[str, SbpSignature] = field(default_factory=FrozenDict)
+    # What the user's hints ask of each op (OneFlow keeps them in the same conf until inference completes it):
+    # op name -> a partial signature, from with_distribute, get_variable(distribute=), model_distribute
+    sbp_hints: Mapping[str, SbpSignature] = field(default_factory=FrozenDict)
+    # OneFlow's job_parallel_view_conf.op_name2is_mirrored_parallel_view: ops traced under the mirrored view
+    mirrored_op_names: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "ops", tuple(self.ops))
@@ -33,6 +38,8 @@ class Job:
         object.__setattr__(self, "input_op_names", tuple(self.input_op_names))
         object.__setattr__(self, "return_op_names", tuple(self.return_op_names))
         object.__setattr__(self, "sbp_signatures", FrozenDict(self.sbp_signatures))
+        object.__setattr__(self, "sbp_hints", FrozenDict(self.sbp_hints))
+        object.__setattr__(self, "mirrored_op_names", tuple(self.mirrored_op_names))
         if self.kind not in JOB_KINDS:
             raise ValueError(f"job kind {self.kind!r} is not one of {JOB_KINDS}")
 
@@ -88,6 +95,10 @@ class Job:
             text += " ctrl_in=[" + ", ".join(op.ctrl_in_op_names) + "]"
         if op.parallel_conf != ParallelConf():
             text += f" @{op.parallel_conf}"
+        if op.parallel_conf.parallel_num > 1 and op.name in self.sbp_signatures:  # one device: S(0), says nothing
+            text += f" sbp={self.sbp_signatures[op.name]}"
+        if op.name in self.mirrored_op_names:
+            text += " <mirrored>"
         if op.created_by != "user":
             text += f"  <{op.created_by}>"
         if op.loc:

@@ -82,6 +82,18 @@ class SbpSignature:
         return "{" + ", ".join(f"{bn}: {sbp}" for bn, sbp in self.bn_in_op2sbp_parallel.items()) + "}"
 
 
+def input_bns(inputs: Mapping[str, tuple[str, ...]], system: bool) -> list[tuple[str, str]]:
+    """``(bn_in_op, lbn)`` for each input of an op: ``"<arg>_<i>"``; a system op's single blob of an arg is
+    ``"<arg>"`` (as its single output is ``"out"``)."""
+    return [(arg if system and len(lbns) == 1 else f"{arg}_{i}", lbn)
+            for arg, lbns in inputs.items() for i, lbn in enumerate(lbns)]
+
+
+def output_bns(outputs: Mapping[str, tuple[str, ...]]) -> list[tuple[str, str]]:
+    """``(bn_in_op, lbn)`` for each output: the bn is the lbn's blob part (``"out_0"``, or ``"out"``)."""
+    return [(lbn.rpartition("/")[2], lbn) for lbns in outputs.values() for lbn in lbns]
+
+
 def balanced_split(total: int, parts: int) -> tuple[int, ...]:
     """OneFlow's BalancedSplitter: ``total`` items over ``parts``; the first ``total % parts`` get one more."""
     if parts <= 0:

@@ -14,6 +14,7 @@ from ..ir import BlobDesc
 from ..ir.dtype import as_dtype
 from ._common import require_blob
 from .registry import ANY, REQUIRED, InferCtx, OpDef, register_op
+from .sbp_rules import broadcast_only, elementwise, off_axis, reshape_rule, transpose_rule
 
 
 def _infer_reshape(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -110,16 +111,17 @@ def _no_grad(ctx: Any) -> None:
 
 
 for _op in (
-    OpDef("reshape", ("in",), ("out",), _infer_reshape, {"shape": REQUIRED}, grad=_grad_reshape),
-    OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED}, grad=_grad_transpose),
-    OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0}, grad=_grad_concat),
-    OpDef("split_like", ("in", "like"), ("out",), _infer_split_like, {"axis": 0}),
-    OpDef("identity", ("in",), ("out",), _infer_same, grad=_grad_identity),
-    OpDef("cast", ("in",), ("out",), _infer_cast, {"dtype": REQUIRED}, grad=_grad_cast),
+    OpDef("reshape", ("in",), ("out",), _infer_reshape, {"shape": REQUIRED}, grad=_grad_reshape, sbp=reshape_rule),
+    OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED}, grad=_grad_transpose,
+          sbp=transpose_rule),
+    OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0}, grad=_grad_concat, sbp=off_axis("in", partial=True)),
+    OpDef("split_like", ("in", "like"), ("out",), _infer_split_like, {"axis": 0}, sbp=off_axis("in", partial=True)),
+    OpDef("identity", ("in",), ("out",), _infer_same, grad=_grad_identity, sbp=elementwise("in", partial=True)),
+    OpDef("cast", ("in",), ("out",), _infer_cast, {"dtype": REQUIRED}, grad=_grad_cast, sbp=elementwise("in")),
     OpDef("constant", (), ("out",), _infer_constant,
-          {"value": REQUIRED, "dtype": REQUIRED, "shape": REQUIRED}),
-    OpDef("zeros_like", ("like",), ("out",), _infer_like, grad=_no_grad),
-    OpDef("ones_like", ("like",), ("out",), _infer_like, grad=_no_grad),
+          {"value": REQUIRED, "dtype": REQUIRED, "shape": REQUIRED}, sbp=broadcast_only),
+    OpDef("zeros_like", ("like",), ("out",), _infer_like, grad=_no_grad, sbp=elementwise("like")),
+    OpDef("ones_like", ("like",), ("out",), _infer_like, grad=_no_grad, sbp=elementwise("like")),
 ):
     register_op(dataclasses.replace(_op, dtypes=dict.fromkeys(_op.inputs, ANY)))  # they move or fill values
 

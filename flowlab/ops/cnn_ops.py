@@ -18,6 +18,7 @@ from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .initializers import constant_initializer, xavier_uniform_initializer
 from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import batch_and, elementwise
 from .variable import get_variable
 
 
@@ -159,15 +160,20 @@ def _grad_dropout(ctx: Any) -> None:
 _CONV = {"strides": REQUIRED, "dilations": REQUIRED, "pads": REQUIRED, "groups": 1}
 _POOL = {"ksize": REQUIRED, "strides": REQUIRED, "pads": REQUIRED}
 for _op in (
-    OpDef("conv2d", ("in", "weight"), ("out",), _infer_conv, dict(_CONV), grad=_grad_conv),
-    OpDef("conv2d_data_grad", ("dy", "weight", "like"), ("dx",), _infer_like, dict(_CONV)),
-    OpDef("conv2d_filter_grad", ("dy", "x", "like"), ("dx",), _infer_like, dict(_CONV)),
-    OpDef("max_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool),
-    OpDef("avg_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool),
-    OpDef("max_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL)),
-    OpDef("avg_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL)),
-    OpDef("dropout", ("in",), ("out", "mask"), _infer_dropout, {"rate": REQUIRED, "seed": 0}, grad=_grad_dropout),
-    OpDef("dropout_grad", ("dy", "mask"), ("dx",), lambda ctx: {"dx": [ctx.input("dy")]}, {"rate": REQUIRED}),
+    OpDef("conv2d", ("in", "weight"), ("out",), _infer_conv, dict(_CONV), grad=_grad_conv,
+          sbp=batch_and((0,), broadcast=("weight",))),
+    OpDef("conv2d_data_grad", ("dy", "weight", "like"), ("dx",), _infer_like, dict(_CONV),
+          sbp=batch_and((0,), broadcast=("weight",))),
+    OpDef("conv2d_filter_grad", ("dy", "x", "like"), ("dx",), _infer_like, dict(_CONV),
+          sbp=batch_and((0,), broadcast=("like",), partial_out=("dx",))),
+    OpDef("max_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool, sbp=batch_and((0, 1))),
+    OpDef("avg_pool2d", ("x",), ("y",), _infer_pool, dict(_POOL), grad=_grad_pool, sbp=batch_and((0, 1))),
+    OpDef("max_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL), sbp=batch_and((0, 1))),
+    OpDef("avg_pool2d_grad", ("x", "y", "dy"), ("dx",), _infer_pool_grad, dict(_POOL), sbp=batch_and((0, 1))),
+    OpDef("dropout", ("in",), ("out", "mask"), _infer_dropout, {"rate": REQUIRED, "seed": 0}, grad=_grad_dropout,
+          sbp=elementwise("in")),
+    OpDef("dropout_grad", ("dy", "mask"), ("dx",), lambda ctx: {"dx": [ctx.input("dy")]}, {"rate": REQUIRED},
+          sbp=elementwise("dy")),
 ):
     register_op(dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
 

@@ -9,6 +9,7 @@ from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ._common import broadcast_shape, is_number, require_blob, same_dtype
 from .registry import ANY, ARITHMETIC, FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import broadcast_binary, elementwise, reduce_sum_like_rule
 
 BINARY = ("broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div")
 UNARY = ("relu", "sigmoid", "tanh", "negative", "reciprocal", "exp", "log", "sqrt", "square", "sign", "abs")
@@ -92,19 +93,24 @@ def _grad_reduce_sum_like(ctx: Any) -> None:
                            {"broadcast_axes": None})[0])
 
 
+# which inputs may be partial sums: add/sub are linear in both, mul in either one, div in its numerator
+_PARTIAL = {"broadcast_add": "both", "broadcast_sub": "both", "broadcast_mul": "xy", "broadcast_div": "x"}
 EXACT = ("relu", "negative", "square", "sign", "abs")  # exact on integers too; the rest only make sense on floats
 for _t in BINARY:
     register_op(OpDef(_t, ("x", "y"), ("z",), _infer_binary, grad=_grad_binary,
-                      dtypes=dtypes_of(("x", "y"), ARITHMETIC)))
+                      dtypes=dtypes_of(("x", "y"), ARITHMETIC), sbp=broadcast_binary(_PARTIAL[_t])))
 for _t in UNARY:
     register_op(OpDef(_t, ("x",), ("y",), _infer_unary, grad=_grad_unary,
-                      dtypes={"x": ARITHMETIC if _t in EXACT else FLOATING}))
+                      dtypes={"x": ARITHMETIC if _t in EXACT else FLOATING},
+                      sbp=elementwise("x", partial=_t == "negative")))
 for _t in ("relu_grad", "sigmoid_grad", "tanh_grad"):
-    register_op(OpDef(_t, ("y", "dy"), ("dx",), _infer_grad_like_y, dtypes=dtypes_of(("y", "dy"), FLOATING)))
+    register_op(OpDef(_t, ("y", "dy"), ("dx",), _infer_grad_like_y, dtypes=dtypes_of(("y", "dy"), FLOATING),
+                      sbp=elementwise("y")))
 for _t in ("scalar_add", "scalar_mul"):
     register_op(OpDef(_t, ("x",), ("y",), _infer_unary, {"operand": REQUIRED}, grad=_grad_scalar,
-                      dtypes={"x": ARITHMETIC}))
+                      dtypes={"x": ARITHMETIC}, sbp=elementwise("x", partial=_t == "scalar_mul")))
 register_op(OpDef("reduce_sum_like", ("x", "like"), ("y",), _infer_reduce_sum_like, grad=_grad_reduce_sum_like,
+                  sbp=reduce_sum_like_rule,
                   dtypes={"x": ARITHMETIC, "like": ANY}))
 
 

@@ -14,6 +14,7 @@ from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .array_ops import reshape
 from .registry import ANY, ARITHMETIC, FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import elementwise, gather_rule, segment_sum_rule, slice_rule
 
 
 def _same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -103,21 +104,25 @@ def _grad_sigmoid_xent(ctx: Any) -> None:
 
 _ANY = ("slice",)  # a copy
 for _op in (
-    OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act),
-    OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x")),
-    OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act),
-    OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}),
+    OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act, sbp=elementwise("x")),
+    OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x"), sbp=elementwise("x")),
+    OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act, sbp=elementwise("x")),
+    OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}, sbp=elementwise("x")),
     OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0}, grad=_grad_gather,
-          dtypes={"in": ANY, "indices": INDEX}),
+          dtypes={"in": ANY, "indices": INDEX}, sbp=gather_rule),
     OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0},
-          dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}),
-    OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice),
+          dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}, sbp=segment_sum_rule),
+    OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice, sbp=slice_rule("x")),
     OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED},
-          dtypes={"dy": ARITHMETIC, "like": ANY}),
-    OpDef("softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_xent, grad=_grad_softmax_xent),
-    OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _dx_like("prob")),
-    OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_xent, grad=_grad_sigmoid_xent),
-    OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",), _dx_like("prediction")),
+          dtypes={"dy": ARITHMETIC, "like": ANY}, sbp=slice_rule("like")),
+    OpDef("softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_xent, grad=_grad_softmax_xent,
+          sbp=elementwise("prediction", keep_last=False)),
+    OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _dx_like("prob"),
+          sbp=elementwise("prob", keep_last=False)),
+    OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_xent, grad=_grad_sigmoid_xent,
+          sbp=elementwise("prediction")),
+    OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",), _dx_like("prediction"),
+          sbp=elementwise("prediction")),
 ):
     if not _op.dtypes:  # the activations and cross entropies (and their gradients) are floating only
         _op = dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, ANY if _op.op_type in _ANY else FLOATING))

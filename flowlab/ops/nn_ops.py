@@ -9,6 +9,7 @@ from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .registry import ARITHMETIC, FLOATING, INDEX, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import bias_add_rule, elementwise, matmul_rule
 
 
 def _infer_matmul(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -87,16 +88,20 @@ def _infer_dx_like(arg: str):
 
 for _op in (
     OpDef("matmul", ("a", "b"), ("out",), _infer_matmul,
-          {"transpose_a": False, "transpose_b": False, "alpha": 1.0}, grad=_grad_matmul,
+          {"transpose_a": False, "transpose_b": False, "alpha": 1.0}, grad=_grad_matmul, sbp=matmul_rule,
           dtypes=dtypes_of(("a", "b"), FLOATING)),  # BLAS: an integer product would overflow silently anyway
-    OpDef("bias_add", ("a", "b"), ("out",), _infer_bias_add, {"axis": 1}, grad=_grad_bias_add,
+    OpDef("bias_add", ("a", "b"), ("out",), _infer_bias_add, {"axis": 1}, grad=_grad_bias_add, sbp=bias_add_rule,
           dtypes=dtypes_of(("a", "b"), ARITHMETIC)),
-    OpDef("softmax", ("in",), ("out",), _infer_softmax, grad=_grad_softmax, dtypes={"in": FLOATING}),
-    OpDef("softmax_grad", ("y", "dy"), ("dx",), _infer_dx_like("y"), dtypes=dtypes_of(("y", "dy"), FLOATING)),
+    OpDef("softmax", ("in",), ("out",), _infer_softmax, grad=_grad_softmax, dtypes={"in": FLOATING},
+          sbp=elementwise("in", keep_last=False)),
+    OpDef("softmax_grad", ("y", "dy"), ("dx",), _infer_dx_like("y"), dtypes=dtypes_of(("y", "dy"), FLOATING),
+          sbp=elementwise("y", keep_last=False)),
     OpDef("sparse_softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_sparse_xent,
-          grad=_grad_sparse_xent, dtypes={"prediction": FLOATING, "label": INDEX}),
+          grad=_grad_sparse_xent, dtypes={"prediction": FLOATING, "label": INDEX},
+          sbp=elementwise("prediction", keep_last=False)),
     OpDef("sparse_softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _infer_dx_like("prob"),
-          dtypes=dtypes_of(("prob", "label", "dy"), FLOATING, label=INDEX)),
+          dtypes=dtypes_of(("prob", "label", "dy"), FLOATING, label=INDEX),
+          sbp=elementwise("prob", keep_last=False)),
 ):
     register_op(_op)
 

@@ -14,6 +14,7 @@ from ..ir import BlobDesc
 from ._common import require_blob
 from .initializers import constant_initializer
 from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import broadcast_only, normalization_rule
 from .variable import get_variable
 
 
@@ -62,9 +63,11 @@ def _infer_norm_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 register_op(OpDef("normalization", ("x", "moving_mean", "moving_variance", "gamma", "beta"),
                   ("y", "mean", "inv_variance"), _infer_norm,
                   {"axis": REQUIRED, "epsilon": 0.001, "momentum": 0.99, "training": REQUIRED}, grad=_grad_norm,
+                  sbp=normalization_rule,
                   dtypes=dtypes_of(("x", "moving_mean", "moving_variance", "gamma", "beta"), FLOATING)))
 register_op(OpDef("normalization_grad", ("x", "dy", "mean", "inv_variance", "gamma"),
                   ("dx", "gamma_diff", "beta_diff"), _infer_norm_grad, {"axis": REQUIRED},
+                  sbp=broadcast_only,
                   dtypes=dtypes_of(("x", "dy", "mean", "inv_variance", "gamma"), FLOATING)))
 
 

@@ -8,6 +8,7 @@ import dataclasses
 from ..ir import BlobDesc
 from ..ir.dtype import float32
 from .registry import ANY, FLOATING, INTEGERS, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import broadcast_only, elementwise, optimizer_rule
 
 
 def _no_outputs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -34,17 +35,17 @@ def _clip(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 _UPDATE = {"weight_decay": 0.0, "scale": 1.0, "l1": 0.0, "l2": 0.0}  # g = scale * diff + l1 sign(w) + l2 w
 for _op in (
-    OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE)),
+    OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE), sbp=optimizer_rule),
     OpDef("momentum_update", ("model", "model_diff", "momentum", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "beta": 0.9}),
+          {**_UPDATE, "beta": 0.9}, sbp=optimizer_rule),
     OpDef("adam_update", ("model", "model_diff", "m", "v", "learning_rate", "train_step"), (), _no_outputs,
-          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}),
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}, sbp=optimizer_rule),
     OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}),
+          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}, sbp=optimizer_rule),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
-          {"learning_rate": REQUIRED, "decay": None, "warmup": None}),
-    OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY)),
-    OpDef("clip_by_global_norm", ("in",), ("out",), _clip, {"clip_norm": REQUIRED}),
+          {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
+    OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),
+    OpDef("clip_by_global_norm", ("in",), ("out",), _clip, {"clip_norm": REQUIRED}, sbp=broadcast_only),
 ):
     if not _op.dtypes:  # the updates, the schedule and clipping: floating point, steps are integers
         _op = dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING, train_step=INTEGERS))

@@ -8,6 +8,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
 from .registry import ANY, ARITHMETIC, REQUIRED, InferCtx, OpDef, register_op
+from .sbp_rules import batch_and
 
 
 def normalize_padding(padding: int | Sequence[int]) -> tuple[int, int, int, int]:
@@ -51,11 +52,13 @@ def _grad_pad2d(ctx) -> None:
 
 _PAD = {"padding": REQUIRED}
 register_op(OpDef("reflection_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, True), _PAD, grad=_grad_pad2d,
-                  dtypes={"x": ANY}))
+                  dtypes={"x": ANY}, sbp=batch_and((0, 1))))
 register_op(OpDef("zero_pad2d", ("x",), ("y",), lambda ctx: _infer_pad2d(ctx, False), _PAD, grad=_grad_pad2d,
-                  dtypes={"x": ANY}))
-register_op(OpDef("reflection_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD, dtypes={"dy": ARITHMETIC}))
-register_op(OpDef("zero_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD, dtypes={"dy": ARITHMETIC}))
+                  dtypes={"x": ANY}, sbp=batch_and((0, 1))))
+register_op(OpDef("reflection_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD, dtypes={"dy": ARITHMETIC},
+                  sbp=batch_and((0, 1))))
+register_op(OpDef("zero_pad2d_grad", ("dy",), ("dx",), _infer_pad2d_grad, _PAD, dtypes={"dy": ARITHMETIC},
+                  sbp=batch_and((0, 1))))
 
 
 def reflection_pad2d(x: LazyBlob, padding: int | Sequence[int], name: str | None = None) -> LazyBlob:

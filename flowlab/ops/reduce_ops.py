@@ -12,6 +12,7 @@ from ..ir import BlobDesc
 from ..ir.dtype import int32
 from ._common import normalize_axes, require_blob
 from .registry import ANY, ARITHMETIC, FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import broadcast_like_rule, elementwise, reduce_max_grad_rule, reduce_rule
 
 
 def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
@@ -70,12 +71,15 @@ def _grad_broadcast_like(ctx: Any) -> None:
 _REDUCE_ATTRS = {"axis": None, "keepdims": False}
 for _t in ("reduce_sum", "reduce_mean", "reduce_max"):
     register_op(OpDef(_t, ("input_tensor",), ("output_tensor",), _infer_reduce, dict(_REDUCE_ATTRS), grad=_grad_reduce,
+                      sbp=reduce_rule(sum_like=_t == "reduce_sum"),
                       dtypes={"input_tensor": FLOATING if _t == "reduce_mean" else ARITHMETIC}))
 register_op(OpDef("broadcast_like", ("x", "like"), ("y",), _infer_broadcast_like, {"broadcast_axes": None},
-                  grad=_grad_broadcast_like, dtypes={"x": ARITHMETIC, "like": ANY}))
+                  grad=_grad_broadcast_like, dtypes={"x": ARITHMETIC, "like": ANY}, sbp=broadcast_like_rule))
 register_op(OpDef("reduce_max_grad", ("x", "y", "dy"), ("dx",), _infer_reduce_max_grad,
-                  {"axis": REQUIRED, "keepdims": REQUIRED}, dtypes=dtypes_of(("x", "y", "dy"), FLOATING)))
-register_op(OpDef("argmax", ("in",), ("out",), _infer_argmax, dtypes={"in": ARITHMETIC}))
+                  {"axis": REQUIRED, "keepdims": REQUIRED}, dtypes=dtypes_of(("x", "y", "dy"), FLOATING),
+                  sbp=reduce_max_grad_rule))
+register_op(OpDef("argmax", ("in",), ("out",), _infer_argmax, dtypes={"in": ARITHMETIC},
+                  sbp=elementwise("in", keep_last=False)))
 
 
 def _reduce(kind: str, x: LazyBlob, axis: int | Sequence[int] | None, keepdims: bool, name: str | None) -> LazyBlob:

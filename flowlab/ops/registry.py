@@ -55,6 +55,8 @@ class OpDef:
     grad: Callable[..., Any] | None = None  # gradient rule (training issue)
     # input arg -> the dtypes it accepts (required for every input of a user op)
     dtypes: dict[str, tuple[DType, ...]] = field(default_factory=dict)
+    # SBP candidate signatures (OneFlow's GetSbpSignatures): SbpCtx -> [signature], see ops/sbp_rules.py
+    sbp: Callable[..., Any] | None = None
 
 
 REQUIRED = object()
@@ -64,6 +66,9 @@ _OPS: dict[str, OpDef] = {}
 def register_op(op_def: OpDef) -> OpDef:
     if op_def.op_type in _OPS:
         raise ValueError(f"op type {op_def.op_type!r} is registered twice")
+    if op_def.sbp is None:
+        raise ValueError(f"op type {op_def.op_type!r} declares no SBP rule (sbp=...); see flowlab/ops/sbp_rules.py, "
+                         "e.g. sbp=broadcast_only for an op that must see whole blobs")
     undeclared = [arg for arg in op_def.inputs if arg not in op_def.dtypes]
     if undeclared and not op_def.system:
         raise ValueError(f"op type {op_def.op_type!r} declares no dtypes for input(s) {undeclared}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..ir import BlobDesc
 from ..ir.dtype import as_dtype, int32
 from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .sbp_rules import broadcast_only, input_rule, output_rule, pass_through, return_rule, variable_rule
 
 
 def _from_attrs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -35,41 +36,49 @@ _SHAPED = {"shape": REQUIRED, "dtype": REQUIRED}
 _BOXING = {"lbi": REQUIRED, "view_shape": REQUIRED, "out_slice": REQUIRED, "in_slice": REQUIRED}
 SYSTEM_OP_DEFS = (
     # Interface ops: their output memory is what jobs share.
-    OpDef("input", (), ("out",), _from_attrs, {**_SHAPED, "batch_axis": 0}, system=True),
-    OpDef("output", ("in",), ("out",), _same_as_in, system=True),
-    OpDef("return", ("in",), ("out",), _same_as_in, system=True),
+    OpDef("input", (), ("out",), _from_attrs, {**_SHAPED, "batch_axis": 0}, system=True, sbp=input_rule),
+    OpDef("output", ("in",), ("out",), _same_as_in, system=True, sbp=output_rule),
+    OpDef("return", ("in",), ("out",), _same_as_in, system=True, sbp=return_rule),
     OpDef(
         "variable", (), ("out",), _from_attrs,
         {**_SHAPED, "initializer": REQUIRED, "random_seed": 0, "trainable": True, "regularizer": None},
-        system=True,
+        system=True, sbp=variable_rule,
     ),
     # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
-    OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True),
-    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED}, system=True),
+    OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True,
+          sbp=broadcast_only),
+    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED}, system=True,
+          sbp=broadcast_only),  # the whole blob goes back to Python
     # Ticks (control only: they produce no data).
-    OpDef("source_tick", (), (), _nothing, system=True),
-    OpDef("sink_tick", (), (), _nothing, system=True),
+    OpDef("source_tick", (), (), _nothing, system=True, sbp=broadcast_only),
+    OpDef("sink_tick", (), (), _nothing, system=True, sbp=broadcast_only),
     # The main job.
     OpDef("wait_and_send_ids", (), ("out",), _section_id, {"wait_buffer_name": REQUIRED, "id_list": REQUIRED},
-          system=True),
+          system=True, sbp=broadcast_only),
     OpDef("reentrant_lock", ("start", "end"), ("out",), _section_id, {"lock_id2intersecting_lock_ids": REQUIRED},
-          system=True),
-    OpDef("case", ("in",), ("out",), _case, {"num_branches": REQUIRED}, system=True),
-    OpDef("tick", ("in",), (), _nothing, {"critical_section_id": REQUIRED}, system=True),
-    OpDef("esac", (), ("out",), _section_id, {}, system=True),
-    OpDef("callback_notify", ("in",), (), _nothing, {"callback_buffer_name": REQUIRED}, system=True),
+          system=True, sbp=broadcast_only),
+    OpDef("case", ("in",), ("out",), _case, {"num_branches": REQUIRED}, system=True, sbp=broadcast_only),
+    OpDef("tick", ("in",), (), _nothing, {"critical_section_id": REQUIRED}, system=True, sbp=pass_through),
+    OpDef("esac", (), ("out",), _section_id, {}, system=True, sbp=broadcast_only),
+    OpDef("callback_notify", ("in",), (), _nothing, {"callback_buffer_name": REQUIRED}, system=True,
+          sbp=broadcast_only),
     # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
-    OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True),
+    OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True,
+          sbp=pass_through),
     # model_load initializes a variable the checkpoint lacks, as OneFlow's ModelLoad kernel does.
     OpDef("model_load", ("path", "ref"), (), _nothing,
-          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True),
-    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True),
+          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=pass_through),
+    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=pass_through),
     # Boxing (built by the plan builder, never traced): slice copies and adds between devices' pieces of a blob,
     # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k.
-    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True),
-    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True),
-    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True),
-    OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True),
+    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True,
+          sbp=broadcast_only),  # one device each; never in a job, so never inferred
+    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True,
+          sbp=broadcast_only),  # one device each; never in a job, so never inferred
+    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True,
+          sbp=broadcast_only),  # one device each; never in a job, so never inferred
+    OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True,
+          sbp=broadcast_only),
 )
 for _op_def in SYSTEM_OP_DEFS:
     register_op(_op_def)

@@ -10,6 +10,8 @@ from ..errors import OpInferError
 from ..frontend import scope
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import current_builder
+from ..frontend.hints import as_sbp_hint
+from ..frontend.location import user_location
 from ..ir.dtype import DType, as_dtype
 
 
@@ -59,6 +61,9 @@ def get_variable(
         "trainable": bool(trainable),
         "regularizer": regularizer,
     }
+    sbp = as_sbp_hint(distribute, tuple(shape), f"get_variable({full_name!r}, distribute=...)", user_location())
     (blob,) = builder.add_op("variable", attrs=attrs, name=full_name, scoped=False)
+    if sbp is not None:  # OneFlow's variable_conf.split_axis: the variable lies split, or B
+        builder.set_sbp_hint(full_name, "out", sbp)
     builder.variables[full_name] = blob
     return blob

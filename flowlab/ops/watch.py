@@ -13,6 +13,7 @@ from ..frontend.builder import add_op, current_builder
 from ..ir import BlobDesc
 from ._common import require_blob
 from .registry import REQUIRED, InferCtx, OpDef, register_op
+from .sbp_rules import broadcast_only
 
 Handler = Callable[[np.ndarray], Any]
 
@@ -21,7 +22,8 @@ def _nothing(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {}
 
 
-register_op(OpDef("foreign_watch", ("in",), (), _nothing, {"handler_uuid": REQUIRED}, system=True))
+register_op(OpDef("foreign_watch", ("in",), (), _nothing, {"handler_uuid": REQUIRED}, system=True,
+                  sbp=broadcast_only))  # the handler sees the logical blob
 
 
 def _register(kind: str, blob: LazyBlob, handler: Handler) -> str:

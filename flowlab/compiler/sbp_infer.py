@@ -1,0 +1,236 @@
+"""InferSbpSignatures: choose every op's SBP signature as OneFlow does (``Operator::InferSbpSignature``).
+
+For an op on one device every blob is S(0) and nothing else is considered. Otherwise: the op's candidates (its
+``OpDef.sbp`` rule) plus the all-broadcast signature; keep those that agree with the op's hints (a filter, not a
+preference); drop those splitting a blob on an axis shorter than the device count; take the smallest
+(order value, copy cost), the first on ties. Per input, against the SBP its producer was given:
+
+- order value: -1 if the candidate splits the blob on its batch axis; -2 if the blob has no batch axis and
+  neither the producer nor the candidate splits it; -8 if the candidate equals the producer's SBP; per output,
+  -1 if it splits the blob on its batch axis;
+- copy cost: 0 if equal to the producer's; "infinite" (INT64_MAX) if the candidate is a partial sum; INT32_MAX
+  if the producer broadcasts; else the blob's logical bytes.
+
+Inputs split on their batch axis and variables broadcast, so data parallelism falls out of these rules. Batch
+axes (OneFlow's ``BatchAxis``) follow the chosen rules too: an input op's blob has its placeholder's batch axis,
+and an output keeps a batch axis where some candidate splits every input that has one on it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from ..errors import CompileError
+from ..ir import Job, OpConf
+from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, input_bns, output_bns, split
+from ..ops.registry import get_op_def
+from ..ops.sbp_rules import SbpCtx
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+INTERFACE_OPS = frozenset({"input", "output", "return", "variable"})  # their SBP is fixed, never dropped
+
+
+class SbpInferError(CompileError):
+    """No signature fits an op: hints that exclude every candidate, or a blob too short to split."""
+
+
+@dataclass(frozen=True)
+class SbpCandidate:
+    signature: SbpSignature
+    order_value: int
+    copy_cost: int
+    excluded: str | None = None  # why it was not considered (a hint, a blob too short to split)
+
+    def to_dict(self) -> dict:
+        return {"signature": {bn: str(s) for bn, s in self.signature.bn_in_op2sbp_parallel.items()},
+                "order_value": self.order_value, "copy_cost": self.copy_cost, "excluded": self.excluded}
+
+
+@dataclass(frozen=True)
+class SbpDecision:
+    """How one op's signature was chosen: what ``flow.debug.explain_sbp`` shows."""
+
+    op_name: str
+    op_type: str
+    parallel_num: int
+    producer_sbp: Mapping[str, SbpParallel]  # input bn -> its producer's SBP
+    batch_axes: Mapping[str, int | None]  # bn -> the blob's batch axis
+    hints: Mapping[str, SbpParallel]
+    candidates: tuple[SbpCandidate, ...]
+    chosen: SbpSignature
+    loc: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+
+def _sig_str(sig: Mapping[str, SbpParallel]) -> str:
+    return str(SbpSignature(sig))
+
+
+def _where(op: OpConf) -> str:
+    return f"{op.loc}: " if op.loc else ""
+
+
+def copy_cost(producer: SbpParallel, candidate: SbpParallel, nbytes: int) -> int:
+    """OneFlow's ComputCopyCostBetweenTwoSbpParallel."""
+    if producer == candidate:
+        return 0
+    if candidate.is_partial_sum:
+        return INT64_MAX
+    if producer.is_broadcast:
+        return INT32_MAX
+    return nbytes
+
+
+class _JobSbp:
+    """The SBP and batch axis of each lbn of one job, filled op by op in topological order."""
+
+    def __init__(self, job: Job, forced: Mapping[str, SbpParallel]) -> None:
+        self.job, self.forced = job, forced
+        self.sbp: dict[str, SbpParallel] = {}  # lbn -> SBP its producer was given
+        self.batch_axis: dict[str, int | None] = {}
+        self.signatures: dict[str, SbpSignature] = {}
+        self.decisions: dict[str, SbpDecision] = {}
+
+    def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
+        op_def = get_op_def(op.op_type)
+        ins, outs = input_bns(op.inputs, op_def.system), output_bns(op.outputs)
+        arg_bns: dict[str, tuple[str, ...]] = {}
+        for arg in (*op.inputs, *op.outputs):
+            lbns = op.inputs.get(arg) or op.outputs.get(arg) or ()
+            pairs = ins if arg in op.inputs else outs
+            arg_bns[arg] = tuple(bn for bn, lbn in pairs if lbn in lbns)
+        descs = {bn: self.job.blob_descs[lbn] for bn, lbn in (*ins, *outs)}
+        hints = dict(self.job.sbp_hints[op.name].bn_in_op2sbp_parallel) if op.name in self.job.sbp_hints else {}
+        if op.name in self.forced and op.op_type in INTERFACE_OPS:  # a system job's twin of a user interface op
+            hints["out"] = self.forced[op.name]
+        producer = {bn: self.sbp.get(lbn, BROADCAST) for bn, lbn in ins}
+        return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+
+    def infer(self, op: OpConf) -> None:
+        ctx, ins, outs = self.ctx(op)
+        n = op.parallel_conf.parallel_num
+        rule = get_op_def(op.op_type).sbp
+        cands = _dedupe([*rule(ctx), ctx.make({arg: BROADCAST for arg in ctx.arg_bns})])
+        self._batch_axes(op, ctx, cands, ins, outs)
+        axes = {bn: self.batch_axis.get(lbn) for bn, lbn in (*ins, *outs)}
+        if n == 1:  # OneFlow: S(0) everywhere, nothing else considered
+            chosen = {bn: split(0) for bn, _ in (*ins, *outs)}
+            scored: tuple[SbpCandidate, ...] = ()
+        else:
+            scored = tuple(self._score(op, ctx, c, axes, ins, outs, n) for c in cands)
+            chosen = self._choose(op, ctx, scored, n)
+        sig = SbpSignature(chosen)
+        self.signatures[op.name] = sig
+        for bn, lbn in outs:
+            self.sbp[lbn] = chosen[bn]
+        self.decisions[op.name] = SbpDecision(op.name, op.op_type, n, dict(ctx.producer_sbp), axes, dict(ctx.hints),
+                                              scored, sig, op.loc)
+
+    def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
+                    ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:
+        if op.op_type == "input":
+            axis = op.attrs.get("batch_axis", 0)
+            self.batch_axis[outs[0][1]] = axis if axis is not None and ctx.descs["out"].shape else None
+            return
+        with_axis = {bn: self.batch_axis.get(lbn) for bn, lbn in ins if self.batch_axis.get(lbn) is not None}
+        for _bn, lbn in outs:
+            self.batch_axis[lbn] = None
+        if not with_axis:
+            return
+        for cand in cands:  # the first candidate splitting every batched input on its batch axis
+            if all(cand[bn] == split(axis) for bn, axis in with_axis.items()):
+                for bn, lbn in outs:
+                    self.batch_axis[lbn] = cand[bn].axis if cand[bn].is_split else None
+                return
+
+    def _score(self, op: OpConf, ctx: SbpCtx, cand: dict[str, SbpParallel], axes: Mapping[str, int | None],
+               ins: list[tuple[str, str]], outs: list[tuple[str, str]], n: int) -> SbpCandidate:
+        order, cost = 0, 0
+        for bn, _lbn in ins:
+            producer, mine, axis = ctx.producer_sbp[bn], cand[bn], axes[bn]
+            if axis is not None and mine == split(axis):
+                order -= 1
+            if axis is None and not producer.is_split and not mine.is_split:
+                order -= 2
+            if mine == producer:
+                order -= 8
+            desc = ctx.descs[bn]
+            cost += copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize)
+        for bn, _lbn in outs:
+            if axes[bn] is not None and cand[bn] == split(axes[bn]):
+                order -= 1
+        excluded = None
+        unmet = [bn for bn, want in ctx.hints.items() if cand.get(bn) != want]
+        if unmet:
+            excluded = "hint " + ", ".join(f"{bn}: {ctx.hints[bn]}" for bn in unmet)
+        else:
+            excluded = _unsplittable(ctx, cand, n)
+        return SbpCandidate(SbpSignature(cand), order, cost, excluded)
+
+    def _choose(self, op: OpConf, ctx: SbpCtx, scored: tuple[SbpCandidate, ...], n: int) -> dict[str, SbpParallel]:
+        hinted = [c for c in scored if not (c.excluded or "").startswith("hint")]
+        if not hinted:
+            listed = "; ".join(str(c.signature) for c in scored)
+            raise SbpInferError(
+                f"{_where(op)}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: the SBP hints "
+                f"{_sig_str(ctx.hints)} are incompatible: no signature of {op.op_type} has them. Its signatures: "
+                f"{listed}. Change or drop a with_distribute / distribute= hint on its inputs."
+            )
+        if op.op_type in INTERFACE_OPS:  # fixed by its conf: a blob too short to split is an error, not a fallback
+            best = min(hinted, key=lambda c: (c.order_value, c.copy_cost))
+            if best.excluded:
+                raise SbpInferError(f"{_where(op)}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: {best.excluded}")
+            return dict(best.signature.bn_in_op2sbp_parallel)
+        usable = [c for c in hinted if c.excluded is None]
+        if not usable:
+            raise SbpInferError(f"{_where(op)}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: "
+                                f"{hinted[0].excluded}")
+        best = min(usable, key=lambda c: (c.order_value, c.copy_cost))  # min keeps the first of equals
+        return dict(best.signature.bn_in_op2sbp_parallel)
+
+
+def _unsplittable(ctx: SbpCtx, cand: Mapping[str, SbpParallel], n: int) -> str | None:
+    """OneFlow's CheckOpBlobSplitability: a split axis needs at least one row per device (balanced_split)."""
+    for bn, sbp in cand.items():
+        shape = ctx.descs[bn].shape
+        if sbp.is_split and (sbp.axis >= len(shape) or shape[sbp.axis] < n):
+            size = "has no such axis" if sbp.axis >= len(shape) else f"has {shape[sbp.axis]} rows there"
+            return (f"blob {bn!r} of shape {tuple(shape)} cannot be split on axis {sbp.axis} over {n} devices "
+                    f"(it {size}; each device needs at least one)")
+    return None
+
+
+def _dedupe(cands: list[dict[str, SbpParallel]]) -> list[dict[str, SbpParallel]]:
+    seen, out = set(), []
+    for c in cands:
+        key = tuple(sorted((bn, str(s)) for bn, s in c.items()))
+        if key not in seen:
+            seen.add(key)
+            out.append(c)
+    return out
+
+
+def infer_job_sbp(job: Job, forced: Mapping[str, SbpParallel] | None = None) -> tuple[Job, dict[str, SbpDecision]]:
+    state = _JobSbp(job, forced or {})
+    for op in job.ops:
+        state.infer(op)
+    return job.replace(sbp_signatures=state.signatures), state.decisions
+
+
+def infer_sbp_signatures(job: Job, forced: Mapping[str, SbpParallel] | None = None) -> Job:
+    """The pass: every op of ``job`` gets its signature in ``job.sbp_signatures``. ``forced``: interface op
+    name -> the SBP its twin has in a user job (push, pull and model-io jobs share those blobs per device)."""
+    return infer_job_sbp(job, forced)[0]
+
+
+def interface_sbp(jobs: list[Job]) -> dict[str, SbpParallel]:
+    """Interface op name -> the SBP of its blob, from the user jobs (what their system-job twins must have)."""
+    out: dict[str, SbpParallel] = {}
+    for job in jobs:
+        for op in job.ops:
+            if op.op_type in INTERFACE_OPS and op.name in job.sbp_signatures:
+                out[op.name] = job.sbp_signatures[op.name]["out"]
+    return out

@@ -1,0 +1,52 @@
+"""``flow.env``: the machines of a cluster (OneFlow's ``python/framework/env_util.py``), set before the session
+starts. flowlab runs every machine in one process for now; the machine list decides which machine ids a
+placement may name (``"1:0-1"`` needs two machines) and the default placement (every device of every machine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from .frontend.scope import ENV
+
+
+def machine(*addrs: Any) -> None:
+    """``flow.env.machine(["192.168.1.12", "192.168.1.11"])`` or ``[{"addr": ip, "ctrl_port_agent": p}, ...]``:
+    one entry per machine, machine id = its index, machine 0 the master. Addresses must be distinct."""
+    entries = list(addrs[0]) if len(addrs) == 1 and isinstance(addrs[0], (list, tuple)) else list(addrs)
+    if not entries:
+        raise ValueError("flow.env.machine needs at least one machine, e.g. flow.env.machine(['192.168.1.12'])")
+    names = []
+    for i, entry in enumerate(entries):
+        addr = entry.get("addr") if isinstance(entry, Mapping) else entry
+        if not isinstance(addr, str) or not addr:
+            raise ValueError(f"flow.env.machine entry {i} must be an address string or a dict with 'addr'; "
+                             f"got {entry!r}")
+        names.append(addr)
+    duplicates = sorted({a for a in names if names.count(a) > 1})
+    if duplicates:
+        raise ValueError(f"flow.env.machine addresses must be distinct; {duplicates} appear more than once")
+    ENV.machines = tuple(names)
+
+
+def ctrl_port(port: int) -> None:
+    """The control port, the same on every machine (OneFlow picks one itself only for a single machine)."""
+    ENV.ctrl_port = _port(port, "ctrl_port")
+
+
+def data_port(port: int) -> None:
+    ENV.data_port = _port(port, "data_port")
+
+
+def _port(port: Any, what: str) -> int:
+    if not isinstance(port, int) or isinstance(port, bool) or not 0 < port < 65536:
+        raise ValueError(f"flow.env.{what} takes a port number 1-65535; got {port!r}")
+    return port
+
+
+def machine_num() -> int:
+    return ENV.machine_num
+
+
+__all__: Sequence[str] = ["ctrl_port", "data_port", "machine", "machine_num"]
