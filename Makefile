@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,e2e]'
+	$(PY) -m pip install -q -e '.[test,e2e,distributed]'
 	touch $(STAMP)
 
 demo: $(STAMP)

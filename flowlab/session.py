@@ -109,9 +109,23 @@ class Session:
         (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
         attach here."""
         plan = self.plan
+        if scope.ENV.ray and len({t.machine_id for t in plan.tasks}) > 1:
+            return self._start_ray_runtime(arenas)
         runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
         replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
         return runtime
+
+    def _start_ray_runtime(self, arenas: dict[int, np.ndarray] | None) -> Runtime:
+        """Machine 0 here, the other machines in Ray actors (flowlab.distributed, imported only here). After a
+        cancelled call (``arenas`` given) the other machines' state cannot be put back: the runtime refuses calls
+        until the session is cleared. No replay layer: it captures the acts of one process."""
+        from . import distributed
+
+        if arenas is not None:
+            return distributed.StoppedRuntime(self.plan, arenas=arenas)
+        machine_num = max(t.machine_id for t in self.plan.tasks) + 1
+        distributed.connect(scope.ENV.ray_address, machine_num)
+        return distributed.RayRuntime(self.plan, addresses=scope.ENV.machines)
 
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
@@ -282,6 +296,9 @@ class Session:
                     self.runtime.close()
             finally:
                 self.status = SessionStatus.CLOSED
+                stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
+                if stop is not None:
+                    stop()
 
     # -- what the session holds ----------------------------------------------------------------------
     def _compiled(self) -> CompileResult:
