@@ -127,6 +127,17 @@ class Session:
         distributed.connect(scope.ENV.ray_address, machine_num)
         return distributed.RayRuntime(self.plan, addresses=scope.ENV.machines)
 
+    def debug_runtime(self) -> Runtime:
+        """A fresh runtime over the Plan for ``flow.debug`` to step: in-process, or on the session's Ray machines
+        in one deterministic order (flowlab.distributed.stepping)."""
+        if scope.ENV.ray and len({t.machine_id for t in self.plan.tasks}) > 1:
+            from .distributed import connect
+            from .distributed.stepping import SteppingRayRuntime
+
+            connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
+            return SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
+        return Runtime(self.plan)
+
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
         with self.lock:

@@ -77,12 +77,17 @@ class Debugger:
     # -- life cycle --------------------------------------------------------------------------------
     def restart(self) -> None:
         """Start the call again from its first act, with the session's current variable values."""
-        self.runtime = Runtime(self.plan)
+        old = getattr(self, "runtime", None)
+        if old is not None and hasattr(old, "shutdown"):  # machines in other processes (flowlab.distributed)
+            old.shutdown()
+        self.runtime = self.session.debug_runtime()
         with self.session.lock:  # the values between two calls, even while other threads call jobs
             live = self.session.variable_arrays()
             for name, array in _variable_arrays(self.runtime).items():
                 if name in live:
                     array[...] = live[name]
+            if hasattr(self.runtime, "load_variables"):  # the replicas on the other machines
+                self.runtime.load_variables(live)
         self.timeline_entries: list[TimelineEntry] = []
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
         self._t0 = time.perf_counter()
@@ -309,7 +314,8 @@ class Debugger:
         events = []
         for entry in self.timeline_entries:
             e = entry.event
-            task = self.runtime.actors[e.actor_id].task
+            actor = self.runtime.actors.get(e.actor_id) or getattr(self.runtime, "remote_actors", {})[e.actor_id]
+            task = actor.task
             events.append({
                 "name": e.actor_name, "cat": e.task_type, "ph": "X", "pid": task.machine_id, "tid": task.thrd_id,
                 "ts": entry.start_s * 1e6, "dur": max(entry.duration_s * 1e6, 0.001),
@@ -317,8 +323,10 @@ class Debugger:
                          "read": [f"r{r}" for r, _ in e.read], "written": [f"r{r}" for r, _ in e.written]},
             })
         threads = {(t.machine_id, t.thrd_id) for t in self.plan.tasks}
-        meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": f"machine {m} thread {t}"}}
-                for m, t in sorted(threads)]
+        meta = [{"name": "process_name", "ph": "M", "pid": m, "args": {"name": f"machine {m}"}}
+                for m in sorted({m for m, _ in threads})]  # one process per machine
+        meta += [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": f"machine {m} thread {t}"}}
+                 for m, t in sorted(threads)]
         return {"traceEvents": meta + events, "displayTimeUnit": "ms"}
 
     def export_trace(self, path: str | Path) -> Path:

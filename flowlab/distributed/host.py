@@ -120,21 +120,38 @@ class MachineHost:
             actor.update_state()
 
     # -- stepping: the driver orders every act and every delivery ------------------------------------
-    def apply(self, batches: list[Batch]) -> bool:
-        """Apply batches now; -> whether an actor here can act."""
+    def apply(self, batches: list[Batch]) -> tuple[int, str] | None:
+        """Apply batches now; -> the actor that acts next here (task id, name), if any."""
         for batch in batches:
             self.inbox.apply(batch)
-        return self.rt.peek() is not None
+        return self._next()
 
-    def step(self) -> tuple[Any, list[tuple[int, Batch]], bool]:
-        """One act here -> (its event, the batches it sent, whether an actor here can act next)."""
+    def step(self) -> tuple[Any, list[tuple[int, Batch]], tuple[int, str] | None]:
+        """One act here -> (its event, the batches it sent, the actor that acts next here)."""
         try:
             event = self.rt.step()
-        except BaseException as err:
+        except BaseException as err:  # every failure goes to the driver, with the op it names
             self.fault = fault_report(self.machine, err)
             self.stopped.set()
-            return self.fault, [], False
-        return event, self.link.take(), self.rt.peek() is not None
+            return self.fault, [], None
+        return event, self.link.take(), self._next()
+
+    def _next(self) -> tuple[int, str] | None:
+        actor = self.rt.peek()
+        return None if actor is None else (actor.actor_id, actor.name)
+
+    def load_variables(self, values: dict[str, Any]) -> int:
+        """Copy the session's variable values into this machine's replicas (those of the same shape)."""
+        done = 0
+        for actor in self.rt.actors.values():
+            op = actor.task.exec_sequence[0]
+            if op.op_type == "variable" and op.name in values:
+                regst_id = next(iter(actor.writable))
+                array = self.rt.regsts[regst_id][0].blobs[op.output_lbns[0]]
+                if array.shape == values[op.name].shape:
+                    array[...] = values[op.name]
+                    done += 1
+        return done
 
     def actor_rows(self) -> list[tuple[int, str, str, str | None]]:
         """(task id, name, state, why blocked) of every actor here."""

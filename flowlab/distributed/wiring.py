@@ -136,12 +136,21 @@ class RemoteProducer:
 
     def __init__(self, actor: Actor, link: Link, local_consumers: dict[int, int]) -> None:
         self.task, self.actor_id, self.machine, self.link = actor.task, actor.actor_id, actor.task.machine_id, link
-        self.name = f"{actor.name} on machine {self.machine}"
+        self.base_name = f"{actor.name} on machine {self.machine}"
+        self.flight: Callable[[], set[int]] | None = None  # registers in flight to here (set while stepping)
         self.writable = {rid: _Ack(self, rid) for rid in actor.writable}
         self.local_consumers = local_consumers  # regst id -> its consumers on this machine
         self.total_reading_cnt = 0
         self.queued = True
         self.state = "normal"
+
+    @property
+    def name(self) -> str:
+        """What a waiting consumer's ``blocked_reason()`` names: the producer, and a register of it in flight."""
+        moving = sorted(set(self.writable) & self.flight()) if self.flight is not None else []
+        if moving:
+            return f"{self.base_name} (r{moving[0]} is in flight from machine {self.machine})"
+        return self.base_name
 
     def is_ready(self) -> bool:
         return False
