@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -72,3 +74,41 @@ def remote_classes() -> tuple[Any, Any]:
     from .host import MachineHost, Mailbox
 
     return ray.remote(num_cpus=0)(MachineHost), ray.remote(num_cpus=0)(Mailbox)
+
+
+@contextmanager
+def one_box_cluster(machine_num: int = 2, attempts: int = 3) -> Iterator[str]:
+    """A Ray cluster of ``machine_num`` nodes on this box, node i with resource ``machine<i>``, all on loopback,
+    with this process connected as its driver (tests and benchmarks; a real cluster is started with ``ray
+    start --resources='{"machine<i>": 1}'`` on each machine). Yields its address; shuts everything down after."""
+    ray = import_ray()
+    from ray.cluster_utils import Cluster
+
+    node = {"num_cpus": 0, "node_ip_address": "127.0.0.1", "include_log_monitor": False,
+            "object_store_memory": 80 * 2**20}
+    cluster = None
+    try:
+        for attempt in range(attempts):
+            try:
+                cluster = Cluster(initialize_head=True, head_node_args={
+                    **node, "resources": {"machine0": 1}, "include_dashboard": False})
+                for i in range(1, machine_num):
+                    cluster.add_node(**node, resources={f"machine{i}": 1})
+                break
+            except Exception as err:
+                # A raylet gives its Python agents 15 s (fixed in Ray) to publish their ports; on a loaded box
+                # they may miss it and the node aborts. Start again from nothing.
+                if cluster is not None:
+                    cluster.shutdown()
+                    cluster = None
+                if attempt == attempts - 1 or "timed out during startup" not in str(err):
+                    raise
+        assert cluster is not None
+        cluster.wait_for_nodes(timeout=120)
+        ray.init(address=cluster.address, log_to_driver=False, _node_ip_address="127.0.0.1")
+        yield cluster.address
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+        if cluster is not None:
+            cluster.shutdown()

@@ -14,15 +14,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from flowlab.distributed.cluster import loopback_env
+from flowlab.distributed.cluster import loopback_env, one_box_cluster
 
 loopback_env()  # before Ray is imported: it reads RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER once, at import
 ray = pytest.importorskip("ray", reason="the Ray tests need the `distributed` extra: pip install -e '.[distributed]'")
 
-START_ATTEMPTS = 3
-START_TIMEOUT_S = 240  # a loaded 2-core box starts the two nodes in 10-40 s; past this, fail instead of hanging
-NODE = {"num_cpus": 0, "node_ip_address": "127.0.0.1", "include_log_monitor": False,
-        "object_store_memory": 80 * 2**20}
+START_TIMEOUT_S = 300  # a loaded 2-core box starts the two nodes in 10-40 s (retried when a raylet aborts)
 
 
 class _Deadline:
@@ -48,33 +45,13 @@ class _Deadline:
 @pytest.fixture(scope="session")
 def ray_cluster() -> Iterator[str]:
     """The address of a running two-node cluster, with this process connected to it as the driver."""
-    from ray.cluster_utils import Cluster
-
-    cluster = None
+    with _Deadline(START_TIMEOUT_S, "starting the two-node Ray test cluster"):
+        starting = one_box_cluster(2)
+        address = starting.__enter__()
     try:
-        with _Deadline(START_TIMEOUT_S, "starting the two-node Ray test cluster"):
-            for attempt in range(START_ATTEMPTS):
-                try:
-                    cluster = Cluster(initialize_head=True,
-                                      head_node_args={**NODE, "resources": {"machine0": 1}, "include_dashboard": False})
-                    cluster.add_node(**NODE, resources={"machine1": 1})
-                    break
-                except Exception as err:
-                    # A raylet gives its Python agents 15 s (fixed in Ray) to start; on a loaded box they may miss
-                    # it and the node aborts. Start again from nothing.
-                    if cluster is not None:
-                        cluster.shutdown()
-                        cluster = None
-                    if attempt == START_ATTEMPTS - 1 or "timed out during startup" not in str(err):
-                        raise
-            cluster.wait_for_nodes(timeout=START_TIMEOUT_S)
-            ray.init(address=cluster.address, log_to_driver=False, _node_ip_address="127.0.0.1")
-        yield cluster.address
+        yield address
     finally:
-        if ray.is_initialized():
-            ray.shutdown()
-        if cluster is not None:
-            cluster.shutdown()
+        starting.__exit__(None, None, None)
 
 
 @pytest.fixture
