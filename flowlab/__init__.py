@@ -7,6 +7,7 @@ from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
 from .debug import debug
+from .debug.sbp import explain_sbp as _explain_sbp
 from .errors import KernelError, WatchHandlerError
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config
@@ -22,6 +23,7 @@ from .session import (
 
 float = float32
 double = float64
+debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
 
 __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",

@@ -199,7 +199,8 @@ def task_writes(plan: Plan) -> dict[int, tuple[str, ...]]:
     for task in plan.tasks:
         op = task.exec_sequence[0]
         if op.op_type in ("model_init", "model_load") or (not op.output_lbns and not get_op_def(op.op_type).system):
-            written = tuple(sorted({variable_of[lbn] for lbn in op.input_lbns if lbn in variable_of}))
+            suffix = f"@{task.parallel_id}" if task.parallel_id else ""  # a device's piece (runtime/variables.py)
+            written = tuple(sorted({variable_of[lbn] + suffix for lbn in op.input_lbns if lbn in variable_of}))
             if written:
                 writes[task.task_id] = written
     return writes

@@ -101,7 +101,7 @@ def load_variables(value_dict: Mapping[str, Any], ignore_mismatch: bool = True) 
     session = default_session()
     with session.lock:  # between two calls of any thread, never inside one
         session.try_init()
-        live = session.variable_arrays()
+        live = session.variables()  # every device's piece of each variable
         staged = {}
         for name, value in value_dict.items():
             if name not in live:
@@ -109,7 +109,7 @@ def load_variables(value_dict: Mapping[str, Any], ignore_mismatch: bool = True) 
                     continue
                 raise CheckpointError(f"load_variables: no variable {name!r}; variables are {sorted(live)}")
             array = value.numpy() if isinstance(value, VariableBlob) else np.asarray(value)
-            if array.shape != live[name].shape:
+            if array.shape != tuple(live[name].shape):
                 raise CheckpointError(f"load_variables: variable {name!r} is {list(live[name].shape)}; "
                                       f"got shape {list(array.shape)}")
             try:  # cast while checking, so a value that cannot be cast leaves every variable as it was
@@ -118,7 +118,7 @@ def load_variables(value_dict: Mapping[str, Any], ignore_mismatch: bool = True) 
                 raise CheckpointError(f"load_variables: variable {name!r} is {live[name].dtype}; got a value of "
                                       f"dtype {array.dtype} that cannot be cast: {err}") from err
         for name, array in staged.items():  # only after every value checked: nothing half-loaded
-            live[name][...] = array
+            live[name].write(array)
 
 
 def dtype_of(array: np.ndarray) -> DType:

@@ -30,6 +30,7 @@ from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
 from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
+from .runtime.variables import VariablePieces, variable_pieces
 
 
 class SessionStatus(enum.Enum):
@@ -89,7 +90,7 @@ class Session:
             traced[name] = job
             handlers.update({uuid: handler for _kind, _lbn, handler, uuid in builder.watches})
         compiled = compile_jobs(list(traced.values()), scope.ENV.cpu_device_num)
-        check_plan(compiled.plan)
+        check_plan(compiled.plan, compiled.job_set)
         self.traced_jobs, self.compiled = traced, compiled
         self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try
         self.runtime = self._start_runtime()
@@ -179,7 +180,8 @@ class Session:
     def _load_checkpoint(self, root: Path) -> None:
         self._require_jobs("load")
         check_root(root, "load")
-        arrays = self.variable_arrays()
+        # logical shapes and dtypes (a variable split over devices is checked whole), without copying anything
+        arrays = {name: np.broadcast_to(np.zeros((), v.dtype), v.shape) for name, v in self.variables().items()}
         if not arrays:
             raise CheckpointError("the session's jobs have no variables to load")
         check_load(root, arrays)  # raises on any bad file; warns for each missing variable
@@ -187,7 +189,8 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        arrays = check_inputs(desc.signature, args, kwargs)  # bad input fails before anything is launched
+        # bad input fails before anything is launched
+        arrays = check_inputs(desc.signature, args, kwargs, desc.device_count)
         with self.lock:
             if self.function_descs.get(desc.job_name) is not desc:
                 replaced = desc.replaced_in(self, self.function_descs.get(desc.job_name))
@@ -230,8 +233,8 @@ class Session:
             key = tuple(i.job_name for i in instances)
         guard = self._snapshots.get(key)
         if guard is None:
-            guard = self._snapshots[key] = CallGuard(
-                self.variable_arrays(), written_variables(self.plan, key), self._snapshot_copies)
+            live = {k: a for v in self.variables().values() for k, a in v.keys().items()}  # every device's piece
+            guard = self._snapshots[key] = CallGuard(live, written_variables(self.plan, key), self._snapshot_copies)
         guard.taken = None
         deferring = INTERRUPTS.enter()
         # A Ctrl-C that is not deferred (an embedding owns SIGINT) can land after any act: copy every variable.
@@ -331,16 +334,15 @@ class Session:
 
     def variable_arrays(self) -> dict[str, np.ndarray]:
         """Live arrays of every variable (views into the runtime's memory blocks, which a cancelled call's rebuild
-        keeps). Read or write them under ``session.lock`` while other threads may call jobs."""
+        keeps); on several devices, the first device's piece (``variables()`` has them all). Read or write them
+        under ``session.lock`` while other threads may call jobs."""
+        return {name: v.arrays[0] for name, v in self.variables().items()}
+
+    def variables(self) -> dict[str, VariablePieces]:
+        """Every variable's pieces on the devices of its placement (one array on one device)."""
         if self.runtime is None:
             return {}
-        out = {}
-        for task in self.plan.tasks:
-            op = task.exec_sequence[0]
-            if op.op_type == "variable" and op.name not in out:
-                regst_id = task.produced_regst_desc["out"].regst_desc_id
-                out[op.name] = self.runtime.regsts[regst_id][0].blobs[op.output_lbns[0]]
-        return out
+        return variable_pieces(self.runtime)
 
     def __repr__(self) -> str:
         return f"<Session {self.status.value} jobs={list(self.function_descs)}>"
@@ -437,4 +439,4 @@ def get_all_variables() -> dict[str, np.ndarray]:
     session = default_session()
     with session.lock:
         session.try_init()
-        return {name: array.copy() for name, array in session.variable_arrays().items()}
+        return {name: v.logical() for name, v in session.variables().items()}

@@ -83,7 +83,19 @@ def check_enable_reuse_mem() -> None:
     np.testing.assert_allclose(result, np.maximum(X + 1.0, 0) * 3.0)
 
 
+def check_default_logical_view() -> None:
+    """On one device the mirrored view computes the same; the job records which ops it made mirrored."""
+    for name, view in (("default_logical_view", None), ("default_logical_view", flow.scope.mirrored_view()),
+                       ("default_distribute_strategy", flow.scope.mirrored_view())):
+        result, session = run(config_with(**{name: view}) if view is not None else None)
+        mirrored = session.job_set.job("cfg_Job").mirrored_op_names
+        assert ("relu_0" in mirrored) == (view is not None) and "v" not in mirrored, (name, mirrored)
+        np.testing.assert_allclose(result, np.maximum(X + 1.0, 0) * 3.0)
+
+
 ACTS: dict[str, Callable[[], None]] = {
+    "default_logical_view": check_default_logical_view,
+    "default_distribute_strategy": check_default_logical_view,
     "default_data_type": check_default_data_type,
     "default_placement_scope": check_default_placement_scope,
     "allow_cpu_return_op": check_allow_cpu_return_op,

@@ -90,8 +90,6 @@ def _assert_immutable(obj: Any, where: str) -> None:
 
 def test_every_ir_object_of_a_compiled_session_is_immutable(session):
     roots = [*session.traced_jobs.values(), *session.passes, session.job_set, session.plan]
-    # TODO(issue 11): drop this once SBP inference records a signature for every op of every compiled job
-    roots.append(ir.Job("sbp", "user", (), {}, sbp_signatures={"op": ir.SbpSignature({"x_0": ir.split(0)})}))
     objects = _reachable(roots)
     for obj in objects:
         _assert_immutable(obj, f"{type(obj).__name__} {str(obj)[:80]!r}")

@@ -11,8 +11,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
-
-from .multi_device import place
+from flowlab.errors import CompileError
 
 SHAPE = (6, 7)  # 7 rows over 2 or 3 devices are uneven: the balanced splitter's extra row goes first
 X = np.arange(42, dtype=np.float32).reshape(SHAPE) * 0.5 - 3
@@ -24,18 +23,20 @@ def devices(n: int, last: bool = False) -> str:
     return f"0:{lo}-{lo + n - 1}" if n > 1 else f"0:{lo}"
 
 
-def run_identity(monkeypatch, n: int, src: str, m: int, dst: str, last: bool) -> tuple[np.ndarray, object]:
+def distribute(sbp: str):
+    return flow.distribute.broadcast() if sbp == "B" else flow.distribute.split(int(sbp[2]))
+
+
+def run_identity(n: int, src: str, m: int, dst: str, last: bool) -> tuple[np.ndarray, object]:
+    """OneFlow's test_boxing_v2: identity under one placement and SBP, then under another."""
     flow.config.cpu_device_num(3)
-    place(monkeypatch, {
-        "Input_0": (devices(n), {"out": src}),
-        "src": (devices(n), {"in_0": src, "out_0": src}),
-        "dst": (devices(m, last), {"in_0": dst, "out_0": dst}),
-        "Return_0": (devices(m, last), {"in_0": dst, "out": dst}),
-    })
 
     @flow.global_function()
     def boxing_job(x: tp.Numpy.Placeholder(SHAPE)) -> tp.Numpy:
-        return flow.identity(flow.identity(x, name="src"), name="dst")
+        with flow.scope.placement("cpu", devices(n)):
+            a = flow.identity(x.with_distribute(distribute(src)), name="src")
+        with flow.scope.placement("cpu", devices(m, last)):
+            return flow.identity(a.with_distribute(distribute(dst)), name="dst")
 
     return boxing_job(X), flow.default_session()
 
@@ -47,8 +48,8 @@ SBPS = ["S(0)", "S(1)", "B"]
     (n, m, s, d) for n, m in itertools.product((1, 2, 3), (1, 2, 3)) for s, d in itertools.product(SBPS, SBPS)
     if not (s == "B" and d == "B" and n > 1 and m > 1 and (n + m) % 2)  # keep the matrix small: B->B twice
 ])
-def test_split_and_broadcast_boxing_gives_the_same_blob(monkeypatch, n, m, src, dst):
-    y, session = run_identity(monkeypatch, n, src, m, dst, last=(n + m) % 2 == 1)
+def test_split_and_broadcast_boxing_gives_the_same_blob(n, m, src, dst):
+    y, session = run_identity(n, src, m, dst, last=(n + m) % 2 == 1)
     np.testing.assert_array_equal(y, X)
     rows = [r for r in session.compiled.boxing_log.get(0, ()) if r.startswith("src,dst,")]
     if n == m == 1:
@@ -70,25 +71,24 @@ def test_split_and_broadcast_boxing_gives_the_same_blob(monkeypatch, n, m, src, 
     (2, 0, 2, "B"), (3, 1, 2, "B"), (2, 1, 3, "B"), (3, 0, 1, "B"),
     (2, 0, 2, "S(1)"), (3, 1, 3, "S(0)"), (2, 1, 1, "S(0)"), (3, 0, 2, "S(1)"),
 ])
-def test_partial_sum_boxing_adds_the_addends(monkeypatch, n, axis, m, dst):
+def test_partial_sum_boxing_adds_the_addends(n, axis, m, dst):
     """reduce_sum over the split axis leaves each device a partial sum (P); boxing to B or S adds them."""
     flow.config.cpu_device_num(3)
-    out = "S(0)" if dst == "B" and m == 1 else dst
-    place(monkeypatch, {
-        "Input_0": (devices(n), {"out": f"S({axis})"}),
-        "part": (devices(n), {"input_tensor_0": f"S({axis})", "output_tensor_0": "P"}),
-        "dst": (devices(m, last=True), {"in_0": dst, "out_0": dst}),
-        "Return_0": (devices(m, last=True), {"in_0": out, "out": out}),
-    })
 
     @flow.global_function()
     def partial_job(x: tp.Numpy.Placeholder((6, 7))) -> tp.Numpy:
-        return flow.identity(flow.math.reduce_sum(x, axis=axis, keepdims=True, name="part"), name="dst")
+        with flow.scope.placement("cpu", devices(n)):
+            part = flow.math.reduce_sum(x.with_distribute(flow.distribute.split(axis)), axis=axis, keepdims=True,
+                                        name="part")
+        with flow.scope.placement("cpu", devices(m, last=True)):
+            return flow.identity(part.with_distribute(distribute(dst)), name="dst")
 
     np.testing.assert_allclose(partial_job(X), X.sum(axis=axis, keepdims=True), rtol=1e-6)
     plan = flow.default_session().plan
-    adds = [t for t in plan.tasks_of_job("partial_job") if t.op_types == ("slice_boxing_add",)]
-    copies = [t for t in plan.tasks_of_job("partial_job") if t.op_types == ("slice_boxing_copy",)]
+    boxing = [t for t in plan.tasks_of_job("partial_job")
+              if t.is_boxing and t.exec_sequence[0].attrs["lbi"] == "part/output_tensor_0"]
+    adds = [t for t in boxing if t.op_types == ("slice_boxing_add",)]
+    copies = [t for t in boxing if t.op_types == ("slice_boxing_copy",)]
     blob = 7 if axis == 0 else 6
     if dst == "B" and m > 1 and blob >= m:  # reduce-scatter the flattened blob, then all-gather it
         assert (len(adds), len(copies)) == (m, m)
@@ -98,18 +98,15 @@ def test_partial_sum_boxing_adds_the_addends(monkeypatch, n, axis, m, dst):
     assert all(t.is_boxing and t.name.startswith("System-Boxing-BoxingAdd-") for t in adds)
 
 
-def test_partial_sum_smaller_than_the_device_count_is_added_whole(monkeypatch):
+def test_partial_sum_smaller_than_the_device_count_is_added_whole():
     flow.config.cpu_device_num(3)
-    place(monkeypatch, {
-        "Input_0": ("0:0-2", {"out": "S(0)"}),
-        "part": ("0:0-2", {"input_tensor_0": "S(0)", "output_tensor_0": "P"}),
-        "dst": ("0:0-2", {"in_0": "B", "out_0": "B"}),
-        "Return_0": ("0:0-2", {"in_0": "B", "out": "B"}),
-    })
 
     @flow.global_function()
     def small_job(x: tp.Numpy.Placeholder((3, 2))) -> tp.Numpy:
-        return flow.identity(flow.math.reduce_sum(x, axis=0, keepdims=True, name="part"), name="dst")
+        with flow.scope.placement("cpu", "0:0-2"):
+            part = flow.math.reduce_sum(x.with_distribute(flow.distribute.split(0)), axis=0, keepdims=True,
+                                        name="part")
+            return flow.identity(part.with_distribute(flow.distribute.broadcast()), name="dst")
 
     x = np.array([[1, 2], [30, 40], [500, 600]], np.float32)
     np.testing.assert_array_equal(small_job(x), [[531, 642]])
@@ -118,20 +115,103 @@ def test_partial_sum_smaller_than_the_device_count_is_added_whole(monkeypatch):
                for r in log)
 
 
-def test_broadcast_into_partial_sum_gives_one_device_the_blob_and_zeros_to_the_others(monkeypatch):
-    flow.config.cpu_device_num(2)
-    place(monkeypatch, {
-        "Input_0": ("0:0-1", {"out": "B"}),
-        "src": ("0:0-1", {"in_0": "B", "out_0": "B"}),
-        "dst": ("0:0-1", {"in_0": "P", "out_0": "P"}),
-        "Return_0": ("0:0-1", {"in_0": "B", "out": "B"}),
-    })
+def test_debug_mode_writes_oneflows_boxing_log(tmp_path, monkeypatch):
+    """FLOWLAB_DEBUG_MODE=1: ``log/<host>/boxing/log/<job_id>.csv`` per job, OneFlow's BoxingLogger columns."""
+    import socket
 
-    @flow.global_function()
-    def b2p_job(x: tp.Numpy.Placeholder(SHAPE)) -> tp.Numpy:
-        return flow.identity(flow.identity(x, name="src"), name="dst")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FLOWLAB_DEBUG_MODE", "1")
+    run_identity(2, "S(0)", 2, "B", last=False)
+    log = tmp_path / "log" / socket.gethostname() / "boxing" / "log" / "0.csv"
+    lines = log.read_text().splitlines()
+    assert lines[0] == ("src_op_name,dst_op_name,src_parallel_conf,dst_parallel_conf,src_sbp_conf,dst_sbp_conf,"
+                        "lbi,dtype,shape,builder,comment")
+    assert 'src,dst,0:CPU:0-1,0:CPU:0-1,S(0),B,src/out_0,float32,"(6,7)",SliceBoxingSubTskGphBuilder,' \
+           "BuildSubTaskGphS2B" in lines
+    push = tmp_path / "log" / socket.gethostname() / "boxing" / "log" / "1.csv"  # the push job scatters the batch
+    assert push.read_text().splitlines()[1].endswith("ToInterfaceSubTskGphBuilder,BuildSubTaskGphB2S")
 
-    np.testing.assert_array_equal(b2p_job(X), X)
-    plan = flow.default_session().plan
-    zeros = [t for t in plan.tasks_of_job("b2p_job") if t.task_type == "BoxingZeros"]
-    assert len(zeros) == 1 and zeros[0].name.startswith("System-Boxing-Zeros-")
+
+class _Node:
+    def __init__(self, machine_id: int, device_id: int, name: str) -> None:
+        self.machine_id, self.device_id, self.name = machine_id, device_id, name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+class _Graph:
+    """A stand-in TaskGraph recording what the boxing builders ask for."""
+
+    def __init__(self) -> None:
+        self.made: list[tuple] = []
+
+    def proxy(self, node, machine_id):
+        if node.machine_id == machine_id:
+            return node
+        copy = _Node(machine_id, -1, f"comm({node.name})")
+        self.made.append(("comm", copy.name))
+        return copy
+
+    def boxing_node(self, kind, edge, machine_id, device_id, inputs, out_box, view_shape, out_desc):
+        node = _Node(machine_id, device_id, f"{kind}@{machine_id}:{device_id}")
+        self.made.append((kind, node.name, [n.name for n, _ in inputs], str(out_box), out_desc.shape))
+        return node
+
+
+def _edge(src_sbp, dst_sbp, src_devices, dst_devices, interface=False):
+    from flowlab.compiler.boxing import Edge
+    from flowlab.ir import BlobDesc, OpConf, ParallelConf, parse_sbp
+    from flowlab.ir.dtype import float32
+
+    def tasks(devices, tag):
+        return tuple(_Node(m, d, f"{tag}{i}") for i, (m, d) in enumerate(devices))
+
+    def names(devices):
+        return tuple(f"{m}:{d}" for m, d in devices)
+
+    return Edge(0, OpConf("a", "identity", parallel_conf=ParallelConf("cpu", names(src_devices))),
+                OpConf("b", "identity", parallel_conf=ParallelConf("cpu", names(dst_devices))), "a/out_0",
+                BlobDesc((4, 2), float32), tasks(src_devices, "s"), tasks(dst_devices, "d"), parse_sbp(src_sbp),
+                parse_sbp(dst_sbp), interface)
+
+
+def test_broadcast_to_partial_sum_gives_the_nearest_destination_the_blob_and_the_others_zeros():
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    decision = build_sub_task_graph(g, _edge("B", "P", [(0, 0), (0, 1)], [(0, 1), (0, 2)]))
+    assert decision.builder == "NaiveB2PSubTskGphBuilder"
+    assert [n.name for n in decision.nodes] == ["s1", "zeros@0:2"]  # device 1 holds the blob: it keeps it
+    assert g.made == [("zeros", "zeros@0:2", ["s0"], "[0:4,0:2]", (4, 2))]
+
+
+def test_boxing_across_machines_reads_through_copy_comm_net_on_the_receiving_machine():
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    decision = build_sub_task_graph(g, _edge("S(0)", "B", [(0, 0), (1, 0)], [(1, 0), (1, 1)]))
+    assert decision.comment == "BuildSubTaskGphS2B"
+    # each gather on machine 1 reads machine 0's piece through a CopyCommNet task made on machine 1
+    gathers = [m for m in g.made if m[0] == "copy"]
+    assert [m[2] for m in gathers] == [["comm(s0)", "s1"], ["comm(s0)", "s1"]]
+    assert all(n.machine_id == 1 for n in decision.nodes)
+    with pytest.raises(CompileError, match="boxing not supported"):
+        build_sub_task_graph(_Graph(), _edge("S(0)", "P", [(0, 0), (0, 1)], [(0, 0), (0, 1)]))
+
+
+def test_a_remote_machines_pieces_are_combined_there_and_sent_once():
+    """OneFlow's cross-machine slice boxing: concatenate (or add) on the source machine, then one CopyCommNet."""
+    from flowlab.compiler.boxing import build_sub_task_graph
+
+    g = _Graph()
+    build_sub_task_graph(g, _edge("S(0)", "S(0)", [(0, 0), (0, 1)], [(1, 0)]))
+    assert g.made == [("copy", "copy@0:0", ["s0", "s1"], "[0:4,0:2]", (4, 2)),
+                      ("comm", "comm(copy@0:0)"),
+                      ("copy", "copy@1:0", ["comm(copy@0:0)"], "[0:4,0:2]", (4, 2))]
+    g = _Graph()
+    build_sub_task_graph(g, _edge("P", "S(1)", [(0, 0), (0, 1), (1, 0)], [(1, 0), (1, 1)]))
+    adds = [m for m in g.made if m[0] == "add"]
+    assert adds[:3] == [("add", "add@0:0", ["s0", "s1"], "[0:4,0:1]", (4, 1)),  # machine 0's addends, added there
+                        ("add", "add@1:0", ["comm(add@0:0)", "s2"], "[0:4,0:1]", (4, 1)),
+                        ("add", "add@0:0", ["s0", "s1"], "[0:4,1:2]", (4, 1))]

@@ -1,7 +1,6 @@
 """SBP signatures of OneFlow's documented programs (oneflow-distributed.md §3.2-§3.4, §5), pinned.
 
-Multi-device jobs are compiled up to their job set (placement, passes, SBP inference); until the multi-device
-plan builder lands, the compile stops there with MultiDeviceNotCompiledError, which carries the job set.
+Multi-device jobs are compiled (placement, passes, SBP inference, then the multi-device Plan) and run.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ import numpy as np
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.compiler import MultiDeviceNotCompiledError
 from flowlab.ir import JobSet, from_json, to_json
 
 B, P = "B", "P"
@@ -21,10 +19,7 @@ S0, S1 = "S(0)", "S(1)"
 
 
 def job_set_of(call: Callable[[], Any]) -> JobSet:
-    try:
-        call()
-    except MultiDeviceNotCompiledError as err:
-        return err.job_set
+    call()
     return flow.default_session().job_set
 
 
@@ -137,3 +132,38 @@ def test_one_device_jobs_record_s0_everywhere_and_print_as_before():
         for op in job.ops:
             assert set(sig(job, op.name).values()) <= {S0}, (job.name, op.name)
     assert "sbp=" not in str(session.job_set)
+
+
+def test_hints_are_honoured_as_in_oneflows_boxing_test():
+    """OneFlow's test_boxing_v2.py programs: with_distribute picks each identity's SBP; reduce_sum over the split
+    axis gives P; get_variable(distribute=) fixes a variable's."""
+    flow.config.cpu_device_num(3)
+    split, broadcast = flow.distribute.split, flow.distribute.broadcast
+
+    @flow.global_function()
+    def boxing_job(x: tp.Numpy.Placeholder((6, 9))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            a = flow.identity(x.with_distribute(split(0)))
+            p = flow.math.reduce_sum(a, axis=0)  # S(0) summed over the split axis: a partial sum
+            w = flow.get_variable("w", shape=(6, 9), distribute=split(1))
+        with flow.scope.placement("cpu", "0:0-2"):
+            b = flow.identity(a.with_distribute(split(1)))  # S(0) on 2 devices -> S(1) on 3
+            c = flow.identity(p.with_distribute(broadcast()))  # P -> B
+            return b + w + c
+
+    job = job_set_of(lambda: boxing_job(np.zeros((6, 9), np.float32))).job("boxing_job")
+    assert sig(job, "identity_0") == {"in_0": S0, "out_0": S0}
+    assert sig(job, "reduce_sum_0") == {"input_tensor_0": S0, "output_tensor_0": P}
+    assert sig(job, "w") == {"out": S1}
+    assert sig(job, "identity_1") == {"in_0": S1, "out_0": S1}
+    assert sig(job, "identity_2") == {"in_0": B, "out_0": B}
+    assert str(job.sbp_hints["identity_1"]) == "{in_0: S(1)}"
+
+
+def test_model_io_ops_lie_with_their_variables():
+    job_set = mlp_train(flow.distribute.split(0))
+    init, save = job_set.job("System-ModelInit"), job_set.job("System-ModelSave")
+    assert str(init.op("System-ModelInit-dense2-weight").parallel_conf) == "cpu:0:0-1"
+    assert sig(init, "System-ModelInit-dense2-weight") == {"ref": S0}  # written in place, piece by piece
+    assert sig(save, "System-ModelSave-dense2-weight") == {"path": B, "ref": S0}  # every device gets the path
+    assert sig(save, "System-ModelSave-dense1-weight") == {"path": B, "ref": B}

@@ -2,7 +2,6 @@
 
 from .compile import (
     CompileResult,
-    MultiDeviceNotCompiledError,
     compile_job_set,
     compile_jobs,
 )
@@ -11,6 +10,6 @@ from .verify import check_plan
 from .verify_job import JobVerifyError, check_job
 
 __all__ = [
-    "CompileResult", "JobVerifyError", "MultiDeviceNotCompiledError", "PassRecord", "check_job", "check_plan",
+    "CompileResult", "JobVerifyError", "PassRecord", "check_job", "check_plan",
     "compile_job_set", "compile_jobs",
 ]

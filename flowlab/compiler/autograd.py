@@ -85,6 +85,8 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
     for lbn in loss_lbns:
         with placed_on(job.producer_of(lbn).parallel_conf):
             grads[lbn] = ones_like(builder.blob(lbn))
+        if job.producer_of(lbn).name in job.mirrored_op_names:
+            builder.mirrored_op_names.append(grads[lbn].op_name)
     for op in reversed(job.ops):
         if op.op_type == "variable" or not any(lbn in grads for lbn in op.output_lbns):
             continue
@@ -98,16 +100,26 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
                 f"{op.op_type!r} has no gradient rule"
             )
         ctx = GradCtx(builder, op, grads, needs)
+        first_new = len(builder.ops)
         with placed_on(op.parallel_conf):  # a gradient runs where its forward op runs
             rule(ctx)
             for lbn, blob in ctx.dx.items():
                 grads[lbn] = _accumulate(grads.get(lbn), blob)
+        if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too
+            builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:])
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 
 
 def loss_element_count(job: Job, loss_lbns: list[str]) -> int:
-    return sum(math.prod(job.blob_descs[lbn].shape) for lbn in loss_lbns)
+    """The element count the gradients are divided by; a mirrored loss has one piece per device, each of its
+    blob desc's shape, so its count is summed over the devices (OneFlow's DynamicLossInstanceNum)."""
+    count = 0
+    for lbn in loss_lbns:
+        producer = job.producer_of(lbn)
+        pieces = producer.parallel_conf.parallel_num if producer.name in job.mirrored_op_names else 1
+        count += math.prod(job.blob_descs[lbn].shape) * pieces
+    return count
 
 
 def generate_backward_and_optimizer(job: Job) -> Job:

@@ -17,8 +17,8 @@ One entry, ``build_sub_task_graph``, tries OneFlow's builders in OneFlow's order
 
 A register crossing machines goes through a CopyCommNet task on the receiving machine (``proxy``). Each
 decision is returned with its builder's name and a comment, for the debug-mode CSV log (OneFlow's
-``boxing/log/<job_id>.csv``). flowlab deviates in one place: across machines, slice boxing sends every piece
-to the destination machine instead of first concatenating or adding locally on the source machine.
+``boxing/log/<job_id>.csv``). Across machines, slice boxing first adds or concatenates each remote machine's
+pieces there and sends one blob, as OneFlow does.
 """
 
 from __future__ import annotations
@@ -29,9 +29,6 @@ from typing import Any, Protocol
 from ..errors import CompileError
 from ..ir import BlobDesc, OpConf, SbpParallel, split
 from .slices import Box, box_of, full_box
-
-BOXING_LOG_HEADER = ("src_op_name,dst_op_name,src_parallel_conf,dst_parallel_conf,src_sbp_conf,dst_sbp_conf,lbi,"
-                     "dtype,shape,builder,comment")
 
 
 class Node(Protocol):
@@ -67,6 +64,7 @@ class Edge:
     dst_is_interface: bool
 
     def log_row(self, builder: str, comment: str) -> str:
+        """One line of OneFlow's boxing log (columns in viz/dump.py's BOXING_LOG_HEADER)."""
         def conf(op: OpConf) -> str:
             tag = op.parallel_conf.device_tag.upper()
             return " ".join(f"{name.partition(':')[0]}:{tag}:{name.partition(':')[2]}"
@@ -196,6 +194,23 @@ def _slice_boxing(g: TaskGraph, e: Edge) -> BoxingDecision | None:
 
 def _gather(g: TaskGraph, e: Edge, kind: str, d: Node, pieces: list[tuple[Any, Box]], out: Box,
             view: tuple[int, ...], out_desc: BlobDesc) -> Any:
-    """A node on destination ``d``'s device reading ``pieces`` (each brought to its machine first)."""
-    inputs = [(g.proxy(s, d.machine_id), box) for s, box in pieces]
+    """A node on destination ``d``'s device reading ``pieces``. Pieces on another machine are first combined
+    there when there are several (added, or gathered into the part of ``out`` they hold: OneFlow's local
+    concatenation before a cross-machine send), so each remote machine sends one blob through CopyCommNet."""
+    inputs = []
+    machines: dict[int, list[tuple[Any, Box]]] = {}
+    for s, box in pieces:
+        machines.setdefault(s.machine_id, []).append((s, box))
+    for machine, group in machines.items():
+        if machine == d.machine_id or len(group) == 1:
+            inputs.extend((g.proxy(s, d.machine_id), box) for s, box in group)
+            continue
+        local = out
+        if kind == "copy":  # the pieces of one machine are consecutive slices: their hull, within ``out``
+            hull = Box(tuple((min(b.ranges[a][0] for _, b in group), max(b.ranges[a][1] for _, b in group))
+                             for a in range(len(view))))
+            local = hull.intersect(out) or out
+        node = g.boxing_node(kind, e, machine, group[0][0].device_id, group, local, view,
+                             BlobDesc(local.shape, e.desc.dtype))
+        inputs.append((g.proxy(node, d.machine_id), local))
     return g.boxing_node(kind, e, d.machine_id, d.device_id, inputs, out, view, out_desc)

@@ -6,12 +6,12 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..errors import CompileError
-from ..ir import Job, JobSet, Plan, SbpParallel
+from ..ir import Job, JobSet, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
+from .slices import logical_desc
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -37,21 +37,6 @@ class CompileResult:
     boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
 
 
-class MultiDeviceNotCompiledError(CompileError):
-    """Raised by no compile since the multi-device plan builder landed; kept so callers that caught it still
-    import (the compile now returns the Plan)."""
-
-    def __init__(self, message: str, job_set: JobSet, passes: tuple[PassRecord, ...]) -> None:
-        super().__init__(message)
-        self.job_set, self.passes = job_set, passes
-
-
-def _sbp(job: Job, op_name: str) -> SbpParallel | None:
-    """The SBP of a one-output op's blob, when the job records one (ops on several devices)."""
-    sig = job.sbp_signatures.get(op_name)
-    return None if sig is None else sig.bn_in_op2sbp_parallel.get("out")
-
-
 def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
     """The passes of every user job, then the system jobs with theirs (no main job, no plan)."""
     records: list[PassRecord] = []
@@ -62,24 +47,26 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         completed_user.append(job)
     system: list[Job] = []
     for job in completed_user:
+        # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces
+        # together (the pushed list concatenated, the pulled blob split back into the list ListNumpy returns).
         for name in job.input_op_names:
             op = job.op(name)
-            system.append(make_push_job(op, job.blob_descs[op.output_lbns[0]], _sbp(job, name)))
+            system.append(make_push_job(op, logical_desc(job, op.output_lbns[0])))
         for name in job.return_op_names:
             op = job.op(name)
-            system.append(make_pull_job(op, job.blob_descs[op.output_lbns[0]], _sbp(job, name)))
-    variables, var_descs, var_sbps, seen = [], {}, {}, set()
+            desc = logical_desc(job, op.output_lbns[0])
+            piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
+            parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
+            system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
+    variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:
             if op.op_type == "variable" and op.name not in seen:
                 seen.add(op.name)
                 variables.append(op)
                 var_descs[op.name] = job.blob_descs[op.output_lbns[0]]
-                sbp = _sbp(job, op.name)
-                if sbp is not None:
-                    var_sbps[op.name] = sbp
     if variables:
-        system.extend(make_model_io_jobs(variables, var_descs, var_sbps))
+        system.extend(make_model_io_jobs(variables, var_descs))
     # System jobs share interface blobs with user jobs, per device: their twins take the user jobs' SBP.
     forced = interface_sbp(completed_user)
     system_sbp = (SBP_PASS[0], functools.partial(infer_sbp_signatures, forced=forced))

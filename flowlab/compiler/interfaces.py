@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, BlobDesc, Job, OpConf
+from .slices import logical_desc
 
 ROLE_WORDS = {"variable": "a variable", "input": "an input (placeholder)", "return": "a return",
               "output": "an output"}
@@ -53,7 +54,7 @@ def check_interfaces(jobs: list[Job]) -> None:
                     other_job, other_role = owners[op.name]
                     _role_clash(op.name, other_job, other_role, job.name, role)
                 owners[op.name] = (job.name, role)
-            desc = job.blob_descs[op.output_lbns[0]]
+            desc = logical_desc(job, op.output_lbns[0])  # a mirrored blob: its pieces together
             placement = str(op.parallel_conf)
             if op.name not in seen:
                 seen[op.name] = (job.name, role, desc, placement)

@@ -1,9 +1,11 @@
-"""Compile every job into one Plan: a task per op, registers between them, memory, and the main job.
+"""Compile every job into one Plan: a task per op and device, boxing between devices and machines, registers,
+memory, and the main job.
 
-Follows OneFlow's CompileAndMergePlanOnMaster: per-job tasks and registers (data ``out``, control
-``out_ctrl``), ordering control edges along each job's compute chain, interface memory shared across jobs,
-one critical section per job, then the main job (WaitAndSendIds -> ReentrantLock -> Case -> one Tick per
-critical section -> Esac -> CallbackNotify) linked in place of each job's source tick (LinkMainPlan).
+Follows OneFlow's CompileAndMergePlanOnMaster: per-job tasks (one per device of the op's placement, with its
+parallel_ctx) and registers (data ``out`` holding physical blobs, control ``out_ctrl``), boxing sub-graphs where
+SBP or placement disagree (boxing.py), ordering control edges along each job's compute chain on each device,
+interface memory shared across jobs device by device, one critical section per job, then the main job
+(main_job.py) linked in place of each job's source tick (LinkMainPlan).
 """
 
 from __future__ import annotations
@@ -24,12 +26,14 @@ from ..ir import (
     TaskProto,
 )
 from ..ir.plan import encode_task_id
+from ..ir.sbp import input_bns
+from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .interfaces import check_interfaces
+from .main_job import make_main_job
 from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
-from .slices import Box, box_of, output_bn, physical_desc, sbp_of
-from .system_jobs import SystemJobBuilder
+from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
 
 TASK_TYPES = {
     "foreign_input": "ForeignInput",
@@ -43,11 +47,6 @@ TASK_TYPES = {
     "callback_notify": "CallbackNotify",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
-WAIT_BUFFER = "GlobalWaitJobId"
-CALLBACK_BUFFER = "CallbackNotifier"
-MAIN_JOB = "System-Main"
-
-
 TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
 BOXING_OPS = {"copy": ("slice_boxing_copy", "System-Boxing-BoxingCopy", "SliceBoxing"),
               "add": ("slice_boxing_add", "System-Boxing-BoxingAdd", "SliceBoxing"),
@@ -97,9 +96,8 @@ class _PlanBuilder:
     round-robin in creation order per job and machine (AllocateCpuThrdIdEvenly), boxing nodes by a separate
     round-robin (PickCpuThrdIdEvenly)."""
 
-    def __init__(self, cpu_device_num: int, jobs: list[Job]) -> None:
+    def __init__(self, cpu_device_num: int) -> None:
         self.cpu_device_num = cpu_device_num
-        self.jobs = jobs
         self.tasks: list[_Task] = []
         self.by_op: dict[tuple[int, str], list[_Task]] = {}
         self.regsts: list[_Regst] = []
@@ -110,6 +108,8 @@ class _PlanBuilder:
         self.proxies: dict[tuple[int, int], _Task] = {}
         self.edges: dict[tuple[int, str, str, str], BoxingDecision] = {}
         self.boxing_log: dict[int, list[str]] = {}
+        self.boxing_nodes = 0  # numbers the System-Boxing-* ops
+        self.ops: dict[tuple[int, str], OpConf] = {}  # (job_id, op name) -> op
 
     # -- tasks -------------------------------------------------------------------------------------
     def new_task(self, job_id: int, op: OpConf, task_type: str, machine: int, device: int, thrd: int,
@@ -156,6 +156,7 @@ class _PlanBuilder:
                     chain.append(task)
                 tasks.append(task)
             self.by_op[(job_id, op.name)] = tasks
+            self.ops[(job_id, op.name)] = op
 
     def regst(self, task: _Task, name: str, regst_type: str) -> _Regst:
         if name not in task.produced:
@@ -195,9 +196,10 @@ class _PlanBuilder:
         lbn = edge.lbn
         attrs = {"lbi": lbn, "view_shape": view_shape, "out_slice": out_box.ranges,
                  "in_slice": tuple(box.ranges for _, box in inputs)}
-        op = OpConf(f"{prefix}-{sum(t.task_type in ('SliceBoxing', 'BoxingZeros') for t in self.tasks)}", op_type,
+        op = OpConf(f"{prefix}-{self.boxing_nodes}", op_type,
                     {f"in_{i}": (lbn,) for i in range(len(inputs))}, {"out": (lbn,)}, attrs,
                     ParallelConf("cpu", (f"{machine_id}:{device_id}",)), created_by="boxing")
+        self.boxing_nodes += 1
         thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
         self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
         task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, thrd)
@@ -213,16 +215,20 @@ class _PlanBuilder:
             if tasks is None:
                 continue
             for lbn in op.output_lbns:
-                desc = job.blob_descs[lbn]
-                sbp = sbp_of(job, op, output_bn(lbn), desc)
+                desc = logical_desc(job, lbn)
+                sbp = sbp_of(job, op, _output_bn(lbn), desc)
                 for t in tasks:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
-            for arg, lbns in op.inputs.items():
-                for i, lbn in enumerate(lbns):
-                    decision = self.edge(job_id, job, op, f"{arg}_{i}", lbn)
-                    name = arg if tasks[0].task_type == "ReentrantLock" else "in"
-                    for t, node in zip(tasks, decision.nodes):
-                        t.consume(name, self.regst_holding(node, lbn))
+            args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
+            op_def = get_op_def(op.op_type)
+            writes_in_place = op.op_type in ("model_init", "model_load") or not (op.output_lbns or op_def.system)
+            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, op_def.system)):
+                decision = self.edge(job_id, job, op, bn, lbn)
+                if writes_in_place:
+                    self.check_in_place(job_id, job, op, bn, lbn, decision)
+                name = arg if tasks[0].task_type == "ReentrantLock" else "in"
+                for t, node in zip(tasks, decision.nodes):
+                    t.consume(name, self.regst_holding(node, lbn))
             for name in op.ctrl_in_op_names:
                 if name == SOURCE_TICK:
                     continue
@@ -240,19 +246,32 @@ class _PlanBuilder:
     def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str) -> BoxingDecision:
         """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``), building boxing once per
         consumer op, blob and SBP."""
-        desc = job.blob_descs[lbn]
+        desc = logical_desc(job, lbn)
         dst_sbp = sbp_of(job, dst_op, bn, desc)
         key = (job_id, dst_op.name, lbn, str(dst_sbp))
         if key not in self.edges:
-            src_op = job.producer_of(lbn)
+            src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
             src_tasks = tuple(self.by_op[(job_id, src_op.name)])
             edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, tuple(self.by_op[(job_id, dst_op.name)]),
-                        sbp_of(job, src_op, output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
+                        sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
             decision = build_sub_task_graph(self, edge)
             if len(edge.src_tasks) > 1 or len(edge.dst_tasks) > 1:
                 self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
             self.edges[key] = decision
         return self.edges[key]
+
+    def check_in_place(self, job_id: int, job: Job, op: OpConf, bn: str, lbn: str, decision: BoxingDecision) -> None:
+        """An op that updates a variable in place (an optimizer, assign, model init or load) must read the
+        variable's own registers: through boxing it would update a copy and the variable would never change."""
+        src = self.by_op[(job_id, lbn.rpartition("/")[0])]
+        if src[0].op.op_type != "variable" or all(n in src for n in decision.nodes):
+            return
+        desc = logical_desc(job, lbn)
+        raise CompileError(
+            f"op {op.name!r} ({op.op_type}) in job {job.name!r} updates variable {src[0].op.name!r} in place, but "
+            f"takes {bn!r} as {sbp_of(job, op, bn, desc)} on {op.parallel_conf} while the variable is "
+            f"{sbp_of(job, src[0].op, 'out', desc)} on {src[0].op.parallel_conf}; an in-place update needs the "
+            "variable's own placement and SBP (boxing would give it a copy)")
 
     def link_main(self, main_id: int, jobs: list[Job]) -> None:
         (esac,) = (t for t in self.tasks if t.job_id == main_id and t.task_type == "Esac")
@@ -268,14 +287,19 @@ class _PlanBuilder:
         lock.consume("end", esac.produced["out"])  # ConnectCriticalSectionEndToReentrantLockEnd
 
 
+def _output_bn(lbn: str) -> str:
+    """An output's bn_in_op: the blob part of its lbn (``out_0``; ``out`` for system ops), as ir.sbp.output_bns."""
+    return lbn.rpartition("/")[2]
+
+
 def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) -> OpConf:
-    """The op a device's task runs. Model init and load write a split variable in place: they draw the
-    logical value and keep their device's slice of it (OneFlow's check_point_v2 slice-assigns the same way)."""
-    if parallel_num == 1 or op.op_type not in ("model_init", "model_load"):
+    """The op a device's task runs. Model I/O on a split variable works on its device's slice of the logical value
+    (OneFlow's check_point_v2 slice-assigns the same way): the slice and the logical shape go in its attrs."""
+    if parallel_num == 1 or op.op_type not in ("model_init", "model_load", "model_save"):
         return op
     (lbn,) = op.inputs["ref"]
-    desc = job.blob_descs[lbn]
-    sbp = sbp_of(job, job.producer_of(lbn), output_bn(lbn), desc)
+    desc = logical_desc(job, lbn)
+    sbp = sbp_of(job, job.producer_of(lbn), _output_bn(lbn), desc)
     if not sbp.is_split:
         return op
     box = box_of(desc.shape, sbp, parallel_id, parallel_num)
@@ -287,24 +311,6 @@ def _regst_name(task: _Task, lbn: str) -> str:
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
 
 
-def make_main_job(jobs: list[Job]) -> Job:
-    interfaces = [set(job.interface_op_names) for job in jobs]
-    intersecting = tuple(
-        tuple(j for j in range(len(jobs)) if j != i and interfaces[i] & interfaces[j]) for i in range(len(jobs))
-    )
-    b = SystemJobBuilder(MAIN_JOB, "main")
-    wait = b.add("wait_and_send_ids", "System-Main-WaitAndSendIds_0",
-                 attrs={"wait_buffer_name": WAIT_BUFFER, "id_list": tuple((i,) for i in range(len(jobs)))})
-    lock = b.add("reentrant_lock", "System-Main-ReentrantLock_0", {"start": (wait,)},
-                 {"lock_id2intersecting_lock_ids": intersecting})
-    b.add("case", "System-Main-Case_0", {"in": (lock,)}, {"num_branches": len(jobs)})
-    for i, lbn in enumerate(b.ops[-1].outputs["out"]):
-        b.add("tick", f"System-Main-Tick_CriticalSection_{i}", {"in": (lbn,)}, {"critical_section_id": i})
-    esac = b.add("esac", "System-Main-Esac_0")
-    b.add("callback_notify", "System-Main-CallbackNotify_0", {"in": (esac,)}, {"callback_buffer_name": CALLBACK_BUFFER})
-    return b.build()
-
-
 def build_plan(jobs: list[Job], cpu_device_num: int = 1,
                boxing_log: dict[int, list[str]] | None = None) -> tuple[Job, Plan]:
     """Compile the (completed) jobs, in job_id order, and the main job made for them, into one Plan.
@@ -313,7 +319,7 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
     main = make_main_job(jobs)
     main_id = len(jobs)
     all_jobs = [*jobs, main]
-    pb = _PlanBuilder(cpu_device_num, all_jobs)
+    pb = _PlanBuilder(cpu_device_num)
     for job_id, job in enumerate(all_jobs):
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):

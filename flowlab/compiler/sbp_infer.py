@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..ir import Job, OpConf
-from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, input_bns, output_bns, split
+from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, balanced_split, input_bns, output_bns, split
 from ..ops.registry import get_op_def
 from ..ops.sbp_rules import SbpCtx
 
@@ -93,6 +93,7 @@ class _JobSbp:
         self.batch_axis: dict[str, int | None] = {}
         self.signatures: dict[str, SbpSignature] = {}
         self.decisions: dict[str, SbpDecision] = {}
+        self.placement = {op.name: op.parallel_conf for op in job.ops}
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
@@ -107,7 +108,41 @@ class _JobSbp:
         if op.name in self.forced and op.op_type in INTERFACE_OPS:  # a system job's twin of a user interface op
             hints["out"] = self.forced[op.name]
         producer = {bn: self.sbp.get(lbn, BROADCAST) for bn, lbn in ins}
+        if op.name in self.job.mirrored_op_names:
+            hints.update(self._mirrored_inputs(op, ins, producer))
+        else:
+            self._check_consistent_inputs(op, ins, producer)
         return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+
+    def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]],
+                                 producer: Mapping[str, SbpParallel]) -> None:
+        """A mirrored blob's desc is one device's piece: whole-shaped pieces (B, P) read as a consistent blob of
+        that shape, split ones do not (their whole is n pieces long), so a consistent op cannot take them."""
+        mirrored = set(self.job.mirrored_op_names)
+        for bn, lbn in ins:
+            name = lbn.rpartition("/")[0]
+            if name in mirrored and producer[bn].is_split and self.placement[name].parallel_num > 1:
+                raise SbpInferError(
+                    f"{_where(op)}consistent op {op.name!r} ({op.op_type}) takes mirrored blob {lbn!r}, whose pieces "
+                    f"lie {producer[bn]}: each device holds its own piece, not a slice of one blob of shape "
+                    f"{tuple(self.job.blob_descs[lbn].shape)}. Trace this op under flow.scope.mirrored_view() too.")
+
+    def _mirrored_inputs(self, op: OpConf, ins: list[tuple[str, str]], producer: Mapping[str, SbpParallel]
+                         ) -> dict[str, SbpParallel]:
+        """A mirrored op runs on each device's own pieces: a mirrored input lies as its producer made it; a
+        consistent one is cloned (B) or split (S(0)) into pieces, and nothing else converts
+        (OneFlow's FindOrCreateMirroredLbiFromCompatibleConsistentBlob)."""
+        out = {}
+        mirrored = set(self.job.mirrored_op_names)
+        for bn, lbn in ins:
+            sbp = producer[bn]
+            if lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0)):
+                raise SbpInferError(
+                    f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) takes consistent blob {lbn!r}, which lies "
+                    f"{sbp}: a mirrored op takes a consistent blob only if it is B (cloned to each device) or S(0) "
+                    "(split into per-device pieces); use flow.scope.consistent_view() for this op")
+            out[bn] = sbp
+        return out
 
     def infer(self, op: OpConf) -> None:
         ctx, ins, outs = self.ctx(op)
@@ -158,7 +193,8 @@ class _JobSbp:
             if mine == producer:
                 order -= 8
             desc = ctx.descs[bn]
-            cost += copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize)
+            # saturating, so "infinite" stays INT64_MAX however many inputs add to it
+            cost = min(cost + copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize), INT64_MAX)
         for bn, _lbn in outs:
             if axes[bn] is not None and cand[bn] == split(axes[bn]):
                 order -= 1
@@ -166,7 +202,7 @@ class _JobSbp:
         unmet = [bn for bn, want in ctx.hints.items() if cand.get(bn) != want]
         if unmet:
             excluded = "hint " + ", ".join(f"{bn}: {ctx.hints[bn]}" for bn in unmet)
-        else:
+        elif op.name not in self.job.mirrored_op_names:  # a mirrored blob desc is one device's piece
             excluded = _unsplittable(ctx, cand, n)
         return SbpCandidate(SbpSignature(cand), order, cost, excluded)
 
@@ -174,6 +210,11 @@ class _JobSbp:
         hinted = [c for c in scored if not (c.excluded or "").startswith("hint")]
         if not hinted:
             listed = "; ".join(str(c.signature) for c in scored)
+            if op.name in self.job.mirrored_op_names:
+                raise SbpInferError(
+                    f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) on {op.parallel_conf}: no signature of "
+                    f"{op.op_type} takes its inputs as they lie per device, {_sig_str(ctx.hints)}. Its signatures: "
+                    f"{listed}.")
             raise SbpInferError(
                 f"{_where(op)}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: the SBP hints "
                 f"{_sig_str(ctx.hints)} are incompatible: no signature of {op.op_type} has them. Its signatures: "
@@ -196,10 +237,15 @@ def _unsplittable(ctx: SbpCtx, cand: Mapping[str, SbpParallel], n: int) -> str |
     """OneFlow's CheckOpBlobSplitability: a split axis needs at least one row per device (balanced_split)."""
     for bn, sbp in cand.items():
         shape = ctx.descs[bn].shape
-        if sbp.is_split and (sbp.axis >= len(shape) or shape[sbp.axis] < n):
-            size = "has no such axis" if sbp.axis >= len(shape) else f"has {shape[sbp.axis]} rows there"
+        if not sbp.is_split:
+            continue
+        if sbp.axis >= len(shape):
+            return f"blob {bn!r} of shape {tuple(shape)} has no axis {sbp.axis} to split"
+        try:
+            balanced_split(shape[sbp.axis], n)  # the physical shapes the plan will give each device
+        except ValueError:
             return (f"blob {bn!r} of shape {tuple(shape)} cannot be split on axis {sbp.axis} over {n} devices "
-                    f"(it {size}; each device needs at least one)")
+                    f"(it has {shape[sbp.axis]} rows there; each device needs at least one)")
     return None
 
 
@@ -229,8 +275,17 @@ def infer_sbp_signatures(job: Job, forced: Mapping[str, SbpParallel] | None = No
 def interface_sbp(jobs: list[Job]) -> dict[str, SbpParallel]:
     """Interface op name -> the SBP of its blob, from the user jobs (what their system-job twins must have)."""
     out: dict[str, SbpParallel] = {}
+    holder: dict[str, str] = {}
     for job in jobs:
         for op in job.ops:
-            if op.op_type in INTERFACE_OPS and op.name in job.sbp_signatures:
-                out[op.name] = job.sbp_signatures[op.name]["out"]
+            if op.op_type not in INTERFACE_OPS or op.name not in job.sbp_signatures:
+                continue
+            sbp = job.sbp_signatures[op.name]["out"]
+            if op.name in out and out[op.name] != sbp and op.parallel_conf.parallel_num > 1:
+                raise SbpInferError(
+                    f"{_where(op)}interface blob {op.name!r} lies {out[op.name]} in job {holder[op.name]!r} but {sbp} "
+                    f"in job {job.name!r}; jobs share it per device, so they must agree (give both the same "
+                    "distribute= hint)")
+            out.setdefault(op.name, sbp)
+            holder.setdefault(op.name, job.name)
     return out

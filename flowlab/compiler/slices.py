@@ -1,10 +1,9 @@
-"""Where each device's piece of a logical blob lies: SBP lookups, physical blob descs and slice boxes.
+"""Where each device's piece of a logical blob lies: SBP lookups, logical and physical blob descs.
 
-OneFlow's ``TensorSliceView``: a box is one half-open range per axis of a *view shape* (the logical shape, or
-the flattened ``(elem_cnt,)`` when P->B boxing reduce-scatters a flattened blob). ``S(axis)`` on n devices gives
-device p the p-th part of ``balanced_split(dim, n)`` on that axis; ``B`` and ``P`` give every device the whole
-box (a ``P`` piece is a whole-shaped addend). A blob on one device is ``S(0)`` as in OneFlow
-(``InferSbpSignatureIf``), which is the whole blob, so one rule covers both.
+``S(axis)`` on n devices gives device p the p-th part of ``balanced_split(dim, n)`` on that axis (the slice
+boxes of ir/slice_box.py); ``B`` and ``P`` give every device the whole blob (a ``P`` piece is a whole-shaped
+addend). A blob on one device is ``S(0)`` as in OneFlow (``InferSbpSignatureIf``), which is the whole blob, so
+one rule covers both.
 """
 
 from __future__ import annotations
@@ -13,7 +12,8 @@ from ..errors import CompileError
 from ..ir import BROADCAST, BlobDesc, Job, OpConf, SbpParallel, split
 from ..ir.slice_box import Box, box_of, full_box
 
-__all__ = ["Box", "box_of", "full_box", "input_bns", "one_device_sbp", "output_bn", "physical_desc", "sbp_of"]
+__all__ = ["Box", "box_of", "full_box", "logical_desc", "one_device_sbp", "physical_desc", "sbp_of"]
+
 
 def physical_desc(desc: BlobDesc, sbp: SbpParallel, parallel_id: int, parallel_num: int) -> BlobDesc:
     """The blob a device holds of a logical blob (OneFlow's balanced splitter on a split axis)."""
@@ -22,14 +22,25 @@ def physical_desc(desc: BlobDesc, sbp: SbpParallel, parallel_id: int, parallel_n
     return BlobDesc(box_of(desc.shape, sbp, parallel_id, parallel_num).shape, desc.dtype, desc.is_dynamic)
 
 
-def input_bns(op: OpConf) -> list[tuple[str, str]]:
-    """(bn_in_op, lbn) for every input, with OneFlow's ``<arg>_<index>`` blob names."""
-    return [(f"{arg}_{i}", lbn) for arg, lbns in op.inputs.items() for i, lbn in enumerate(lbns)]
-
-
-def output_bn(lbn: str) -> str:
-    """An output's bn_in_op: the part of its lbn after the op name (``out_0`` for user ops, ``out`` for system)."""
-    return lbn.rpartition("/")[2]
+def logical_desc(job: Job, lbn: str) -> BlobDesc:
+    """The logical blob behind ``lbn``. A mirrored op's blob descs are one device's (h/sbp's mirrored view): its
+    S(axis) output over n devices is n such pieces, concatenated on that axis (OneFlow's mirrored blob seen
+    consistently). Every other blob's desc is its logical one."""
+    desc = job.blob_descs[lbn]
+    op_name, _, bn = lbn.rpartition("/")
+    if op_name not in job.mirrored_op_names:
+        return desc
+    op = job.op(op_name)
+    n = op.parallel_conf.parallel_num
+    if n == 1 and op.op_type == "return":  # a mirrored return on cpu 0:0 receives every device's piece
+        return logical_desc(job, op.input_lbns[0])
+    sig = job.sbp_signatures.get(op_name)
+    sbp = sig.bn_in_op2sbp_parallel.get(bn) if sig is not None else None
+    if n == 1 or sbp is None or not sbp.is_split:
+        return desc
+    shape = list(desc.shape)
+    shape[sbp.axis] *= n
+    return BlobDesc(tuple(shape), desc.dtype, desc.is_dynamic)
 
 
 def one_device_sbp(desc: BlobDesc) -> SbpParallel:
@@ -42,24 +53,22 @@ def sbp_of(job: Job, op: OpConf, bn: str, desc: BlobDesc) -> SbpParallel:
     n = op.parallel_conf.parallel_num
     if n == 1:
         return one_device_sbp(desc)
+    where = f" (created at {op.loc})" if op.loc else ""
     sig = job.sbp_signatures.get(op.name)
     if sig is None or bn not in sig.bn_in_op2sbp_parallel:
-        arg = bn.rpartition("_")[0]  # system ops may key a single input by its arg name ("in")
-        if sig is not None and arg in sig.bn_in_op2sbp_parallel:
-            return sig[arg]
         have = f"its signature is {sig}" if sig is not None else "the job records no SBP signature for it"
         raise CompileError(
-            f"op {op.name!r} ({op.op_type}) in job {job.name!r} runs on {n} devices ({op.parallel_conf}) but has no "
-            f"SBP for blob {bn!r}; {have}. Every op on several devices needs its signature in Job.sbp_signatures "
-            "(the SBP inference pass writes them)")
+            f"op {op.name!r} ({op.op_type}){where} in job {job.name!r} runs on {n} devices ({op.parallel_conf}) but "
+            f"has no SBP for blob {bn!r}; {have}. Every op on several devices needs its signature in "
+            "Job.sbp_signatures (the SBP inference pass writes them)")
     sbp = sig[bn]
     if sbp.is_split:
         if sbp.axis >= len(desc.shape):
-            raise CompileError(f"op {op.name!r} in job {job.name!r}: blob {bn!r} {desc} has no axis {sbp.axis} to "
-                               f"split ({sbp})")
+            raise CompileError(f"op {op.name!r}{where} in job {job.name!r}: blob {bn!r} {desc} has no axis "
+                               f"{sbp.axis} to split ({sbp})")
         if desc.shape[sbp.axis] < n:
             raise CompileError(
-                f"op {op.name!r} in job {job.name!r}: blob {bn!r} {desc} is split on axis {sbp.axis} of size "
+                f"op {op.name!r}{where} in job {job.name!r}: blob {bn!r} {desc} is split on axis {sbp.axis} of size "
                 f"{desc.shape[sbp.axis]} over {n} devices ({op.parallel_conf}); a split axis needs at least one row "
                 "per device")
     return sbp

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import BlobDesc, Job, OpConf, ParallelConf, SbpParallel, SbpSignature
+from ..ir import BlobDesc, Job, OpConf, ParallelConf
 from ..ops.registry import InferCtx, get_op_def
 
 PATH_CAPACITY = 4096  # bytes of the path blob the model-io jobs receive (NUL-padded UTF-8)
@@ -57,51 +57,46 @@ def pull_job_name(return_op_name: str) -> str:
     return f"System-Pull-{return_op_name}"
 
 
-def make_push_job(input_op: OpConf, desc: BlobDesc, sbp: SbpParallel | None = None) -> Job:
-    """ForeignInput -> an output op named exactly like the user job's input op, on its placement and with its
-    SBP (``sbp``: the user job's, needed when it spans several devices): the plan builder's boxing then
-    scatters the whole pushed batch over the devices, one slice copy per device."""
+def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
+    """ForeignInput -> an output op named exactly like the user job's input op, on its placement (with its SBP,
+    which the SBP pass forces): the plan builder's boxing scatters the pushed batch, one slice copy per device."""
     name = push_job_name(input_op.name)
     b = SystemJobBuilder(name, "push")
     attrs = {"shape": desc.shape, "dtype": desc.dtype, "ofblob_buffer_name": foreign_input_buffer(name)}
     lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
     b.add("output", input_op.name, {"in": (lbn,)}, placement=input_op.parallel_conf)  # same placement
-    sigs = {} if sbp is None else {input_op.name: SbpSignature({"in_0": sbp, "out": sbp})}
-    return b.build(sbp_signatures=sigs)
+    return b.build()
 
 
-def make_pull_job(return_op: OpConf, desc: BlobDesc, sbp: SbpParallel | None = None) -> Job:
+def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0) -> Job:
     """An input op named like the user job's return op (its placement and SBP) -> ForeignOutput on 0:0, which
-    receives the whole blob (boxing gathers the devices' pieces)."""
+    receives the whole blob (boxing gathers the devices' pieces); ``mirrored_parts``: a mirrored return, handed
+    back as that many pieces (one per device)."""
     name = pull_job_name(return_op.name)
     b = SystemJobBuilder(name, "pull")
     lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
                 placement=return_op.parallel_conf)
-    b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)},
-          {"ofblob_buffer_name": foreign_output_buffer(name)})
-    sigs = {} if sbp is None else {return_op.name: SbpSignature({"out": sbp})}
-    return b.build(sbp_signatures=sigs)
+    attrs = {"ofblob_buffer_name": foreign_output_buffer(name)}
+    if mirrored_parts:
+        attrs["mirrored_parts"] = mirrored_parts
+    b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)}, attrs)
+    return b.build()
 
 
 MODEL_IO_JOBS = {"init": "System-ModelInit", "load": "System-ModelLoad", "save": "System-ModelSave"}
 
 
-def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc],
-                       sbps: dict[str, SbpParallel] | None = None) -> list[Job]:
+def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> list[Job]:
     """One job each to initialize, load and save every variable, in place in the variable's shared memory.
 
     Init needs nothing from outside; load and save take a path through a ForeignInput. The per-variable ops are
     chained by control edges, as OneFlow chains its model_*_v2 ops with ticks, so they run one at a time.
-    Init and load write each device's copy of a variable in place, so they run on the variable's placement
-    (``sbps``: the SBP of each variable on several devices); save runs once, on 0:0, reading the whole value.
+    They run on the variable's placement, each device's task on its own piece (a split variable's save writes
+    its slice into the one ``out`` file; a broadcast one is saved by the first device).
     """
-    from ..ir import BROADCAST
-
-    sbps = sbps or {}
     jobs = []
     for kind, name in MODEL_IO_JOBS.items():
         b = SystemJobBuilder(name, "model_io")
-        sigs: dict[str, SbpSignature] = {}
         path_lbn = None
         if kind != "init":
             attrs = {"shape": (PATH_CAPACITY,), "dtype": "uint8", "ofblob_buffer_name": foreign_input_buffer(name)}
@@ -111,18 +106,13 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc],
             ref = b.add("variable", var.name, attrs=dict(var.attrs), placement=var.parallel_conf)
             op_name = f"{name}-{var.name}"
             init = {"initializer": var.attrs["initializer"], "random_seed": var.attrs["random_seed"]}
-            in_place = None if kind == "save" else var.parallel_conf
+            # beside the variable (OneFlow's MakeModelIoV2Jobs), so each device's piece is read or written in place
             if kind == "init":
-                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=in_place)
+                b.add("model_init", op_name, {"ref": (ref,)}, init, ctrl_in=previous, placement=var.parallel_conf)
             else:  # load initializes a variable missing from the checkpoint exactly as init would
                 attrs = {"variable_name": var.name, **(init if kind == "load" else {})}
                 b.add(f"model_{kind}", op_name, {"path": (path_lbn,), "ref": (ref,)}, attrs, ctrl_in=previous,
-                      placement=in_place)
-            sbp = sbps.get(var.name)
-            if sbp is not None:
-                sigs[var.name] = SbpSignature({"out": sbp})
-                if in_place is not None:
-                    sigs[op_name] = SbpSignature({"ref_0": sbp, **({"path_0": BROADCAST} if path_lbn else {})})
+                      placement=var.parallel_conf)
             previous = (op_name,)
-        jobs.append(b.build(sbp_signatures=sigs))
+        jobs.append(b.build())
     return jobs

@@ -1,14 +1,17 @@
-"""Plan verifier: one producer per register, consistent consumers, no overlapping live memory, acyclic."""
+"""Plan verifier: one producer per register, consistent consumers, no overlapping live memory, acyclic, and
+registers that cross devices or machines only where boxing or a copy makes them right (verify_devices.py)."""
 
 from __future__ import annotations
 
 from ..errors import CompileError
-from ..ir import Plan
+from ..ir import JobSet, Plan
 from .memory import lifetimes_overlap
+from .verify_devices import check_devices
 
 
-def check_plan(plan: Plan) -> None:
-    """Raise CompileError describing the first broken invariant."""
+def check_plan(plan: Plan, job_set: JobSet | None = None) -> None:
+    """Raise CompileError describing the first broken invariant. ``job_set`` (the compiled jobs, logical
+    shapes and SBP signatures): also check every task's physical blob shapes against its SBP."""
     tasks = {t.task_id: t for t in plan.tasks}
     producers: dict[int, int] = {}
     for t in plan.tasks:
@@ -26,6 +29,7 @@ def check_plan(plan: Plan) -> None:
             if t.task_id not in regsts[rid].consumer_task_ids:
                 raise CompileError(f"task {t.name} consumes regst {rid} but is not among its consumers")
     _check_memory(plan, tasks)
+    check_devices(plan, job_set)
     successors: dict[int, list[int]] = {task_id: [] for task_id in tasks}
     for t in plan.tasks:
         for name, ids in t.consumed_regst_desc_id.items():

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import BlobDesc, DType, Job, OpConf
+from ..ir.sbp import input_bns, output_bns
+from ..ops.registry import get_op_def
 
 _SHOWN = 20
 
@@ -46,9 +48,28 @@ def _problems(job: Job) -> list[tuple[OpConf | None, str]]:
             producer[lbn] = op.name
             problems.extend((op, p) for p in _desc_problems(lbn, job.blob_descs.get(lbn)))
         defined_ops.add(op.name)
-    for label, names in (("input_op_names", job.input_op_names), ("return_op_names", job.return_op_names)):
+    for label, names in (("input_op_names", job.input_op_names), ("return_op_names", job.return_op_names),
+                         ("mirrored_op_names", job.mirrored_op_names)):
         problems.extend((None, f"{label} names {n!r}, which is not an op of the job") for n in names
                         if n not in all_ops)
+    return problems + _sbp_problems(job, all_ops)
+
+
+def _sbp_problems(job: Job, all_ops: set[str]) -> list[tuple[OpConf | None, str]]:
+    """A recorded signature (or hint) belongs to an op of the job, and a signature names exactly its blobs: the
+    plan builder reads them per blob."""
+    problems: list[tuple[OpConf | None, str]] = []
+    for label, table in (("sbp_signatures", job.sbp_signatures), ("sbp_hints", job.sbp_hints)):
+        problems.extend((None, f"{label} has a signature for {name!r}, which is not an op of the job")
+                        for name in table if name not in all_ops)
+    for op in job.ops:
+        if op.name not in job.sbp_signatures:
+            continue
+        system = get_op_def(op.op_type).system
+        bns = sorted(bn for bn, _ in (*input_bns(op.inputs, system), *output_bns(op.outputs)))
+        named = sorted(job.sbp_signatures[op.name].bn_in_op2sbp_parallel)
+        if named != bns:
+            problems.append((op, f"its SBP signature names blobs {named}; the op has {bns}"))
     return problems
 
 

@@ -35,6 +35,7 @@ class JobBuilder:
         # inference (compiler/sbp_infer.py) completes these into every op's signature
         self.sbp_hints: dict[str, dict[str, SbpParallel]] = {}
         self.mirrored_op_names: list[str] = []  # ops added under the mirrored view
+        self.default_view = "consistent"  # FunctionConfig.default_logical_view
         self._name_counts: dict[str, int] = {}
         self._names: set[str] = set()
         # Interface names generated so far in the session (name -> job); shared by the session's InterfaceCounter.
@@ -145,6 +146,9 @@ class JobBuilder:
                  if blob.distribute is not None}
         if hints:
             self.sbp_hints[op_name] = hints
+        if (self.creator == "user" and op_type not in _ALWAYS_CONSISTENT
+                and scope.current_view(self.default_view) == "mirrored"):
+            self.mirrored_op_names.append(op_name)
         self.ops.append(op)
         self._names.add(op_name)
         return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
@@ -172,6 +176,10 @@ class JobBuilder:
             sbp_hints={name: SbpSignature(hints) for name, hints in self.sbp_hints.items() if hints},
             mirrored_op_names=tuple(self.mirrored_op_names),
         )
+
+
+# Variables are consistent in every view (OneFlow's get_variable); the trace decides for inputs and returns.
+_ALWAYS_CONSISTENT = frozenset({"variable", "input", "return"})
 
 
 def _where(loc: str | None) -> str:

@@ -14,10 +14,11 @@ from typing import Any
 from ..errors import SessionStateError
 from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
+from ..typing import MirroredTensorDef
 from .blob import LazyBlob
 from .builder import JobBuilder, _builders, building
 from .function_config import FunctionConfig
-from .scope import PlacementScope, default_parallel_conf
+from .scope import LogicalView, PlacementScope, default_parallel_conf
 from .signature import JobSignature, flatten_returned, parse_signature
 
 JOB_TYPES = ("predict", "train")
@@ -41,6 +42,11 @@ class FunctionDesc:
     # The session the decorator registered this function with, held weakly (an old handle must not keep a
     # cleared session's runtime alive); tells "replaced in this session" from "registered in a cleared one".
     session_ref: Callable[[], Any] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def device_count(self) -> int:
+        """Devices of the job's default placement: how many pieces a ListNumpy argument has."""
+        return _default_placement(self.config).parallel_num
 
     @property
     def job_name(self) -> str:
@@ -157,6 +163,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     }
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
+    builder.default_view = _default_view(cfg)
     with building(builder):
         args: list[LazyBlob] = []
         for _param, tdef in desc.signature.params:
@@ -165,6 +172,8 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             (blob,) = builder.add_op("input", attrs=attrs, name=op_name, scoped=False, loc=desc.loc)
             counter.generated[op_name] = desc.job_name
             builder.input_op_names.append(op_name)
+            if isinstance(tdef, MirroredTensorDef):  # a ListNumpy placeholder: one piece per device
+                builder.mirrored_op_names.append(op_name)
             args.append(blob)
         returned = desc.job_func(*args)
         blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)
@@ -173,6 +182,8 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             op_name = counter.next_name("Return", builder)
             placement = ParallelConf("cpu", ("0:0",)) if cfg.get("allow_cpu_return_op") else None
             builder.add_op("return", {"in": [blob]}, name=op_name, scoped=False, placement=placement, loc=desc.loc)
+            if blob.op_name in builder.mirrored_op_names:  # returned per device: tp.ListNumpy
+                builder.mirrored_op_names.append(op_name)
             counter.generated[op_name] = desc.job_name
             names.append(op_name)
         builder.return_op_names.extend(names)
@@ -182,6 +193,16 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     desc.input_op_names = tuple(builder.input_op_names)
     desc.launch_names = ()  # derived from the names above, which this session may number differently
     return builder.build(), builder
+
+
+def _default_view(cfg: FunctionConfig) -> str:
+    view = cfg.get("default_logical_view") or cfg.get("default_distribute_strategy")
+    if view is None:
+        return "consistent"
+    if isinstance(view, LogicalView):
+        return view.name
+    raise TypeError(f"default_logical_view takes flow.scope.consistent_view() or flow.scope.mirrored_view(); "
+                    f"got {view!r}")
 
 
 def _default_placement(cfg: FunctionConfig) -> ParallelConf:

@@ -39,8 +39,8 @@ FIELDS: dict[str, ConfigField] = {
     for f in (
         _f("default_data_type", DType, None, "the dtype of get_variable and constant when none is given"),
         _f("default_placement_scope", object, None, "the placement of ops outside any flow.scope.placement"),
-        _f("default_logical_view", object, None),  # flowlab has the consistent view only
-        _f("default_distribute_strategy", object, None),
+        _f("default_logical_view", object, None, "the job's view: flow.scope.mirrored_view() marks its ops mirrored"),
+        _f("default_distribute_strategy", object, None, "OneFlow's older name of default_logical_view"),
         _f("allow_cpu_return_op", bool, True, "return ops on cpu 0:0 whatever the default placement"),
         _f("enable_reuse_mem", bool, True, "registers of a job's compute chain share reused memory blocks"),
         _f("enable_inplace", bool, True),
@@ -82,8 +82,6 @@ FIELDS: dict[str, ConfigField] = {
     )
 }
 _WHY_NOT = {  # what to do instead, where flowlab offers it
-    "default_logical_view": "flowlab has the consistent view only",
-    "default_distribute_strategy": "flowlab has the consistent view only",
     "train.primary_lr": "the learning rate comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
     "train.secondary_lr": "the learning rate comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
     "train.model_update_conf": "the update rule comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",

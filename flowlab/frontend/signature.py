@@ -158,14 +158,18 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
 def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any:
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
-        return arrays[structure]
+        value = arrays[structure]
+        return np.concatenate(value) if type(value) is list else value  # a mirrored return's pieces together
     list_leaf = _has_kind(spec, "list_numpy")
 
     def build(node: Any) -> Any:
         if node is None:
             return None
-        if isinstance(node, int):
-            return [arrays[node]] if list_leaf else arrays[node]
+        if isinstance(node, int):  # a mirrored return was pulled as its devices' pieces already
+            value = arrays[node]
+            if list_leaf:
+                return value if isinstance(value, list) else [value]
+            return np.concatenate(value) if isinstance(value, list) else value  # tp.Numpy: the pieces together
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         return type(node)(build(v) for v in node)
@@ -177,7 +181,9 @@ def _has_kind(spec: ReturnSpec, kind: str) -> bool:
     return spec.kind == kind or any(_has_kind(c, kind) for c in spec.children)
 
 
-def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[np.ndarray]:
+def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any], devices: int = 1) -> list[Any]:
+    """One array per parameter; a ListNumpy placeholder takes one array per device of the job's default
+    placement (``devices``): its single array on one device, the list of pieces (device order) on several."""
     """Validate call arguments against the placeholders; return C-contiguous arrays to push."""
     specs = sig.array_specs
     if specs is not None and not kwargs and len(args) == len(specs):  # the common call: exactly these arrays
@@ -206,12 +212,15 @@ def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any
     for name, tdef in sig.params:
         value = values[name]
         if isinstance(tdef, tp.MirroredTensorDef):
-            if not isinstance(value, (list, tuple)) or len(value) != 1:
+            if not isinstance(value, (list, tuple)) or len(value) != devices:
+                got = f"a list of {len(value)}" if isinstance(value, (list, tuple)) else type(value).__name__
                 raise JobArgumentError(
                     f"{sig.job_name}(): argument {name!r} is a ListNumpy placeholder: expected a list with one "
-                    f"ndarray per device (flowlab runs on 1 device); got {type(value).__name__}"
+                    f"ndarray per device ({devices} device(s)); got {got}"
                 )
-            value = value[0]
+            pieces = [_check_array(sig.job_name, f"{name}[{i}]", tdef, v) for i, v in enumerate(value)]
+            arrays.append(pieces[0] if devices == 1 else pieces)
+            continue
         arrays.append(_check_array(sig.job_name, name, tdef, value))
     return arrays
 

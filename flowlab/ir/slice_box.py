@@ -7,16 +7,16 @@ reduce-scatters a flattened blob. ``S(axis)`` on n devices gives device p the p-
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .sbp import SbpParallel, balanced_split
 
 Range = tuple[int, int]
 
 
-@dataclass(frozen=True)
-class Box:
-    """A slice of a view shape: ``ranges[axis] = (lo, hi)``."""
+class Box(NamedTuple):
+    """A slice of a view shape: ``ranges[axis] = (lo, hi)``. A working value of the plan builder and the boxing
+    kernels (a Plan stores the ranges themselves, in the boxing ops' ``out_slice``/``in_slice`` attrs)."""
 
     ranges: tuple[Range, ...]
 

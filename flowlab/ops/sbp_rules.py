@@ -97,6 +97,13 @@ def pass_through(ctx: SbpCtx) -> list[Signature]:
     return [sig]
 
 
+def model_io_rule(ctx: SbpCtx) -> list[Signature]:
+    """model_init/load/save: the variable (``ref``) as it lies, in place; the checkpoint path whole (B)."""
+    sig = {bn: BROADCAST for bn in ctx.bns("path")}
+    sig.update({bn: ctx.producer_sbp.get(bn, BROADCAST) for bn in ctx.bns("ref")})
+    return [sig]
+
+
 # -- interface ops ------------------------------------------------------------------------------------------
 def input_rule(ctx: SbpCtx) -> list[Signature]:
     """Input: S(split_axis) where the placeholder's split axis is its batch axis; B without one (OneFlow's

@@ -9,7 +9,15 @@ from __future__ import annotations
 from ..ir import BlobDesc
 from ..ir.dtype import as_dtype, int32
 from .registry import REQUIRED, InferCtx, OpDef, register_op
-from .sbp_rules import broadcast_only, input_rule, output_rule, pass_through, return_rule, variable_rule
+from .sbp_rules import (
+    broadcast_only,
+    input_rule,
+    model_io_rule,
+    output_rule,
+    pass_through,
+    return_rule,
+    variable_rule,
+)
 
 
 def _from_attrs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -47,7 +55,7 @@ SYSTEM_OP_DEFS = (
     # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
     OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True,
           sbp=broadcast_only),
-    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED}, system=True,
+    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED, "mirrored_parts": 0}, system=True,
           sbp=broadcast_only),  # the whole blob goes back to Python
     # Ticks (control only: they produce no data).
     OpDef("source_tick", (), (), _nothing, system=True, sbp=broadcast_only),
@@ -64,19 +72,17 @@ SYSTEM_OP_DEFS = (
           sbp=broadcast_only),
     # Model I/O (the System-Model* jobs): they write or read a variable's memory in place ("ref").
     OpDef("model_init", ("ref",), (), _nothing, {"initializer": REQUIRED, "random_seed": 0}, system=True,
-          sbp=pass_through),
+          sbp=model_io_rule),
     # model_load initializes a variable the checkpoint lacks, as OneFlow's ModelLoad kernel does.
     OpDef("model_load", ("path", "ref"), (), _nothing,
-          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=pass_through),
-    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=pass_through),
+          {"variable_name": REQUIRED, "initializer": REQUIRED, "random_seed": 0}, system=True, sbp=model_io_rule),
+    OpDef("model_save", ("path", "ref"), (), _nothing, {"variable_name": REQUIRED}, system=True, sbp=model_io_rule),
     # Boxing (built by the plan builder, never traced): slice copies and adds between devices' pieces of a blob,
-    # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k.
-    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True,
-          sbp=broadcast_only),  # one device each; never in a job, so never inferred
-    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True,
-          sbp=broadcast_only),  # one device each; never in a job, so never inferred
-    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True,
-          sbp=broadcast_only),  # one device each; never in a job, so never inferred
+    # zero addends, and the copy of a register to another machine. Their inputs are in_0..in_k; they never appear
+    # in a job, so their SBP rule is never asked.
+    OpDef("slice_boxing_copy", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
+    OpDef("slice_boxing_add", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
+    OpDef("boxing_zeros", ("in",), ("out",), _same_as_in, _BOXING, system=True, sbp=broadcast_only),
     OpDef("copy_comm_net", ("in",), ("out",), _same_as_in, {"src_machine_id": REQUIRED}, system=True,
           sbp=broadcast_only),
 )

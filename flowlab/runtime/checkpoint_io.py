@@ -96,6 +96,28 @@ def save_variable(root: Path, name: str, value: np.ndarray) -> None:
     (directory / META_FILE).write_text(meta_text(value.shape, from_numpy(value.dtype)))
 
 
+def save_variable_slice(root: Path, name: str, piece: np.ndarray, shape: tuple[int, ...],
+                        index: tuple[slice, ...]) -> None:
+    """One device's slice ``index`` of a variable of logical ``shape`` split over devices, written into the
+    variable's one ``out`` file. The file is made full size without truncating (the devices' tasks may write in
+    any order, or at once), so every slice lands where a whole save would put it."""
+    directory = variable_dir(root, name)
+    directory.mkdir(parents=True, exist_ok=True)
+    dtype = piece.dtype.newbyteorder("<")
+    nbytes = int(np.prod(shape)) * dtype.itemsize
+    fd = os.open(directory / DATA_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        if os.fstat(fd).st_size < nbytes:
+            os.ftruncate(fd, nbytes)
+    finally:
+        os.close(fd)
+    whole = np.memmap(directory / DATA_FILE, dtype=dtype, mode="r+", shape=shape)
+    whole[index] = piece
+    whole.flush()
+    del whole
+    (directory / META_FILE).write_text(meta_text(shape, from_numpy(piece.dtype)))
+
+
 def check_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) -> Path | None:
     """The ``out`` file of variable ``name`` once its meta, size and location are checked; None when the
     checkpoint has no ``out`` for it (OneFlow's ``SnapshotReader::HasKey`` is false)."""

@@ -32,18 +32,25 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
         def foreign_input(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            instance = buffer.popleft()
-            np.copyto(outs[0], instance.push_array.reshape(outs[0].shape), casting="no")
+            array = _pushed(buffer.popleft().push_array)
+            np.copyto(outs[0], array.reshape(outs[0].shape), casting="no")
 
         return fusable(foreign_input, lambda ins, outs: _fused_push(buffer, outs[0]))
     if kind == "foreign_output":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
-        def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            buffer.popleft().pull(ins[0].copy())
+        parts = op.attrs.get("mirrored_parts", 0)
 
-        return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.popleft().pull(a)))
+        def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' pieces
+            buffer.popleft().pull(np.split(array, parts) if parts else array)
+
+        def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+            deliver(ins[0].copy())
+
+        return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], deliver))
     if kind == "foreign_watch":
+        if parallel_id > 0:  # it watches the whole blob (B) on every device: the first device hands it over
+            return None
         buffer, uuid = rt.buffer(WATCH_BUFFER), op.attrs["handler_uuid"]
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
@@ -72,13 +79,13 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         return model_init
     if kind == "model_load":
-        if _ref_part(op) is not None:
-            raise NotImplementedError(f"{op.name}: loading a variable split over devices is not supported yet")
-        return _model_load_kernel(op.attrs["variable_name"], op.attrs["initializer"], op.attrs["random_seed"])
+        return _model_load_kernel(op.attrs["variable_name"], op.attrs["initializer"], op.attrs["random_seed"],
+                                  _ref_part(op))
     if kind == "model_save":
-        if parallel_id > 0:  # a broadcast variable: every device holds the same value; the first one saves it
+        part = _ref_part(op)
+        if part is None and parallel_id > 0:  # a broadcast variable: every device holds it; the first saves it
             return None
-        return _model_save_kernel(op.attrs["variable_name"])
+        return _model_save_kernel(op.attrs["variable_name"], part)
     raise KeyError(f"system op type {kind!r} has no runtime kernel")
 
 
@@ -87,6 +94,11 @@ def _ref_part(op: OpConf) -> tuple[tuple[int, ...], tuple[slice, ...]] | None:
     if "ref_slice" not in op.attrs:
         return None
     return tuple(op.attrs["logical_shape"]), tuple(slice(lo, hi) for lo, hi in op.attrs["ref_slice"])
+
+
+def _pushed(value: Any) -> np.ndarray:
+    """A pushed value: an array, or a mirrored placeholder's pieces (one per device), which lie concatenated."""
+    return np.concatenate(value) if isinstance(value, (list, tuple)) else value
 
 
 def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
@@ -108,7 +120,8 @@ def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
     """The push copy inside a fused segment: the launched instance's array is the segment's argument."""
     from ..kernels.numba_cpu.array import _copy_flat
 
-    return FusedCall(_copy_flat, (External(lambda: buffer.popleft().push_array, np.empty(out.shape, out.dtype)), out))
+    pushed = External(lambda: _pushed(buffer.popleft().push_array), np.empty(out.shape, out.dtype))
+    return FusedCall(_copy_flat, (pushed, out))
 
 
 def _fused_copy_out(blob: np.ndarray, deliver: Callable[[np.ndarray], None]) -> FusedCall:
@@ -130,25 +143,33 @@ def decode_path(blob: np.ndarray) -> Path:
     return Path(bytes(blob).rstrip(b"\0").decode("utf-8"))
 
 
-def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: int) -> Kernel:
+def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: int,
+                       part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> Kernel:
     """OneFlow's ModelLoad kernel: read the variable, or initialize it when the checkpoint has no ``out`` for it
-    (the session has checked every file and warned before launching the job)."""
+    (the session has checked every file and warned before launching the job). ``part``: a variable split over
+    devices reads (or draws) its logical value and keeps this device's slice."""
     from ..ops.initializers import initialize
     from .checkpoint_io import check_variable, read_data
 
     def model_load(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
         path, ref = decode_path(ins[0]), ins[1]
         dtype = _dtype_of(ref)
-        out = check_variable(path, variable_name, ref.shape, dtype)
-        ref[...] = initialize(initializer, ref.shape, dtype, seed) if out is None else read_data(out, ref.shape, dtype)
+        shape = ref.shape if part is None else part[0]
+        out = check_variable(path, variable_name, shape, dtype)
+        value = initialize(initializer, shape, dtype, seed) if out is None else read_data(out, shape, dtype)
+        ref[...] = value if part is None else value[part[1]]
 
     return model_load
 
 
-def _model_save_kernel(variable_name: str) -> Kernel:
-    from .checkpoint_io import save_variable
+def _model_save_kernel(variable_name: str, part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> Kernel:
+    """``part``: a variable split over devices; each device writes its slice into the variable's ``out``."""
+    from .checkpoint_io import save_variable, save_variable_slice
 
     def model_save(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-        save_variable(decode_path(ins[0]), variable_name, ins[1])
+        if part is None:
+            save_variable(decode_path(ins[0]), variable_name, ins[1])
+        else:
+            save_variable_slice(decode_path(ins[0]), variable_name, ins[1], part[0], part[1])
 
     return model_save

@@ -8,6 +8,7 @@ object store. The Plan does not change: only the transport a Runtime is given.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
@@ -20,6 +21,10 @@ class Transport(ABC):
     def __init__(self) -> None:
         self.messages = 0
         self.bytes_moved = 0
+        self._lock = threading.Lock()  # each machine's CommNet thread may send at once (parallel run mode)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self.messages} registers, {self.bytes_moved} bytes moved>"
 
     @abstractmethod
     def send(self, blobs: Sequence[np.ndarray], from_machine: int, to_machine: int,
@@ -28,8 +33,10 @@ class Transport(ABC):
         ``into`` on ``to_machine`` (same shapes and dtypes, in order); returns once they are there."""
 
     def _count(self, blobs: Sequence[np.ndarray]) -> None:
-        self.messages += 1
-        self.bytes_moved += sum(b.nbytes for b in blobs)
+        nbytes = sum(b.nbytes for b in blobs)
+        with self._lock:
+            self.messages += 1
+            self.bytes_moved += nbytes
 
 
 class InProcessTransport(Transport):

@@ -10,6 +10,7 @@ Under ``./log/<hostname>/`` (OneFlow's ``flow.env.log_dir``), or ``root`` when g
 ``dot/merged_plan.dot``               the Plan as DOT (``PlanUtil::ToDotFile``)
 ``dot/optimized_job<job_id>.dot``     each job as DOT
 ``passes.txt``                        the recorded passes (when the session has them)
+``boxing/log/<job_id>.csv``           each job's boxing decisions (OneFlow's BoxingLogger), jobs with any
 ====================================  ==================================================
 """
 
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import socket
 import warnings
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +52,12 @@ def critical_section_text(plan: Plan) -> str:
     return "\n".join(lines) + "\n"
 
 
-def debug_files(job_set: JobSet, plan: Plan, passes: Any = ()) -> dict[str, str]:
+BOXING_LOG_HEADER = ("src_op_name,dst_op_name,src_parallel_conf,dst_parallel_conf,src_sbp_conf,dst_sbp_conf,lbi,"
+                     "dtype,shape,builder,comment")
+
+
+def debug_files(job_set: JobSet, plan: Plan, passes: Any = (),
+                boxing_log: Mapping[int, Sequence[str]] | None = None) -> dict[str, str]:
     """Relative path -> text of every debug file (pure; :func:`dump_debug_files` writes them)."""
     files = {
         "job_set.txt": str(job_set) + "\n",
@@ -65,6 +72,8 @@ def debug_files(job_set: JobSet, plan: Plan, passes: Any = ()) -> dict[str, str]
         files[f"dot/optimized_job{job_id}.dot"] = job_to_dot(job)
     if passes:
         files["passes.txt"] = "\n".join(str(p) for p in passes) + "\n"
+    for job_id, rows in (boxing_log or {}).items():
+        files[f"boxing/log/{job_id}.csv"] = "\n".join([BOXING_LOG_HEADER, *rows]) + "\n"
     return files
 
 
@@ -74,7 +83,9 @@ def dump_debug_files(session: Any, root: str | Path | None = None) -> Path:
     A file that cannot be written gives a warning, not an error: debug output must not stop a session.
     """
     directory = Path(root) if root is not None else default_log_dir()
-    files = debug_files(session.job_set, session.plan, getattr(session, "passes", ()))
+    compiled = getattr(session, "compiled", None)
+    files = debug_files(session.job_set, session.plan, getattr(session, "passes", ()),
+                        getattr(compiled, "boxing_log", None))
     failed = []
     for rel, text in files.items():
         path = directory / rel

@@ -1,0 +1,122 @@
+"""Every candidate signature of every op is exact: cut the logical inputs into the physical pieces a candidate
+names (split by OneFlow's balanced splitter, broadcast copies, partial-sum addends), run the op's reference
+kernel on each device's pieces, and the pieces of the outputs (and of the inputs it updates in place) put back
+together by the candidate's output SBP equal the kernel run on the logical blobs (NumPy reference kernels)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from flowlab.ir import BlobDesc, OpConf
+from flowlab.ir.dtype import from_numpy
+from flowlab.ir.sbp import SbpParallel, balanced_split, input_bns, output_bns
+from flowlab.kernels.registry import make_kernel
+from flowlab.ops.registry import InferCtx, get_op_def, registered_op_types
+from flowlab.ops.sbp_rules import SbpCtx
+
+from .ops.op_samples import SAMPLES, sample
+
+RANDOM = {"dropout"}  # draws a mask: a slice's mask is not the slice of the whole blob's
+RNG = np.random.default_rng(11)
+
+
+def _op(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict[str, Any]
+        ) -> tuple[OpConf, dict[str, BlobDesc], dict[str, list[BlobDesc]]]:
+    op_def = get_op_def(op_type)
+    full = {**op_def.attrs, **attrs}
+    in_descs = {arg: tuple(BlobDesc(a.shape, from_numpy(a.dtype)) for a in arrays) for arg, arrays in inputs.items()}
+    out_descs = op_def.infer(InferCtx("t", op_type, in_descs, full))
+    inputs = {arg: inputs[arg] for arg in op_def.inputs if arg in inputs}  # kernel order, as the builder does
+    out_descs = {arg: out_descs[arg] for arg in op_def.outputs if arg in out_descs}
+    op = OpConf("t", op_type, {arg: tuple(f"x{arg}/out_{i}" for i in range(len(v))) for arg, v in inputs.items()},
+                {arg: tuple(f"t/{arg}_{i}" for i in range(len(d))) for arg, d in out_descs.items()}, full)
+    descs = {}
+    for (bn, _), desc in zip(input_bns(op.inputs, False), [d for arg in op.inputs for d in in_descs[arg]]):
+        descs[bn] = desc
+    for (bn, _), desc in zip(output_bns(op.outputs), [d for arg in op.outputs for d in out_descs[arg]]):
+        descs[bn] = desc
+    return op, descs, out_descs
+
+
+def _pieces(x: np.ndarray, sbp: SbpParallel, n: int) -> list[np.ndarray]:
+    if sbp.is_broadcast:
+        return [x.copy() for _ in range(n)]
+    if sbp.is_partial_sum:
+        if x.dtype.kind == "f":
+            parts = [RNG.uniform(-1, 1, x.shape).astype(x.dtype) for _ in range(n - 1)]
+        else:
+            parts = [RNG.integers(-3, 4, x.shape).astype(x.dtype) for _ in range(n - 1)]
+        return [*parts, (x - sum(parts)).astype(x.dtype)]
+    bounds = np.cumsum((0, *balanced_split(x.shape[sbp.axis], n)))
+    return [np.ascontiguousarray(np.take(x, range(lo, hi), axis=sbp.axis)) for lo, hi in zip(bounds, bounds[1:])]
+
+
+def _whole(pieces: list[np.ndarray], sbp: SbpParallel, what: str) -> np.ndarray:
+    if sbp.is_split:
+        return np.concatenate(pieces, axis=sbp.axis)
+    if sbp.is_partial_sum:
+        return sum(pieces[1:], pieces[0].copy())
+    for p in pieces[1:]:
+        np.testing.assert_allclose(p, pieces[0], rtol=1e-9, atol=1e-12, err_msg=f"{what}: B pieces differ")
+    return pieces[0]
+
+
+def _run(op: OpConf, descs: dict[str, BlobDesc], arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run the reference kernel; return every bn's array afterwards (outputs, and inputs as updated)."""
+    ins, outs = input_bns(op.inputs, False), output_bns(op.outputs)
+    in_arrays = [np.ascontiguousarray(arrays[bn]) for bn, _ in ins]
+    out_arrays = [np.full(descs[bn].shape, 7, descs[bn].dtype.np) for bn, _ in outs]
+    kernel = make_kernel(op, [BlobDesc(a.shape, descs[bn].dtype) for a, (bn, _) in zip(in_arrays, ins)],
+                         [BlobDesc(a.shape, descs[bn].dtype) for a, (bn, _) in zip(out_arrays, outs)], "reference")
+    kernel(in_arrays, out_arrays)
+    return {bn: a for (bn, _), a in zip((*ins, *outs), (*in_arrays, *out_arrays))}
+
+
+def _physical_desc(desc: BlobDesc, sbp: SbpParallel, n: int, i: int) -> BlobDesc:
+    if not sbp.is_split:
+        return desc
+    shape = list(desc.shape)
+    shape[sbp.axis] = balanced_split(shape[sbp.axis], n)[i]
+    return BlobDesc(tuple(shape), desc.dtype)
+
+
+def user_op_types() -> list[str]:
+    return [t for t in registered_op_types() if not get_op_def(t).system and t not in RANDOM]
+
+
+def test_the_samples_cover_every_user_op():
+    assert set(user_op_types()) <= set(SAMPLES)
+
+
+@pytest.mark.parametrize("op_type", user_op_types())
+def test_every_candidate_is_exact(op_type):
+    inputs, attrs = sample(op_type, np.float64)
+    op, descs, _ = _op(op_type, inputs, attrs)
+    arg_bns = {arg: tuple(bn for bn, lbn in (*input_bns(op.inputs, False), *output_bns(op.outputs))
+                          if lbn in (op.inputs.get(arg) or op.outputs.get(arg) or ()))
+               for arg in (*op.inputs, *op.outputs)}
+    ctx = SbpCtx(op, arg_bns, descs)
+    logical_in = {bn: a for (bn, _), a in zip(input_bns(op.inputs, False),
+                                              [a for arg in op.inputs for a in inputs[arg]])}
+    expected = _run(op, descs, {bn: a.copy() for bn, a in logical_in.items()})
+    checked = 0
+    for cand in get_op_def(op_type).sbp(ctx):
+        assert set(cand) == set(descs), f"{op_type}: candidate {cand} does not name every blob {sorted(descs)}"
+        for n in (2, 3):
+            if any(s.is_split and descs[bn].shape[s.axis] < n for bn, s in cand.items()):
+                continue
+            pieces = {bn: _pieces(a, cand[bn], n) for bn, a in logical_in.items()}
+            results = []
+            for i in range(n):
+                dev_descs = {bn: _physical_desc(d, cand[bn], n, i) for bn, d in descs.items()}
+                results.append(_run(op, dev_descs, {bn: p[i] for bn, p in pieces.items()}))
+            for bn, want in expected.items():
+                got = _whole([r[bn] for r in results], cand[bn], f"{op_type} {bn}")
+                np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9,
+                                           err_msg=f"{op_type} candidate {cand} on {n} devices: {bn} differs")
+            checked += 1
+    if get_op_def(op_type).sbp(ctx):
+        assert checked, f"{op_type}: no candidate could be checked on the sample's shapes"
