@@ -86,8 +86,8 @@ class Debugger:
             for name, array in _variable_arrays(self.runtime).items():
                 if name in live:
                     array[...] = live[name]
-            if hasattr(self.runtime, "load_variables"):  # the replicas on the other machines
-                self.runtime.load_variables(live)
+            if hasattr(self.runtime, "load_variables"):  # the pieces on the other machines' processes
+                self.runtime.load_variables(self.session.variables())
         self.timeline_entries: list[TimelineEntry] = []
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)
         self._t0 = time.perf_counter()

@@ -145,18 +145,14 @@ class MachineHost:
         actor = self.rt.peek()
         return None if actor is None else (actor.actor_id, actor.name)
 
-    def load_variables(self, values: dict[str, Any]) -> int:
-        """Copy the session's variable values into this machine's replicas (those of the same shape)."""
-        done = 0
-        for actor in self.rt.actors.values():
-            op = actor.task.exec_sequence[0]
-            if op.op_type == "variable" and op.name in values:
-                regst_id = next(iter(actor.writable))
-                array = self.rt.regsts[regst_id][0].blobs[op.output_lbns[0]]
-                if array.shape == values[op.name].shape:
-                    array[...] = values[op.name]
-                    done += 1
-        return done
+    def variable_registers(self) -> dict[int, dict[str, Any]]:
+        """The registers of this machine's variables (regst id -> lbn -> array), for the driver to read."""
+        return {rid: dict(self.rt.regsts[rid][0].blobs) for rid in _variable_regsts(self.rt)}
+
+    def set_registers(self, values: dict[int, dict[str, Any]]) -> None:
+        for rid, blobs in values.items():
+            for lbn, value in blobs.items():
+                self.rt.regsts[rid][0].blobs[lbn][...] = value
 
     def actor_rows(self) -> list[tuple[int, str, str, str | None]]:
         """(task id, name, state, why blocked) of every actor here."""
@@ -164,6 +160,11 @@ class MachineHost:
 
     def blobs(self, regst_id: int, index: int = 0) -> dict[str, Any]:
         return {lbn: a.copy() for lbn, a in self.rt.regsts[regst_id][index].blobs.items()}
+
+
+def _variable_regsts(rt: Runtime) -> list[int]:
+    return [next(iter(a.writable)) for a in rt.actors.values()
+            if a.task.exec_sequence and a.task.exec_sequence[0].op_type == "variable" and not a.task.is_boxing]
 
 
 def fault_report(machine: int, err: BaseException) -> dict[str, Any]:

@@ -165,6 +165,18 @@ class RayRuntime(Runtime):
             except Exception:  # already gone
                 pass
 
+    def fetch_variables(self) -> None:
+        """Copy the other machines' variable registers into this process's (which ``session.variables()`` reads:
+        a split variable's pieces live on several machines)."""
+        if self.stopped or not self.hosts:
+            return
+        machines = list(self.hosts)
+        fetched = self._ray.get([self.hosts[m].variable_registers.remote() for m in machines], timeout=self.stall_s)
+        for registers in fetched:
+            for rid, blobs in registers.items():
+                for lbn, value in blobs.items():
+                    self.regsts[rid][0].blobs[lbn][...] = value
+
     def counters(self) -> dict[int, dict[str, Any]]:
         """Registers and bytes each machine shipped to others, and its acts."""
         out: dict[int, dict[str, Any]] = {0: {"messages": self.link.messages, "bytes": self.link.bytes,

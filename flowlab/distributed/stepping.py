@@ -127,7 +127,15 @@ class SteppingRayRuntime(RayRuntime):
             if self.step(False) is None:
                 raise MachineError("no machine can act, but the call has not finished:\n" + self.describe_blocked())
 
-    def load_variables(self, values: dict[str, Any]) -> None:
-        """Give every machine the session's variable values (each replica of a broadcast variable)."""
-        self._ray.get([h.load_variables.remote(values) for h in self.hosts.values()], timeout=self.stall_s)
-
+    def load_variables(self, pieces: dict[str, Any]) -> None:
+        """Give every machine the session's variable values: each task's own piece (``session.variables()``)."""
+        per_machine: dict[int, dict[int, dict[str, Any]]] = {}
+        for task in self.plan.tasks:
+            op = task.exec_sequence[0] if task.exec_sequence else None
+            if task.machine_id == 0 or op is None or op.op_type != "variable" or task.is_boxing:
+                continue
+            if op.name in pieces:
+                rid = next(iter(task.produced_regst_desc.values())).regst_desc_id
+                value = pieces[op.name].arrays[max(task.parallel_id, 0)]
+                per_machine.setdefault(task.machine_id, {})[rid] = {op.output_lbns[0]: value}
+        self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)

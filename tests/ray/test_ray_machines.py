@@ -39,3 +39,13 @@ def test_data_parallel_mlp_on_two_ray_machines_gives_the_one_device_results(two_
     counters = session.runtime.counters()
     assert counters[0]["messages"] > 0 and counters[1]["messages"] > 0
     assert_same(got, want)
+
+
+def test_mixed_parallel_mlp_on_two_ray_machines_gives_the_one_device_results(two_machines):
+    """The docs' mixed_parallel_mlp.py: dense2's weight split over the machines (model_distribute=split(0)), so
+    half of it lives only on machine 1; get_all_variables gathers it from there."""
+    want = one_device_reference(flow.distribute.split(0))
+    flow.env.machine(["127.0.0.1", "127.0.0.2"])
+    flow.env.ray(two_machines)
+    got = run(mlp_train(["0:0", "1:0"], flow.distribute.split(0)))
+    assert_same(got, want)
