@@ -158,8 +158,6 @@ class MachineHost:
         """(task id, name, state, why blocked) of every actor here."""
         return [(a.actor_id, a.name, a.state, a.blocked_reason()) for a in self.rt.actors.values()]
 
-    def blobs(self, regst_id: int, index: int = 0) -> dict[str, Any]:
-        return {lbn: a.copy() for lbn, a in self.rt.regsts[regst_id][index].blobs.items()}
 
 
 def _variable_regsts(rt: Runtime) -> list[int]:

@@ -165,6 +165,20 @@ class RayRuntime(Runtime):
             except Exception:  # already gone
                 pass
 
+    def describe_blocked(self) -> str:
+        """Why this machine's actors wait, then every other machine's (asked with a short timeout)."""
+        lines = [super().describe_blocked()]
+        if not self.stopped:
+            for m, host in self.hosts.items():
+                try:
+                    rows = self._ray.get(host.actor_rows.remote(), timeout=5)
+                except Exception as err:  # a dead or stuck machine says so instead
+                    lines.append(f"  {self.machine_name(m)}: no answer ({type(err).__name__})")
+                    continue
+                lines += [f"  {name} ({self.machine_name(m)}): {why}" for _, name, state, why in rows
+                          if why and why != "done" and "waiting for a job" not in why]
+        return "\n".join(lines)
+
     def fetch_variables(self) -> None:
         """Copy the other machines' variable registers into this process's (which ``session.variables()`` reads:
         a split variable's pieces live on several machines)."""

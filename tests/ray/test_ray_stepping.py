@@ -48,6 +48,11 @@ def test_stepping_two_ray_machines_is_deterministic_and_shows_registers_in_fligh
     comm = [e for e in trace if e["ph"] == "X" and e["cat"] == "CopyCommNet"]
     assert {e["pid"] for e in comm} == {0, 1}  # register traffic in both directions is in the trace
 
+    dbg.restart()
+    for _ in range(5):
+        dbg.step()
+    assert "(machine 1 (127.0.0.2)): waiting for register" in dbg.runtime.describe_blocked()  # both machines' actors
+
     dbg.restart()  # the same order again (a prefix: each remote act is a Ray round trip)
     again = []
     for _ in range(60):
