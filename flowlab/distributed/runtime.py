@@ -23,6 +23,7 @@ from .cluster import import_ray, remote_classes
 from .wiring import Inbox, Link, localize
 
 START_TIMEOUT_S = 120.0  # host actors start and compile their kernels (Numba's cache makes it seconds)
+CLOSE_S = 10.0  # closing waits at most this long for the other machines to wind down, then stops them
 POLL_S = 2.0  # the Mailbox's wait: returns at once when a batch arrives; a fault ends the wait through its watch
 
 
@@ -141,6 +142,7 @@ class RayRuntime(Runtime):
         """EORD across machines: the hosts close when told, then this machine's actors wind down."""
         if self.stopped:
             return
+        self.stall_s = min(self.stall_s, CLOSE_S)
         try:
             for m, host in self.hosts.items():
                 host.deliver.remote((0, self.link.seq[m], [("close",)]))
