@@ -11,6 +11,7 @@ import enum
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ class Session:
         self.traced_jobs: dict[str, Job] = {}  # user jobs as traced, before any pass
         self.compiled: CompileResult | None = None
         self.runtime: Runtime | None = None
+        self._stepping_runtimes: weakref.WeakSet[Any] = weakref.WeakSet()  # flow.debug's runtimes on Ray
         self.compile_seconds = 0.0
         self.watch_handlers: dict[str, Any] = {}
         self.partial_jobs: dict[str, Job] = {}
@@ -136,7 +138,9 @@ class Session:
             from .distributed.stepping import SteppingRayRuntime
 
             connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
-            return SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
+            runtime = SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
+            self._stepping_runtimes.add(runtime)  # their machine actors stop when the session closes
+            return runtime
         return Runtime(self.plan)
 
     def init_variables(self) -> None:
@@ -313,6 +317,8 @@ class Session:
                 stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
                 if stop is not None:
                     stop()
+                for runtime in list(self._stepping_runtimes):
+                    runtime.shutdown()
 
     # -- what the session holds ----------------------------------------------------------------------
     def _compiled(self) -> CompileResult:

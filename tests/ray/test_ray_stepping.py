@@ -60,3 +60,8 @@ def test_stepping_two_ray_machines_is_deterministic_and_shows_registers_in_fligh
         task = (dbg.runtime.actors.get(event.actor_id) or dbg.runtime.remote_actors[event.actor_id]).task
         again.append((task.machine_id, event.actor_name))
     assert again == order[:60]
+
+    host = dbg.runtime.hosts[1]
+    flow.clear_default_session()  # the debugger's machine actors stop with the session
+    with pytest.raises(ray.exceptions.RayActorError):
+        ray.get(host.counters.remote(), timeout=30)
