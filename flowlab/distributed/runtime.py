@@ -193,6 +193,19 @@ class RayRuntime(Runtime):
                 for lbn, value in blobs.items():
                     self.regsts[rid][0].blobs[lbn][...] = value
 
+    def push_variables(self) -> None:
+        """Send this process's copies of the other machines' variable registers to them (after
+        ``flow.load_variables`` wrote every piece here)."""
+        if self.stopped or not self.hosts:
+            return
+        per_machine: dict[int, dict[int, dict[str, np.ndarray]]] = {}
+        for actor in self.remote_actors.values():  # type: ignore[attr-defined]
+            op = actor.task.exec_sequence[0] if actor.task.exec_sequence else None
+            if op is not None and op.op_type == "variable" and not actor.task.is_boxing:
+                rid = next(iter(actor.writable))
+                per_machine.setdefault(actor.task.machine_id, {})[rid] = dict(self.regsts[rid][0].blobs)
+        self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)
+
     def counters(self) -> dict[int, dict[str, Any]]:
         """Registers and bytes each machine shipped to others, and its acts."""
         out: dict[int, dict[str, Any]] = {0: {"messages": self.link.messages, "bytes": self.link.bytes,

@@ -49,3 +49,6 @@ def test_mixed_parallel_mlp_on_two_ray_machines_gives_the_one_device_results(two
     flow.env.ray(two_machines)
     got = run(mlp_train(["0:0", "1:0"], flow.distribute.split(0)))
     assert_same(got, want)
+    value = np.arange(np.prod(want[1]["dense2-weight"].shape), dtype=np.float32).reshape(want[1]["dense2-weight"].shape)
+    flow.load_variables({"dense2-weight": value})  # half of it goes to machine 1
+    np.testing.assert_array_equal(flow.get_all_variables()["dense2-weight"], value)
