@@ -29,6 +29,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/mlp_vs_torch.py  # 1 and 2 threads side by side (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/plan_svg.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/ray_machines.py  # two Ray nodes on this box (the distributed extra)
 
 lab: $(STAMP)
 	$(PY) -m pip install -q jupyterlab anywidget ipywidgets
