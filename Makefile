@@ -17,7 +17,7 @@ LAB_FLAGS := --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) $(if $(filter 0,$(U
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,e2e]'
+	$(PY) -m pip install -q -e '.[test,e2e,distributed]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -38,6 +38,7 @@ bench: $(STAMP)
 	$(PY) benchmarks/mlp_vs_torch.py  # 1 and 2 threads side by side (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/plan_svg.py
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/ray_machines.py  # two Ray nodes on this box (the distributed extra)
 
 $(LAB_STAMP): $(STAMP)
 	$(PY) -m pip install -q jupyterlab anywidget ipywidgets

@@ -45,8 +45,19 @@ def _port(port: Any, what: str) -> int:
     return port
 
 
+def ray(address: str | None = None) -> None:
+    """Run the machines of ``flow.env.machine`` on a Ray cluster (the ``distributed`` extra): ``address`` names a
+    running cluster (``"127.0.0.1:6379"``, ``"ray://host:10001"``, ``"auto"``) whose node for Plan machine ``i``
+    was started with the custom resource ``machine<i>``; None starts a local one-node cluster with every
+    ``machine<i>`` resource. Machine 0 runs in this process (push, pull and main jobs, as OneFlow's master), every
+    other machine in a Ray actor pinned to its resource. Set before the session starts."""
+    if address is not None and (not isinstance(address, str) or not address):
+        raise ValueError(f"flow.env.ray takes a cluster address string or None (start a local one); got {address!r}")
+    ENV.ray, ENV.ray_address = True, address
+
+
 def machine_num() -> int:
     return ENV.machine_num
 
 
-__all__: Sequence[str] = ["ctrl_port", "data_port", "machine", "machine_num"]
+__all__: Sequence[str] = ["ctrl_port", "data_port", "machine", "machine_num", "ray"]

@@ -59,5 +59,10 @@ def kernel_error(plan: Plan, actor: Actor, err: Exception) -> KernelError:
     """The error for a kernel that raised while ``actor`` acted: the op, where the user created it, its job."""
     op = actor.task.exec_sequence[0]
     where = f" (created at {op.loc})" if op.loc else ""
-    return KernelError(f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
-                       f"{plan.job_names[actor.task.job_id]!r} raised {type(err).__name__}: {err}")
+    job = plan.job_names[actor.task.job_id]
+    error = KernelError(f"the kernel of op {op.name!r} ({op.op_type}){where} in job "
+                        f"{job!r} raised {type(err).__name__}: {err}")
+    # Where it happened, for a caller in another process (flowlab.distributed names the machine as well).
+    error.task_name, error.op_name, error.job_name = actor.task.name, op.name, job  # type: ignore[attr-defined]
+    error.machine_id = actor.task.machine_id  # type: ignore[attr-defined]
+    return error

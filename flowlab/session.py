@@ -11,6 +11,7 @@ import enum
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ class Session:
         self.traced_jobs: dict[str, Job] = {}  # user jobs as traced, before any pass
         self.compiled: CompileResult | None = None
         self.runtime: Runtime | None = None
+        self._stepping_runtimes: weakref.WeakSet[Any] = weakref.WeakSet()  # flow.debug's runtimes on Ray
         self.compile_seconds = 0.0
         self.watch_handlers: dict[str, Any] = {}
         self.partial_jobs: dict[str, Job] = {}
@@ -112,9 +114,36 @@ class Session:
         (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
         attach here."""
         plan = self.plan
+        if scope.ENV.ray and len({t.machine_id for t in plan.tasks}) > 1:
+            return self._start_ray_runtime(arenas)
         runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
         replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
         return runtime
+
+    def _start_ray_runtime(self, arenas: dict[int, np.ndarray] | None) -> Runtime:
+        """Machine 0 here, the other machines in Ray actors (flowlab.distributed, imported only here). After a
+        cancelled call (``arenas`` given) the other machines' state cannot be put back: the runtime refuses calls
+        until the session is cleared. No replay layer: it captures the acts of one process."""
+        from . import distributed
+
+        if arenas is not None:
+            return distributed.StoppedRuntime(self.plan, arenas=arenas)
+        machine_num = max(t.machine_id for t in self.plan.tasks) + 1
+        distributed.connect(scope.ENV.ray_address, machine_num)
+        return distributed.RayRuntime(self.plan, addresses=scope.ENV.machines)
+
+    def debug_runtime(self) -> Runtime:
+        """A fresh runtime over the Plan for ``flow.debug`` to step: in-process, or on the session's Ray machines
+        in one deterministic order (flowlab.distributed.stepping)."""
+        if scope.ENV.ray and len({t.machine_id for t in self.plan.tasks}) > 1:
+            from .distributed import connect
+            from .distributed.stepping import SteppingRayRuntime
+
+            connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
+            runtime = SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
+            self._stepping_runtimes.add(runtime)  # their machine actors stop when the session closes
+            return runtime
+        return Runtime(self.plan)
 
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
@@ -287,6 +316,11 @@ class Session:
                     self.runtime.close()
             finally:
                 self.status = SessionStatus.CLOSED
+                stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
+                if stop is not None:
+                    stop()
+                for runtime in list(self._stepping_runtimes):
+                    runtime.shutdown()
 
     # -- what the session holds ----------------------------------------------------------------------
     def _compiled(self) -> CompileResult:
@@ -316,6 +350,9 @@ class Session:
         """Every variable's pieces on the devices of its placement (one array on one device)."""
         if self.runtime is None:
             return {}
+        fetch = getattr(self.runtime, "fetch_variables", None)  # pieces on other machines' processes
+        if fetch is not None:
+            fetch()
         return variable_pieces(self.runtime)
 
     def __repr__(self) -> str:

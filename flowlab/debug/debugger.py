@@ -62,12 +62,17 @@ class Debugger:
     # -- life cycle --------------------------------------------------------------------------------
     def restart(self) -> None:
         """Start the call again from its first act, with the session's current variable values."""
-        self.runtime = Runtime(self.plan)
+        old = getattr(self, "runtime", None)
+        if old is not None and hasattr(old, "shutdown"):  # machines in other processes (flowlab.distributed)
+            old.shutdown()
+        self.runtime = self.session.debug_runtime()
         with self.session.lock:  # the values between two calls, even while other threads call jobs
             live = self.session.variable_arrays()
             for name, array in _variable_arrays(self.runtime).items():
                 if name in live:
                     _assign(array, live[name])
+            if hasattr(self.runtime, "load_variables"):  # the pieces on the other machines' processes
+                self.runtime.load_variables(self.session.variables())
         self.timeline_entries: list[TimelineEntry] = []
         self.recorder = Recorder(self.plan, self.runtime, self.qualified)
         self.injections: list[tuple[int, str]] = []  # (seq before which, lbn)

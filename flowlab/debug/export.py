@@ -63,7 +63,8 @@ def trace_events(dbg: Debugger) -> dict[str, Any]:
     events = []
     for entry in dbg.timeline_entries:
         e = entry.event
-        task = dbg.runtime.actors[e.actor_id].task
+        actor = dbg.runtime.actors.get(e.actor_id) or getattr(dbg.runtime, "remote_actors", {})[e.actor_id]
+        task = actor.task  # an actor on another (Ray) machine is known to the stepping runtime as remote
         events.append({
             "name": e.actor_name, "cat": e.task_type, "ph": "X", "pid": task.machine_id, "tid": task.thrd_id,
             "ts": entry.start_s * 1e6, "dur": max(entry.duration_s * 1e6, 0.001),
@@ -71,6 +72,8 @@ def trace_events(dbg: Debugger) -> dict[str, Any]:
                      "read": [f"r{r}" for r, _ in e.read], "written": [f"r{r}" for r, _ in e.written]},
         })
     lanes = {(t.machine_id, t.thrd_id): _lane_name(t) for t in dbg.plan.tasks}
-    meta = [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": lanes[(m, t)]}}
-            for m, t in sorted(lanes)]
+    meta = [{"name": "process_name", "ph": "M", "pid": m, "args": {"name": f"machine {m}"}}
+            for m in sorted({m for m, _ in lanes})]  # one process per machine
+    meta += [{"name": "thread_name", "ph": "M", "pid": m, "tid": t, "args": {"name": lanes[(m, t)]}}
+             for m, t in sorted(lanes)]
     return {"traceEvents": meta + events, "displayTimeUnit": "ms"}

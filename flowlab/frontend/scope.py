@@ -27,6 +27,8 @@ class EnvConfig:
     machines: tuple[str, ...] = ()  # flow.env.machine: one address per machine; machine id = index, 0 the master
     ctrl_port: int | None = None
     data_port: int | None = None
+    ray: bool = False  # flow.env.ray: run the machines on a Ray cluster (flowlab.distributed)
+    ray_address: str | None = None  # that cluster's address; None: start a local one
 
     @property
     def machine_num(self) -> int:

@@ -1,0 +1,239 @@
+"""Machine 0 in the user's process, the other machines in Ray actors: ``RayRuntime`` is the Session's Runtime.
+
+The driver runs machine 0's actors (push, pull, main jobs and machine 0's compute, as OneFlow's master does);
+``MachineHost`` actors run the others. A call launches its job instances here, acts locally until nothing is
+ready, hands what it sent to the other machines to Ray (fire-and-forget), and waits for the first of: batches
+from other machines (through the Mailbox), a host failing, a host dying. ``stepping=True`` (the debugger) instead
+orders every act and every delivery from the driver: see ``stepping.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+import numpy as np
+
+from ..errors import FlowlabError
+from ..ir import Plan
+from ..runtime.job_instance import JobInstance
+from ..runtime.runtime import Runtime, RuntimeIdle
+from .cluster import import_ray, remote_classes
+from .wiring import Inbox, Link, localize
+
+START_TIMEOUT_S = 120.0  # host actors start and compile their kernels (Numba's cache makes it seconds)
+CLOSE_S = 10.0  # closing waits at most this long for the other machines to wind down, then stops them
+POLL_S = 2.0  # the Mailbox's wait: returns at once when a batch arrives; a fault ends the wait through its watch
+
+
+class MachineError(FlowlabError, RuntimeError):
+    """A machine of a multi-machine run failed or died; the call is cancelled and the other machines stopped."""
+
+
+class RayRuntime(Runtime):
+    def __init__(self, plan: Plan, kernel_impl: str | None = None, arenas: dict[int, np.ndarray] | None = None,
+                 addresses: tuple[str, ...] = (), stepping: bool = False) -> None:
+        super().__init__(plan, kernel_impl, arenas=arenas)
+        self.link = Link(0)
+        localize(self, 0, self.link)
+        self.inbox = Inbox(self)
+        self.addresses = addresses
+        self.stepping = stepping
+        self.stall_s = float(os.environ.get("FLOWLAB_MACHINE_TIMEOUT", "60"))
+        self.machines = sorted({t.machine_id for t in plan.tasks if t.machine_id != 0})
+        self.hosts: dict[int, Any] = {}
+        self.stopped: str | None = None
+        self._take: Any = None
+        self.wait_s = 0.0  # time the driver spent waiting for other machines (the benchmark's breakdown)
+        self.waits = 0
+        ray = self._ray = import_ray()
+        host_cls, mailbox_cls = remote_classes()
+        gpus = ray.cluster_resources().get("GPU", 0)
+        self.mailbox = mailbox_cls.options(resources={"machine0": 0.001}, max_concurrency=4).remote()
+        for m in self.machines:
+            n_gpu = _gpu_count(plan, m)
+            options: dict[str, Any] = {"resources": {f"machine{m}": 0.001}, "max_concurrency": 8}
+            if n_gpu and gpus >= n_gpu:  # 'gpu' placements run on the CPU where the cluster has no GPU
+                options["num_gpus"] = n_gpu
+            self.hosts[m] = host_cls.options(**options).remote(plan, m, kernel_impl)
+        try:
+            ray.get([h.connect.remote(self.hosts, self.mailbox, stepping) for h in self.hosts.values()],
+                    timeout=START_TIMEOUT_S)
+        except Exception as err:
+            self.shutdown()
+            raise MachineError(f"the machine actors did not start within {START_TIMEOUT_S:.0f} s: {err}") from err
+        self.watches = {h.watch.remote(): m for m, h in self.hosts.items()}
+
+    def machine_name(self, m: int) -> str:
+        return f"machine {m}" + (f" ({self.addresses[m]})" if m < len(self.addresses) else "")
+
+    # -- run mode ------------------------------------------------------------------------------------
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None, guard: Any = None) -> None:
+        if guard is not None:
+            guard(None)
+        self.run_protocol(instances)
+
+    def run_protocol(self, instances: list[JobInstance]) -> None:
+        if self.stopped:
+            raise MachineError(self.stopped)
+        for instance in instances:
+            self.launch(instance)
+        last = instances[-1]
+        try:
+            self._run(lambda: last.finished)
+        except BaseException as err:
+            self.shutdown(f"the machines of this session were stopped after a failed call ({type(err).__name__}: "
+                          f"{err}); call flow.clear_default_session() and run the job functions again")
+            raise
+
+    def _run(self, done: Any) -> None:
+        step = self.step
+        while True:
+            while step(False) is not None:
+                pass
+            self._flush()  # once idle: fewer, larger messages (each is a Ray call, ~1 ms on a loaded box)
+            if done():
+                return
+            self._wait_remote()
+
+    def _flush(self) -> None:
+        for to_machine, batch in self.link.take():
+            self.hosts[to_machine].deliver.remote(batch)
+
+    def _wait_remote(self) -> None:
+        """Wait for batches from other machines, or a fault; apply the batches."""
+        ray = self._ray
+        if self._take is None:
+            self._take = self.mailbox.take.remote(POLL_S)
+        t0 = time.perf_counter()
+        ready, _ = ray.wait([self._take, *self.watches], num_returns=1, timeout=self.stall_s)
+        self.wait_s += time.perf_counter() - t0
+        self.waits += 1
+        if not ready:
+            raise MachineError(f"no machine made progress for {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT); "
+                               + RuntimeIdle(self.describe_blocked()).args[0])
+        ref = ready[0]
+        if ref is self._take or ref == self._take:
+            self._take = None
+            for batch in ray.get(ref):
+                self.inbox.apply(batch)
+            return
+        machine = self.watches.pop(ref)
+        self._raise_fault(machine, ref)
+
+    def _raise_fault(self, machine: int, ref: Any) -> None:
+        ray = self._ray
+        name = self.machine_name(machine)
+        try:
+            report = ray.get(ref)
+        except ray.exceptions.RayActorError as err:
+            raise MachineError(f"{name} died (its Ray actor exited: {_first_line(err)}); the other machines were "
+                               "stopped") from None
+        if report is None:
+            raise MachineError(f"{name} stopped while a call was running")
+        where = (f" in task {report['task']!r} (op {report['op']!r}, job {report['job']!r})"
+                 if report.get("task") else "")
+        raise MachineError(f"{name} failed{where}: {report['type']}: {report['message']}; the other machines were "
+                           f"stopped\n--- on {name} ---\n{report['traceback']}")
+
+    # -- closing -------------------------------------------------------------------------------------
+    def close(self) -> None:
+        """EORD across machines: the hosts close when told, then this machine's actors wind down."""
+        if self.stopped:
+            return
+        self.stall_s = min(self.stall_s, CLOSE_S)
+        try:
+            for m, host in self.hosts.items():
+                host.deliver.remote((0, self.link.seq[m], [("close",)]))
+                self.link.seq[m] += 1
+            self.closed = True
+            self.wait_actor.update_state()
+            self._run(lambda: all(a.state == "done" for a in self.actors.values()))
+        except (MachineError, RuntimeIdle):
+            pass  # the session is closing: what could not wind down is stopped below
+        finally:
+            self.shutdown("the session's machines were stopped when it closed")
+
+    def shutdown(self, why: str = "stopped") -> None:
+        """Stop every host and the Mailbox (idempotent)."""
+        if self.stopped:
+            return
+        self.stopped = why
+        ray = self._ray
+        for actor in [*self.hosts.values(), self.mailbox]:
+            try:
+                ray.kill(actor)
+            except Exception:  # already gone
+                pass
+
+    def describe_blocked(self) -> str:
+        """Why this machine's actors wait, then every other machine's (asked with a short timeout)."""
+        lines = [super().describe_blocked()]
+        if not self.stopped:
+            for m, host in self.hosts.items():
+                try:
+                    rows = self._ray.get(host.actor_rows.remote(), timeout=5)
+                except Exception as err:  # a dead or stuck machine says so instead
+                    lines.append(f"  {self.machine_name(m)}: no answer ({type(err).__name__})")
+                    continue
+                lines += [f"  {name} ({self.machine_name(m)}): {why}" for _, name, state, why in rows
+                          if why and why != "done" and "waiting for a job" not in why]
+        return "\n".join(lines)
+
+    def fetch_variables(self) -> None:
+        """Copy the other machines' variable registers into this process's (which ``session.variables()`` reads:
+        a split variable's pieces live on several machines)."""
+        if self.stopped or not self.hosts:
+            return
+        machines = list(self.hosts)
+        fetched = self._ray.get([self.hosts[m].variable_registers.remote() for m in machines], timeout=self.stall_s)
+        for registers in fetched:
+            for rid, blobs in registers.items():
+                for lbn, value in blobs.items():
+                    self.regsts[rid][0].blobs[lbn][...] = value
+
+    def push_variables(self) -> None:
+        """Send this process's copies of the other machines' variable registers to them (after
+        ``flow.load_variables`` wrote every piece here)."""
+        if self.stopped or not self.hosts:
+            return
+        per_machine: dict[int, dict[int, dict[str, np.ndarray]]] = {}
+        for actor in self.remote_actors.values():  # type: ignore[attr-defined]
+            op = actor.task.exec_sequence[0] if actor.task.exec_sequence else None
+            if op is not None and op.op_type == "variable" and not actor.task.is_boxing:
+                rid = next(iter(actor.writable))
+                per_machine.setdefault(actor.task.machine_id, {})[rid] = dict(self.regsts[rid][0].blobs)
+        self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)
+
+    def counters(self) -> dict[int, dict[str, Any]]:
+        """Registers and bytes each machine shipped to others, and its acts."""
+        out: dict[int, dict[str, Any]] = {0: {"messages": self.link.messages, "bytes": self.link.bytes,
+                                              "acts": self._seq, "wait_s": self.wait_s, "waits": self.waits}}
+        for m, c in zip(self.hosts, self._ray.get([h.counters.remote() for h in self.hosts.values()]), strict=True):
+            out[m] = c
+        return out
+
+
+class StoppedRuntime(Runtime):
+    """What a multi-machine session runs after a cancelled call: the other machines' registers and variables
+    cannot be put back, so every call says to clear the session."""
+
+    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None, guard: Any = None) -> None:
+        raise MachineError("the machines of this session were stopped after a failed call; call "
+                           "flow.clear_default_session() and run the job functions again")
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def _gpu_count(plan: Plan, machine: int) -> int:
+    devices = {dev for t in plan.tasks if t.machine_id == machine
+               for op in t.exec_sequence if op.parallel_conf.device_tag == "gpu"
+               for m, dev in op.parallel_conf.devices if m == machine}
+    return len(devices)
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip().splitlines()
+    return text[0] if text else type(err).__name__
