@@ -14,10 +14,12 @@ LAB_FLAGS := --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) $(if $(filter 0,$(U
 
 .PHONY: demo test lint bench lab clean ext
 
+# distributed: the Ray tests run; cuda: numba-cuda with the toolkit wheels, so every CUDA kernel is also compiled to
+# PTX (the simulator accepts code the GPU compiler rejects)
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[test,e2e,distributed]'
+	$(PY) -m pip install -q -e '.[test,e2e,distributed,cuda]'
 	touch $(STAMP)
 
 demo: $(STAMP)
