@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..errors import FlowlabError
 from ..runtime.actor import Actor
 from ..runtime.events import ActEvent
 from .runtime import MachineError, RayRuntime
@@ -84,7 +85,8 @@ class SteppingRayRuntime(RayRuntime):
             raise MachineError(f"{self.machine_name(machine)} died while stepping; the other machines were "
                                "stopped") from None
 
-    def peek(self) -> Actor | None:
+    def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
+        _one_thread_only(thread)
         machine = self._pick()
         if machine is None:
             return None
@@ -93,7 +95,8 @@ class SteppingRayRuntime(RayRuntime):
         task_id, _ = self.next_remote[machine]  # type: ignore[misc]
         return self.remote_actors[task_id]  # type: ignore[attr-defined,no-any-return]
 
-    def step(self, record: bool = True) -> ActEvent | bool | None:
+    def step(self, record: bool = True, thread: int | tuple[int, int] | None = None) -> ActEvent | bool | None:
+        _one_thread_only(thread)
         if self.stopped:
             raise MachineError(self.stopped)
         machine = self._pick()
@@ -139,3 +142,9 @@ class SteppingRayRuntime(RayRuntime):
                 value = pieces[op.name].arrays[max(task.parallel_id, 0)]
                 per_machine.setdefault(task.machine_id, {})[rid] = {op.output_lbns[0]: value}
         self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)
+
+
+def _one_thread_only(thread: int | tuple[int, int] | None) -> None:
+    if thread is not None:
+        raise FlowlabError(f"stepping one chosen thread ({thread!r}) is not supported on Ray machines: a step acts on "
+                           "the next machine in the fixed rotation; step without thread=")

@@ -68,6 +68,11 @@ def compute_threads(plan: Plan) -> set[tuple[int, int]]:
 def wants_parallel(plan: Plan) -> bool:
     """Whether run mode uses one OS thread per Plan thread. By default only when two or more threads compute:
     with one busy compute thread (every one-device Plan) threads add hand-offs and take nothing off it."""
+    if any(t.gpu_device is not None for t in plan.tasks):
+        # GPU plans act on one host thread: their kernels and copies already run asynchronously on the GPU's
+        # streams, a Numba CUDA context belongs to the thread that made it, and the simulator swaps the `cuda`
+        # module of a kernel's globals while it runs, which a second thread would see (CI caught it)
+        return False
     setting = threads_setting()
     return setting if setting is not None else len(compute_threads(plan)) >= 2
 

@@ -132,6 +132,22 @@ def test_gpu_mlp_trains_to_the_cpu_numbers_with_train_step_and_learning_rate_on_
     assert by_name["hidden-weight"].produced_regst_desc["out"].mem_case == "device_cuda:0"
 
 
+def test_a_gpu_plan_acts_on_one_host_thread_even_when_threads_are_forced(monkeypatch):
+    """The simulator swaps a kernel's `cuda` global while it runs and a CUDA context belongs to its thread: a GPU
+    plan's compute and CPU threads must not act on OS threads of their own (CI saw a copy on another thread find the
+    simulator's fake module)."""
+    from flowlab.runtime.threads import compute_threads, wants_parallel
+
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    job = mlp_job("gpu")
+    job(XS[0], YS[0])
+    plan = flow.default_session().plan
+    assert len(compute_threads(plan)) >= 2  # the GPU's compute thread and the CPU's train-step thread
+    assert not wants_parallel(plan)
+    assert flow.default_session().runtime.threads is None
+    job(XS[1], YS[1])  # and it runs
+
+
 def test_a_bad_label_on_the_gpu_raises_as_on_the_cpu_and_the_session_trains_on():
     job = mlp_job("gpu")
     job(XS[0], YS[0])

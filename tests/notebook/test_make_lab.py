@@ -15,7 +15,9 @@ pytestmark = pytest.mark.skipif(shutil.which("make") is None, reason="needs make
 
 
 def dry_run(cwd: Path, *args: str) -> list[str]:
-    out = subprocess.run(["make", "-n", "lab", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    # --no-print-directory: under `make test` (CI) this make is a sub-make, which would print "Entering directory"
+    out = subprocess.run(["make", "--no-print-directory", "-n", "lab", *args], cwd=cwd, capture_output=True,
+                         text=True, check=True)
     return out.stdout.splitlines()
 
 
