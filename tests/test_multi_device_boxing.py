@@ -215,3 +215,27 @@ def test_a_remote_machines_pieces_are_combined_there_and_sent_once():
     assert adds[:3] == [("add", "add@0:0", ["s0", "s1"], "[0:4,0:1]", (4, 1)),  # machine 0's addends, added there
                         ("add", "add@1:0", ["comm(add@0:0)", "s2"], "[0:4,0:1]", (4, 1)),
                         ("add", "add@0:0", ["s0", "s1"], "[0:4,1:2]", (4, 1))]
+
+
+@pytest.mark.parametrize("dst", ["B", "S(1)"])
+def test_one_blob_read_the_same_way_by_two_ops_is_boxed_once(dst):
+    """OneFlow builds one boxing sub-graph per (producer blob, consumer SBP, placement): two ops reading a blob
+    the same way share it (boxing keyed by consumer op built it twice)."""
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def shared_job(x: tp.Numpy.Placeholder(SHAPE)) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            a = flow.identity(x.with_distribute(flow.distribute.split(0)), name="src")
+            b = flow.identity(a.with_distribute(distribute(dst)), name="r1")
+            c = flow.math.negative(a.with_distribute(distribute(dst)), name="r2")
+            return flow.identity((b + c + b).with_distribute(flow.distribute.broadcast()), name="out")
+
+    np.testing.assert_array_equal(shared_job(X), X)
+    plan = flow.default_session().plan
+    boxing = [t for t in plan.tasks_of_job("shared_job")
+              if t.is_boxing and t.exec_sequence[0].attrs.get("lbi") == "src/out_0"]
+    single = [t for t in boxing if t.op_types == ("slice_boxing_copy",)]
+    assert len(single) == 2  # one piece per destination device, not one per device per consumer
+    rows = [r for r in flow.default_session().compiled.boxing_log[0] if r.startswith("src,")]
+    assert sorted(r.split(",")[1] for r in rows) == ["r1", "r2"]  # the log still names every op edge

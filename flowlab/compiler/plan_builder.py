@@ -112,7 +112,8 @@ class _PlanBuilder:
         self.boxing_offset: dict[int, int] = {}
         self.chains: dict[tuple[int, int, int], list[_Task]] = {}  # (job, machine, device) -> compute chain
         self.proxies: dict[tuple[int, int], _Task] = {}
-        self.edges: dict[tuple[int, str, str, str], BoxingDecision] = {}
+        self.edges: dict[tuple, BoxingDecision] = {}  # (job, lbn, dst SBP, placement, interface)
+        self.logged_edges: set[tuple[int, str, str, str]] = set()  # (job, consumer op, lbn, dst SBP)
         self.boxing_log: dict[int, list[str]] = {}
         self.boxing_nodes = 0  # numbers the System-Boxing-* ops
         self.ops: dict[tuple[int, str], OpConf] = {}  # (job_id, op name) -> op
@@ -254,21 +255,27 @@ class _PlanBuilder:
                     b.consume("in_ctrl", self.regst(a, "out_ctrl", "ctrl"))
 
     def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str) -> BoxingDecision:
-        """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``), building boxing once per
-        consumer op, blob and SBP."""
+        """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``). As OneFlow, one boxing
+        sub-graph serves every consumer reading the blob with the same SBP on the same placement (the
+        destination tasks differ but sit on the same devices, so the per-device nodes are the same); the boxing
+        log still gets one row per op edge."""
         desc = logical_desc(job, lbn)
         dst_sbp = sbp_of(job, dst_op, bn, desc)
-        key = (job_id, dst_op.name, lbn, str(dst_sbp))
-        if key not in self.edges:
-            src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
-            src_tasks = tuple(self.by_op[(job_id, src_op.name)])
-            edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, tuple(self.by_op[(job_id, dst_op.name)]),
-                        sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, dst_op.op_type in INTERFACE_OP_TYPES)
-            decision = build_sub_task_graph(self, edge)
-            if len(edge.src_tasks) > 1 or len(edge.dst_tasks) > 1:
-                self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
-            self.edges[key] = decision
-        return self.edges[key]
+        src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
+        interface = dst_op.op_type in INTERFACE_OP_TYPES
+        dst_tasks = tuple(self.by_op[(job_id, dst_op.name)])
+        key = (job_id, lbn, str(dst_sbp), dst_op.parallel_conf.device_tag,
+               tuple((t.machine_id, t.device_id) for t in dst_tasks), interface)
+        decision = self.edges.get(key)
+        edge = Edge(job_id, src_op, dst_op, lbn, desc, tuple(self.by_op[(job_id, src_op.name)]), dst_tasks,
+                    sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, interface)
+        if decision is None:
+            decision = self.edges[key] = build_sub_task_graph(self, edge)
+        logged = (job_id, dst_op.name, lbn, str(dst_sbp))
+        if (len(edge.src_tasks) > 1 or len(edge.dst_tasks) > 1) and logged not in self.logged_edges:
+            self.logged_edges.add(logged)
+            self.boxing_log.setdefault(job_id, []).append(edge.log_row(decision.builder, decision.comment))
+        return decision
 
     def check_in_place(self, job_id: int, job: Job, op: OpConf, bn: str, lbn: str, decision: BoxingDecision) -> None:
         """An op that updates a variable in place (an optimizer, assign, model init or load) must read the

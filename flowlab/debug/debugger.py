@@ -21,8 +21,9 @@ import numpy as np
 
 from ..errors import FlowlabError
 from ..frontend.signature import check_inputs, unflatten
-from ..runtime import ActEvent, Actor, Runtime
+from ..runtime import ActEvent, Actor
 from ..runtime.gpu import on_device
+from ..runtime.variables import variable_pieces
 from ..session import call_instances
 from .breakpoints import Breakpoint, BreakpointList
 from .inspect import BlobStats, blob_stats
@@ -67,10 +68,10 @@ class Debugger:
             old.shutdown()
         self.runtime = self.session.debug_runtime()
         with self.session.lock:  # the values between two calls, even while other threads call jobs
-            live = self.session.variable_arrays()
-            for name, array in _variable_arrays(self.runtime).items():
+            live = self.session.variables()
+            for name, pieces in variable_pieces(self.runtime).items():  # every device's piece, not only the first
                 if name in live:
-                    _assign(array, live[name])
+                    pieces.write(live[name].logical())
             if hasattr(self.runtime, "load_variables"):  # the pieces on the other machines' processes
                 self.runtime.load_variables(self.session.variables())
         self.timeline_entries: list[TimelineEntry] = []
@@ -290,9 +291,24 @@ class Debugger:
                 out.setdefault(lbn, (regst_id, array))
         return out
 
-    def _array(self, name: str) -> tuple[str, int, np.ndarray]:
+    def _array(self, name: str, parallel_id: int | None = None) -> tuple[str, int, np.ndarray]:
         """(lbn, register desc id, live array) by lbn ("op/y_0"), job-qualified lbn ("job/op/y_0"), or op name
-        (its first output)."""
+        (its first output); on several devices, device ``parallel_id``'s piece (the first when None)."""
+        lbn, regst, array = self._find(name)
+        if not parallel_id:
+            return lbn, regst, array
+        producer = self.runtime.actors[self.plan.regst_descs[regst].producer_task_id].task
+        for actor in self.runtime.actors.values():
+            task = actor.task
+            if task.job_id == producer.job_id and task.parallel_id == parallel_id and not task.is_boxing \
+                    and task.exec_sequence and task.exec_sequence[0].name == producer.exec_sequence[0].name:
+                regst = task.produced_regst_desc["out"].regst_desc_id
+                return lbn, regst, self.runtime.regsts[regst][0].blobs[lbn]
+        raise KeyError(f"blob {name!r} (op {producer.exec_sequence[0].name!r}) has no piece on parallel_id "
+                       f"{parallel_id}; its op runs on {producer.parallel_num} device(s) "
+                       f"({producer.exec_sequence[0].parallel_conf})")
+
+    def _find(self, name: str) -> tuple[str, int, np.ndarray]:
         lbns = self._all_lbns()
         if name in lbns:
             return name, *lbns[name]
@@ -327,17 +343,23 @@ class Debugger:
                 return True
         return False
 
-    def blob(self, name: str) -> BlobStats:
+    def blob(self, name: str, parallel_id: int | None = None) -> BlobStats:
         """The blob named ``name`` of the live run: statistics (of its finite values; NaN/Inf counted), a preview
         and a histogram, taken now. ``np.asarray(dbg.blob(name))`` is the register's live array (a view: acts
         change it; for a register in GPU memory a host copy taken now, ``.on_device``), ``dbg.value(name)`` a copy.
-        A register no act has written yet says so (``.written``)."""
-        lbn, regst_id, array = self._array(name)
+        A register no act has written yet says so (``.written``). On several devices ``parallel_id=k`` is device
+        k's piece (default: the first)."""
+        lbn, regst_id, array = self._array(name, parallel_id)
         return blob_stats(lbn, array, written=self.written(regst_id, lbn), regst=regst_id)
 
-    def value(self, name: str) -> np.ndarray:
-        """A copy of the blob's current values (from the GPU for a register in device memory)."""
-        array = self._array(name)[2]
+    def value(self, name: str, parallel_id: int | None = None) -> np.ndarray:
+        """A copy of the blob's current values (from the GPU for a register in device memory). A variable's is its
+        logical value (a split variable's pieces assembled); ``parallel_id=k`` gives device k's piece."""
+        lbn, _regst, array = self._array(name, parallel_id)
+        if parallel_id is None:
+            pieces = variable_pieces(self.runtime).get(lbn.rpartition("/")[0])
+            if pieces is not None:  # the variable op's own output
+                return pieces.logical()
         return array.copy_to_host() if on_device(array) else array.copy()
 
     def inject(self, name: str, value: Any) -> None:
@@ -392,16 +414,6 @@ def _assign(array: Any, value: Any) -> None:
             else np.copyto(array, value.copy_to_host())
     else:
         array[...] = value
-
-
-def _variable_arrays(runtime: Runtime) -> dict[str, np.ndarray]:
-    out = {}
-    for actor in runtime.actors.values():
-        op = actor.task.exec_sequence[0]
-        if op.op_type == "variable" and op.name not in out:
-            regst = actor.task.produced_regst_desc["out"].regst_desc_id
-            out[op.name] = runtime.regsts[regst][0].blobs[op.output_lbns[0]]
-    return out
 
 
 @contextlib.contextmanager

@@ -74,17 +74,28 @@ def explain_sbp(job: Job, op_name: str) -> SbpExplanation:
     """How ``op_name``'s signature in ``job`` (a compiled job, e.g. ``session.job_set.job(...)``) was chosen."""
     if not isinstance(job, Job):
         raise TypeError(f"explain_sbp takes a Job (e.g. flow.default_session().job_set.job('name')); got {job!r}")
-    op = job.op(op_name)
+    return explain_job_sbp(job, [op_name])[op_name]
+
+
+def explain_job_sbp(job: Job, op_names: list[str] | None = None) -> dict[str, SbpExplanation]:
+    """``explain_sbp`` of several ops (all by default) with one replay of the job's inference (the views show
+    every op's; one replay per op would be quadratic)."""
+    ops = [job.op(name) for name in op_names] if op_names is not None else list(job.ops)
     forced = {o.name: job.sbp_signatures[o.name]["out"] for o in job.ops
               if o.op_type in INTERFACE_OPS and o.name in job.sbp_signatures}
     _, decisions = infer_job_sbp(job, forced)
-    decision = decisions[op_name]
     placements = {lbn: str(o.parallel_conf) for o in job.ops for lbn in o.output_lbns}
-    bns = input_bns(op.inputs, get_op_def(op.op_type).system)
-    inputs = tuple((bn, lbn, placements.get(lbn, "?")) for bn, lbn in bns)
-    boxing = []
-    for bn, _lbn, where in inputs:
-        have, want = decision.producer_sbp[bn], decision.chosen[bn]
-        if have != want or where != str(op.parallel_conf):
-            boxing.append(f"{bn}: {have} @{where} -> {want} @{op.parallel_conf}")
-    return SbpExplanation(job.name, str(op.parallel_conf), decision, inputs, tuple(boxing))
+    out = {}
+    for op in ops:
+        if op.name not in decisions:
+            continue
+        decision = decisions[op.name]
+        bns = input_bns(op.inputs, get_op_def(op.op_type).system)
+        inputs = tuple((bn, lbn, placements.get(lbn, "?")) for bn, lbn in bns)
+        boxing = []
+        for bn, _lbn, where in inputs:
+            have, want = decision.producer_sbp[bn], decision.chosen[bn]
+            if have != want or where != str(op.parallel_conf):
+                boxing.append(f"{bn}: {have} @{where} -> {want} @{op.parallel_conf}")
+        out[op.name] = SbpExplanation(job.name, str(op.parallel_conf), decision, inputs, tuple(boxing))
+    return out

@@ -23,7 +23,7 @@ from typing import Any
 
 from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
 
-from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, section
+from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, sbp_sections, section
 from .payload_graph import GraphBuilder
 
 PAYLOAD_VERSION = 1
@@ -72,11 +72,13 @@ def _jobset_payload(job_set: JobSet, passes: Sequence[Any] | None, title: str | 
     for j, job in enumerate(jobs):
         job_gid = g.group(f"g:job:{j}", _job_label(job.name, job.kind), None, "job", job.kind)
         parents = g.scoped(job_gid, [(op.name, op.created_by) for op in job.ops])
+        sbp = sbp_sections(job)
         for i, op in enumerate(job.ops):
             nid = f"o:{j}:{i}"
             op_node[(j, op.name)] = nid
             detail = {"title": f"{op.name} ({op.op_type})",
-                      "sections": op_sections(job, op, creators.get((job.name, op.name)), loc)}
+                      "sections": op_sections(job, op, creators.get((job.name, op.name)), loc)
+                      + ([sbp[op.name]] if op.name in sbp else [])}
             kind = "interface" if op.op_type in INTERFACE_OP_TYPES else "op"
             g.node(nid, op.name, kind, parents[i], detail, type=op.op_type)
         for op in job.ops:
@@ -142,6 +144,7 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     lanes = sorted({(t.machine_id, t.thrd_id) for t in plan.tasks})
     lane_name = {lane: f"machine {lane[0]} / thread {lane[1]}" for lane in lanes}
     g.lanes = [lane_name[lane] for lane in lanes] if len(lanes) > 1 else []
+    multi_device = any(t.parallel_num > 1 for t in plan.tasks)  # one-device payloads stay as they were
     by_job: dict[int, list[Any]] = {}
     for task in plan.tasks:
         by_job.setdefault(task.job_id, []).append(task)
@@ -160,8 +163,17 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
                     if job.has_op(op.name):
                         sections[1:1] = op_sections(job, op, creators.get((job_name, op.name)), loc)
             extra = {"lane": lane_name[(task.machine_id, task.thrd_id)]} if g.lanes else {}
-            g.node(f"t:{task.task_id}", task.name, "task", parent,
-                   {"title": f"{task.name} ({task.task_type})", "sections": sections}, type=task.task_type, **extra)
+            if multi_device and task.exec_sequence:
+                extra["device"] = _device_of(task)
+            if task.is_boxing:
+                op = task.exec_sequence[0]
+                sections.insert(1, section("boxing", [["kind", op.op_type], ["blob", str(op.attrs.get("lbi", "?"))],
+                                                      ["task_type", task.task_type]]))
+            node = g.node(f"t:{task.task_id}", task.name, "task", parent,
+                          {"title": f"{task.name} ({task.task_type})", "sections": sections}, type=task.task_type,
+                          **extra)
+            if task.is_boxing:
+                node["classes"].append("boxing")
     for regst in idx.regst_by_id.values():
         label = blob_label(regst)
         kind = "ctrl" if regst.is_ctrl else "data"
@@ -173,6 +185,14 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     summary = {"tasks": len(plan.tasks), "regsts": len(idx.regst_by_id), "mem_blocks": len(plan.mem_blocks)}
     head = _head("plan", title or f"Plan: {len(plan.tasks)} tasks in {len(by_job)} jobs")
     return {**head, "graph": g.finish(), "summary": summary}
+
+
+def _device_of(task: Any) -> str:
+    """The device a task runs on: its op's placement's device number ``parallel_id`` (one for a boxing task)."""
+    conf = task.exec_sequence[0].parallel_conf
+    devices = conf.devices
+    machine, device = devices[task.parallel_id] if task.parallel_id < len(devices) else devices[0]
+    return f"machine {machine} / {'device' if conf.device_tag == 'cpu' else conf.device_tag} {device}"
 
 
 def _plan_blocks(g: GraphBuilder, plan: Plan, idx: PlanIndex) -> None:

@@ -145,3 +145,26 @@ def loc_mapper(names: Mapping[str, str] | None) -> Callable[[str], str]:
         return f"{where}, line {line}" if where and sep else loc
 
     return mapped
+
+
+def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
+    """Per op of a job on several devices, an "sbp" section: the signature chosen and ``explain_sbp``'s reasoning
+    (each candidate's order value and copy cost, the boxing it causes). Empty for a one-device job."""
+    if all(len(op.parallel_conf.devices) == 1 for op in job.ops):
+        return {}
+    from ..debug.sbp import _cost, explain_job_sbp  # debug imports viz: import when a view needs it
+
+    out = {}
+    for name, why in explain_job_sbp(job).items():
+        d = why.decision
+        rows: Rows = [["placement", why.placement], ["chosen", ", ".join(
+            f"{bn}: {s}" for bn, s in d.chosen.bn_in_op2sbp_parallel.items())]]
+        rows += [[f"input {bn}", f"{lbn} @{where}: {d.producer_sbp[bn]}"] for bn, lbn, where in why.inputs]
+        rows += [[f"hint {bn}", str(s)] for bn, s in d.hints.items()]
+        for k, c in enumerate(d.candidates):
+            mark = " (chosen)" if c.signature == d.chosen and not c.excluded else ""
+            rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {_cost(c.copy_cost)}{mark}"
+                         + (f"  excluded: {c.excluded}" if c.excluded else "")])
+        rows.append(["boxing", "; ".join(why.boxing) if why.boxing else "none"])
+        out[name] = section("sbp", rows)
+    return out
