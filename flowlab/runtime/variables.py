@@ -77,8 +77,11 @@ def on_host(array: Any) -> np.ndarray:
 def put(array: Any, value: Any) -> None:
     """``array[...] = value`` (numpy's broadcasting and casting), into device memory too."""
     if hasattr(array, "copy_to_device"):
-        array.copy_to_device(np.ascontiguousarray(np.broadcast_to(np.asarray(value).astype(array.dtype),
-                                                                  array.shape)))
+        # a fresh C array: np.broadcast_to gives a length-1 axis stride 0, which ascontiguousarray keeps and Numba's
+        # copy (array_core) then drops, so a (2, 1) value arrived as (2,)
+        host = np.empty(array.shape, array.dtype)
+        host[...] = value
+        array.copy_to_device(host)
     else:
         array[...] = value
 
