@@ -262,3 +262,18 @@ def test_actors_table_filters_sorts_at_1000_actors_and_an_error_shows_once(page)
     page.evaluate("s => window.model.set('state', s)", {**state, "error": None, "status": "acted"})
     assert not error.is_visible()
     shot(page, "actors_filter")
+
+
+def test_a_nan_stop_shows_the_producing_op_and_register(page):
+    state = {"status": "stopped by breakpoint 1", "error": None, "next_node": "t:5", "next_actor": "Return_0",
+             "acts": 4, "finished": False, "actors": [], "breakpoints": [],
+             "inspected": None, "memory": None,
+             "stop": {"reason": "breakpoint", "breakpoint": 1, "op": "relu_0", "regst": "r:3", "lbn": "relu_0/y_0",
+                      "node": "t:3", "nan": 50, "inf": 0}}
+    mount(page, "run_small", state)
+    panel = page.locator(".fl-panel", has_text="stopped: breakpoint")
+    assert panel.is_visible()
+    text = panel.inner_text()
+    assert "relu_0" in text and "r:3" in text and "50" in text and "Return_0" not in text  # the producer, not next
+    page.evaluate("s => window.model.set('state', s)", {**state, "stop": None})
+    assert not panel.is_visible()
