@@ -49,7 +49,10 @@ def op_sections(job: Job, op: OpConf, creator: str | None, loc: Callable[[str], 
         rows.append(["placement", str(op.parallel_conf)])
     if op.ctrl_in_op_names:
         rows.append(["ctrl_in", ", ".join(op.ctrl_in_op_names)])
-    rows.append(["conf", job.format_op(op)])  # the op as `print(job)` shows it
+    conf = job.format_op(op)  # the op as `print(job)` shows it, but naming the cell, not IPython's temp file
+    if op.loc and conf.endswith(f"  # {op.loc}"):
+        conf = conf[: -len(op.loc)] + loc(op.loc)
+    rows.append(["conf", conf])
     out = [section("op", rows)]
     if op.attrs:
         out.append(section("attrs", [[k, format_attr(v)] for k, v in op.attrs.items()]))

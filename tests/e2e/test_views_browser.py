@@ -227,3 +227,53 @@ def test_payloads_from_the_python_producer_render(page, name):
     hit.click()
     assert "reflection_pad2d_0" in page.locator(".fl-detail-title").text_content()
     shot(page, name)
+
+
+def test_actors_table_filters_sorts_at_1000_actors_and_an_error_shows_once(page):
+    jobs = ["pad_Job", "System-Main", "System-Push-Input_0"]
+    actors = [{"id": f"t:{i}", "name": f"{jobs[i % 3]}/op_{i}", "job": jobs[i % 3],
+               "state": "ready" if i % 10 == 0 else "blocked", "why_blocked": None if i % 10 == 0 else "waiting",
+               "acts": i % 7} for i in range(1000)]
+    state = {"status": "stepped", "error": "KeyError: no blob 'Input_0/y_0'", "next_node": "t:990",
+             "next_actor": "pad_Job/op_990", "acts": 1, "finished": False, "actors": actors, "breakpoints": [],
+             "inspected": None, "stop": None, "memory": None}
+    mount(page, "run_small", state)
+    dbg = page.locator(".fl-debugger").last
+    error = dbg.locator(".fl-error")
+    assert error.is_visible() and "Input_0/y_0" in error.inner_text()
+    rows = dbg.locator("table.fl-actors tr")
+    assert 1 < rows.count() <= 201  # paged, not 1,000 rows at once
+    dbg.get_by_placeholder("filter by name").fill("op_99")  # op_99 and op_990..op_999
+    assert sorted(rows.nth(i).locator("td").first.inner_text() for i in range(1, rows.count())) == sorted(
+        a["name"] for a in actors if "op_99" in a["name"])
+    dbg.get_by_placeholder("filter by name").fill("")
+    selects = dbg.locator("select")
+    selects.nth(1).select_option("ready")  # the state filter (job, state)
+    assert rows.count() > 1 and {rows.nth(i).locator("td").nth(2).inner_text() for i in range(1, rows.count())} == {
+        "ready"}
+    selects.nth(0).select_option("System-Main")
+    jobs_shown = {rows.nth(i).locator("td").nth(1).inner_text() for i in range(1, rows.count())}
+    states_shown = {rows.nth(i).locator("td").nth(2).inner_text() for i in range(1, rows.count())}
+    assert jobs_shown == {"System-Main"} and states_shown == {"ready"}
+    dbg.locator("th", has_text="acts").click()  # sort by acts ascending
+    acts = [int(rows.nth(i).locator("td").nth(4).inner_text()) for i in range(1, rows.count())]
+    assert acts == sorted(acts)
+    # The next good state clears the error line.
+    page.evaluate("s => window.model.set('state', s)", {**state, "error": None, "status": "acted"})
+    assert not error.is_visible()
+    shot(page, "actors_filter")
+
+
+def test_a_nan_stop_shows_the_producing_op_and_register(page):
+    state = {"status": "stopped by breakpoint 1", "error": None, "next_node": "t:5", "next_actor": "Return_0",
+             "acts": 4, "finished": False, "actors": [], "breakpoints": [],
+             "inspected": None, "memory": None,
+             "stop": {"reason": "breakpoint", "breakpoint": 1, "op": "relu_0", "regst": "r:3", "lbn": "relu_0/y_0",
+                      "node": "t:3", "nan": 50, "inf": 0}}
+    mount(page, "run_small", state)
+    panel = page.locator(".fl-panel", has_text="stopped: breakpoint")
+    assert panel.is_visible()
+    text = panel.inner_text()
+    assert "relu_0" in text and "r:3" in text and "50" in text and "Return_0" not in text  # the producer, not next
+    page.evaluate("s => window.model.set('state', s)", {**state, "stop": None})
+    assert not panel.is_visible()

@@ -98,6 +98,9 @@ def test_a_browser_in_ipython_names_cells_not_temp_files():
         browser = PlanBrowser(flow.default_session(), "jobs")
         text = browser.describe("reflection_pad2d_0")
         assert re.search(r"source: cell \[\d+\], line 3", text), text
+        # The conf row (the op as `print(job)` shows it) names the cell too, not IPython's temp file.
+        assert not re.search(r"\d+\.py:\d+", text), text
+        assert re.search(r"conf: .*# cell \[\d+\], line 3", text), text
     finally:
         InteractiveShell.clear_instance()
 
