@@ -239,7 +239,7 @@ class Session:
             key = tuple(i.job_name for i in instances)
         guard = self._snapshots.get(key)
         if guard is None:
-            live = {k: a for v in self.variables().values() for k, a in v.keys().items()}  # every device's piece
+            live = self.variable_piece_arrays()
             guard = self._snapshots[key] = CallGuard(live, written_variables(self.plan, key), self._snapshot_copies)
         guard.taken = None
         deferring = INTERRUPTS.enter()
@@ -345,6 +345,11 @@ class Session:
         keeps); on several devices, the first device's piece (``variables()`` has them all). Read or write them
         under ``session.lock`` while other threads may call jobs."""
         return {name: v.arrays[0] for name, v in self.variables().items()}
+
+    def variable_piece_arrays(self) -> dict[str, np.ndarray]:
+        """Live arrays of every device's piece of every variable, keyed ``name`` (parallel_id 0) and ``name@<p>``
+        (the keys ``written_variables`` uses): what a call guard copies and puts back."""
+        return {k: a for v in self.variables().values() for k, a in v.keys().items()}
 
     def variables(self) -> dict[str, VariablePieces]:
         """Every variable's pieces on the devices of its placement (one array on one device)."""

@@ -141,3 +141,18 @@ def test_a_check_the_probe_cannot_reproduce_is_a_false_alarm_and_the_call_stands
     assert watched.keys() == unwatched.keys()
     for name in watched:
         np.testing.assert_array_equal(watched[name], unwatched[name])
+
+
+def test_on_two_devices_every_piece_of_a_variable_is_put_back():
+    """Data parallel on 2 devices: each device updates its own copy of ``w``; catching the bad call must undo it on
+    both (it once restored device 0's piece only, leaving device 1 with the Inf-poisoned update)."""
+    flow.config.cpu_device_num(2)
+    train = _train_job()
+    with flow.debug.catch_nan() as catcher:
+        _loop(train, 2, 1e30)
+    assert catcher.caught and catcher.step == 2
+    pieces = flow.default_session().variables()["w"]
+    assert len(pieces.arrays) == 2
+    for array in pieces.arrays:
+        assert np.isfinite(array).all()
+        np.testing.assert_array_equal(array, pieces.arrays[0])

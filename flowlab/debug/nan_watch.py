@@ -125,7 +125,8 @@ class NanCatcher:
             self.calls += 1
             if all(_finite(a, self.inf) for a in arrays):
                 return result
-            after = {name: on_host(session.variable_arrays()[name]).copy() for name in snapshot.names}
+            live = session.variable_piece_arrays()  # every device's piece, as the snapshot names them
+            after = {name: on_host(live[name]).copy() for name in snapshot.names}
             snapshot.restore()
             dbg = Debugger(session, desc, args, kwargs)
             dbg.break_on(nan=True)
@@ -134,7 +135,7 @@ class NanCatcher:
             stop = dbg.continue_()
             if stop.reason != "breakpoint":  # not reproduced: another register's bytes in a reused block
                 self.false_alarms += 1
-                live = session.variable_arrays()
+                live = session.variable_piece_arrays()
                 for name, values in after.items():
                     put(live[name], values)
                 return result
@@ -164,7 +165,7 @@ class NanCatcher:
             for produced in task.produced_regst_desc.values():
                 for regst in runtime.regsts[produced.regst_desc_id]:
                     arrays += [a for a in regst.blobs.values() if a.dtype.kind == "f" and a.size]
-        snapshot = VariableSnapshot(session.variable_arrays(), written_variables(plan, key), self._copies)
+        snapshot = VariableSnapshot(session.variable_piece_arrays(), written_variables(plan, key), self._copies)
         self._checks[key] = (runtime, snapshot, arrays)
         return runtime, snapshot, arrays
 
