@@ -68,12 +68,12 @@ def connect(address: str | None, machine_num: int) -> Any:
 
 
 @cache
-def remote_classes() -> tuple[Any, Any]:
-    """(MachineHost, Mailbox) as Ray actor classes; each takes no CPU (its node's resource pins it)."""
+def remote_host_class() -> Any:
+    """MachineHost as a Ray actor class; it takes no CPU (its node's resource pins it)."""
     ray = import_ray()
-    from .host import MachineHost, Mailbox
+    from .host import MachineHost
 
-    return ray.remote(num_cpus=0)(MachineHost), ray.remote(num_cpus=0)(Mailbox)
+    return ray.remote(num_cpus=0)(MachineHost)
 
 
 @contextmanager

@@ -1,9 +1,11 @@
-"""The processes of a Ray run: one ``MachineHost`` per Plan machine other than 0, and machine 0's ``Mailbox``.
+"""The processes of a Ray run: one ``MachineHost`` per Plan machine other than 0.
 
 A host runs flowlab's own Runtime for its machine's actors (``wiring.localize``) on a thread of its own; registers
 from other machines arrive by fire-and-forget ``deliver`` calls and are applied by that thread between acts. The
 driver (the user's process) runs machine 0 itself, as OneFlow's master does; since a Ray driver cannot be called,
-what other machines send to machine 0 waits in the Mailbox actor, pinned to machine 0, until the driver takes it.
+what a host sends to machine 0 waits in that host's outbox until the driver takes it (a long-poll ``take`` call
+that returns as soon as something is there). No separate mailbox actor: each Ray actor is a new Python process
+(about 3 s to start on a small loaded box), and a session starts one per machine other than 0, nothing more.
 
 A host that fails (a kernel raising, anything else) stops and answers its ``watch()`` call with what failed; a
 host that dies makes that call raise. The driver waits on both, so a fault reaches the caller within the poll.
@@ -24,28 +26,6 @@ from ..runtime.runtime import Runtime
 from .wiring import Batch, Inbox, Link, localize
 
 
-class Mailbox:
-    """Machine 0's end of the links: batches for the driver wait here until it takes them."""
-
-    def __init__(self) -> None:
-        self.batches: list[tuple[int, Batch]] = []
-        self.cond = threading.Condition()
-
-    def put(self, to_machine: int, batch: Batch) -> None:
-        with self.cond:
-            self.batches.append((to_machine, batch))
-            self.cond.notify_all()
-
-    def take(self, timeout: float) -> list[Batch]:
-        """Every batch waiting, after waiting up to ``timeout`` seconds for the first."""
-        with self.cond:
-            if not self.batches:
-                self.cond.wait(timeout)
-            out = [b for _, b in self.batches]
-            self.batches.clear()
-            return out
-
-
 class MachineHost:
     """One Plan machine's actors, run by flowlab's Runtime in this (Ray actor) process."""
 
@@ -59,14 +39,15 @@ class MachineHost:
         self.stopped = threading.Event()
         self.fault: dict[str, Any] | None = None
         self.peers: dict[int, Any] = {}
-        self.mailbox: Any = None
+        self.outbox: list[Batch] = []  # batches for machine 0, until the driver takes them
+        self.out_cond = threading.Condition()
         self.thread: threading.Thread | None = None
         self.stepping = False
         self.busy_s = 0.0
 
     # -- set-up and the run-mode loop ----------------------------------------------------------------
-    def connect(self, peers: dict[int, Any], mailbox: Any, stepping: bool = False) -> int:
-        self.peers, self.mailbox, self.stepping = peers, mailbox, stepping
+    def connect(self, peers: dict[int, Any], stepping: bool = False) -> int:
+        self.peers, self.stepping = peers, stepping
         if not stepping:
             self.thread = threading.Thread(target=self._loop, name=f"flowlab-machine-{self.machine}", daemon=True)
             self.thread.start()
@@ -75,6 +56,14 @@ class MachineHost:
     def deliver(self, batch: Batch) -> None:
         """Fire-and-forget from another machine: applied by the loop thread between acts."""
         self.queue.put(batch)
+
+    def take(self, timeout: float) -> list[Batch]:
+        """The driver's long poll: every batch for machine 0, after waiting up to ``timeout`` s for the first."""
+        with self.out_cond:
+            if not self.outbox and not self.stopped.is_set():
+                self.out_cond.wait(timeout)
+            out, self.outbox = self.outbox, []
+            return out
 
     def watch(self) -> dict[str, Any] | None:
         """Returns when the host stops: what failed, or None after a clean stop."""
@@ -111,11 +100,15 @@ class MachineHost:
             self.fault = fault_report(self.machine, err)
         finally:
             self.stopped.set()
+            with self.out_cond:  # a waiting take returns now; the driver then sees the watch answer
+                self.out_cond.notify_all()
 
     def _flush(self) -> None:
         for to_machine, batch in self.link.take():
             if to_machine == 0:
-                self.mailbox.put.remote(to_machine, batch)
+                with self.out_cond:
+                    self.outbox.append(batch)
+                    self.out_cond.notify_all()
             else:
                 self.peers[to_machine].deliver.remote(batch)
 

@@ -3,8 +3,8 @@
 The driver runs machine 0's actors (push, pull, main jobs and machine 0's compute, as OneFlow's master does);
 ``MachineHost`` actors run the others. A call launches its job instances here, acts locally until nothing is
 ready, hands what it sent to the other machines to Ray (fire-and-forget), and waits for the first of: batches
-from other machines (through the Mailbox), a host failing, a host dying. ``stepping=True`` (the debugger) instead
-orders every act and every delivery from the driver: see ``stepping.py``.
+from other machines (each host's ``take`` long poll), a host failing, a host dying. ``stepping=True`` (the
+debugger) instead orders every act and every delivery from the driver: see ``stepping.py``.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from ..errors import FlowlabError
 from ..ir import Plan
 from ..runtime.job_instance import JobInstance
 from ..runtime.runtime import Runtime, RuntimeIdle
-from .cluster import import_ray, remote_classes
+from .cluster import import_ray, remote_host_class
 from .wiring import Inbox, Link, localize
 
 START_TIMEOUT_S = 120.0  # host actors start and compile their kernels (Numba's cache makes it seconds)
 CLOSE_S = 10.0  # closing waits at most this long for the other machines to wind down, then stops them
-POLL_S = 2.0  # the Mailbox's wait: returns at once when a batch arrives; a fault ends the wait through its watch
+KILL_WAIT_S = 5.0  # shutdown waits at most this long for killed hosts to be gone
+POLL_S = 2.0  # a host's take() wait: returns at once when a batch arrives; a fault ends the wait through its watch
 
 
 class MachineError(FlowlabError, RuntimeError):
@@ -44,13 +45,12 @@ class RayRuntime(Runtime):
         self.machines = sorted({t.machine_id for t in plan.tasks if t.machine_id != 0})
         self.hosts: dict[int, Any] = {}
         self.stopped: str | None = None
-        self._take: Any = None
+        self._takes: dict[Any, int] = {}  # a pending take() call -> its machine
         self.wait_s = 0.0  # time the driver spent waiting for other machines (the benchmark's breakdown)
         self.waits = 0
         ray = self._ray = import_ray()
-        host_cls, mailbox_cls = remote_classes()
+        host_cls = remote_host_class()
         gpus = ray.cluster_resources().get("GPU", 0)
-        self.mailbox = mailbox_cls.options(resources={"machine0": 0.001}, max_concurrency=4).remote()
         for m in self.machines:
             n_gpu = _gpu_count(plan, m)
             options: dict[str, Any] = {"resources": {f"machine{m}": 0.001}, "max_concurrency": 8}
@@ -58,7 +58,7 @@ class RayRuntime(Runtime):
                 options["num_gpus"] = n_gpu
             self.hosts[m] = host_cls.options(**options).remote(plan, m, kernel_impl)
         try:
-            ray.get([h.connect.remote(self.hosts, self.mailbox, stepping) for h in self.hosts.values()],
+            ray.get([h.connect.remote(self.hosts, stepping) for h in self.hosts.values()],
                     timeout=START_TIMEOUT_S)
         except Exception as err:
             self.shutdown()
@@ -104,19 +104,25 @@ class RayRuntime(Runtime):
     def _wait_remote(self) -> None:
         """Wait for batches from other machines, or a fault; apply the batches."""
         ray = self._ray
-        if self._take is None:
-            self._take = self.mailbox.take.remote(POLL_S)
+        polled = set(self._takes.values())
+        for m, host in self.hosts.items():
+            if m not in polled and m in self.watches.values():  # not after its fault
+                self._takes[host.take.remote(POLL_S)] = m
         t0 = time.perf_counter()
-        ready, _ = ray.wait([self._take, *self.watches], num_returns=1, timeout=self.stall_s)
+        ready, _ = ray.wait([*self._takes, *self.watches], num_returns=1, timeout=self.stall_s)
         self.wait_s += time.perf_counter() - t0
         self.waits += 1
         if not ready:
             raise MachineError(f"no machine made progress for {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT); "
                                + RuntimeIdle(self.describe_blocked()).args[0])
         ref = ready[0]
-        if ref is self._take or ref == self._take:
-            self._take = None
-            for batch in ray.get(ref):
+        if ref in self._takes:
+            machine = self._takes.pop(ref)
+            try:
+                batches = ray.get(ref)
+            except ray.exceptions.RayActorError:  # it died while polled: say so as its watch would
+                self._raise_fault(machine, ref)
+            for batch in batches:
                 self.inbox.apply(batch)
             return
         machine = self.watches.pop(ref)
@@ -156,16 +162,34 @@ class RayRuntime(Runtime):
             self.shutdown("the session's machines were stopped when it closed")
 
     def shutdown(self, why: str = "stopped") -> None:
-        """Stop every host and the Mailbox (idempotent)."""
+        """Stop every host (idempotent)."""
         if self.stopped:
             return
         self.stopped = why
         ray = self._ray
-        for actor in [*self.hosts.values(), self.mailbox]:
+        for actor in self.hosts.values():
             try:
                 ray.kill(actor)
             except Exception:  # already gone
                 pass
+        # ray.kill is asynchronous: a call made right after it may still be answered. Return only once every host
+        # is gone (or after KILL_WAIT_S), so "the other machines were stopped" is true when the caller reads it.
+        alive, deadline = list(self.hosts.values()), time.monotonic() + KILL_WAIT_S
+        while alive and time.monotonic() < deadline:
+            pings = [h.counters.remote() for h in alive]
+            ray.wait(pings, num_returns=len(pings), timeout=max(0.0, deadline - time.monotonic()))
+            still = []
+            for host, ping in zip(alive, pings, strict=True):
+                try:
+                    ray.get(ping, timeout=0)
+                    still.append(host)
+                except ray.exceptions.RayActorError:
+                    pass
+                except Exception:  # no answer yet: not gone either
+                    still.append(host)
+            alive = still
+            if alive:
+                time.sleep(0.02)
 
     def describe_blocked(self) -> str:
         """Why this machine's actors wait, then every other machine's (asked with a short timeout)."""
