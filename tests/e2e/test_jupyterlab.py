@@ -7,17 +7,13 @@ Skipped only where chromium or playwright is absent (.ci/run installs both)."""
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from .harness import lab_server
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
@@ -28,43 +24,11 @@ if not os.path.exists(CHROMIUM):
 QUICKSTART = Path(__file__).resolve().parents[2] / "notebooks" / "01_quickstart.ipynb"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def lab(tmp_path):
     nbformat.write(nbformat.read(QUICKSTART, as_version=4), tmp_path / "e2e.ipynb")  # the quickstart, as shipped
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"))
-    token, port = secrets.token_hex(16), free_port()
-    log = open(tmp_path / "server.log", "w")  # closed below
-    server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-        env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(120):
-            try:
-                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("JupyterLab did not start: " + (tmp_path / "server.log").read_text()[-2000:])
-        yield f"{base}/lab/tree/e2e.ipynb?token={token}", tmp_path
-    finally:
-        server.terminate()
-        server.wait(15)
-        log.close()
+    with lab_server(tmp_path, "e2e.ipynb") as url:
+        yield url, tmp_path
 
 
 def test_plan_browser_and_debugger_in_jupyterlab(lab):

@@ -5,17 +5,14 @@ JupyterLab: the output shows flowlab's graph from its payload, not "Error displa
 from __future__ import annotations
 
 import os
-import secrets
 import shutil
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
+
+from .harness import lab_server
 
 ROOT = Path(__file__).resolve().parents[2]
 LABEXTENSION = ROOT / "extension" / "labextension"
@@ -52,52 +49,21 @@ def saved_notebook(path: Path) -> None:
     nbformat.write(nb, path)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def test_a_saved_flowjob_output_draws_its_graph_without_the_widget(tmp_path):
     saved_notebook(tmp_path / "saved.ipynb")
-    (tmp_path / "jpath" / "labextensions").mkdir(parents=True)
-    (tmp_path / "jpath" / "labextensions" / "flowlab").symlink_to(LABEXTENSION)
-    settings = tmp_path / "settings" / "@jupyterlab" / "apputils-extension"
-    settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false"}')
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(tmp_path / "config"), JUPYTER_RUNTIME_DIR=str(tmp_path / "rt"),
-               JUPYTERLAB_SETTINGS_DIR=str(tmp_path / "settings"), JUPYTERLAB_WORKSPACES_DIR=str(tmp_path / "ws"),
-               JUPYTER_PATH=str(tmp_path / "jpath"))
-    token, port = secrets.token_hex(16), free_port()
-    with open(tmp_path / "server.log", "w") as log:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ServerApp.ip=127.0.0.1",
-             f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
-             "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
-             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
-            env=env, stdout=log, stderr=subprocess.STDOUT)
-        try:
-            for _ in range(120):
-                try:
-                    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/status?token={token}", timeout=1)
-                    break
-                except OSError:
-                    time.sleep(0.5)
-            with playwright.sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
-                page = browser.new_page(viewport={"width": 1400, "height": 1200})
-                try:
-                    page.goto(f"http://127.0.0.1:{port}/lab/tree/saved.ipynb?token={token}")
-                    page.wait_for_selector(".flowlab-mime .fl-node", timeout=90_000)
-                    assert page.locator(".flowlab-mime", has_text="pad_Job (user)").count() == 1
-                    time.sleep(2)  # the widget manager gives up on the model it cannot find by now
-                    assert page.locator("text=model not found").count() == 0
-                except Exception:
-                    page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
-                    raise
-                finally:
-                    browser.close()
-        finally:
-            server.terminate()
-            server.wait(15)
+    with lab_server(tmp_path, "saved.ipynb") as url:  # the prebuilt labextension on JUPYTER_PATH
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                        args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+            page = browser.new_page(viewport={"width": 1400, "height": 1200})
+            try:
+                page.goto(url)
+                page.wait_for_selector(".flowlab-mime .fl-node", timeout=90_000)
+                assert page.locator(".flowlab-mime", has_text="pad_Job (user)").count() == 1
+                time.sleep(2)  # the widget manager gives up on the model it cannot find by now
+                assert page.locator("text=model not found").count() == 0
+            except Exception:
+                page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
+                raise
+            finally:
+                browser.close()
