@@ -44,8 +44,14 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
 
         def slice_boxing_add(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             out = outs[0].reshape(out_box.shape)
-            np.copyto(out, ins[0].reshape(in_boxes[0].shape)[parts[0]])
-            for x, box, part in zip(ins[1:], in_boxes[1:], parts[1:]):
+            first = ins[0].reshape(in_boxes[0].shape)[parts[0]]
+            if len(ins) == 1:
+                np.copyto(out, first)
+                return
+            # the first two addends in one pass (no copy of the first into ``out`` then a re-read to add): the
+            # P->B reduce-scatter of a weight gradient is one add per device; later addends add in place, in order
+            np.add(first, ins[1].reshape(in_boxes[1].shape)[parts[1]], out=out)
+            for x, box, part in zip(ins[2:], in_boxes[2:], parts[2:]):
                 out += x.reshape(box.shape)[part]
 
         return slice_boxing_add
