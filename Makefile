@@ -12,7 +12,7 @@ LAB_ARGS ?=
 USER_ID ?= $(shell id -u)
 LAB_FLAGS := --ServerApp.ip=$(HOST) --ServerApp.port=$(PORT) $(if $(filter 0,$(USER_ID)),--allow-root) $(LAB_ARGS)
 
-.PHONY: demo test lint bench lab clean ext
+.PHONY: demo test lint bench lab clean ext gpu-check
 
 # distributed: the Ray tests run; cuda: numba-cuda with the toolkit wheels, so every CUDA kernel is also compiled to
 # PTX (the simulator accepts code the GPU compiler rejects)
@@ -41,6 +41,16 @@ bench: $(STAMP)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/plan_svg.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/ray_machines.py  # two Ray nodes on this box (the distributed extra)
+
+# Every GPU check of issue 12 on a machine with an NVIDIA GPU: tests/cuda without the simulator, compute-sanitizer
+# over the kernel tests, the GEMM and MLP benchmarks against torch; one report in $(GPU_OUT)/report.md. It uses the
+# venv where there is one, else python3 as it is (a GPU image with numba-cuda and torch, and no network to build a
+# venv); GPU_CHECK_ARGS=--sim runs it in the simulator, --quick the benchmarks' quick mode, --steps a few steps.
+GPU_PY ?= $(if $(wildcard $(PY)),$(PY),python3)
+GPU_OUT ?= build/gpu-check
+GPU_CHECK_ARGS ?=
+gpu-check:
+	PYTHONPATH=$(CURDIR) OPENBLAS_NUM_THREADS=1 $(GPU_PY) benchmarks/gpu_check.py --out $(GPU_OUT) $(GPU_CHECK_ARGS)
 
 $(LAB_STAMP): $(STAMP)
 	$(PY) -m pip install -q jupyterlab anywidget ipywidgets

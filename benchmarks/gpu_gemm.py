@@ -1,9 +1,10 @@
 """flowlab's tiled CUDA GEMM (kernels/numba_cuda/gemm.py, the matmul op's GPU kernel) at 4096^2 float32, in
 TFLOP/s, next to torch's cuBLAS in the same run where torch with CUDA is installed (issue 12: report both).
 
-On a machine without a GPU (or in Numba's simulator, which runs each CUDA thread as a Python thread) it prints
-"no GPU: skipped" and exits 0. ``--quick``: 1024^2; ``--n N``: N^2 (also runs in the simulator: a check of this
-script at a tiny N, its timings meaningless). It times the launch default (tile 64, tile_k 8, micro 4) and two
+On a machine without a GPU it prints "no GPU: skipped" and exits 0. ``--quick``: 1024^2 on a GPU; in Numba's
+simulator (NUMBA_ENABLE_CUDASIM=1, which runs each CUDA thread as a Python thread) 24^2 with small tiles, the same
+checks and rows at a size the simulator runs in seconds (its timings meaningless), so CI proves the script runs.
+``--n N``: N^2. It times the launch default (tile 64, tile_k 8, micro 4) and two
 other configurations (the register blocking's effect: micro 1 is the textbook 16 x 16 tiled GEMM);
 ``--config T/K/M`` times tile T, tile_k K, micro M alone.
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import statistics
 import sys
+import time
 
 import numpy as np
 from _util import QUICK, table
@@ -28,8 +30,10 @@ def _arg(name: str, default: int) -> int:
 def main() -> None:
     import numba
 
-    if numba.config.ENABLE_CUDASIM and "--n" not in sys.argv:
-        print("no GPU: skipped (NUMBA_ENABLE_CUDASIM=1: the simulator would take hours at this size)")
+    sim = bool(numba.config.ENABLE_CUDASIM)
+    if sim and not QUICK and "--n" not in sys.argv:
+        print("no GPU: skipped (NUMBA_ENABLE_CUDASIM=1: the simulator would take hours at this size; "
+              "--quick runs a tiny size)")
         return
     from numba import cuda
 
@@ -39,11 +43,13 @@ def main() -> None:
 
     from flowlab.kernels.numba_cuda.gemm import gemm
 
-    n = _arg("--n", 1024 if QUICK else 4096)
+    n = _arg("--n", (24 if sim else 1024) if QUICK else 4096)
     configs = [(64, 8, 4), (128, 8, 8), (16, 16, 1)]  # (tile, tile_k, micro); the first is the default
+    if sim:  # the simulator runs a thread per Python thread: blocks of 16 and 64 threads, the same code paths
+        configs = [(16, 8, 4), (8, 4, 1)]
     if "--config" in sys.argv:  # e.g. --config 128/16/8: time that one instead
         configs = [tuple(int(v) for v in sys.argv[sys.argv.index("--config") + 1].split("/"))]
-    rounds, repeat = (3, 3) if QUICK else (5, 10)
+    rounds, repeat = (1, 1) if sim else (3, 3) if QUICK else (5, 10)
     rng = np.random.default_rng(0)
     a_host = rng.standard_normal((n, n)).astype(np.float32)
     b_host = rng.standard_normal((n, n)).astype(np.float32)
@@ -65,6 +71,11 @@ def main() -> None:
         stream.synchronize()
         times = []
         for _ in range(rounds):
+            if sim:  # the simulator's events time nothing (elapsed_time is -1): its launches are synchronous
+                begin = time.perf_counter()
+                launch()
+                times.append(time.perf_counter() - begin)
+                continue
             start, end = cuda.event(), cuda.event()
             start.record(stream)
             for _ in range(repeat):
@@ -75,7 +86,8 @@ def main() -> None:
         return statistics.median(times)
 
     name = getattr(cuda.get_current_device(), "name", "the CUDA simulator")
-    rows = [("device", name.decode() if isinstance(name, bytes) else str(name)),
+    device = name.decode() if isinstance(name, bytes) else str(name)
+    rows = [("device", device + (" (timings meaningless)" if sim else "")),
             ("shape", f"{n} x {n} @ {n} x {n}, float32")]
     if has_torch:
         ta, tb = torch.from_numpy(a_host).cuda(), torch.from_numpy(b_host).cuda()

@@ -44,3 +44,25 @@ def test_benchmark_prints_its_figures(script, labels, torch_labels):
     if torch_labels is not None:
         for label in torch_labels if TORCH else [NO_TORCH]:
             assert label in result.stdout, result.stdout
+
+
+@pytest.mark.parametrize("script, labels", [
+    ("gpu_gemm.py", ["Tiled GEMM on the GPU (issue 12)", "flowlab tiled GEMM, a @ b, tile", "a @ b^T", "TFLOP/s",
+                     "torch (cuBLAS)"]),
+    ("gpu_mlp.py", ["MLP 784-512-10, batch 100: flowlab step", "MLP 64-32-10, batch 8: flowlab step",
+                    "MLP 64-32-10, batch 8: first"]),
+])
+def test_gpu_benchmark_runs_quick_in_the_simulator_or_on_a_gpu(script, labels):
+    """--quick runs the GPU benchmarks at tiny sizes in Numba's simulator (the tests' default, set by conftest.py
+    before Numba's import; each checks its products or losses against NumPy's first), or at real sizes on a GPU
+    (NUMBA_ENABLE_CUDASIM=0). Without either it says that no GPU is present."""
+    from flowlab.kernels import cuda_available
+
+    result = subprocess.run([sys.executable, str(BENCH / script), "--quick"], capture_output=True, text=True,
+                            timeout=600, cwd=BENCH)
+    assert result.returncode == 0, result.stderr[-3000:]
+    if not cuda_available():
+        assert "no GPU: skipped" in result.stdout, result.stdout
+        return
+    for label in labels:
+        assert label in result.stdout, result.stdout
