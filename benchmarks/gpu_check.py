@@ -22,6 +22,7 @@ runs the benchmarks' quick mode on a GPU too (1024^2 GEMM, fewer rounds). ``-k E
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import re
@@ -124,6 +125,21 @@ def find_sanitizer() -> str | None:
     return found
 
 
+def xdist(args: argparse.Namespace) -> list[str]:
+    """pytest-xdist's workers where it is installed: the tests compile each kernel on first use (CPU-bound, no
+    cache for closures), which several processes share out; the GPU takes their contexts side by side."""
+    if args.jobs > 1 and importlib.util.find_spec("xdist") is not None:
+        return ["-n", str(args.jobs)]
+    return []
+
+
+def step_timeout(args: argparse.Namespace) -> float:
+    """A step's limit: --timeout, or what is left of --budget (so a run inside a fixed window ends with a report)."""
+    if args.budget is None:
+        return args.timeout
+    return max(1.0, min(args.timeout, args.budget - (time.monotonic() - args.started)))
+
+
 def junit_summary(path: Path) -> tuple[dict[str, int], list[str], list[str]]:
     """-> (counts, failed test ids, 'test: skip reason' lines) from pytest's JUnit XML."""
     counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
@@ -148,7 +164,7 @@ def step_tests(check: Check, env: dict[str, str], args: argparse.Namespace) -> N
            f"--junitxml={xml}", "-o", "addopts="]
     if args.k:
         cmd += ["-k", args.k]
-    code, output = run_logged(cmd, check.out / "tests.log", env, args.timeout)
+    code, output = run_logged(cmd + xdist(args), check.out / "tests.log", env, step_timeout(args))
     if code is None or not xml.exists():
         check.add("tests", "FAIL", [f"pytest did not finish (exit {code}); see tests.log"], output.splitlines()[-5:])
         return
@@ -163,7 +179,7 @@ def step_tests(check: Check, env: dict[str, str], args: argparse.Namespace) -> N
 def step_bench(check: Check, env: dict[str, str], args: argparse.Namespace, name: str) -> None:
     script = ROOT / "benchmarks" / f"gpu_{name}.py"
     cmd = [sys.executable, str(script)] + (["--quick"] if args.quick or args.sim else [])
-    code, output = run_logged(cmd, check.out / f"{name}.log", env, args.timeout)
+    code, output = run_logged(cmd, check.out / f"{name}.log", env, step_timeout(args))
     rows = [line for line in output.splitlines() if line.strip() and not line.startswith("-")]
     if code != 0:
         check.add(name, "FAIL", [f"exit {code}; see {name}.log"], rows[-8:])
@@ -198,13 +214,13 @@ def step_sanitizer(check: Check, env: dict[str, str], args: argparse.Namespace, 
     select = args.k or ("not ptx" if tool == "memcheck" else "float32 and not ptx")
     cmd = [sanitizer, "--tool", tool, "--error-exitcode", "86", "--target-processes", "all",
            sys.executable, "-m", "pytest", *tests, "-q", "-x", "-p", "no:cacheprovider", "-o", "addopts=",
-           "-k", select]
-    code, output = run_logged(cmd, check.out / "sanitizer.log", env, args.timeout)
+           "-k", select, *xdist(args)]
+    code, output = run_logged(cmd, check.out / "sanitizer.log", env, step_timeout(args))
     summaries = re.findall(r"ERROR SUMMARY: (\d+) error", output)
     errors = sum(int(n) for n in summaries)
     tail = [line for line in output.splitlines() if "passed" in line or "failed" in line][-1:]
     if code is None:
-        check.add(tool, "FAIL", [f"stopped after {args.timeout:.0f} s; see sanitizer.log"])
+        check.add(tool, "FAIL", ["stopped at its time limit; see sanitizer.log"])
     elif code == 86 or errors:
         check.add(tool, "FAIL", [f"{errors} error(s) reported; see sanitizer.log", *tail])
     elif code != 0 or not summaries:
@@ -221,7 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="the benchmarks' quick mode")
     parser.add_argument("-k", default="", help="pytest -k expression for the tests and sanitizer steps")
     parser.add_argument("--timeout", type=float, default=900, help="seconds per step")
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds for the whole run: steps past it are reported NOT RUN (e.g. 540 in a "
+                             "10-minute window)")
+    parser.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1),
+                        help="pytest-xdist workers for the tests and sanitizer steps, where xdist is installed")
     args = parser.parse_args(argv)
+    args.started = time.monotonic()
     steps = [s.strip() for s in args.steps.split(",") if s.strip()]
     unknown = sorted(set(steps) - set(STEPS))
     if unknown:
@@ -248,6 +270,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     check.add("probe", "PASS", lines)
     for step in steps:
+        if args.budget is not None and time.monotonic() - args.started > args.budget - 10:
+            if step != "probe":
+                check.add(step, "NOT RUN", [f"out of the --budget of {args.budget:.0f} s"])
+            continue
         if step == "tests":
             step_tests(check, env, args)
         elif step in ("gemm", "mlp"):

@@ -64,3 +64,13 @@ def test_the_mlp_targets_are_marked_met_or_missed_from_the_benchmarks_ratio_rows
         "target MLP 64-32-10, batch 8: flowlab / torch <= 0.3x: MISSED (0.41x)"]
     assert _gpu_check().mlp_verdicts("MLP 64-32-10, batch 8: torch  torch with CUDA not installed")[1].endswith(
         "not measured (no torch)")
+
+
+def test_steps_past_the_budget_are_reported_not_run(tmp_path):
+    """--budget: a run in a fixed window (a GPU machine lent for 10 minutes a command) ends with a report that says
+    which steps it left out, instead of being killed mid-step with none."""
+    result = _run(tmp_path, "--sim", "--steps", "tests,gemm", "--budget", "0", sim=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    report = (tmp_path / "report.md").read_text()
+    assert "| probe | PASS |" in report
+    assert "| tests | NOT RUN |" in report and "| gemm | NOT RUN |" in report and "out of the --budget" in report

@@ -17,7 +17,8 @@ PTX_TEST = "test_every_cuda_kernel_compiles_to_ptx_for_sm90"
 
 @pytest.hookimpl(trylast=True)  # after -k/-m deselection: start the probe only when its test runs
 def pytest_collection_modifyitems(config, items):
-    if any(item.name == PTX_TEST for item in items):
+    # not in a pytest-xdist worker: each would start its own; the test starts one where it runs instead
+    if any(item.name == PTX_TEST for item in items) and not os.environ.get("PYTEST_XDIST_WORKER"):
         # the PTX check is a separate process (~150 compiles): start it now, so it runs beside the simulator tests
         from .test_ptx import start_probe
 
