@@ -3,12 +3,24 @@
 A memory block whose ``mem_case`` is ``device_cuda:<dev>`` is one device array (zeroed, as OneFlow's allocator
 does); ``host_pinned:<dev>`` one pinned host array; registers are views into them as on the host. A GPU task
 runs on its thread's stream: an op's (op type, "gpu") kernel is enqueued there, a CopyHd copies on its H2D or
-D2H stream. Ordering between streams uses events, as OneFlow's stream callbacks do: every GPU act records an
-event on its stream and leaves it on the registers it read and wrote; an act on another stream first makes its
-stream wait for the events of the registers it is about to read or overwrite. A GPU act that reads or writes
-host memory (a D2H copy, an H2D copy, an interface op reading a pinned register) waits for its stream before the
-act ends, so the host side (the next act, or the producer refilling the register) sees finished memory. In
-Numba's simulator events and streams are synchronous no-ops; they are recorded and waited all the same.
+D2H stream. Ordering uses events, as OneFlow's stream callbacks do: every GPU act records an event on its stream
+and leaves it on the registers it read and wrote (``Regst.event``).
+
+* An act on another stream first makes its stream wait for the events of the registers it is about to read or
+  overwrite (cudaStreamWaitEvent: the host does not block).
+* A copy (CopyHd H2D or D2H, an interface op's copy into the device) only enqueues: its act ends with the copy in
+  flight, so it overlaps the next host act as well as GPU compute. The host side waits where it needs the memory:
+  a host act whose registers meet a GPU task (``host_after_gpu``) first waits for the events of the registers it
+  is about to read (a D2H copy's pinned output) or overwrite (a pinned register an H2D copy is still reading).
+  OneFlow gets the same order by sending an act's register messages from a callback on its stream; flowlab sends
+  them at once and lets the reader wait, which is the same for the data and blocks the host no earlier.
+* Acts that hand host memory to a kernel or run a host kernel on device data (an op reading a pinned register
+  directly, a system op bridged through host copies) still wait for their stream before the act ends.
+* A stepped act that someone records or hooks (the debugger, breakpoints) waits for its stream too
+  (Runtime._act), so what is inspected between acts is finished memory.
+
+In Numba's simulator events and streams are synchronous no-ops; they are recorded and waited all the same, and
+tests/cuda/test_gpu_streams.py defers the copies to check the order.
 """
 
 from __future__ import annotations
@@ -109,28 +121,46 @@ def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: b
         own[0] = event[1]
         for regst in regsts:
             regst.event = event
-        if touches_host:
+        if touches_host:  # a kernel given host memory, or a host kernel on copies of device data (see above)
             stream.synchronize()
 
     act.stream = stream  # type: ignore[attr-defined]
     return act
 
 
+def enqueue_copy(dst: Any, src: Any, stream: Any) -> None:
+    """``dst <- src`` on ``stream``, asynchronously where the host side is pinned: the copy of a CopyHd or an
+    interface op. The host side is waited for by the host act that next reads or rewrites it (host_after_gpu)."""
+    if on_device(dst):
+        dst.copy_to_device(src, stream=stream)
+    else:
+        src.copy_to_host(dst, stream=stream)
+
+
 def copy_hd_kernel(rt: Runtime, actor: Actor) -> Kernel:
     stream = rt.gpu_streams.of(actor.task)
-    if actor.task.exec_sequence[0].attrs["type"] == "H2D":
 
-        def h2d(ins: list[Any], outs: list[Any]) -> None:
-            for x, y in zip(ins, outs):
-                y.copy_to_device(x, stream=stream)
-
-        return gpu_kernel(rt, actor, h2d, touches_host=True)
-
-    def d2h(ins: list[Any], outs: list[Any]) -> None:
+    def copy(ins: list[Any], outs: list[Any]) -> None:
         for x, y in zip(ins, outs):
-            x.copy_to_host(y, stream=stream)
+            enqueue_copy(y, x, stream)
 
-    return gpu_kernel(rt, actor, d2h, touches_host=True)
+    return gpu_kernel(rt, actor, copy, touches_host=False)
+
+
+def host_after_gpu(actor: Actor, kernel: Kernel) -> Kernel:
+    """A host act's ``kernel`` that first waits for the GPU work still pending on the registers it is about to read
+    or overwrite (the event a GPU act left on them). For a host task whose registers meet a GPU task."""
+
+    def act(ins: list[Any], outs: list[Any]) -> None:
+        for q in actor.readable_list:
+            if q[0].event is not None:
+                q[0].event[1].synchronize()
+        for q in actor.writable_list:
+            if q and q[0].event is not None:
+                q[0].event[1].synchronize()
+        kernel(ins, outs)
+
+    return act
 
 
 def device_kernel(rt: Runtime, actor: Actor, factory_kernel: Any, touches_host: bool) -> Kernel:
@@ -154,10 +184,9 @@ def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
     if op.op_type in ("output", "return"):
 
         def copy(ins: list[Any], outs: list[Any]) -> None:
-            outs[0].copy_to_device(ins[0], stream=stream)
+            enqueue_copy(outs[0], ins[0], stream)
 
-        return gpu_kernel(rt, actor, copy, touches_host=not on_device(actor.in_arrays[0]) if actor.in_arrays
-                          else True)
+        return gpu_kernel(rt, actor, copy, touches_host=False)
     writes_ins = op.op_type in IN_PLACE_SYSTEM_OPS
 
     def bridged(ins: list[Any], outs: list[Any]) -> None:

@@ -29,7 +29,7 @@ from ..kernels import make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .boxing_kernels import boxing_kernel
 from .events import ActEvent, RuntimeIdle
-from .gpu import GpuStreams, copy_hd_kernel, device_kernel, system_on_gpu
+from .gpu import GpuStreams, copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
 from .job_instance import JobInstance
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
@@ -100,6 +100,7 @@ class Runtime:
                 actor.producer_of[regst_id] = self.actors[regst_descs[regst_id].producer_task_id]
             actor.finish_wiring()
             self._setup(actor)
+        self._order_host_after_gpu()
 
     def _setup(self, actor: Actor) -> None:
         task = actor.task
@@ -144,6 +145,18 @@ class Runtime:
                                not self.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
             actor.kernel = (system_on_gpu(self, actor, actor.kernel) if system
                             else device_kernel(self, actor, actor.kernel, touches_host))
+
+    def _order_host_after_gpu(self) -> None:
+        """A host act whose registers meet a GPU task waits for the GPU work pending on them (gpu.host_after_gpu):
+        GPU acts end with their copies in flight."""
+        near_gpu = {i for a in self.actors.values() if a.task.gpu_device is not None
+                    for i in (*a.readable, *a.writable)}
+        if not near_gpu:
+            return
+        for actor in self.actors.values():
+            if actor.kernel is not None and actor.task.gpu_device is None and \
+                    any(i in near_gpu for i in (*actor.readable, *actor.writable)):
+                actor.kernel = host_after_gpu(actor, actor.kernel)
 
     def _setup_copy_hd(self, actor: Actor) -> None:
         """A CopyHd task copies every blob of the register it reads into its own, on its H2D or D2H stream."""
@@ -388,6 +401,9 @@ class Runtime:
             self.ready.append(actor)
         if not (record or self.hooks):
             return True
+        stream = getattr(actor.kernel, "stream", None)
+        if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
+            stream.synchronize()
         task = actor.task
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
                          tuple(read), tuple(written))

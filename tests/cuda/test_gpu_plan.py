@@ -190,10 +190,11 @@ def test_the_debugger_steps_a_gpu_plan_and_reads_a_device_register_through_the_h
 def test_streams_are_ordered_by_events_where_a_register_crosses_streams(monkeypatch):
     """The simulator's streams are synchronous, so the ordering itself cannot go wrong here: check the mechanism.
     Each GPU act records an event on its stream; an act on another stream waits for the events of the registers
-    it reads (H2D copy -> compute, compute -> D2H copy) before it enqueues anything."""
+    it reads (H2D copy -> compute, compute -> D2H copy) before it enqueues anything, and the host Return act
+    waits for the D2H copy's event (the copy's act ends with the copy in flight)."""
     from flowlab.runtime import gpu
 
-    waits: list[tuple[int, int]] = []  # (thread that recorded, thread that waited)
+    waits: list[tuple[int, int | str]] = []  # (thread that recorded, thread that waited or "host")
     real_record = gpu.GpuStreams.record
 
     class Spy:
@@ -203,6 +204,10 @@ def test_streams_are_ordered_by_events_where_a_register_crosses_streams(monkeypa
         def wait(self, stream) -> None:
             waits.append((self.stream.thrd, stream.thrd))
             self.event.wait(stream)
+
+        def synchronize(self) -> None:
+            waits.append((self.stream.thrd, "host"))
+            self.event.synchronize()
 
     def record(self, stream, event=None):
         return Spy(real_record(self, stream, event.event if event is not None else None), stream)
@@ -219,6 +224,7 @@ def test_streams_are_ordered_by_events_where_a_register_crosses_streams(monkeypa
     job = pad_job()
     job(X)
     assert (1, 0) in waits and (0, 2) in waits  # H2D (thread 1) -> compute (0) -> D2H (2)
+    assert (2, "host") in waits  # D2H -> the CPU's Return
     assert all(a != b for a, b in waits)  # a stream never waits for itself
 
 
