@@ -94,6 +94,14 @@ def _human(nbytes: int) -> str:
     raise AssertionError("unreachable")
 
 
+def blob_view(arena: Any, start: int, nbytes: int, dtype: np.dtype, shape: tuple[int, ...]) -> Any:
+    """The array of one blob over bytes [start, start + nbytes) of an arena, sharing its memory: a NumPy view of
+    a host or pinned arena, a DeviceNDArray of a device one. numba-cuda's DeviceNDArray slice keeps the byte
+    offset in its memory pointer, and view(dtype) and reshape keep that pointer (tests/cuda/device_view_probe.py
+    checks this on numba-cuda's own class, without a GPU too)."""
+    return arena[start:start + nbytes].view(dtype).reshape(shape)
+
+
 def make_regsts(plan: Plan, arenas: dict[int, np.ndarray]) -> dict[int, list[Regst]]:
     """All registers of the plan, by regst desc id; blob arrays are views into the arenas."""
     out: dict[int, list[Regst]] = {}
@@ -105,9 +113,8 @@ def make_regsts(plan: Plan, arenas: dict[int, np.ndarray]) -> dict[int, list[Reg
                 arena = arenas[desc.mem_block_id]
                 base = desc.mem_block_offset + k * desc.regst_size
                 for lbn, blob_desc in desc.lbi2blob_desc.items():
-                    start = base + desc.blob_offsets[lbn]
-                    raw = arena[start:start + blob_desc.nbytes]
-                    blobs[lbn] = raw.view(blob_desc.dtype.np).reshape(blob_desc.shape)
+                    blobs[lbn] = blob_view(arena, base + desc.blob_offsets[lbn], blob_desc.nbytes,
+                                           blob_desc.dtype.np, blob_desc.shape)
             regsts.append(Regst(desc, k, blobs))
         out[desc.regst_desc_id] = regsts
     return out

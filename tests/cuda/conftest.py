@@ -28,7 +28,8 @@ def pytest_collection_modifyitems(config, items):
     skip = pytest.mark.skip(reason="no CUDA device and the simulator is off (Numba was imported before "
                                    "NUMBA_ENABLE_CUDASIM=1 was set, or it was set to 0)")
     for item in items:
-        if "tests/cuda/" in str(item.fspath).replace(os.sep, "/") and "ptx" not in item.name:
+        if "tests/cuda/" in str(item.fspath).replace(os.sep, "/") and "ptx" not in item.name \
+                and "device_views" not in str(item.fspath):
             item.add_marker(skip)
 
 
