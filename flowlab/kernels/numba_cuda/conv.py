@@ -1,8 +1,9 @@
-"""CUDA kernels: conv2d and its data and filter gradients, max/avg pooling and their gradients (NCHW).
+"""CUDA kernels: conv2d's data and filter gradients, max/avg pooling and their gradients (NCHW); conv2d itself is
+an implicit GEMM (conv_gemm.py).
 
-Direct kernels, one thread per element of the result: an output pixel sums its window (conv2d), an input pixel sums
-the output pixels whose windows cover it (data gradient, pooling gradients: gathers, so no atomics and the same
-sum order every run), a filter tap sums over batch and output positions (filter gradient). Padding is never
+Direct kernels, one thread per element of the result: an input pixel sums the output pixels whose windows cover
+it (data gradient, pooling gradients: gathers, so no atomics and the same sum order every run), a filter tap sums
+over batch and output positions (filter gradient). Padding is never
 materialized: a padding tap reads a zero, which still multiplies its weight (or dy), so a NaN or inf there gives
 NaN as in the CPU's im2col kernels. Attributes are the ops' (strides, dilations, pads top/bottom/left/right,
 groups; ksize for pools); output sizes come from the blob descs, as in the CPU kernels. Accumulators take the
@@ -24,25 +25,6 @@ def unravel4(i, shape):
     d2 = i % shape[2]
     i //= shape[2]
     return i // shape[1], i % shape[1], d2, d3
-
-
-@cuda.jit
-def _conv2d(x, w, y, sh, sw, dh, dw, pt, pl, groups, zero):
-    cg, og = x.shape[1] // groups, w.shape[0] // groups
-    start, step = cuda.grid(1), cuda.gridsize(1)
-    for i in range(start, y.size, step):
-        b, oc, oi, oj = unravel4(i, y.shape)
-        c0 = (oc // og) * cg
-        acc = zero
-        for ci in range(cg):
-            for ki in range(w.shape[2]):
-                ih = oi * sh - pt + ki * dh
-                for kj in range(w.shape[3]):
-                    iw = oj * sw - pl + kj * dw
-                    # a padding tap multiplies a zero, as the CPU's im2col does (0 * a NaN weight is NaN)
-                    v = x[b, c0 + ci, ih, iw] if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3] else zero
-                    acc += v * w[oc, ci, ki, kj]
-        y[b, oc, oi, oj] = acc
 
 
 @cuda.jit
@@ -79,7 +61,7 @@ def _conv2d_filter_grad(dy, x, dw_, sh, sw, dh, dw, pt, pl, groups, zero):
                 ih = oi * sh - pt + ki * dh
                 for oj in range(dy.shape[3]):
                     iw = oj * sw - pl + kj * dw
-                    v = x[b, c, ih, iw] if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3] else zero  # as in conv2d
+                    v = x[b, c, ih, iw] if 0 <= ih < x.shape[2] and 0 <= iw < x.shape[3] else zero  # padding: zero
                     acc += dy[b, oc, oi, oj] * v
         dw_[oc, ci, ki, kj] = acc
 
@@ -101,7 +83,6 @@ def _conv_factory(kernel, result: int):
     return factory
 
 
-register_kernel("conv2d", "numba", "gpu")(_conv_factory(_conv2d, 0))
 register_kernel("conv2d_data_grad", "numba", "gpu")(_conv_factory(_conv2d_data_grad, 0))
 register_kernel("conv2d_filter_grad", "numba", "gpu")(_conv_factory(_conv2d_filter_grad, 0))
 
