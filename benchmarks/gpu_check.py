@@ -161,7 +161,7 @@ def junit_summary(path: Path) -> tuple[dict[str, int], list[str], list[str]]:
 def step_tests(check: Check, env: dict[str, str], args: argparse.Namespace) -> None:
     xml = check.out / ".tests.xml"
     cmd = [sys.executable, "-m", "pytest", "tests/cuda", "-v", "-rfEs", "-p", "no:cacheprovider",
-           f"--junitxml={xml}", "-o", "addopts="]
+           f"--junitxml={xml}", "-o", "addopts=", "-m", "not long"]
     if args.k:
         cmd += ["-k", args.k]
     code, output = run_logged(cmd + xdist(args), check.out / "tests.log", env, step_timeout(args))

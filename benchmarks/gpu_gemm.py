@@ -1,8 +1,9 @@
 """flowlab's tiled CUDA GEMM (kernels/numba_cuda/gemm.py, the matmul op's GPU kernel) at 4096^2 float32, in
-TFLOP/s, next to torch's cuBLAS in the same run where torch with CUDA is installed (issue 12: report both).
+TFLOP/s, next to torch's cuBLAS in the same run where torch with CUDA is installed (issue 12: report both); then
+conv2d's implicit GEMM (kernels/numba_cuda/conv_gemm.py) on a ResNet 3x3 layer next to cuDNN's.
 
 On a machine without a GPU it prints "no GPU: skipped" and exits 0. ``--quick``: 1024^2 on a GPU; in Numba's
-simulator (NUMBA_ENABLE_CUDASIM=1, which runs each CUDA thread as a Python thread) 24^2 with small tiles, the same
+simulator (NUMBA_ENABLE_CUDASIM=1, which runs each CUDA thread as a Python thread) 20^2 with small tiles, the same
 checks and rows at a size the simulator runs in seconds (its timings meaningless), so CI proves the script runs.
 ``--n N``: N^2. It times the launch default (tile 64, tile_k 8, micro 4) and two
 other configurations (the register blocking's effect: micro 1 is the textbook 16 x 16 tiled GEMM);
@@ -43,10 +44,10 @@ def main() -> None:
 
     from flowlab.kernels.numba_cuda.gemm import gemm
 
-    n = _arg("--n", (24 if sim else 1024) if QUICK else 4096)
+    n = _arg("--n", (20 if sim else 1024) if QUICK else 4096)
     configs = [(64, 8, 4), (128, 8, 8), (16, 16, 1)]  # (tile, tile_k, micro); the first is the default
-    if sim:  # the simulator runs a thread per Python thread: blocks of 16 and 64 threads, the same code paths
-        configs = [(16, 8, 4), (8, 4, 1)]
+    if sim:  # the simulator runs a thread per Python thread: blocks of 16 threads, partial tiles, same code
+        configs = [(16, 8, 4), (8, 4, 2)]
     if "--config" in sys.argv:  # e.g. --config 128/16/8: time that one instead
         configs = [tuple(int(v) for v in sys.argv[sys.argv.index("--config") + 1].split("/"))]
     rounds, repeat = (1, 1) if sim else (3, 3) if QUICK else (5, 10)
@@ -124,6 +125,50 @@ def main() -> None:
     if not has_torch:
         rows.append(("torch (cuBLAS)", "torch with CUDA not installed"))
     table("Tiled GEMM on the GPU (issue 12)", rows)
+    table("conv2d as an implicit GEMM on the GPU", _conv_rows(cuda, stream, timed, sim, has_torch))
+
+
+def _conv_rows(cuda, stream, timed, sim: bool, has_torch: bool) -> list[tuple[str, str]]:
+    """A ResNet 3x3 layer (64 -> 64 channels, 56 x 56, pad 1; batch 32, 8 with --quick, a tiny stand-in in the
+    simulator) through kernels/numba_cuda/conv_gemm.py at the default tiles, checked on image 0 against NumPy,
+    beside torch's (cuDNN, TF32 off) where torch has CUDA."""
+    from flowlab.kernels.numba_cuda.conv_gemm import conv2d_gemm
+
+    b, c, hw, oc = (1, 2, 5, 3) if sim else (8 if QUICK else 32, 64, 56, 64)
+    attrs = {"strides": (1, 1), "dilations": (1, 1), "pads": (1, 1, 1, 1), "groups": 1}
+    rng = np.random.default_rng(1)
+    x_host = rng.standard_normal((b, c, hw, hw)).astype(np.float32)
+    w_host = rng.standard_normal((oc, c, 3, 3)).astype(np.float32)
+    x, w = cuda.to_device(x_host, stream=stream), cuda.to_device(w_host, stream=stream)
+    y = cuda.device_array((b, oc, hw, hw), np.float32, stream=stream)
+    tiles = (16, 8, 4) if sim else (None, None, None)
+    run = conv2d_gemm(w_host.shape, y.shape, attrs, np.dtype(np.float32), *tiles)
+
+    def launch() -> None:
+        run(x, w, y, stream)
+
+    launch()
+    stream.synchronize()
+    windows = np.lib.stride_tricks.sliding_window_view(np.pad(x_host[0], ((0, 0), (1, 1), (1, 1))), (3, 3), (1, 2))
+    np.testing.assert_allclose(y.copy_to_host()[0], np.einsum("chwij,ocij->ohw", windows, w_host), rtol=1e-3,
+                               atol=1e-3)
+    flops = 2.0 * b * oc * hw * hw * c * 9
+    seconds = timed(launch)
+    rows = [("shape", f"x {b}x{c}x{hw}x{hw}, w {oc}x{c}x3x3, pad 1, float32"),
+            ("flowlab implicit-GEMM conv2d (image 0 equals NumPy's)",
+             f"{flops / seconds / 1e12:6.2f} TFLOP/s  ({seconds * 1e3:.3f} ms)")]
+    if has_torch:
+        import torch
+
+        torch.backends.cudnn.allow_tf32 = False
+        tx, tw = torch.from_numpy(x_host).cuda(), torch.from_numpy(w_host).cuda()
+        torch_seconds = _torch_timed(torch, lambda: torch.nn.functional.conv2d(tx, tw, padding=1), 5, 10)
+        rows.append(("torch conv2d (cuDNN)", f"{flops / torch_seconds / 1e12:6.2f} TFLOP/s  "
+                                              f"({torch_seconds * 1e3:.3f} ms)"))
+        rows.append(("ratio flowlab / cuDNN time", f"{seconds / torch_seconds:.2f}x"))
+    else:
+        rows.append(("torch conv2d (cuDNN)", "torch with CUDA not installed"))
+    return rows
 
 
 def _torch_timed(torch, launch, rounds: int, repeat: int) -> float:

@@ -48,7 +48,8 @@ def test_benchmark_prints_its_figures(script, labels, torch_labels):
 
 @pytest.mark.parametrize("script, labels", [
     ("gpu_gemm.py", ["Tiled GEMM on the GPU (issue 12)", "flowlab tiled GEMM, a @ b, tile", "a @ b^T", "TFLOP/s",
-                     "torch (cuBLAS)"]),
+                     "torch (cuBLAS)", "flowlab implicit-GEMM conv2d (image 0 equals NumPy's)",
+                     "torch conv2d (cuDNN)"]),
     ("gpu_mlp.py", ["MLP 784-512-10, batch 100: flowlab step", "MLP 64-32-10, batch 8: flowlab step",
                     "MLP 64-32-10, batch 8: first"]),
 ])

@@ -81,20 +81,28 @@ def conv_gemm_kernel(tile: int, tile_k: int, micro: int, dtype: np.dtype):
     return kernel, threads
 
 
-@register_kernel("conv2d", "numba", "gpu")
-def _conv2d(ctx: KernelCtx):
-    (sh, sw), (dh, dw), (pt, _pb, pl, _pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
-    groups = ctx.attrs["groups"]
-    w_shape, y_shape = ctx.in_descs[1].shape, ctx.out_descs[0].shape
+def conv2d_gemm(w_shape: tuple[int, ...], y_shape: tuple[int, ...], attrs: dict, dtype: np.dtype,
+                tile: int | None = None, tile_k: int | None = None, micro: int | None = None):
+    """run(x, w, y, stream) for device arrays of these shapes and the op's attributes (strides, dilations, pads,
+    groups); tile sizes default to the launch configuration's."""
+    (sh, sw), (dh, dw), (pt, _pb, pl, _pr) = attrs["strides"], attrs["dilations"], attrs["pads"]
+    groups = attrs["groups"]
     launch = current_launch()
-    kernel, threads = conv_gemm_kernel(launch.tile, launch.tile_k, launch.micro, ctx.out_descs[0].dtype.np)
+    tile, tile_k, micro = tile or launch.tile, tile_k or launch.tile_k, micro or launch.micro
+    kernel, threads = conv_gemm_kernel(tile, tile_k, micro, np.dtype(dtype))
     og, kh, kw = w_shape[0] // groups, w_shape[2], w_shape[3]
     kdim, p = w_shape[1] * kh * kw, y_shape[2] * y_shape[3]
-    grid = ((p + launch.tile - 1) // launch.tile, (og + launch.tile - 1) // launch.tile, y_shape[0] * groups)
+    grid = ((p + tile - 1) // tile, (og + tile - 1) // tile, y_shape[0] * groups)
 
-    def run(ins, outs, stream=0):
-        if outs[0].size:
-            kernel[grid, threads, stream](flat(ins[1]), ins[0], flat(outs[0]), og, kdim, p, y_shape[3], kw,
-                                          kh * kw, groups, sh, sw, dh, dw, pt, pl)
+    def run(x, w, y, stream=0):
+        if y.size:
+            kernel[grid, threads, stream](flat(w), x, flat(y), og, kdim, p, y_shape[3], kw, kh * kw, groups,
+                                          sh, sw, dh, dw, pt, pl)
 
     return run
+
+
+@register_kernel("conv2d", "numba", "gpu")
+def _conv2d(ctx: KernelCtx):
+    run = conv2d_gemm(ctx.in_descs[1].shape, ctx.out_descs[0].shape, ctx.attrs, ctx.out_descs[0].dtype.np)
+    return lambda ins, outs, stream=0: run(ins[0], ins[1], outs[0], stream)
