@@ -62,7 +62,7 @@ def main() -> dict:
             failures.append(f"{dtype}{list(shape)} at {start}: got {got}, expected {expect}")
             continue
         if gpu:
-            values = rng.integers(-100, 100, shape).astype(dtype)
+            values = np.asarray(rng.integers(-100, 100, shape), dtype=dtype)
             view.copy_to_device(values)
             back = arena.copy_to_host()[start:start + nbytes]
             if back.tobytes() != values.tobytes() or not np.array_equal(view.copy_to_host(), values):
