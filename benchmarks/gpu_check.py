@@ -1,5 +1,7 @@
 """Every GPU check issue 12 asks for, in one command, with one report: ``make gpu-check`` or
-``python benchmarks/gpu_check.py [--out DIR]`` on a machine with an NVIDIA GPU.
+``python benchmarks/gpu_check.py [--out DIR]`` on a machine with an NVIDIA GPU. On a machine lent for 10 minutes a
+command, with no network (its python3 has numba-cuda and torch): ``python3 benchmarks/gpu_check.py --out DIR
+--budget 540``, then ``--steps`` naming whatever the report lists as NOT RUN.
 
 Steps (``--steps`` picks some, in this order; each has its own time limit, and the report is rewritten after each,
 so a run cut short still leaves what it did):
