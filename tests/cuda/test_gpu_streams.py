@@ -19,6 +19,7 @@ import numpy as np
 import pytest
 
 import flowlab as flow
+import flowlab.typing as tp
 from flowlab.kernels.numba_cuda import launch_config
 from flowlab.runtime import gpu
 
@@ -164,3 +165,39 @@ def test_the_debugger_reads_a_d2h_copys_pinned_output_right_after_stepping_it(de
                                   np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
     dbg.continue_()
     assert dbg.finished
+
+
+def test_a_tiny_convnet_on_the_gpu_trains_to_the_cpu_numbers_with_deferred_copies(deferred):
+    """conv2d (the implicit GEMM), max pooling, dense and their gradients on device registers viewed as 4-D blobs,
+    two SGD steps with momentum: the CPU's losses and variables."""
+    rng = np.random.default_rng(5)
+    xs = [rng.standard_normal((2, 1, 4, 4)).astype(np.float32) for _ in range(2)]
+    ys = [rng.integers(0, 3, 2).astype(np.int32) for _ in range(2)]
+
+    def job(device: str):
+        @flow.global_function(type="train")
+        def conv_job(x: tp.Numpy.Placeholder((2, 1, 4, 4)), y: tp.Numpy.Placeholder((2,), dtype=flow.int32)) \
+                -> tp.Numpy:
+            with flow.scope.placement(device, "0:0"):
+                init = flow.random_normal_initializer(stddev=0.5)
+                conv = flow.layers.conv2d(x, 2, 3, padding="SAME", activation=flow.nn.relu, name="conv",
+                                          kernel_initializer=init)
+                pool = flow.nn.max_pool2d(conv, ksize=2, strides=2, padding="SAME", name="pool", data_format="NCHW")
+                logits = flow.layers.dense(flow.reshape(pool, [2, -1]), 3, kernel_initializer=init, name="out")
+                loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+                flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
+            return loss
+
+        return conv_job
+
+    got, variables = {}, {}
+    for device in ("cpu", "gpu"):
+        flow.clear_default_session()
+        train = job(device)
+        got[device] = [train(x, y).copy() for x, y in zip(xs, ys)]
+        variables[device] = flow.get_all_variables()
+    for g, w in zip(got["gpu"], got["cpu"]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    assert sorted(variables["gpu"]) == sorted(variables["cpu"])
+    for name, value in variables["cpu"].items():
+        np.testing.assert_allclose(variables["gpu"][name], value, rtol=1e-5, atol=1e-6, err_msg=name)
