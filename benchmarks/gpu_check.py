@@ -263,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ValueError, IndexError):
         probe = {"error": output.strip()[-2000:]}
     lines = [f"- {key}: {value}" for key, value in probe.items()]
+    if "numba" not in probe:  # not a statement about the GPU: this Python cannot run flowlab's kernels at all
+        check.add("probe", "FAIL", [f"{sys.executable} cannot import numba: {probe.get('error', '?')}", *lines])
+        print(f"\ncannot check the GPU: {sys.executable} cannot import numba ({probe.get('error', '?')}). Install "
+              f"the project with its cuda extra (make gpu-check uses .venv where it exists; GPU_PY=... picks "
+              f"another Python). Report: {args.out / 'report.md'}")
+        return 1
     if not probe.get("available"):
         reason = probe.get("error") or "numba.cuda.is_available() is False (no NVIDIA driver or device)"
         check.add("probe", "NO GPU", [f"no GPU present: {reason}", *lines])
