@@ -74,3 +74,17 @@ def test_steps_past_the_budget_are_reported_not_run(tmp_path):
     report = (tmp_path / "report.md").read_text()
     assert "| probe | PASS |" in report
     assert "| tests | NOT RUN |" in report and "| gemm | NOT RUN |" in report and "out of the --budget" in report
+
+
+def test_an_explicit_numba_enable_cudasim_0_reaches_the_cuda_tests(tmp_path):
+    """tests/conftest.py defaults the simulator on but keeps an explicit 0 (what gpu-check's tests step sets): here,
+    without a GPU, the CUDA tests then skip saying the simulator is off; on a GPU they run on it."""
+    gpu = _run(tmp_path, "--steps", "probe", sim=False).returncode == 0
+    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "PYTHONPATH": str(ROOT)}
+    result = subprocess.run([sys.executable, "-m", "pytest", "tests/cuda/test_gpu_plan.py", "-rs", "-p",
+                             "no:cacheprovider", "-k", "placement_on_a_gpu_this_machine_lacks"], cwd=ROOT, env=env,
+                            capture_output=True, text=True, timeout=300)
+    if gpu:
+        assert "1 passed" in result.stdout, result.stdout
+    else:
+        assert "1 skipped" in result.stdout and "the simulator is off" in result.stdout, result.stdout
