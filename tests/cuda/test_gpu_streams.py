@@ -56,12 +56,19 @@ class Marker:
         self.copies, self.event, self.stream = copies, event, stream
         self.upto = copies.enqueued[id(stream)]
 
+    def _flush(self) -> None:
+        """Run the copies recorded before this event; on a GPU they are enqueued only now, after the event's
+        record, so record it again behind them (a later record covers more of its stream's work, never less)."""
+        if self.copies.ran[id(self.stream)] < self.upto:
+            self.copies.flush(self.stream, self.upto)
+            self.event.record(self.stream)
+
     def wait(self, stream: Any) -> None:
-        self.copies.flush(self.stream, self.upto)
+        self._flush()
         self.event.wait(stream)
 
     def synchronize(self) -> None:
-        self.copies.flush(self.stream, self.upto)
+        self._flush()
         self.event.synchronize()
 
 
