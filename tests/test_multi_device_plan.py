@@ -355,3 +355,40 @@ def test_an_in_place_update_through_boxing_is_a_compile_error():
     with pytest.raises(CompileError, match=r"op 'fc-weight_optimizer' \(sgd_update\) in job 'train_job' updates "
                                            r"variable 'fc-weight' in place, but takes 'model_0' as S\(0\)"):
         build_plan(jobs, 2)
+
+
+def test_control_edges_cross_machines_through_copy_comm_net():
+    """OneFlow links tasks on two machines only through a CopyCommNet task on the receiving machine (ticks are
+    registers like any other there): the critical section's tick (machine 0) reaching the source-tick consumers of
+    machine 1, machine 1's tasks reaching the sink tick on machine 0, and ordering edges between model I/O ops."""
+    flow.config.cpu_device_num(2)
+    flow.env.machine(["10.0.0.1", "10.0.0.2"])
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", ["0:0-1", "1:0-1"]):
+            w = flow.get_variable("w", shape=(3,), initializer=flow.constant_initializer(2.0))
+            return flow.math.relu(x * w)
+
+    np.testing.assert_array_equal(job(X), np.maximum(X * 2, 0))
+    plan = flow.default_session().plan
+    check_plan(plan)
+    tasks = {t.task_id: t for t in plan.tasks}
+    regsts = plan.regst_descs
+    crossing = [(tasks[r.producer_task_id], tasks[c]) for r in regsts.values() if r.is_ctrl
+                for c in r.consumer_task_ids if tasks[c].machine_id != tasks[r.producer_task_id].machine_id]
+    assert crossing and all(dst.task_type == "CopyCommNet" for _src, dst in crossing)
+    ctrl_copies = [t for t in plan.tasks if t.task_type == "CopyCommNet"
+                   and all(regsts[i].is_ctrl for i in t.consumed_ids)]
+    assert {t.machine_id for t in ctrl_copies} == {0, 1}  # both directions
+    for copy in ctrl_copies:
+        (out,) = copy.produced_regst_desc.values()
+        assert out.is_ctrl and all(tasks[c].machine_id == copy.machine_id for c in out.consumer_task_ids)
+    # the verifier refuses a control register read straight across machines
+    copy = ctrl_copies[0]
+    (remote,) = copy.consumed_ids
+    (out,) = copy.produced_regst_desc.values()
+    dst = tasks[out.consumer_task_ids[0]]
+    slot = next(k for k, ids in dst.consumed_regst_desc_id.items() if out.regst_desc_id in ids)
+    with pytest.raises(CompileError, match="crosses machines only through a CopyCommNet task"):
+        check_plan(_rewire(plan, dst, slot, out.regst_desc_id, remote))
