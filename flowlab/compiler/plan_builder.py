@@ -234,7 +234,10 @@ class _PlanBuilder:
         thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
         self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
         task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, self.cpu_base + thrd)
-        self.regst(task, "out", "data").blobs[lbn] = out_desc
+        out = self.regst(task, "out", "data")
+        out.blobs[lbn] = out_desc
+        if task_type == "SliceBoxing":  # SliceBoxingTaskNode: ProduceRegst("out", false, 2, 2)
+            out.register_num = 2
         for i, (node, _box) in enumerate(inputs):
             task.consume(f"in_{i}", self.regst_holding(node, lbn))
         return task
