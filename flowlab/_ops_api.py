@@ -16,13 +16,15 @@ from .ops.initializers import (
     xavier_uniform_initializer,
     zeros_initializer,
 )
+from .ops.logical_view import cast_to_current_logical_view
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 
 __all__ = [
-    "argmax", "cast", "concat", "constant", "constant_initializer", "expand_dims", "flatten", "gather",
+    "argmax", "cast", "cast_to_current_logical_view", "concat", "constant", "constant_initializer", "expand_dims",
+    "flatten", "gather",
     "glorot_normal_initializer", "glorot_uniform_initializer", "identity", "kaiming_initializer", "matmul",
     "ones_initializer", "ones_like", "random_normal_initializer", "random_uniform_initializer", "reduce_max",
     "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "slice", "slice_v2", "squeeze", "transpose",

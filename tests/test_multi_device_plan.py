@@ -27,14 +27,14 @@ job 0 relu_job (user):
   task 0:1:1 NormalForward relu_0 [1/2] {x_0: S(0), y_0: S(0)} | consumes in=[r1] | produces out=r3(relu_0/y_0:f32[2,3]) x1 @blk4+0
   task 0:0:2 NormalForward Return_0 | consumes in=[r5] in_ctrl=[r7] | produces out=r4(Return_0/out:f32[4,3]) x1 @blk2+0 out_ctrl=r6:ctrl x1
   task 0:3:0 Tick System-AutoTick-SinkTick | consumes in_ctrl=[r6] | produces out_ctrl=r24:ctrl x1
-  task 0:0:5 SliceBoxing System-Boxing-BoxingCopy-0 | consumes in_0=[r2] in_1=[r3] | produces out=r5(relu_0/y_0:f32[4,3]) x1 @blk5+0
+  task 0:0:5 SliceBoxing System-Boxing-BoxingCopy-0 | consumes in_0=[r2] in_1=[r3] | produces out=r5(relu_0/y_0:f32[4,3]) x2 @blk5+0
 job 1 System-Push-Input_0 (push):
   task 0:4:0 ForeignInput System-Push-Input_0-ForeignInput | consumes in_ctrl=[r25] | produces out=r8(System-Push-Input_0-ForeignInput/out:f32[4,3]) x1 @blk6+0
   task 0:0:3 NormalForward Input_0 [0/2] {in: S(0), out: S(0)} | consumes in=[r11] | produces out=r9(Input_0/out:f32[2,3]) x1 @blk0+0 out_ctrl=r13:ctrl x1
   task 0:1:2 NormalForward Input_0 [1/2] {in: S(0), out: S(0)} | consumes in=[r12] | produces out=r10(Input_0/out:f32[2,3]) x1 @blk1+0 out_ctrl=r14:ctrl x1
   task 0:3:1 Tick System-AutoTick-SinkTick | consumes in_ctrl=[r13,r14] | produces out_ctrl=r26:ctrl x1
-  task 0:1:3 SliceBoxing System-Boxing-BoxingCopy-1 | consumes in_0=[r8] | produces out=r11(System-Push-Input_0-ForeignInput/out:f32[2,3]) x1 @blk7+0
-  task 0:0:6 SliceBoxing System-Boxing-BoxingCopy-2 | consumes in_0=[r8] | produces out=r12(System-Push-Input_0-ForeignInput/out:f32[2,3]) x1 @blk8+0
+  task 0:1:3 SliceBoxing System-Boxing-BoxingCopy-1 | consumes in_0=[r8] | produces out=r11(System-Push-Input_0-ForeignInput/out:f32[2,3]) x2 @blk7+0
+  task 0:0:6 SliceBoxing System-Boxing-BoxingCopy-2 | consumes in_0=[r8] | produces out=r12(System-Push-Input_0-ForeignInput/out:f32[2,3]) x2 @blk8+0
 job 2 System-Pull-Return_0 (pull):
   task 0:0:4 NormalForward Return_0 | consumes in_ctrl=[r27] | produces out=r15(Return_0/out:f32[4,3]) x1 @blk2+0
   task 0:5:0 ForeignOutput System-Pull-Return_0-ForeignOutput | consumes in=[r15] | produces out_ctrl=r16:ctrl x1
@@ -54,10 +54,10 @@ mem blocks:
   block 2: 64 B host jobs=[0,2] fixed
   block 3: 64 B host jobs=[0] fixed
   block 4: 64 B host jobs=[0] fixed
-  block 5: 64 B host jobs=[0] fixed
+  block 5: 128 B host jobs=[0] fixed
   block 6: 64 B host jobs=[1] fixed
-  block 7: 64 B host jobs=[1] fixed
-  block 8: 64 B host jobs=[1] fixed
+  block 7: 128 B host jobs=[1] fixed
+  block 8: 128 B host jobs=[1] fixed
   block 9: 6400 B host jobs=[3] fixed
   block 10: 64 B host jobs=[3] fixed
   block 11: 64 B host jobs=[3] fixed
@@ -355,3 +355,40 @@ def test_an_in_place_update_through_boxing_is_a_compile_error():
     with pytest.raises(CompileError, match=r"op 'fc-weight_optimizer' \(sgd_update\) in job 'train_job' updates "
                                            r"variable 'fc-weight' in place, but takes 'model_0' as S\(0\)"):
         build_plan(jobs, 2)
+
+
+def test_control_edges_cross_machines_through_copy_comm_net():
+    """OneFlow links tasks on two machines only through a CopyCommNet task on the receiving machine (ticks are
+    registers like any other there): the critical section's tick (machine 0) reaching the source-tick consumers of
+    machine 1, machine 1's tasks reaching the sink tick on machine 0, and ordering edges between model I/O ops."""
+    flow.config.cpu_device_num(2)
+    flow.env.machine(["10.0.0.1", "10.0.0.2"])
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", ["0:0-1", "1:0-1"]):
+            w = flow.get_variable("w", shape=(3,), initializer=flow.constant_initializer(2.0))
+            return flow.math.relu(x * w)
+
+    np.testing.assert_array_equal(job(X), np.maximum(X * 2, 0))
+    plan = flow.default_session().plan
+    check_plan(plan)
+    tasks = {t.task_id: t for t in plan.tasks}
+    regsts = plan.regst_descs
+    crossing = [(tasks[r.producer_task_id], tasks[c]) for r in regsts.values() if r.is_ctrl
+                for c in r.consumer_task_ids if tasks[c].machine_id != tasks[r.producer_task_id].machine_id]
+    assert crossing and all(dst.task_type == "CopyCommNet" for _src, dst in crossing)
+    ctrl_copies = [t for t in plan.tasks if t.task_type == "CopyCommNet"
+                   and all(regsts[i].is_ctrl for i in t.consumed_ids)]
+    assert {t.machine_id for t in ctrl_copies} == {0, 1}  # both directions
+    for copy in ctrl_copies:
+        (out,) = copy.produced_regst_desc.values()
+        assert out.is_ctrl and all(tasks[c].machine_id == copy.machine_id for c in out.consumer_task_ids)
+    # the verifier refuses a control register read straight across machines
+    copy = ctrl_copies[0]
+    (remote,) = copy.consumed_ids
+    (out,) = copy.produced_regst_desc.values()
+    dst = tasks[out.consumer_task_ids[0]]
+    slot = next(k for k, ids in dst.consumed_regst_desc_id.items() if out.regst_desc_id in ids)
+    with pytest.raises(CompileError, match="crosses machines only through a CopyCommNet task"):
+        check_plan(_rewire(plan, dst, slot, out.regst_desc_id, remote))

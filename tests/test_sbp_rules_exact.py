@@ -15,11 +15,14 @@ from flowlab.ir.dtype import from_numpy
 from flowlab.ir.sbp import SbpParallel, balanced_split, input_bns, output_bns
 from flowlab.kernels.registry import make_kernel
 from flowlab.ops.registry import InferCtx, get_op_def, registered_op_types
-from flowlab.ops.sbp_rules import SbpCtx
+from flowlab.ops.sbp_rules import PerDeviceSignature, SbpCtx
 
 from .ops.op_samples import SAMPLES, sample
 
 RANDOM = {"dropout"}  # draws a mask: a slice's mask is not the slice of the whole blob's
+# Ops whose training candidate is per device on purpose (OneFlow's batch statistics over each device's rows);
+# tests/test_multi_device_batchnorm.py checks them against a NumPy reference of those semantics.
+PER_DEVICE = {"normalization", "normalization_grad"}
 RNG = np.random.default_rng(11)
 
 
@@ -94,6 +97,16 @@ def test_the_samples_cover_every_user_op():
 @pytest.mark.parametrize("op_type", user_op_types())
 def test_every_candidate_is_exact(op_type):
     inputs, attrs = sample(op_type, np.float64)
+    _check_candidates(op_type, inputs, attrs)
+
+
+def test_inference_normalization_candidates_are_exact():
+    """The sample is a training normalization (per device); with the moving statistics every split is exact."""
+    inputs, attrs = sample("normalization", np.float64)
+    assert _check_candidates("normalization", inputs, {**attrs, "training": False}) >= 2
+
+
+def _check_candidates(op_type: str, inputs: dict, attrs: dict) -> int:
     op, descs, _ = _op(op_type, inputs, attrs)
     arg_bns = {arg: tuple(bn for bn, lbn in (*input_bns(op.inputs, False), *output_bns(op.outputs))
                           if lbn in (op.inputs.get(arg) or op.outputs.get(arg) or ()))
@@ -102,9 +115,13 @@ def test_every_candidate_is_exact(op_type):
     logical_in = {bn: a for (bn, _), a in zip(input_bns(op.inputs, False),
                                               [a for arg in op.inputs for a in inputs[arg]])}
     expected = _run(op, descs, {bn: a.copy() for bn, a in logical_in.items()})
-    checked = 0
+    checked = per_device = 0
     for cand in get_op_def(op_type).sbp(ctx):
         assert set(cand) == set(descs), f"{op_type}: candidate {cand} does not name every blob {sorted(descs)}"
+        if isinstance(cand, PerDeviceSignature):
+            assert op_type in PER_DEVICE, f"{op_type}: a per-device candidate {cand} where exact ones are due"
+            per_device += 1
+            continue
         for n in (2, 3):
             if any(s.is_split and descs[bn].shape[s.axis] < n for bn, s in cand.items()):
                 continue
@@ -118,8 +135,11 @@ def test_every_candidate_is_exact(op_type):
                 np.testing.assert_allclose(got, want, rtol=1e-7, atol=1e-9,
                                            err_msg=f"{op_type} candidate {cand} on {n} devices: {bn} differs")
             checked += 1
-    if get_op_def(op_type).sbp(ctx):
+    if op_type in PER_DEVICE and attrs.get("training", True):
+        assert per_device, f"{op_type}: listed in PER_DEVICE but declares no per-device candidate"
+    elif get_op_def(op_type).sbp(ctx):
         assert checked, f"{op_type}: no candidate could be checked on the sample's shapes"
+    return checked
 
 
 def _axis_ops() -> list[str]:

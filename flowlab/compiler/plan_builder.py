@@ -201,6 +201,26 @@ class _PlanBuilder:
             self.proxies[key] = copy
         return self.proxies[key]
 
+    def ctrl_from(self, src: _Task, dst: _Task) -> _Regst:
+        """The control register of ``src`` as ``dst`` reads it: ``src``'s own ``out_ctrl``, or, from another
+        machine, that of a CopyCommNet task on ``dst``'s machine in ``dst``'s job (made once per register and
+        machine): in OneFlow a tick reaches another machine as a register through CopyCommNet like any other,
+        never by a control edge between machines, and the main job stays on machine 0."""
+        regst, machine = self.regst(src, "out_ctrl", "ctrl"), dst.machine_id
+        if src.machine_id == machine:
+            return regst
+        key = (regst.regst_desc_id, machine)
+        if key not in self.proxies:
+            op = OpConf(f"copy_comm_net_{len(self.proxies)}", "copy_comm_net", {"in": ()}, {"out": ()},
+                        {"src_machine_id": src.machine_id}, ParallelConf("cpu", (f"{machine}:0",)),
+                        created_by="boxing")
+            copy = self.new_task(dst.job_id, op, "CopyCommNet", machine, -1, self.cpu_base + self.cpu_device_num,
+                                 stream=src.machine_id)
+            self.regst(copy, "out", "ctrl")
+            copy.consume("in", regst)
+            self.proxies[key] = copy
+        return self.proxies[key].produced["out"]
+
     def boxing_node(self, kind: str, edge: Edge, machine_id: int, device_id: int, inputs: list[tuple[_Task, Box]],
                     out_box: Box, view_shape: tuple[int, ...], out_desc: BlobDesc) -> _Task:
         op_type, prefix, task_type = BOXING_OPS[kind]
@@ -214,7 +234,10 @@ class _PlanBuilder:
         thrd = self.boxing_offset.get(machine_id, 0)  # PickCpuThrdIdEvenly
         self.boxing_offset[machine_id] = (thrd + 1) % self.cpu_device_num
         task = self.new_task(edge.job_id, op, task_type, machine_id, device_id, self.cpu_base + thrd)
-        self.regst(task, "out", "data").blobs[lbn] = out_desc
+        out = self.regst(task, "out", "data")
+        out.blobs[lbn] = out_desc
+        if task_type == "SliceBoxing":  # SliceBoxingTaskNode: ProduceRegst("out", false, 2, 2)
+            out.register_num = 2
         for i, (node, _box) in enumerate(inputs):
             task.consume(f"in_{i}", self.regst_holding(node, lbn))
         return task
@@ -246,7 +269,7 @@ class _PlanBuilder:
                 sources = self.by_op[(job_id, name)]
                 for k, t in enumerate(tasks):  # device to device when the counts agree, else all to all
                     for s in ([sources[k]] if len(sources) == len(tasks) else sources):
-                        t.consume("in_ctrl", self.regst(s, "out_ctrl", "ctrl"))
+                        t.consume("in_ctrl", self.ctrl_from(s, t))
         for (chain_job, _m, _d), chain in self.chains.items():
             if chain_job != job_id:
                 continue
@@ -297,9 +320,9 @@ class _PlanBuilder:
             for op in job.ops:
                 if SOURCE_TICK in op.ctrl_in_op_names:
                     for t in self.by_op[(job_id, op.name)]:
-                        t.consume("in_ctrl", self.regst(tick, "out_ctrl", "ctrl"))
+                        t.consume("in_ctrl", self.ctrl_from(tick, t))
             for sink in self.by_op[(job_id, SINK_TICK)]:
-                esac.consume("in", self.regst(sink, "out_ctrl", "ctrl"))
+                esac.consume("in", self.ctrl_from(sink, esac))
         lock = next(t for t in self.tasks if t.job_id == main_id and t.task_type == "ReentrantLock")
         lock.consume("end", esac.produced["out"])  # ConnectCriticalSectionEndToReentrantLockEnd
 

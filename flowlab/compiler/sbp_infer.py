@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from ..errors import CompileError
-from ..ir import Job, OpConf
+from ..ir import BlobDesc, Job, OpConf
 from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, balanced_split, input_bns, output_bns, split
 from ..ops.registry import get_op_def
 from ..ops.sbp_rules import SbpCtx
@@ -111,21 +111,39 @@ class _JobSbp:
         if op.name in self.job.mirrored_op_names:
             hints.update(self._mirrored_inputs(op, ins, producer))
         else:
-            self._check_consistent_inputs(op, ins, producer)
+            descs.update(self._check_consistent_inputs(op, ins, outs, producer))
         return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
 
-    def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]],
-                                 producer: Mapping[str, SbpParallel]) -> None:
+    def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]], outs: list[tuple[str, str]],
+                                 producer: Mapping[str, SbpParallel]) -> dict[str, BlobDesc]:
         """A mirrored blob's desc is one device's piece: whole-shaped pieces (B, P) read as a consistent blob of
-        that shape, split ones do not (their whole is n pieces long), so a consistent op cannot take them."""
-        mirrored = set(self.job.mirrored_op_names)
+        that shape; split ones are one blob only through ``flow.cast_to_current_logical_view`` (an identity
+        whose output is the pieces concatenated), for which the input's desc becomes that logical one."""
+        mirrored, logical = set(self.job.mirrored_op_names), {}
         for bn, lbn in ins:
             name = lbn.rpartition("/")[0]
-            if name in mirrored and producer[bn].is_split and self.placement[name].parallel_num > 1:
+            n = self.placement[name].parallel_num
+            if name not in mirrored or n == 1:
+                continue
+            piece, sbp = self.job.blob_descs[lbn], producer[bn]
+            whole = piece
+            if sbp.is_split:
+                shape = list(piece.shape)
+                shape[sbp.axis] *= n
+                whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
+            cast = op.op_type == "identity" and len(outs) == 1
+            if cast and self.job.blob_descs[outs[0][1]].shape == whole.shape:
+                logical[bn] = whole
+            elif cast or sbp.is_split:
                 raise SbpInferError(
                     f"{_where(op)}consistent op {op.name!r} ({op.op_type}) takes mirrored blob {lbn!r}, whose pieces "
-                    f"lie {producer[bn]}: each device holds its own piece, not a slice of one blob of shape "
-                    f"{tuple(self.job.blob_descs[lbn].shape)}. Trace this op under flow.scope.mirrored_view() too.")
+                    f"lie {sbp}: each device holds its own piece of shape {tuple(piece.shape)}, so the consistent "
+                    f"blob is {tuple(whole.shape)}"
+                    + (f", not {tuple(self.job.blob_descs[outs[0][1]].shape)} as traced (the cast took the pieces "
+                       "as split only when they come from per-device data)" if cast else
+                       ". Take it with x = flow.cast_to_current_logical_view(x) first, or trace this op under "
+                       "flow.scope.mirrored_view() too."))
+        return logical
 
     def _mirrored_inputs(self, op: OpConf, ins: list[tuple[str, str]], producer: Mapping[str, SbpParallel]
                          ) -> dict[str, SbpParallel]:

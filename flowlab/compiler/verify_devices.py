@@ -1,6 +1,7 @@
 """The Plan verifier's multi-device rules: registers between devices and machines.
 
-- A register produced on one machine is read on another only by a CopyCommNet task (on the reader's machine).
+- A register produced on one machine (data or control) is read on another only by a CopyCommNet task (on the
+  reader's machine).
 - A job's task reads another job task's register directly only when the blob lies the same way on both sides:
   the same SBP on the same number of devices and the same parallel_id, or the whole blob on both sides (one
   device, or B). Anything else must go through boxing.
@@ -29,7 +30,7 @@ def check_devices(plan: Plan, job_set: JobSet | None = None) -> None:
         for rid in t.consumed_ids:
             regst = regsts[rid]
             producer = tasks[regst.producer_task_id]
-            if producer.machine_id != t.machine_id and not regst.is_ctrl and t.task_type != "CopyCommNet":
+            if producer.machine_id != t.machine_id and t.task_type != "CopyCommNet":
                 raise CompileError(
                     f"task {_name(t)} on machine {t.machine_id} reads register r{rid} of {_name(producer)} on machine "
                     f"{producer.machine_id}; a register crosses machines only through a CopyCommNet task")

@@ -14,7 +14,7 @@ from ..ir import BlobDesc
 from ._common import require_blob
 from .initializers import constant_initializer
 from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
-from .sbp_rules import broadcast_only, normalization_rule
+from .sbp_rules import normalization_grad_rule, normalization_rule
 from .variable import get_variable
 
 
@@ -67,7 +67,7 @@ register_op(OpDef("normalization", ("x", "moving_mean", "moving_variance", "gamm
                   dtypes=dtypes_of(("x", "moving_mean", "moving_variance", "gamma", "beta"), FLOATING)))
 register_op(OpDef("normalization_grad", ("x", "dy", "mean", "inv_variance", "gamma"),
                   ("dx", "gamma_diff", "beta_diff"), _infer_norm_grad, {"axis": REQUIRED},
-                  sbp=broadcast_only,
+                  sbp=normalization_grad_rule,
                   dtypes=dtypes_of(("x", "dy", "mean", "inv_variance", "gamma"), FLOATING)))
 
 

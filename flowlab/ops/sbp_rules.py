@@ -323,15 +323,33 @@ def segment_sum_rule(ctx: SbpCtx) -> list[Signature]:
     return sigs
 
 
+class PerDeviceSignature(dict):
+    """A candidate that is *not* exact on purpose: each device computes on its own piece and what it produces is
+    that device's answer, not a piece of the logical one. OneFlow's training normalization is the one such op
+    (batch statistics over each device's rows); the exactness test checks these against the per-device semantics
+    instead of the logical kernel."""
+
+
 def normalization_rule(ctx: SbpCtx) -> list[Signature]:
-    """Batch statistics need the whole batch, so a training normalization is broadcast only (OneFlow's would
-    normalize each device's slice alone); in inference, split off the channel axis with the parameters B."""
-    if ctx.attrs["training"]:
-        return []
+    """normalization_op.cpp: x and y S(0), everything else B. In training each device normalizes its slice of the
+    batch with that slice's statistics, writes them to ``mean``/``inv_variance`` (labelled B though each device
+    has its own) and updates its copy of the moving statistics with them, so the copies diverge as in OneFlow.
+    In inference the moving statistics normalize, which is exact on any split off the channel axis."""
     nd, axis = ctx.ndim("x"), ctx.attrs["axis"] % ctx.ndim("x")
     data = {"x", "y"}
+    if ctx.attrs["training"]:
+        return [PerDeviceSignature(ctx.make({arg: split(0) if arg in data else BROADCAST for arg in ctx.arg_bns}))]
     return [ctx.make({arg: split(a) if arg in data else BROADCAST for arg in ctx.arg_bns})
             for a in range(nd) if a != axis]
+
+
+def normalization_grad_rule(ctx: SbpCtx) -> list[Signature]:
+    """normalization_grad (OneFlow's GetSbpFn): x, dy, dx S(0); mean, inv_variance, gamma B; gamma_diff and
+    beta_diff P (sums over rows, so each device's sum is an addend). dx uses each device's row count and sums:
+    the gradient of its per-device forward, so per device as the forward is."""
+    data, partial = {"x", "dy", "dx"}, {"gamma_diff", "beta_diff"}
+    return [PerDeviceSignature(ctx.make({arg: split(0) if arg in data else PARTIAL_SUM if arg in partial
+                                         else BROADCAST for arg in ctx.arg_bns}))]
 
 
 def optimizer_rule(ctx: SbpCtx) -> list[Signature]:

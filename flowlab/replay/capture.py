@@ -10,6 +10,7 @@ it moves the protocol's counters, and keeps the transition when it can be replay
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -34,7 +35,8 @@ class Schedule:
     """One captured fixed point: what a call does, in act order, and how it moves the protocol's counters."""
 
     key: tuple[str, ...]
-    state: Any  # the protocol state it starts from and ends in (an interned fingerprint)
+    state: Any  # the protocol state it ends in (an interned fingerprint): the one it starts from, or that one
+    # with registers that rotate (a SliceBoxing ``out`` has two) in another order, so calls alternate schedules
     acts: int
     steps: list[Callable[[], None]]  # kernel calls on their register arrays and section notifies, in act order
     step_actors: list[Actor | None]  # the actor whose kernel each step runs (None for a notify)
@@ -42,6 +44,9 @@ class Schedule:
     regst_offsets: list[tuple[Regst, Actor, int]]  # regst.act_id = producer.act_id + offset after the call
     id_writes: list[tuple[np.ndarray, int]]  # the id a main-job register (other than wait-ids) holds after it
     wait_writes: list[tuple[int, int, int]]  # wait-ids registers: (free-list position, act id offset, id)
+    rotations: list[tuple[Any, tuple[Regst, ...]]] = dataclasses.field(default_factory=list)  # free lists' order after
+    # actors whose arrays rotate: the arrays their last act bound (a replay runs the recorded ones, binding none)
+    bindings: list[tuple[Actor, list[np.ndarray], list[np.ndarray]]] = dataclasses.field(default_factory=list)
     replays: int = 0
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
@@ -149,7 +154,8 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
     """The call as a Schedule, or None when it cannot be replayed: it did not come back to the state it started
     from (a replay performs the acts' effects on data and counters, not on the registers' places), or it used
     the wait-ids source's registers more than once each (they are replayed by position)."""
-    if after is not capture.before:
+    rotations = _rotations(rt, capture, after)
+    if rotations is None:
         return None
     wait = rt.wait_actor
     actor_acts = [(a, a.act_id - n) for a, n in capture.act_ids.items() if a.act_id != n]
@@ -173,4 +179,28 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
     wait_writes.sort()
     recorder = capture.recorder
     return Schedule(key, after, rt._seq - capture.seq, recorder.steps, recorder.step_actors, actor_acts,
-                    regst_offsets, id_writes, wait_writes)
+                    regst_offsets, id_writes, wait_writes, rotations=rotations,
+                    bindings=[(a, list(a.in_arrays), list(a.out_arrays)) for a, _ in actor_acts
+                              if a.io_lbns is not None])
+
+
+def _rotations(rt: Runtime, capture: Capture, after: Any) -> list[tuple[Any, tuple[Regst, ...]]] | None:
+    """How the call left the actors' free lists when it came back to its starting state but for their order
+    (registers that rotate: the next call starts from the other order, under its own schedule); None when the
+    call changed anything else."""
+    if after is capture.before:
+        return []
+    (actors_a, regsts_a, ready_a), (actors_b, regsts_b, ready_b) = capture.before, after
+    if regsts_a != regsts_b or ready_a != ready_b or len(actors_a) != len(actors_b):
+        return None
+    rotations = []
+    by_id = {actor.actor_id: actor for actor in rt.actors.values()}
+    for a, b in zip(actors_a, actors_b):
+        if a == b:
+            continue
+        actor = by_id[b[0]]
+        if (isinstance(actor, WaitAndSendIdsActor) or a[:6] != b[:6] or a[7:] != b[7:]
+                or [sorted(q) for q in a[6]] != [sorted(q) for q in b[6]]):
+            return None
+        rotations += [(q, tuple(q)) for q, before, now in zip(actor.writable_list, a[6], b[6]) if before != now]
+    return rotations

@@ -2,7 +2,8 @@
 
 A replay runs a schedule's kernels and notifies and nothing else. What only the protocol itself can observe is
 left for ``settle``: the actors' act counters, the registers' act ids, the ids the main job's actors wrote into
-their registers, the rotation of the wait-ids source's registers, and the runtime's act count. Consecutive
+their registers, the rotation of the wait-ids source's registers (and of rotating registers, e.g. a
+SliceBoxing's two), and the runtime's act count. Consecutive
 replays of one schedule settle in one pass, so a training loop pays for the bookkeeping once, not per call.
 ``Runtime.observe()`` calls it (through the layer) before ``step()``, ``peek()`` and ``seq`` read the state.
 
@@ -36,6 +37,12 @@ def settle(layer: ReplayLayer) -> None:
         if schedule.wait_writes:
             settle_wait_ids(wait.writable_list[0], schedule.wait_writes, wait_base,
                             (wait.act_id - wait_base) // times, times)
+        for free, order in schedule.rotations:  # a call that rotates registers: its replays alternate schedules
+            free.clear()
+            free.extend(order)
+        for actor, in_arrays, out_arrays in schedule.bindings:
+            actor.in_arrays = in_arrays
+            actor.out_arrays = out_arrays
         rt._seq += schedule.acts * times
     layer.pending.clear()
     rt.deferred = False

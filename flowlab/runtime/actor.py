@@ -51,7 +51,8 @@ class Actor:
         self.kernel: Any = None
         self.in_arrays: list[Any] = []
         self.out_arrays: list[Any] = []
-        self.io_lbns: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # set when arrays rotate per act
+        # set when arrays rotate per act: blob names, or (register id, blob name) pairs for a boxing task
+        self.io_lbns: tuple[tuple, tuple] | None = None
         self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
         self.in_items: list[tuple[int, deque[Regst], Actor]] = []
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
@@ -161,6 +162,10 @@ class Actor:
 
     def _bind_rotating_arrays(self) -> None:
         in_lbns, out_lbns = self.io_lbns  # type: ignore[misc]
+        if out_lbns and type(out_lbns[0]) is tuple:  # a boxing task: (register, blob), one blob from several
+            self.in_arrays = [self.readable[rid][0].blobs[lbn] for rid, lbn in in_lbns]
+            self.out_arrays = [self.writable[rid][0].blobs[lbn] for rid, lbn in out_lbns]
+            return
         fronts = [q[0].blobs for q in self.readable_list]
         self.in_arrays = [next(b[lbn] for b in fronts if lbn in b) for lbn in in_lbns]
         outs = [q[0].blobs for q in self.writable_list]

@@ -173,20 +173,20 @@ class Runtime:
 
     def _setup_boxing(self, actor: Actor) -> None:
         """A boxing task reads the same blob from several registers (``in_0``, ``in_1``, ...), so its arrays are
-        bound by consumed slot, not by blob name. Its registers never rotate (register_num 1 on both sides)."""
+        bound by consumed register, not by blob name; where one rotates (a SliceBoxing ``out`` has two, as in
+        OneFlow) they are looked up each act by (register, blob)."""
         task = actor.task
         op = task.exec_sequence[0]
-        descs = self.plan.regst_descs
-        rotating = [i for i in (*task.consumed_ids, *(d.regst_desc_id for d in task.produced_regst_desc.values()))
-                    if descs[i].register_num != 1]
-        if rotating:
-            raise ValueError(f"boxing task {task.name} reads or writes register(s) {rotating} with register_num > 1; "
-                             "boxing binds its arrays once, so every register it touches must have register_num 1")
+        ins = [(rid, lbn) for arg, lbns in op.inputs.items() for rid in task.consumed_regst_desc_id[arg]
+               for lbn in lbns]
+        out_id = task.produced_regst_desc["out"].regst_desc_id
+        outs = [(out_id, lbn) for lbn in op.output_lbns]
         actor.kernel = boxing_kernel(self, task)
-        actor.in_arrays = [self.regsts[rid][0].blobs[lbn] for arg, lbns in op.inputs.items()
-                           for rid in task.consumed_regst_desc_id[arg] for lbn in lbns]
-        out = self.regsts[task.produced_regst_desc["out"].regst_desc_id][0]
-        actor.out_arrays = [out.blobs[lbn] for lbn in op.output_lbns]
+        if any(len(self.regsts[rid]) > 1 for rid, _ in (*ins, *outs)):
+            actor.io_lbns = (tuple(ins), tuple(outs))
+        else:
+            actor.in_arrays = [self.regsts[rid][0].blobs[lbn] for rid, lbn in ins]
+            actor.out_arrays = [self.regsts[rid][0].blobs[lbn] for rid, lbn in outs]
 
     def _desc_of(self, actor: Actor, lbn: str) -> Any:
         for regst_id in actor.readable:

@@ -1,0 +1,55 @@
+"""``flow.cast_to_current_logical_view``: move a blob into the view the code around it is traced in.
+
+OneFlow (python/advanced/distribute_ops.py) traces ``flow.identity(x)`` when ``x`` is consistent and the current
+view mirrored, or the other way round, and returns ``x`` otherwise. The identity traced in the mirrored view is
+a mirrored op, which takes a consistent blob as each device's piece (a variable, B, is cloned to every device).
+The identity traced in the consistent view reads the mirrored pieces as one consistent blob; OneFlow's view of a
+mirrored blob is S(0) (its pieces concatenated on axis 0) unless every input it came from was broadcast, so here
+a mirrored blob that descends from per-device data (a ``ListNumpy`` placeholder) is taken as its pieces
+concatenated, and any other as one device's piece. SBP inference checks that guess against the pieces' SBP.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from ..frontend import scope
+from ..frontend.blob import LazyBlob
+from ..frontend.builder import JobBuilder, add_op, current_builder
+from ..ir import OpConf
+
+
+def cast_to_current_logical_view(x: LazyBlob) -> LazyBlob:
+    """``x`` in the current view: ``x`` itself when it is already there, else an identity op traced here."""
+    if not isinstance(x, LazyBlob):
+        raise TypeError(f"cast_to_current_logical_view takes a blob made inside the job function; "
+                        f"got {type(x).__name__}")
+    builder = current_builder()
+    mirrored_now = scope.current_view(builder.default_view) == "mirrored"
+    if (x.op_name in builder.mirrored_op_names) == mirrored_now:
+        return x
+    if mirrored_now:
+        return add_op("identity", {"in": [x]})[0]
+    ops = {op.name: op for op in builder.ops}
+    parallel_num = ops[x.op_name].parallel_conf.parallel_num
+    desc = x.blob_desc
+    if parallel_num > 1 and desc.shape and _from_per_device_data(builder, ops, x.op_name):
+        shape = (desc.shape[0] * parallel_num, *desc.shape[1:])
+        desc = dataclasses.replace(desc, shape=shape)
+    # the identity infers its output from this handle: the consistent (logical) desc of the pieces
+    return add_op("identity", {"in": [LazyBlob(x.lbn, desc, builder, x.distribute)]})[0]
+
+
+def _from_per_device_data(builder: JobBuilder, ops: dict[str, OpConf], op_name: str) -> bool:
+    """Whether a mirrored op depends, through mirrored ops, on a mirrored (``ListNumpy``) input."""
+    mirrored, seen, todo = set(builder.mirrored_op_names), set(), [op_name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in mirrored:
+            continue
+        seen.add(name)
+        op = ops[name]
+        if op.op_type == "input":
+            return True
+        todo.extend(lbn.rpartition("/")[0] for lbns in op.inputs.values() for lbn in lbns)
+    return False
