@@ -11,7 +11,9 @@ Before timing, one flowlab step is checked against torch's (same initial values,
 updated variable, to rtol 1e-4. Printed beside the ratio:
 - the floor: the step's GEMM FLOPs (convolutions as im2col GEMMs, their data and filter gradients, the dense
   layers) at the single-thread SGEMM rate measured in this run on conv-shaped GEMMs;
-- a per-op breakdown of flowlab's step: each kernel of the train job timed alone on its own register arrays.
+- a per-op breakdown of flowlab's step: each kernel of the train job timed alone on its own register arrays (thread
+  CPU time), the GEMM ones (convolutions, their gradients, dense) with their FLOPs, FLOP rate and time at the
+  SGEMM rate, so the distance of each kernel from its own floor shows.
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ def flowlab_only(batch: int, x: np.ndarray, y: np.ndarray) -> None:
     rows = [(f"LeNet batch {batch}, 1 thread: flowlab step", f"{step * 1e3:.1f} ms (torch not installed: pip "
                                                               "install 'flowlab[bench]' for the ratio)"),
             (f"GEMM floor: {flops / 1e9:.2f} GFLOP at {rate / 1e9:.0f} GFLOP/s", f"{flops / rate * 1e3:.1f} ms"),
-            ("flowlab kernels alone, summed", f"{sum(t for _, t in per_op) * 1e3:.1f} ms")]
+            *breakdown_rows(per_op, rate)]
     table("LeNet SGD train step through the full runtime (1 thread)", rows)
     flow.clear_default_session()
 
@@ -183,17 +185,52 @@ def gemm_rate() -> float:
     return flops / min(numba, numpy)
 
 
-def breakdown(number: int) -> list[tuple[str, float]]:
-    """Each kernel of the train job timed alone on its register arrays (after the timed rounds: the in-place
-    optimizer kernels move the variables)."""
+def kernel_flops(op_type: str, ins: list[np.ndarray], outs: list[np.ndarray]) -> int:
+    """The GEMM FLOPs of one act of a conv or matmul kernel (0 for the others): per output (conv2d), per dy value
+    (its gradients) or per product element (matmul), 2 x the reduction length."""
+    if op_type == "conv2d":
+        return 2 * outs[0].size * (ins[1].size // ins[1].shape[0])
+    if op_type in ("conv2d_data_grad", "conv2d_filter_grad"):
+        w = ins[1] if op_type == "conv2d_data_grad" else outs[0]
+        return 2 * ins[0].size * (w.size // w.shape[0])
+    if op_type == "matmul" and outs[0].ndim == 2:
+        return 2 * outs[0].size * round((ins[0].size * ins[1].size / outs[0].size) ** 0.5)
+    return 0
+
+
+def breakdown(number: int) -> list[tuple[str, float, int]]:
+    """Each kernel of the train job timed alone on its register arrays, in thread CPU time (the kernel runs on the
+    calling thread; a loaded box does not inflate it as it does wall time), with its GEMM FLOPs (after the timed
+    rounds: the in-place optimizer kernels move the variables)."""
     runtime = flow.default_session().runtime
     times = []
     for actor in runtime.actors.values():
         if actor.kernel is None or actor.io_lbns is not None or "System-" in actor.name:
             continue
+        op_type = actor.task.exec_sequence[0].op_type if actor.task.exec_sequence else ""
         actor.kernel(actor.in_arrays, actor.out_arrays)
-        times.append((actor.name, median_time(lambda a=actor: a.kernel(a.in_arrays, a.out_arrays), 3, number)))
+        rounds = []
+        for _ in range(3):
+            start = time.thread_time()
+            for _ in range(number):
+                actor.kernel(actor.in_arrays, actor.out_arrays)
+            rounds.append((time.thread_time() - start) / number)
+        times.append((f"{actor.name} ({op_type})", float(np.median(rounds)),
+                      kernel_flops(op_type, actor.in_arrays, actor.out_arrays)))
     return sorted(times, key=lambda t: -t[1])
+
+
+def breakdown_rows(per_op: list[tuple[str, float, int]], rate: float) -> list[tuple[str, str]]:
+    """Every kernel over 1 % of the sum; the GEMM ones with their FLOP rate and their time at the SGEMM rate."""
+    total = sum(t for _, t, _ in per_op)
+    rows = [("flowlab kernels alone, summed (thread CPU time)", f"{total * 1e3:.1f} ms")]
+    for name, t, flops in per_op:
+        if t < 0.01 * total:
+            continue
+        gemm = (f"  {flops / 1e9:.2f} GFLOP, {flops / t / 1e9:.0f} GFLOP/s; at the SGEMM rate "
+                f"{flops / rate * 1e3:.1f} ms") if flops else ""
+        rows.append((f"  {name}", f"{t * 1e3:.2f} ms{gemm}"))
+    return rows
 
 
 def main() -> None:
@@ -233,10 +270,7 @@ def main() -> None:
                                                              "of torch's step"),
         ("load average (1 min) after timing", f"{os.getloadavg()[0]:.2f}"),
     ]
-    per_op = breakdown(1 if QUICK else 5)
-    total = sum(t for _, t in per_op)
-    rows.append(("flowlab kernels alone, summed", f"{total * 1e3:.1f} ms"))
-    rows += [(f"  {name}", f"{t * 1e3:.2f} ms") for name, t in per_op if t >= 0.01 * total]
+    rows += breakdown_rows(breakdown(1 if QUICK else 5), rate)
     table(f"LeNet SGD train step through the full runtime vs torch eager (1 thread, medians of {repeat} rounds)",
           rows)
     flow.clear_default_session()

@@ -23,6 +23,9 @@ CASES = [
     ((2, 6, 5, 5), (3, 2, 2, 3), (1, 1), "VALID", (2, 1), 3),
     ((7, 2, 4, 4), (3, 2, 5, 5), (3, 3), "SAME", (1, 1), 1),  # window larger than the input
     ((1, 1, 1, 1), (1, 1, 1, 1), (1, 1), "VALID", (1, 1), 1),
+    ((3, 4, 5, 3), (6, 2, 1, 1), (1, 1), "VALID", (1, 1), 2),  # 1x1, grouped: GEMMs straight on the planes
+    ((2, 2, 6, 7), (3, 2, 1, 1), (1, 1), "SAME", (3, 3), 1),  # 1x1 with SAME at dilation 3: no padding, direct
+    ((2, 3, 9, 8), (4, 3, 3, 3), (3, 2), "SAME", (2, 1), 1),  # stride 3 x 2 with dilation: strided inner runs
 ]
 def attrs_of(case):
     xs, ws, strides, padding, dil, groups = case
@@ -49,6 +52,19 @@ def test_numba_conv_equals_reference(case):
     for name, a, b in zip(("y", "dx", "dw"), got, want):
         assert a.shape == b.shape, name
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-4, err_msg=name)
+
+
+def test_numba_conv_float64_and_a_long_batch():
+    """float64 runs BLAS's dgemm (blas.py picks it by item size); 40 samples accumulate into one filter
+    gradient: the result stays within the reference's tolerance at float64's precision."""
+    case = ((40, 3, 8, 8), (5, 3, 3, 3), (1, 1), "SAME", (1, 1), 1)
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(case[0])
+    w = rng.standard_normal(case[1])
+    attrs = attrs_of(case)
+    for name, a, b in zip(("y", "dx", "dw"), conv_all("numba", x, w, 1, attrs), conv_all("reference", x, w, 1, attrs)):
+        assert a.dtype == np.float64, name
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12, err_msg=name)
 
 
 @pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf])

@@ -157,6 +157,19 @@ def test_reductions(impl, op_type, fn, axis, keepdims):
 
 
 @pytest.mark.parametrize("impl", IMPLS)
+@pytest.mark.parametrize("op_type, fn", REDUCTIONS, ids=[n for n, _ in REDUCTIONS])
+@pytest.mark.parametrize("axis", [(0, 2, 3), (0, 3), (0, 1, 3)], ids=str)
+def test_reductions_around_kept_axes(impl, op_type, fn, axis):
+    """A conv bias gradient's sum over N, H and W of NCHW (kept axes between reduced ones), with an inf in one
+    channel and a NaN in another reaching only their own outputs."""
+    x = r(4, 3, 5, 6)
+    x[2, 1, 3, 4], x[0, 2, 0, 5] = np.inf, np.nan
+    (y,) = run_op(op_type, {"input_tensor": [x]}, {"axis": axis, "keepdims": False}, impl)
+    want = fn(x.astype(np.float64), axis=axis)
+    np.testing.assert_allclose(y, np.reshape(want, y.shape), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
 def test_argmax(impl):
     x = r(4, 3, 6)
     (y,) = run_op("argmax", {"in": [x]}, {}, impl)

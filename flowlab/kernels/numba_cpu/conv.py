@@ -1,127 +1,192 @@
-"""Numba CPU kernels for conv2d and its data and filter gradients: per sample, an im2col gather over indices
-precomputed once (reference/cnn.py's conv_geometry; int32 where they fit) into one buffer, then one BLAS GEMM
-per group (np.dot, scipy's OpenBLAS) writing the sample's output planes directly.
+"""Numba CPU kernels for conv2d and its data and filter gradients, each one Numba call over the whole batch.
 
-Measured against the alternatives on LeNet's conv2 forward (batch 100, 32 -> 64 channels, 5x5, 14x14), 1 thread,
-in one process on this shared 2-core VM (load 3-5): the GEMMs alone take 53-62 ms of this kernel's 81-89 ms;
-im2col over chunks of the batch (one wide GEMM per chunk, channels-last rows of kw*C contiguous values: commit
-75eefa0 on h/conv) took 87-98 ms at 6 samples a chunk and 109-120 ms at 26, and NCHW im2col loops without an
-index array (ddffd7b) 90-101 ms at one sample. The per-sample buffer (627 KB) stays near L2 and the output needs
-no transpose, which outweighs a wider GEMM here. benchmarks/lenet_vs_torch.py prints the per-kernel times.
+Per sample: the input is copied into the interior of a zero-bordered plane stack (only when the conv pads), an
+im2col of (C*kh*kw, OH*OW) is written by loops whose inner run is a contiguous copy of an output row at stride 1,
+and one BLAS GEMM per group (blas.py: on offsets into the flat registers, no temporaries) writes the sample's output
+planes in place. The data gradient is the transposed GEMM into a column buffer and a col2im that adds each output
+row's run back into the padded planes; the filter gradient is one GEMM per sample and group that accumulates into
+dW (beta 1), not a product per sample added afterwards. A 1x1 conv at stride 1 without padding multiplies the
+sample's planes directly (its im2col is the input itself).
+
+The per-sample column buffer (627 KB at LeNet's conv2) stays near L2 and the GEMM writes NCHW output directly;
+wider GEMMs over several samples measured no faster here once their copies are counted (75eefa0, ddffd7b; and
+again with these kernels on h/conv: 1, 2, 4, 8, 16 samples side by side gave 1.00, 0.99-1.05, 1.00-1.04,
+1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1).
+benchmarks/lenet_vs_torch.py prints each kernel's time beside its GEMM time.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..reference.cnn import conv_geometry
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
-from .nn import _dot
+from .blas import blas_ready, gemm
+
+# geometry vector layout (one int64 array, so a kernel's signature does not grow with every attribute)
+N, C, H, W, OC, CG, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, GROUPS, HP, WP = range(19)
 
 
 @njit
-def _pad_into(x, xp, pt, pl):
-    xp[...] = 0
-    for a in range(x.shape[0]):
-        for b in range(x.shape[1]):
-            for i in range(x.shape[2]):
-                for j in range(x.shape[3]):
-                    xp[a, b, i + pt, j + pl] = x[a, b, i, j]
+def _load_sample(x, x0, c, h, w, xp, hp, wp, pt, pl):
+    """One sample's planes x[x0:] into the interior of xp, whose border stays zero."""
+    for ci in range(c):
+        for i in range(h):
+            sv, dv = x[x0 + (ci * h + i) * w:], xp[(ci * hp + i + pt) * wp + pl:]  # row views: see _im2col
+            for j in range(w):
+                dv[j] = sv[j]
 
 
 @njit
-def _gather(flat, idx, cols):
-    for k in range(idx.shape[0]):
-        for p in range(idx.shape[1]):
-            cols[k, p] = flat[idx[k, p]]
+def _im2col(src, s0, g, cols):
+    """cols[(ci, ki, kj), (oi, oj)] = src[s0 + (ci, oi*sh + ki*dh, oj*sw + kj*dw)] over planes of (hp, wp)."""
+    c, hp, wp, kh, kw, oh, ow = g[C], g[HP], g[WP], g[KH], g[KW], g[OH], g[OW]
+    sh, sw, dh, dw = g[SH], g[SW], g[DH], g[DW]
+    p = oh * ow
+    r = 0
+    for ci in range(c):
+        for ki in range(kh):
+            for kj in range(kw):
+                base = s0 + ci * hp * wp + ki * dh * wp + kj * dw
+                for oi in range(oh):
+                    # row views indexed from 0: Numba then proves the index non-negative and drops its
+                    # wraparound test, and the stride-1 loop becomes a vector copy (4x faster measured)
+                    sv, dv = src[base + oi * sh * wp:], cols[r * p + oi * ow:]
+                    if sw == 1:
+                        for oj in range(ow):
+                            dv[oj] = sv[oj]
+                    else:
+                        for oj in range(ow):
+                            dv[oj] = sv[oj * sw]
+                r += 1
 
 
 @njit
-def _scatter_add(dcols, idx, flat):
-    for k in range(idx.shape[0]):
-        for p in range(idx.shape[1]):
-            flat[idx[k, p]] += dcols[k, p]
+def _col2im(cols, g, dst, d0):
+    """The adjoint of _im2col: dst[d0 + (ci, oi*sh + ki*dh, oj*sw + kj*dw)] += cols[(ci, ki, kj), (oi, oj)]."""
+    c, hp, wp, kh, kw, oh, ow = g[C], g[HP], g[WP], g[KH], g[KW], g[OH], g[OW]
+    sh, sw, dh, dw = g[SH], g[SW], g[DH], g[DW]
+    p = oh * ow
+    r = 0
+    for ci in range(c):
+        for ki in range(kh):
+            for kj in range(kw):
+                base = d0 + ci * hp * wp + ki * dh * wp + kj * dw
+                for oi in range(oh):
+                    dv, sv = dst[base + oi * sh * wp:], cols[r * p + oi * ow:]  # row views: see _im2col
+                    if sw == 1:
+                        for oj in range(ow):
+                            dv[oj] += sv[oj]
+                    else:
+                        for oj in range(ow):
+                            dv[oj * sw] += sv[oj]
+                r += 1
 
 
 @njit
-def _crop_into(xp, x, pt, pl):
-    for a in range(x.shape[0]):
-        for b in range(x.shape[1]):
-            for i in range(x.shape[2]):
-                for j in range(x.shape[3]):
-                    x[a, b, i, j] = xp[a, b, i + pt, j + pl]
+def _columns(x, s, g, xp, cols):
+    """(buffer, offset) of sample s's im2col: written into cols, or x itself for a 1x1 stride-1 unpadded conv."""
+    c, h, w = g[C], g[H], g[W]
+    x0 = s * c * h * w
+    if g[KH] == 1 and g[KW] == 1 and g[SH] == 1 and g[SW] == 1 and g[HP] == h and g[WP] == w:
+        return x, x0
+    if xp.size:
+        _load_sample(x, x0, c, h, w, xp, g[HP], g[WP], g[PT], g[PL])
+        _im2col(xp, 0, g, cols)
+    else:
+        _im2col(x, x0, g, cols)
+    return cols, 0
+
+
+@njit
+def _conv_fwd(x, w, y, xp, cols, g):
+    o, groups, p = g[OC], g[GROUPS], g[OH] * g[OW]
+    og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    for s in range(g[N]):
+        b, b0 = _columns(x, s, g, xp, cols)
+        for gi in range(groups):
+            gemm(False, False, og, p, kg, w, gi * og * kg, kg, b, b0 + gi * kg * p, p, 0.0, y, (s * o + gi * og) * p, p)
+
+
+@njit
+def _conv_filter_grad(dy, x, dw, xp, cols, g):
+    o, groups, p = g[OC], g[GROUPS], g[OH] * g[OW]
+    og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    for i in range(dw.size):
+        dw[i] = 0.0
+    for s in range(g[N]):
+        b, b0 = _columns(x, s, g, xp, cols)
+        for gi in range(groups):  # dW_g += dy_g @ cols_g^T, accumulated by BLAS over the batch
+            gemm(False, True, og, kg, p, dy, (s * o + gi * og) * p, p, b, b0 + gi * kg * p, p, 1.0, dw, gi * og * kg,
+                 kg)
+
+
+@njit
+def _conv_data_grad(dy, w, dx, xp, cols, g):
+    c, h, wd, o, groups, p = g[C], g[H], g[W], g[OC], g[GROUPS], g[OH] * g[OW]
+    og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    hp, wp, pt, pl = g[HP], g[WP], g[PT], g[PL]
+    one_by_one = g[KH] == 1 and g[KW] == 1 and g[SH] == 1 and g[SW] == 1 and hp == h and wp == wd
+    for s in range(g[N]):
+        x0 = s * c * h * wd
+        if one_by_one:  # dx_g = W_g^T dy_g straight into the sample's planes
+            for gi in range(groups):
+                gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, dx,
+                     x0 + gi * kg * p, p)
+            continue
+        for gi in range(groups):
+            gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, cols, gi * kg * p, p)
+        if xp.size:
+            for i in range(xp.size):
+                xp[i] = 0.0
+            _col2im(cols, g, xp, 0)
+            for ci in range(c):  # the interior back into dx
+                for i in range(h):
+                    sv, dv = xp[(ci * hp + i + pt) * wp + pl:], dx[x0 + (ci * h + i) * wd:]
+                    for j in range(wd):
+                        dv[j] = sv[j]
+        else:
+            for i in range(x0, x0 + c * h * wd):
+                dx[i] = 0.0
+            _col2im(cols, g, dx, x0)
 
 
 class _Conv:
-    """Buffers and geometry of one conv task, made once when the runtime is built."""
+    """Geometry and buffers of one conv task, made once when the runtime is built."""
 
     def __init__(self, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
                  out_hw: tuple[int, ...]) -> None:
-        geo = conv_geometry(ctx, x_shape, w_shape, out_hw)
+        blas_ready()
+        n, c, h, w = x_shape
+        o, cg, kh, kw = w_shape
+        (sh, sw), (dh, dw), (pt, pb, pl, pr) = ctx.attrs["strides"], ctx.attrs["dilations"], ctx.attrs["pads"]
+        hp, wp = h + pt + pb, w + pl + pr
+        self.geo = np.array([n, c, h, w, o, cg, kh, kw, out_hw[0], out_hw[1], sh, sw, dh, dw, pt, pl,
+                             ctx.attrs["groups"], hp, wp], np.int64)
         dtype = ctx.in_descs[0].dtype.np
-        self.idx, self.groups, (self.pt, _pb, self.pl, _pr) = geo["idx"], geo["groups"], geo["pads"]
-        if self.idx.size and self.idx.max() < 2**31:  # half the index bytes each gather reads (1.25 MB at LeNet)
-            self.idx = self.idx.astype(np.int32)
-        self.xp = np.zeros(geo["padded"], dtype)
-        self.cols = np.zeros(geo["idx"].shape, dtype)
-        self.og = w_shape[0] // self.groups
-        self.kg = self.cols.shape[0] // self.groups
-        self.part = np.empty((self.og, self.kg), dtype)  # a sample's filter gradient, added into dw
+        self.xp = np.zeros(c * hp * wp if (hp, wp) != (h, w) else 0, dtype)
+        self.cols = np.zeros(c * kh * kw * out_hw[0] * out_hw[1], dtype)
+
+    def __repr__(self) -> str:
+        return f"_Conv(geo={self.geo.tolist()}, padded={self.xp.size}, cols={self.cols.size})"
 
 
 @register_kernel("conv2d", "numba")
 def _conv(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:])
-
-    def kernel(ins, outs):
-        x, w = ins
-        out = outs[0].reshape(x.shape[0], w.shape[0], -1)
-        w2 = w.reshape(w.shape[0], -1)
-        _pad_into(x, c.xp, c.pt, c.pl)
-        for n in range(x.shape[0]):
-            _gather(c.xp[n].reshape(-1), c.idx, c.cols)
-            for g in range(c.groups):
-                _dot(w2[g * c.og:(g + 1) * c.og], c.cols[g * c.kg:(g + 1) * c.kg], out[n, g * c.og:(g + 1) * c.og])
-
-    return kernel
+    return lambda ins, outs: _conv_fwd(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp, c.cols,
+                                       c.geo)
 
 
 @register_kernel("conv2d_data_grad", "numba")
-def _conv_data_grad(ctx: KernelCtx) -> KernelFn:
+def _data_grad(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:])
-
-    def kernel(ins, outs):
-        dy, w = ins[0], ins[1]
-        dy3 = dy.reshape(dy.shape[0], dy.shape[1], -1)
-        w2 = w.reshape(w.shape[0], -1)
-        c.xp[...] = 0
-        for n in range(dy.shape[0]):
-            for g in range(c.groups):
-                _dot(w2[g * c.og:(g + 1) * c.og].T, dy3[n, g * c.og:(g + 1) * c.og], c.cols[g * c.kg:(g + 1) * c.kg])
-            _scatter_add(c.cols, c.idx, c.xp[n].reshape(-1))
-        _crop_into(c.xp, outs[0], c.pt, c.pl)
-
-    return kernel
+    return lambda ins, outs: _conv_data_grad(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp,
+                                             c.cols, c.geo)
 
 
 @register_kernel("conv2d_filter_grad", "numba")
-def _conv_filter_grad(ctx: KernelCtx) -> KernelFn:
+def _filter_grad(ctx: KernelCtx) -> KernelFn:
     c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:])
-
-    def kernel(ins, outs):
-        dy, x = ins[0], ins[1]
-        dy3 = dy.reshape(dy.shape[0], dy.shape[1], -1)
-        dw = outs[0].reshape(outs[0].shape[0], -1)
-        dw[...] = 0
-        part = c.part
-        _pad_into(x, c.xp, c.pt, c.pl)
-        for n in range(x.shape[0]):
-            _gather(c.xp[n].reshape(-1), c.idx, c.cols)
-            for g in range(c.groups):
-                _dot(dy3[n, g * c.og:(g + 1) * c.og], c.cols[g * c.kg:(g + 1) * c.kg].T, part)
-                dw[g * c.og:(g + 1) * c.og] += part
-
-    return kernel
-
-
+    return lambda ins, outs: _conv_filter_grad(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp,
+                                               c.cols, c.geo)

@@ -57,6 +57,46 @@ def _sum_leading(x, out):
             out[c] += x[r, c]
 
 
+@njit
+def _sum_middle(x, out, acc):
+    # x (outer, kept, inner): the outer blocks added elementwise into acc (kept, inner), vector adds in memory
+    # order, then each row of acc summed (a bias gradient of NCHW: over N, then H*W). Row views indexed from 0
+    # let Numba drop its negative-index test, so the adds vectorize. Before: a transposed copy of x, then a
+    # scalar sum per row (4.2 -> 1 ms on LeNet's 100x32x28x28 conv1 gradient).
+    if x.shape[0] == 0 or x.shape[2] == 0:
+        for k in range(x.shape[1]):
+            out[k] = 0
+        return
+    for k in range(x.shape[1]):
+        xr, ar = x[0, k], acc[k]
+        for i in range(x.shape[2]):
+            ar[i] = xr[i]
+    for o in range(1, x.shape[0]):
+        for k in range(x.shape[1]):
+            xr, ar = x[o, k], acc[k]
+            for i in range(x.shape[2]):
+                ar[i] += xr[i]
+    for k in range(x.shape[1]):
+        ar = acc[k]
+        s = ar[0]
+        for i in range(1, x.shape[2]):
+            s += ar[i]
+        out[k] = s
+
+
+def _middle_sum(ctx: KernelCtx):
+    """(outer, kept, inner) when a sum reduces a leading and a trailing block of axes around kept ones; else None."""
+    shape = ctx.in_descs[0].shape
+    axes = sorted(reduce_axes(ctx))
+    kept = [i for i in range(len(shape)) if i not in axes]
+    if ctx.op.op_type == "reduce_max" or not kept or kept != list(range(kept[0], kept[-1] + 1)):
+        return None
+    if kept[0] == 0 or kept[-1] == len(shape) - 1:  # the leading-sum and free-reshape cases
+        return None
+    size = lambda dims: int(np.prod([shape[i] for i in dims]))
+    return size(range(kept[0])), size(kept), size(range(kept[-1] + 1, len(shape)))
+
+
 def _leading_sum(ctx: KernelCtx):
     """A sum over leading axes only, as a (reduced, kept) view; None for other reductions."""
     shape = ctx.in_descs[0].shape
@@ -94,6 +134,17 @@ def _reduce(fn, scale: bool = False):
                 return by_rows
             return fusable(by_rows, lambda ins, outs: FusedCall(_sum_leading, (ins[0].reshape(leading),
                                                                                 outs[0].reshape(-1))))
+        middle = _middle_sum(ctx)
+        if middle is not None:
+            acc = np.empty(middle[1:], ctx.in_descs[0].dtype.np)
+
+            def by_middle(ins, outs):
+                out = outs[0].reshape(-1)
+                _sum_middle(ins[0].reshape(middle), out, acc)
+                if scale:
+                    out /= middle[0] * middle[2]
+
+            return by_middle
         two_d = _two_d(ctx)
 
         def kernel(ins, outs):
