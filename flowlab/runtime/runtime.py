@@ -223,7 +223,9 @@ class Runtime:
                 guard(None)
             self.run_protocol(instances)
         else:
-            self._stepped()  # a layer reads and wraps the actors' own kernels
+            threads = self.threads
+            if threads is not None and threads.active:
+                self._stepped()  # a layer reads and wraps the actors' own kernels
             layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
