@@ -40,6 +40,9 @@ class SessionStatus(enum.Enum):
     CLOSED = "CLOSED"
 
 
+_RUNNING = SessionStatus.RUNNING  # an Enum member's lookup on its class costs ~0.4 us (Python 3.11): once a call
+
+
 class Session:
     def __init__(self) -> None:
         self.status = SessionStatus.OPEN
@@ -213,7 +216,7 @@ class Session:
                         "session started without it; run its @flow.global_function definition again before the "
                         "first job call"
                     )
-            if self.status is not SessionStatus.RUNNING:
+            if self.status is not _RUNNING:
                 self.try_init()
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)

@@ -220,7 +220,7 @@ class Notifies:
 
     def __call__(self) -> None:
         for queue in self.queues:
-            queue.popleft().finish()
+            queue.popleft().finished = True  # JobInstance.finish(), inlined
 
     def __repr__(self) -> str:
         return f"Notifies(sections {list(self.sections)})"

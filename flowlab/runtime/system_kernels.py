@@ -42,7 +42,10 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         parts = op.attrs.get("mirrored_parts", 0)
 
         def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' pieces
-            buffer.popleft().pull(np.split(array, parts) if parts else array)
+            instance = buffer.popleft()
+            instance.pulled = pulled = np.split(array, parts) if parts else array  # instance.pull(), inlined
+            if instance.on_pull is not None:
+                instance.on_pull(pulled)
 
         def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             deliver(ins[0].copy())
