@@ -253,7 +253,7 @@ class Runtime:
         """``step(False)`` until ``last`` finished and then until idle, inlined: a protocol call's hot loop, for
         a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
         act). The same acts in the same order; raises RuntimeIdle when it stops before ``last`` finished."""
-        ready, msgs = self.ready, self.msgs
+        ready, msgs, popleft, append = self.ready, self.msgs, self.ready.popleft, self.ready.append
         while True:
             if msgs:
                 self._drain()
@@ -261,7 +261,7 @@ class Runtime:
                 if last.finished:
                     return
                 raise RuntimeIdle(self.describe_blocked())
-            actor = ready.popleft()
+            actor = popleft()
             actor.queued = False
             if not actor.is_ready():
                 continue
@@ -272,7 +272,7 @@ class Runtime:
             self._seq += 1
             if actor.is_ready():
                 actor.queued = True
-                ready.append(actor)
+                append(actor)
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
