@@ -26,6 +26,7 @@ class Actor:
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
         "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue", "slots",
+        "out_by_id", "in_by_id",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -55,12 +56,16 @@ class Actor:
         self.io_lbns: tuple[tuple[str, ...], tuple[str, ...]] | None = None  # set when arrays rotate per act
         self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
         self.in_items: list[tuple[int, deque[Regst], Actor]] = []
+        self.out_by_id: dict[int, tuple[deque[Regst], list[Actor]]] = {}  # produce()'s: slot and consumers
+        self.in_by_id: dict[int, tuple[deque[Regst], Actor]] = {}  # give_back()'s: slot and producer
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
 
     def finish_wiring(self) -> None:
         """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
         self.out_items = [(i, q, self.consumers[i]) for i, q in self.writable.items()]
         self.in_items = [(i, q, self.producer_of[i]) for i, q in self.readable.items()]
+        self.out_by_id = {i: (q, peers) for i, q, peers in self.out_items}
+        self.in_by_id = {i: (q, producer) for i, q, producer in self.in_items}
 
     # -- readiness ---------------------------------------------------------------------------------
     def is_ready(self) -> bool:
@@ -169,11 +174,14 @@ class Actor:
         outs = [q[0].blobs for q in self.writable_list]
         self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
 
-    def produce(self, regst_id: int) -> tuple[int, int]:
-        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act)."""
-        regst = self.writable[regst_id].popleft()
+    def produce(self, regst_id: int, value: int | None = None) -> tuple[int, int]:
+        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act), after writing
+        ``value`` into its first element when given (the main job's ids)."""
+        slot, consumers = self.out_by_id[regst_id]
+        regst = slot.popleft()
+        if value is not None:
+            regst.first[0] = value
         regst.act_id = self.act_id
-        consumers = self.consumers[regst_id]
         if consumers:
             regst.reading_cnt = n = len(consumers)
             self.total_reading_cnt += n
@@ -183,12 +191,12 @@ class Actor:
                     consumer.queued = True
                     consumer.ready_queue.append(consumer)
         else:
-            self.writable[regst_id].append(regst)
+            slot.append(regst)
         return regst_id, regst.index
 
     def give_back(self, regst_id: int) -> tuple[int, int]:
-        regst = self.readable[regst_id].popleft()
-        producer = self.producer_of[regst_id]
+        slot, producer = self.in_by_id[regst_id]
+        regst = slot.popleft()
         producer.on_return(regst)
         if not producer.queued and producer.is_ready():  # rt.wake, inlined
             producer.queued = True
