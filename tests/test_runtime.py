@@ -205,3 +205,39 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
                {a.actor_id: a.act_id for a in stepped.actors.values()}
     kernel_acts = [key for key in order if stepped.actors[key].kernel is not None]
     assert silent_order == kernel_acts and len(kernel_acts) > 20
+
+
+def test_a_queued_actor_stays_ready_until_it_acts():
+    """The invariant Runtime._run_to_idle relies on to skip re-checking a popped actor: an actor is queued only
+    when ready, and nothing but its own act takes its readiness away (registers only arrive in its consumed slots
+    and only return to its produced ones; the main job's actors' own conditions change only in their acts).
+    Checked after every act of a pad call and of an MLP train step with momentum, two calls queued at once."""
+    from tests.replay_models import _xy, build_mlp
+
+    def check(rt: Runtime) -> int:
+        acts = 0
+        while rt.step(False) is not None:
+            acts += 1
+            for actor in rt.ready:
+                assert actor.queued and actor.is_ready(), f"{actor.name} is queued but not ready"
+        return acts
+
+    rt = Runtime(pad_session().plan)
+    outs: list = []
+    launch_call(rt, X, outs)
+    launch_call(rt, X * 10, outs)
+    assert check(rt) > 50 and len(outs) == 2
+
+    flow.clear_default_session()
+    build_mlp(lambda: flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9),
+              [])(0)
+    session = flow.default_session()
+    names = session.function_descs["train_job"].launch_names  # push x, push y, the job, pull the loss
+    rt = Runtime(session.plan)
+    losses: list = []
+    for k in range(2):
+        x, y = _xy(k)
+        for instance in (JobInstance(names[0], push_array=x), JobInstance(names[1], push_array=y),
+                         JobInstance(names[2]), JobInstance(names[3], on_pull=losses.append)):
+            rt.launch(instance)
+    assert check(rt) > 100 and len(losses) == 2

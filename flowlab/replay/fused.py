@@ -125,7 +125,9 @@ class Segment:
         if self.fn is None:
             self.act_by_act()
             return
-        extra = [fetch() for fetch in self.fetches]  # in act order: buffers are popped as the acts would
+        extra = []  # in act order: buffers are popped as the acts would (a loop, not a comprehension: no frame)
+        for fetch in self.fetches:
+            extra.append(fetch())
         failed = self.fn(*self.arenas, *extra)
         if failed >= 0:  # the Python kernel raises the act's own error
             actor = self.actors[failed]

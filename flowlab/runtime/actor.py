@@ -25,7 +25,8 @@ class Actor:
     __slots__ = (
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
-        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue",
+        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue", "slots",
+        "out_by_id", "in_by_id",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -40,6 +41,7 @@ class Actor:
             d.regst_desc_id: deque(regsts[d.regst_desc_id]) for d in task.produced_regst_desc.values()
         }
         self.writable_list = list(self.writable.values())
+        self.slots = self.readable_list + self.writable_list  # is_ready's one all(): the slots never change
         self.consumers: dict[int, list[Actor]] = {}  # filled by the runtime once every actor exists
         self.producer_of: dict[int, Actor] = {}
         self.eord_received: set[int] = set()
@@ -55,16 +57,22 @@ class Actor:
         self.io_lbns: tuple[tuple, tuple] | None = None
         self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
         self.in_items: list[tuple[int, deque[Regst], Actor]] = []
+        self.out_by_id: dict[int, tuple[deque[Regst], list[Actor]]] = {}  # produce()'s: slot and consumers
+        self.in_by_id: dict[int, tuple[deque[Regst], Actor]] = {}  # give_back()'s: slot and producer
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
 
     def finish_wiring(self) -> None:
         """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
         self.out_items = [(i, q, self.consumers[i]) for i, q in self.writable.items()]
         self.in_items = [(i, q, self.producer_of[i]) for i, q in self.readable.items()]
+        self.out_by_id = {i: (q, peers) for i, q, peers in self.out_items}
+        self.in_by_id = {i: (q, producer) for i, q, producer in self.in_items}
 
     # -- readiness ---------------------------------------------------------------------------------
     def is_ready(self) -> bool:
-        return all(self.readable_list) and all(self.writable_list) and self.state == "normal"
+        """A register in every consumed slot and a free one in every produced slot (one all() over both: the
+        protocol's most frequent question, about two per act)."""
+        return all(self.slots) and self.state == "normal"
 
     def never_ready_again(self) -> bool:
         """An input ended (EORD) and its slot is empty (OneFlow's IsCustomizedReadAlwaysUnReadyFromNow)."""
@@ -171,26 +179,29 @@ class Actor:
         outs = [q[0].blobs for q in self.writable_list]
         self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
 
-    def produce(self, regst_id: int) -> tuple[int, int]:
-        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act)."""
-        regst = self.writable[regst_id].popleft()
+    def produce(self, regst_id: int, value: int | None = None) -> tuple[int, int]:
+        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act), after writing
+        ``value`` into its first element when given (the main job's ids)."""
+        slot, consumers = self.out_by_id[regst_id]
+        regst = slot.popleft()
+        if value is not None:
+            regst.first[0] = value
         regst.act_id = self.act_id
-        consumers = self.consumers[regst_id]
         if consumers:
-            regst.reading_cnt = len(consumers)
-            self.total_reading_cnt += len(consumers)
+            regst.reading_cnt = n = len(consumers)
+            self.total_reading_cnt += n
             for consumer in consumers:
                 consumer.readable[regst_id].append(regst)  # on_regst and rt.wake, inlined
                 if not consumer.queued and consumer.is_ready():
                     consumer.queued = True
                     consumer.ready_queue.append(consumer)
         else:
-            self.writable[regst_id].append(regst)
+            slot.append(regst)
         return regst_id, regst.index
 
     def give_back(self, regst_id: int) -> tuple[int, int]:
-        regst = self.readable[regst_id].popleft()
-        producer = self.producer_of[regst_id]
+        slot, producer = self.in_by_id[regst_id]
+        regst = slot.popleft()
         producer.on_return(regst)
         if not producer.queued and producer.is_ready():  # rt.wake, inlined
             producer.queued = True

@@ -36,14 +36,9 @@ class WaitAndSendIdsActor(Actor):
         self.act_id += 1
         if not self.pending:
             self.pending.extend(self.id_list[self.buffer.popleft()])
-        _write_id(self, self.out_regst_id, self.pending.popleft())
-        return [], [self.produce(self.out_regst_id)]
+        return [], [self.produce(self.out_regst_id, self.pending.popleft())]
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
-
-
-def _write_id(actor: Actor, regst_id: int, value: int) -> None:
-    actor.writable[regst_id][0].first[0] = value
 
 
 class ReentrantLockActor(Actor):
@@ -62,6 +57,9 @@ class ReentrantLockActor(Actor):
 
     def _grantable(self) -> int | None:
         """Position of the oldest request that conflicts with nothing held and with no older request."""
+        queue = self.queue
+        if queue and not self.conflicts[queue[0]] & self.held:  # the oldest goes first: the common case, no set
+            return 0
         older: set[int] = set()
         for pos, section in enumerate(self.queue):
             conflicts = self.conflicts[section]
@@ -108,8 +106,7 @@ class ReentrantLockActor(Actor):
             section = self.queue[pos]
             del self.queue[pos]
             self.held.add(section)
-            _write_id(self, self.out_regst_id, section)
-            written.append(self.produce(self.out_regst_id))
+            written.append(self.produce(self.out_regst_id, section))
         return read, written
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
@@ -133,8 +130,7 @@ class CaseActor(Actor):
         self.act_id += 1
         section = _section_id_of(self, self.in_id)
         branch = self.branch_regst_ids[section]
-        _write_id(self, branch, section)
-        written = [self.produce(branch)]
+        written = [self.produce(branch, section)]
         return [self.give_back(self.in_id)], written
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
@@ -163,7 +159,6 @@ class EsacActor(Actor):
         self.act_id += 1
         section = next(i for i, regst_id in enumerate(self.in_ids) if self.readable[regst_id])
         read = [self.give_back(self.in_ids[section])]
-        _write_id(self, self.out_regst_id, section)
-        return read, [self.produce(self.out_regst_id)]
+        return read, [self.produce(self.out_regst_id, section)]
 
     act_silent = act  # its act builds its lists anyway (few acts a call)

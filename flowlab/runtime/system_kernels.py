@@ -42,7 +42,10 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         parts = op.attrs.get("mirrored_parts", 0)
 
         def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' pieces
-            buffer.popleft().pull(np.split(array, parts) if parts else array)
+            instance = buffer.popleft()
+            instance.pulled = pulled = np.split(array, parts) if parts else array  # instance.pull(), inlined
+            if instance.on_pull is not None:
+                instance.on_pull(pulled)
 
         def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             deliver(ins[0].copy())
@@ -120,7 +123,11 @@ def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
     """The push copy inside a fused segment: the launched instance's array is the segment's argument."""
     from ..kernels.numba_cpu.array import _copy_flat
 
-    pushed = External(lambda: _pushed(buffer.popleft().push_array), np.empty(out.shape, out.dtype))
+    def fetch() -> np.ndarray:  # _pushed, inlined: one Python call less per pushed array and call
+        value = buffer.popleft().push_array
+        return np.concatenate(value) if isinstance(value, (list, tuple)) else value
+
+    pushed = External(fetch, np.empty(out.shape, out.dtype))
     return FusedCall(_copy_flat, (pushed, out))
 
 
