@@ -1,0 +1,132 @@
+"""Tiered kernels: a task starts on its NumPy reference kernel and switches to its Numba kernel when that is ready.
+
+A fresh process waits 8-11 s for Numba to compile an MLP's kernels, and about 1 s to load Numba and its cached
+kernels even when they are compiled (issue 13); the same first call on the reference kernels takes under a second.
+So in the default mode (``FLOWLAB_KERNELS`` unset or ``tiered``) each CPU task's kernel is a ``TieredKernel``:
+it runs the reference kernel until one background thread (one for the process, ``flowlab-tiers``) has imported
+Numba, loaded or compiled that task's Numba kernel and run it once on scratch arrays of the task's shapes, and from
+then on runs the Numba kernel. Only the Plan's own kernels are compiled, in task order, one job per task, so at exit
+the process waits for one compile at most (the rest are dropped).
+
+The two tiers agree within the kernel modes' tolerances (tests/ops/test_kernel_nan_agreement.py and the op
+tables run both), not bit for bit: a run's results depend on when each switch happened. Every act says which tier
+ran (``ActEvent.tier``, the debugger's act record), and ``FLOWLAB_KERNELS=numba`` (or ``reference``) pins one tier
+for runs that must be reproducible bit for bit (benchmarks, the test suite). A kernel with state of its own across
+acts (dropout's seeded stream) is not tiered: it would restart its stream on the switch.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import numpy as np
+
+from ..ir import BlobDesc
+
+STATEFUL = frozenset({"dropout"})  # kernels with state across acts: built as Numba kernels only, never tiered
+
+
+class TieredKernel:
+    """A task's kernel: the reference kernel until ``numba`` is set (by the background thread), then Numba's.
+    ``ran`` is the tier of the last act ("reference" or "numba"); a switch never goes back."""
+
+    __slots__ = ("reference", "numba", "ran", "op_name", "error")
+
+    def __init__(self, reference: Callable[..., None], op_name: str) -> None:
+        self.reference = reference
+        self.numba: Callable[..., None] | None = None
+        self.ran: str | None = None
+        self.op_name = op_name
+        self.error: BaseException | None = None  # why no Numba kernel could be made: it stays on the reference
+
+    def __call__(self, ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> None:
+        fast = self.numba  # read once: the background thread may set it between two acts, never within one
+        if fast is None:
+            self.ran = "reference"
+            self.reference(ins, outs)
+        else:
+            self.ran = "numba"
+            fast(ins, outs)
+
+    @property
+    def settled(self) -> bool:
+        """Whether the kernel is on its last tier: Numba, or the reference for good when Numba's failed."""
+        return self.numba is not None or self.error is not None
+
+    @property
+    def fused(self) -> Any:
+        """The Numba kernel's FusedCall builder once switched (replay/fused.py fuses only settled schedules)."""
+        return getattr(self.numba, "fused", None)
+
+    def __repr__(self) -> str:
+        state = ("numba" if self.numba is not None else "reference" if self.error is not None
+                 else "reference, compiling")
+        return f"<TieredKernel {self.op_name}: {state}>"
+
+
+def settled(kernel: Any) -> bool:
+    """A kernel that will not change tier any more (every kernel that is not a pending TieredKernel)."""
+    return getattr(kernel, "settled", True)
+
+
+_executor: ThreadPoolExecutor | None = None
+_lock = threading.Lock()
+_pending: set[Future[None]] = set()
+
+
+def _submit(job: Callable[[], None]) -> Future[None]:
+    global _executor
+    with _lock:
+        if _executor is None:
+            _executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flowlab-tiers")
+            # at exit, drop the compiles not yet begun (the running one is joined: a cache file is never cut off)
+            register = getattr(threading, "_register_atexit", None)
+            if register is not None:
+                register(lambda executor=_executor: executor.shutdown(wait=False, cancel_futures=True))
+        future = _executor.submit(job)
+        _pending.add(future)
+    future.add_done_callback(_pending.discard)
+    return future
+
+
+def wait_tiers(timeout: float | None = None) -> None:
+    """Wait until every Numba kernel submitted so far is ready (tests and benchmarks)."""
+    for future in list(_pending):
+        future.exception(timeout)
+
+
+def scratch(descs: Sequence[BlobDesc]) -> list[np.ndarray]:
+    """Zeroed arrays of the task's shapes and dtypes: the warm-up call compiles exactly the signatures the
+    task's register arrays (C-contiguous views of the arenas) will call."""
+    return [np.zeros(d.shape, d.dtype.np) for d in descs]
+
+
+def tiered(op: Any, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
+           make: Callable[..., Callable[..., None]]) -> Callable[..., None]:
+    """The kernel of one CPU task in the tiered mode. ``make(op, in_descs, out_descs, impl)`` is
+    ``registry.make_kernel``. The reference kernel is built now; the Numba kernel on the background thread."""
+    if op.op_type in STATEFUL:
+        return make(op, in_descs, out_descs, "numba")
+    try:
+        reference = make(op, in_descs, out_descs, "reference")
+    except KeyError:  # an op with a Numba kernel only
+        return make(op, in_descs, out_descs, "numba")
+    kernel = TieredKernel(reference, op.name)
+
+    def job() -> None:
+        try:
+            warm = make(op, in_descs, out_descs, "numba")  # a kernel of its own: scratch arrays, no shared state
+            try:
+                warm(scratch(in_descs), scratch(out_descs))
+            except Exception:  # zeros a kernel refuses: its first real act compiles what is missing
+                pass
+            kernel.numba = make(op, in_descs, out_descs, "numba")
+        except BaseException as err:  # no Numba kernel (or Numba will not load): the reference serves for good
+            kernel.error = err
+            raise
+
+    _submit(job)
+    return kernel
