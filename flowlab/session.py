@@ -27,6 +27,7 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, unflatten
 from .ir import Job, JobSet, Plan
+from .kernels.tiered import release as release_tiers
 from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
 from .runtime.regst import allocate_arenas
@@ -214,6 +215,7 @@ class Session:
                 self.try_init()
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
+            release_tiers()  # the first call is over: the Numba kernels may load now (kernels/tiered.py)
             watched = self._take_watched()  # this call's watched values, before another call can add any
         pulled = [instance.pulled for instance in instances[len(arrays) + 1:]]
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)

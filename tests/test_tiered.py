@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 from concurrent.futures import Future
 
 import numpy as np
@@ -234,3 +235,39 @@ def test_the_debugger_records_the_tier_of_each_act(held) -> None:
     assert pad["tier"] == "reference"  # its Numba kernel is held: the reference ran the act
     (event,) = [e.event for e in dbg.timeline() if e.event.actor_name == "reflection_pad2d_0"]
     assert event.tier == "reference" and "[reference]" in str(event)
+
+
+def test_the_background_work_waits_for_the_first_call_to_end(monkeypatch) -> None:
+    """Loading Numba holds the GIL: it starts when the first call has returned (or START_AFTER seconds later)."""
+    from flowlab.runtime.runtime import Runtime
+
+    monkeypatch.setenv("FLOWLAB_KERNELS", "tiered")
+    monkeypatch.setattr(tiered, "_released", False)
+    monkeypatch.setattr(tiered, "_held", [])
+    monkeypatch.setattr(tiered, "START_AFTER", 60.0)
+    started: list = []
+    monkeypatch.setattr(tiered, "_start", started.append)
+    run_call, after_runs = Runtime.run_call, []
+
+    def counting(self, *args, **kwargs):
+        run_call(self, *args, **kwargs)
+        after_runs.append(len(started))
+
+    monkeypatch.setattr(Runtime, "run_call", counting)
+    train = define_train()
+    train(*batches(1)[0])
+    assert len(after_runs) >= 2 and set(after_runs) == {0}  # model init and the call ran with every job held
+    assert len(started) == len(tiered_kernels()) > 0 and tiered._held == []  # then all started, in task order
+    train(*batches(1)[0])
+    assert len(started) == len(tiered_kernels())  # once
+
+
+def test_the_held_jobs_start_after_start_after_seconds_without_a_call(monkeypatch) -> None:
+    monkeypatch.setattr(tiered, "_released", False)
+    monkeypatch.setattr(tiered, "_held", [])
+    monkeypatch.setattr(tiered, "START_AFTER", 0.05)
+    started = threading.Event()
+    monkeypatch.setattr(tiered, "_start", lambda job: started.set())
+    tiered._submit(lambda: None)
+    assert not started.is_set()
+    assert started.wait(10)

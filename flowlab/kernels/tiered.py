@@ -3,10 +3,10 @@
 A fresh process waits 8-11 s for Numba to compile an MLP's kernels, and about 1 s to load Numba and its cached
 kernels even when they are compiled (issue 13); the same first call on the reference kernels takes under a second.
 So in the default mode (``FLOWLAB_KERNELS`` unset or ``tiered``) each CPU task's kernel is a ``TieredKernel``:
-it runs the reference kernel until one background thread (one for the process, ``flowlab-tiers``) has imported
-Numba, loaded or compiled that task's Numba kernel and run it once on scratch arrays of the task's shapes, and from
-then on runs the Numba kernel. Only the Plan's own kernels are compiled, in task order, one job per task, so at exit
-the process waits for one compile at most (the rest are dropped).
+it runs the reference kernel until one background thread (one for the process, ``flowlab-tiers``; it begins when
+the first job call ends) has imported Numba, loaded or compiled that task's Numba kernel and run it once on scratch
+arrays of the task's shapes, and from then on runs the Numba kernel. Only the Plan's own kernels are compiled, in
+task order, one job per task, so at exit the process waits for one compile at most (the rest are dropped).
 
 The two tiers agree within the kernel modes' tolerances (tests/ops/test_kernel_nan_agreement.py and the op
 tables run both), not bit for bit: a run's results depend on when each switch happened. Every act says which tier
@@ -75,9 +75,39 @@ def settled(kernel: Any) -> bool:
 _executor: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 _pending: set[Future[None]] = set()
+# The background work starts when the first job call ends (``release``, from the Session) or START_AFTER seconds
+# after the first kernel was tiered, whichever comes first: importing Numba and loading kernels is Python code that
+# holds the GIL, and on the first call's own time it cost as much as the call (2 s of a 3.8 s start, load 7).
+START_AFTER = 1.0
+_held: list[Callable[[], None]] = []
+_released = False
 
 
-def _submit(job: Callable[[], None]) -> Future[None]:
+def _submit(job: Callable[[], None]) -> None:
+    with _lock:
+        if not _released:
+            if not _held:
+                timer = threading.Timer(START_AFTER, release)
+                timer.daemon = True
+                timer.start()
+            _held.append(job)
+            return
+    _start(job)
+
+
+def release() -> None:
+    """Let the background thread begin (a no-op once it has): the first call is over, or it has run long."""
+    global _released
+    if _released:
+        return
+    with _lock:
+        _released, jobs = True, list(_held)
+        _held.clear()
+    for job in jobs:
+        _start(job)
+
+
+def _start(job: Callable[[], None]) -> Future[None]:
     global _executor
     with _lock:
         if _executor is None:
@@ -93,7 +123,9 @@ def _submit(job: Callable[[], None]) -> Future[None]:
 
 
 def wait_tiers(timeout: float | None = None) -> None:
-    """Wait until every Numba kernel submitted so far is ready (tests and benchmarks)."""
+    """Start the background work now and wait until every Numba kernel submitted so far is ready (tests and
+    benchmarks)."""
+    release()
     for future in list(_pending):
         future.exception(timeout)
 
