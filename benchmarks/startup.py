@@ -81,12 +81,9 @@ for _ in range(10):
     if len(calls) == 1:
         to_first = time.time() - float(os.environ.get("FLOWLAB_BENCH_SPAWNED", "nan"))
         compiled_in_first = compiling[0]
-        try:
-            from flowlab.kernels.tiered import TieredKernel
-        except ImportError:  # a baseline from before the tiered mode
-            TieredKernel, tiered = type(None), False
-        kernels = [a.kernel for a in flow.default_session().runtime.actors.values()
-                   if isinstance(a.kernel, TieredKernel)]
+        kernels = [a.kernel.tiered for a in flow.default_session().runtime.actors.values()
+                   if hasattr(a.kernel, "tiered")]  # none in a baseline from before the tiered mode
+        tiered = tiered and bool(kernels)
         on_numba = sum(k.ran == "numba" for k in kernels)
 settled = float("nan")
 if tiered:
@@ -168,6 +165,11 @@ def cell(values: dict[str, float], target: float | None = None) -> str:
     return text
 
 
+def ratio(a: dict[str, list], b: dict[str, list], key: str) -> str:
+    """The median of the per-round ratios a/b of the current code (each round ran both back to back)."""
+    return f"{statistics.median(x[key] / y[key] for x, y in zip(a['now'], b['now'])):.2f}x"
+
+
 def median_of(results: dict[str, list], key: str | None = None) -> dict[str, float]:
     return {name: statistics.median(r[key] if key else r for r in rs) for name, rs in results.items()}
 
@@ -191,10 +193,17 @@ def main() -> None:
         """``cache(name)``: the cache directory of each version's processes."""
         return rounds(versions, n, lambda name, root: mlp(child_env(root, cache(name), mode, **extra)))
 
+    def mode_pairs(cache) -> tuple[dict[str, list], dict[str, list]]:
+        """The tiered and the Numba-only process alternated within each round, so a load change hits both."""
+        both = rounds(versions, n, lambda name, root: [mlp(child_env(root, cache(name), mode))
+                                                       for mode in ("tiered", "numba")])
+        return ({name: [r[0] for r in rs] for name, rs in both.items()},
+                {name: [r[1] for r in rs] for name, rs in both.items()})
+
     warm = versions.warm.__getitem__
     pad_warm = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.warm[name])))
     pad_cold = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.fresh_dir("pad"))))
-    mlp_warm, mlp_warm_numba = mlp_rounds(warm), mlp_rounds(warm, "numba")
+    mlp_warm, mlp_warm_numba = mode_pairs(warm)
     mlp_reference = mlp_rounds(warm, "reference")
     rows = [
         ("pad_Job: import + first call, warm cache", cell(median_of(pad_warm), 1.5)),
@@ -206,6 +215,8 @@ def main() -> None:
         ("MLP ... start until every kernel is on Numba, warm (tiered)", cell(median_of(mlp_warm, "settled"))),
         ("MLP ... start to end of first call, warm, Numba-only (FLOWLAB_KERNELS=numba)",
          cell(median_of(mlp_warm_numba, "to_first"), 1.0)),
+        ("MLP ... tiered / Numba-only, start to end of first call, warm (same rounds)",
+         ratio(mlp_warm, mlp_warm_numba, "to_first")),
         ("MLP ... import flowlab, warm", cell(median_of(mlp_warm, "import"))),
         ("MLP ... 9th call (fusion), segment cached, Numba-only", cell(median_of(mlp_warm_numba, "ninth"))),
         ("MLP ... start to end of first call, NumPy reference kernels only (no Numba)",
@@ -216,14 +227,15 @@ def main() -> None:
         rows.append((f"MLP ... 9th call (fusion), segment not cached, {mode}, Numba-only",
                      cell(median_of(fusing, "ninth"))))
     if not QUICK:
-        mlp_cold = mlp_rounds(lambda name: versions.fresh_dir("mlp"))
-        mlp_cold_numba = mlp_rounds(lambda name: versions.fresh_dir("mlp"), "numba")
+        mlp_cold, mlp_cold_numba = mode_pairs(lambda name: versions.fresh_dir("mlp"))
         rows.append(("MLP ... start to end of first call, empty cache", cell(median_of(mlp_cold, "to_first"), 4.0)))
         rows.append(("MLP ... its first call alone, empty cache", cell(median_of(mlp_cold, "first"))))
         rows.append(("MLP ... start until every kernel is on Numba, empty cache (tiered)",
                      cell(median_of(mlp_cold, "settled"))))
         rows.append(("MLP ... start to end of first call, empty cache, Numba-only",
                      cell(median_of(mlp_cold_numba, "to_first"), 4.0)))
+        rows.append(("MLP ... tiered / Numba-only, start to end of first call, empty cache (same rounds)",
+                     ratio(mlp_cold, mlp_cold_numba, "to_first")))
         rows.append(("MLP ... Numba compiling in that Numba-only first call",
                      cell(median_of(mlp_cold_numba, "compile"))))
     table("fresh-process start (medians of fresh processes)", rows)

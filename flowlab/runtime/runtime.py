@@ -132,7 +132,7 @@ class Runtime:
                          for lbn in op.output_lbns]
             actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu") if on_gpu
                             else make_kernel(op, in_descs, out_descs, self.kernel_impl))
-            if not hasattr(actor.kernel, "ran"):  # not tiered: one tier for good (in the tiered mode: dropout's)
+            if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
                 impl = self.kernel_impl or default_impl()
                 self.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
         consumed = [self.regsts[i] for i in actor.readable]
@@ -394,11 +394,15 @@ class Runtime:
             return True
         task = actor.task
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                         tuple(read), tuple(written), getattr(actor.kernel, "ran", None) or
-                         self.kernel_tiers.get(actor.actor_id))
+                         tuple(read), tuple(written), self.tier_of(actor))
         for hook in self.hooks:
             hook(event)
         return event
+
+    def tier_of(self, actor: Actor) -> str | None:
+        """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""
+        tiered = getattr(actor.kernel, "tiered", None)
+        return tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id)
 
     def _ready_on(self, thread: int | tuple[int, int], take: bool) -> Actor | None:
         """The oldest ready actor of one Plan thread (taken off the ready queue when ``take``)."""
