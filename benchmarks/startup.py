@@ -201,13 +201,22 @@ def main() -> None:
                 {name: [r[1] for r in rs] for name, rs in both.items()})
 
     warm = versions.warm.__getitem__
-    pad_warm = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.warm[name])))
-    pad_cold = rounds(versions, n, lambda name, root: wall(PAD, child_env(root, versions.fresh_dir("pad"))))
+
+    def pad_pairs(cache) -> tuple[dict[str, list], dict[str, list]]:
+        both = rounds(versions, n, lambda name, root: [wall(PAD, child_env(root, cache(name), mode))
+                                                       for mode in ("tiered", "numba")])
+        return ({name: [r[0] for r in rs] for name, rs in both.items()},
+                {name: [r[1] for r in rs] for name, rs in both.items()})
+
+    pad_warm, pad_warm_numba = pad_pairs(warm)
+    pad_cold, pad_cold_numba = pad_pairs(lambda name: versions.fresh_dir("pad"))
     mlp_warm, mlp_warm_numba = mode_pairs(warm)
     mlp_reference = mlp_rounds(warm, "reference")
     rows = [
         ("pad_Job: import + first call, warm cache", cell(median_of(pad_warm), 1.5)),
         ("pad_Job: import + first call, empty cache", cell(median_of(pad_cold), 6)),
+        ("pad_Job: the same, Numba-only, warm / empty cache",
+         f"{median_of(pad_warm_numba)['now']:.2f} s / {median_of(pad_cold_numba)['now']:.2f} s"),
         ("MLP 784-512-10 train: start to end of first call, warm", cell(median_of(mlp_warm, "to_first"), 1.0)),
         ("MLP ... its first call alone, warm", cell(median_of(mlp_warm, "first"))),
         ("MLP ... of its tiered kernels, how many ran on Numba in the first call, warm",

@@ -213,9 +213,10 @@ class Session:
                     )
             if self.status is not SessionStatus.RUNNING:
                 self.try_init()
+            else:  # a second call: the Numba kernels may load now (kernels/tiered.py; a one-call script never waits)
+                release_tiers()
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
-            release_tiers()  # the first call is over: the Numba kernels may load now (kernels/tiered.py)
             watched = self._take_watched()  # this call's watched values, before another call can add any
         pulled = [instance.pulled for instance in instances[len(arrays) + 1:]]
         result = unflatten(desc.signature.returns, desc.return_structure, pulled)

@@ -2,11 +2,12 @@
 
 A fresh process waits 8-11 s for Numba to compile an MLP's kernels, and about 1 s to load Numba and its cached
 kernels even when they are compiled (issue 13); the same first call on the reference kernels takes under a second.
-So in the default mode (``FLOWLAB_KERNELS`` unset or ``tiered``) each CPU task's kernel is a ``TieredKernel``:
-it runs the reference kernel until one background thread (one for the process, ``flowlab-tiers``; it begins when
-the first job call ends) has imported Numba, loaded or compiled that task's Numba kernel and run it once on scratch
-arrays of the task's shapes, and from then on runs the Numba kernel. Only the Plan's own kernels are compiled, in
-task order, one job per task, so at exit the process waits for one compile at most (the rest are dropped).
+So in the default mode (``FLOWLAB_KERNELS`` unset or ``tiered``) each CPU task's kernel is tiered: it runs the
+reference kernel until one background thread (one for the process, ``flowlab-tiers``; it begins with the second
+job call, or a second after the runtime was built) has imported Numba, loaded or compiled that task's Numba kernel
+and run it once on scratch arrays of the task's shapes, and from then on runs the Numba kernel. Only the Plan's own
+kernels are compiled, in task order, one job per task, so at exit the process waits for one compile at most (the
+rest are dropped).
 
 The two tiers agree within the kernel modes' tolerances (tests/ops/test_kernel_nan_agreement.py and the op
 tables run both), not bit for bit: a run's results depend on when each switch happened. Every act says which tier
@@ -90,9 +91,10 @@ def settled(kernel: Any) -> bool:
 _executor: ThreadPoolExecutor | None = None
 _lock = threading.Lock()
 _pending: set[Future[None]] = set()
-# The background work starts when the first job call ends (``release``, from the Session) or START_AFTER seconds
+# The background work starts when a second job call begins (``release``, from the Session) or START_AFTER seconds
 # after the first kernel was tiered, whichever comes first: importing Numba and loading kernels is Python code that
-# holds the GIL, and on the first call's own time it cost as much as the call (2 s of a 3.8 s start, load 7).
+# holds the GIL, and on the first call's own time it cost as much as the call (2 s of a 3.8 s start, load 7); and a
+# script that makes one call and exits does not wait at exit for Numba to load (the running job is joined).
 START_AFTER = 1.0
 _held: list[Callable[[], None]] = []
 _released = False
@@ -111,7 +113,7 @@ def _submit(job: Callable[[], None]) -> None:
 
 
 def release() -> None:
-    """Let the background thread begin (a no-op once it has): the first call is over, or it has run long."""
+    """Let the background thread begin (a no-op once it has): a second call begins, or the first has run long."""
     global _released
     if _released:
         return
@@ -122,7 +124,7 @@ def release() -> None:
         _start(job)
 
 
-def _start(job: Callable[[], None]) -> Future[None]:
+def _start(job: Callable[[], None]) -> Future[None] | None:
     global _executor
     with _lock:
         if _executor is None:
@@ -131,7 +133,10 @@ def _start(job: Callable[[], None]) -> Future[None]:
             register = getattr(threading, "_register_atexit", None)
             if register is not None:
                 register(lambda executor=_executor: executor.shutdown(wait=False, cancel_futures=True))
-        future = _executor.submit(job)
+        try:
+            future = _executor.submit(job)
+        except RuntimeError:  # the interpreter is exiting (the START_AFTER timer fired late): nothing to load for
+            return None
         _pending.add(future)
     future.add_done_callback(_pending.discard)
     return future
