@@ -275,3 +275,24 @@ def test_the_held_jobs_start_after_start_after_seconds_without_a_call(monkeypatc
     tiered._submit(lambda: None)
     assert not started.is_set()
     assert started.wait(10)
+
+
+def test_only_the_plans_kernels_are_compiled(tmp_path) -> None:
+    """With an empty cache, the background thread compiles the Numba kernels of the Plan's tasks and nothing else
+    (a guard: importing every kernel module must not compile any)."""
+    code = ("import numpy as np, flowlab as flow, flowlab.typing as tp\n"
+            "from flowlab.kernels.tiered import wait_tiers\n"
+            "@flow.global_function()\n"
+            "def f(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:\n    return flow.math.relu(x)\n"
+            "f(np.ones((2, 3), np.float32))\nwait_tiers()\n"
+            "import sys, numba\n"
+            "compiled = sorted(f'{m.__name__}.{k}' for m in list(sys.modules.values())\n"
+            "                  if getattr(m, '__name__', '').startswith('flowlab.kernels.numba_cpu.')\n"
+            "                  for k, v in vars(m).items() if isinstance(v, numba.core.dispatcher.Dispatcher)"
+            " and v.signatures)\n"
+            "print(compiled)\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("FLOWLAB_KERNELS", "NUMBA_CACHE_DIR")}
+    env["FLOWLAB_CACHE_DIR"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    compiled = out.stdout.strip().splitlines()[-1]
+    assert compiled == "['flowlab.kernels.numba_cpu.math._relu']", compiled
