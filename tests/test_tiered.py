@@ -93,7 +93,10 @@ def assert_close(got, want) -> None:
         np.testing.assert_allclose(got[1][name], want[1][name], **TOL, err_msg=name)
 
 
-def test_a_call_made_mid_switch_equals_the_reference_and_the_numba_run(held, monkeypatch) -> None:
+@pytest.mark.parametrize("threads", ["0", "1"])
+def test_a_call_made_mid_switch_equals_the_reference_and_the_numba_run(held, monkeypatch, threads) -> None:
+    """The replay layer's path (FLOWLAB_THREADS=0) and run mode's actor threads (1)."""
+    monkeypatch.setenv("FLOWLAB_THREADS", threads)
     ran: list[set[str]] = []
 
     def switch_half_then_rest(k: int) -> None:

@@ -393,8 +393,10 @@ class Runtime:
         if not (record or self.hooks):
             return True
         task = actor.task
+        tiered = getattr(actor.kernel, "tiered", None)  # self.tier_of(actor), inlined: the debugger's per-act path
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                         tuple(read), tuple(written), self.tier_of(actor))
+                         tuple(read), tuple(written),
+                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id))
         for hook in self.hooks:
             hook(event)
         return event
