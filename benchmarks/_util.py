@@ -9,6 +9,9 @@ import time
 from collections.abc import Callable
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread: stable numbers on a shared 2-core box
+# Numba's kernels from the first act (no tiered start, kernels/tiered.py): a timed step never runs a reference kernel
+# whose Numba twin is still compiling. benchmarks/startup.py sets the mode of each fresh process itself.
+os.environ.setdefault("FLOWLAB_KERNELS", "numba")
 
 QUICK = "--quick" in sys.argv
 # --cpu: time each round by the calling thread's CPU time, not the wall clock. On a shared, loaded box a thread

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import urllib.error
-import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +54,9 @@ def load_mnist(train_batch_size: int = 100, test_batch_size: int = 100, data_for
 
 
 def _download(url: str, path: Path) -> None:
+    import urllib.error  # here, not at import: urllib.request pulls in http and email (a tenth of `import flowlab`)
+    import urllib.request
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with urllib.request.urlopen(url, timeout=float(os.environ.get("FLOWLAB_DOWNLOAD_TIMEOUT", "20"))) as r:

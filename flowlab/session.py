@@ -27,6 +27,7 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs, unflatten
 from .ir import Job, JobSet, Plan
+from .kernels.tiered import release as release_tiers
 from .runtime import JobInstance, Runtime
 from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
 from .runtime.regst import allocate_arenas
@@ -218,6 +219,8 @@ class Session:
                     )
             if self.status is not _RUNNING:
                 self.try_init()
+            else:  # a second call: the Numba kernels may load now (kernels/tiered.py; a one-call script never waits)
+                release_tiers()
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
             watched = self._take_watched()  # this call's watched values, before another call can add any

@@ -1,4 +1,5 @@
-"""Kernels per (op type, implementation, device); implementations load on first use, Numba included."""
+"""Kernels per (op type, implementation, device); implementations load on first use, Numba included (in the default
+tiered mode on a background thread: tiered.py)."""
 
 from .registry import IMPLS, KernelCtx, KernelFn, default_impl, get_kernel_factory, make_kernel, register_kernel
 

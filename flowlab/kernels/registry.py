@@ -22,7 +22,8 @@ from ..ir import BlobDesc, OpConf
 from ..ir.dtype import float16, float32
 
 KernelFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
-IMPLS = ("reference", "numba")
+IMPLS = ("reference", "numba")  # what a kernel is registered as
+MODES = ("tiered", *IMPLS)  # what a runtime runs: tiered starts on the reference and switches to Numba (tiered.py)
 
 
 @dataclass(frozen=True)
@@ -87,18 +88,23 @@ def register_kernel(op_type: str, impl: str, device: str = "cpu") -> Callable[[K
 
 
 def default_impl() -> str:
-    """``FLOWLAB_KERNELS=reference`` runs the NumPy reference kernels; the default is Numba."""
-    impl = os.environ.get("FLOWLAB_KERNELS", "numba")
-    if impl not in IMPLS:
-        raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {IMPLS}")
+    """``FLOWLAB_KERNELS``: ``tiered`` (the default) starts each task on its NumPy reference kernel and switches
+    it to its Numba kernel once compiled (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
+    before its first act: reproducible bit for bit, what benchmarks use); ``reference`` the NumPy ones only."""
+    impl = os.environ.get("FLOWLAB_KERNELS") or "tiered"
+    if impl not in MODES:
+        raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {MODES}")
     return impl
 
 
 def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu") -> KernelFactory:
+    """The factory registered for ``impl`` (default: FLOWLAB_KERNELS; the tiered mode's final tier is Numba)."""
     if device == "gpu":
         impl = impl or "numba"  # the GPU kernels are Numba's; FLOWLAB_KERNELS picks between the CPU modes
         importlib.import_module(_GPU_PACKAGE)
     impl = impl or default_impl()
+    if impl == "tiered":
+        impl = "numba"
     importlib.import_module(_PACKAGES["reference"])  # some kernels serve both implementations from there
     importlib.import_module(_PACKAGES[impl])
     try:
@@ -112,6 +118,12 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
 
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
                 impl: str | None = None, device: str = "cpu") -> KernelFn:
+    """One task's kernel. In the tiered mode (CPU only) a ``TieredKernel``: the reference kernel now, Numba's
+    from a background thread (kernels/tiered.py), so nothing here imports Numba."""
+    if device == "cpu" and (impl or default_impl()) == "tiered":
+        from .tiered import tiered
+
+        return tiered(op, in_descs, out_descs, make_kernel)
     factory = get_kernel_factory(op.op_type, impl, device)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
         widen = _FLOAT16_WRAPPERS.get(device, _in_float32)

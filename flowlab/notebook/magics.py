@@ -63,16 +63,16 @@ class FlowMagics(Magics):
 
     @line_magic
     def flowlab(self, line: str) -> str:
-        """``%flowlab kernels reference|numba``: choose the kernel implementation for new sessions."""
+        """``%flowlab kernels tiered|reference|numba``: choose the kernel implementation for new sessions."""
         import os
 
         words = line.split()
-        if len(words) == 2 and words[0] == "kernels" and words[1] in ("reference", "numba"):
+        if len(words) == 2 and words[0] == "kernels" and words[1] in ("tiered", "reference", "numba"):
             os.environ["FLOWLAB_KERNELS"] = words[1]
             return f"flowlab kernels: {words[1]}"
         if not words:
-            return f"flowlab kernels: {os.environ.get('FLOWLAB_KERNELS', 'numba')}"
-        raise UsageError("usage: %flowlab [kernels reference|numba]")
+            return f"flowlab kernels: {os.environ.get('FLOWLAB_KERNELS') or 'tiered'}"
+        raise UsageError("usage: %flowlab [kernels tiered|reference|numba]")
 
 
 def cell_names(shell: Any) -> dict[str, str]:

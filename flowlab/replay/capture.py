@@ -50,6 +50,7 @@ class Schedule:
     replays: int = 0
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
+    fuse_tried: bool = False  # fused once FUSE_AFTER replays are done and every kernel is on its last tier
 
     @property
     def kernels(self) -> list[Actor]:

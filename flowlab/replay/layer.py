@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
+from ..kernels.tiered import settled
 from .capture import Schedule, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
 from .fused import FUSE_AFTER, Segment, fuse, fused_call_of, fusion_enabled
 from .settle import settle
@@ -170,7 +171,9 @@ class ReplayLayer:
         self.known = (schedule.state, rt._seq, rt.launched)
         self.replays += 1
         schedule.replays += 1
-        if schedule.replays == FUSE_AFTER and self.fuse:
+        if (schedule.replays >= FUSE_AFTER and schedule.fused is None and not schedule.fuse_tried and self.fuse
+                and all(settled(actor.kernel) for actor in schedule.kernels)):  # tiered kernels: fuse Numba's
+            schedule.fuse_tried = True
             fused = fuse(rt, schedule)
             if fused is not None:
                 schedule.fused = batch_notifies(rt, fused)

@@ -15,11 +15,15 @@ class ActEvent:
     act_id: int  # this actor's act counter
     read: tuple[tuple[int, int], ...]  # (regst_desc_id, register index) consumed
     written: tuple[tuple[int, int], ...]  # (regst_desc_id, register index) produced
+    # which kernel ran the act: "reference" or "numba" (a tiered kernel says which tier it was on); None for an
+    # act with no op kernel (system actors, boxing, copies)
+    tier: str | None = None
 
     def __str__(self) -> str:
         read = ",".join(f"r{r}" for r, _ in self.read)
         written = ",".join(f"r{r}" for r, _ in self.written)
-        return f"#{self.seq} {self.actor_name} act {self.act_id} read[{read}] wrote[{written}]"
+        tier = f" [{self.tier}]" if self.tier else ""
+        return f"#{self.seq} {self.actor_name} act {self.act_id}{tier} read[{read}] wrote[{written}]"
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..errors import kernel_error
 from ..ir import Plan
-from ..kernels import make_kernel
+from ..kernels import default_impl, make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .boxing_kernels import boxing_kernel
 from .events import ActEvent, RuntimeIdle
@@ -66,6 +66,7 @@ class Runtime:
         self.plan = plan
         self.transport = transport if transport is not None else InProcessTransport()
         self.kernel_impl = kernel_impl
+        self.kernel_tiers: dict[int, str] = {}  # task id -> its kernel's tier, for kernels that never switch
         self.arenas = arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
         self.gpu_streams = GpuStreams()  # one CUDA stream per GPU thread, made when a GPU task is set up
@@ -132,6 +133,9 @@ class Runtime:
                          for lbn in op.output_lbns]
             actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu") if on_gpu
                             else make_kernel(op, in_descs, out_descs, self.kernel_impl))
+            if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
+                impl = self.kernel_impl or default_impl()
+                self.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
         consumed = [self.regsts[i] for i in actor.readable]
         produced = [self.regsts[i] for i in actor.writable]
         if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
@@ -408,11 +412,18 @@ class Runtime:
         if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
             stream.synchronize()
         task = actor.task
+        tiered = getattr(actor.kernel, "tiered", None)  # self.tier_of(actor), inlined: the debugger's per-act path
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                         tuple(read), tuple(written))
+                         tuple(read), tuple(written),
+                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id))
         for hook in self.hooks:
             hook(event)
         return event
+
+    def tier_of(self, actor: Actor) -> str | None:
+        """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""
+        tiered = getattr(actor.kernel, "tiered", None)
+        return tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id)
 
     def _ready_on(self, thread: int | tuple[int, int], take: bool) -> Actor | None:
         """The oldest ready actor of one Plan thread (taken off the ready queue when ``take``)."""
