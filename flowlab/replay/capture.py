@@ -45,6 +45,7 @@ class Schedule:
     replays: int = 0
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
+    lanes: Any = None  # on a Plan whose threads compute at once: the steps as one lane per thread (lanes.py)
 
     @property
     def kernels(self) -> list[Actor]:
