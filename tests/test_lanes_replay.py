@@ -52,15 +52,26 @@ def test_lanes_replay_bit_for_bit(model: str, devices: int, monkeypatch: pytest.
     assert_same(protocol, replayed)
 
 
+def test_lanes_in_capture_order_replay_bit_for_bit_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the exchange-round order (``Lanes.reorder``), each lane in the capture's order: the same values."""
+    from flowlab.replay.lanes import Lanes
+
+    monkeypatch.setattr(Lanes, "reorder", False)
+    protocol, replayed = lanes_run("mlp_sgd_momentum", 2, monkeypatch)
+    assert all(s.lanes.order == sorted(s.lanes.order) for s in lane_schedules(replayed["layer"]))
+    assert_same(protocol, replayed)
+
+
 def test_steps_of_two_lanes_that_touch_the_same_bytes_are_ordered(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The safety of lanes, checked independently of their interval arithmetic: for every pair of steps of two
-    lanes whose arrays share memory (np.shares_memory), one writing, the earlier in capture order happens before
-    the later (in every run of the lanes: a chain of waits)."""
+    """The safety of lanes, checked independently of their interval arithmetic: for every pair of steps whose
+    arrays share memory (np.shares_memory), one writing, the earlier in capture order happens before the later in
+    every run of the lanes (on one lane: its order; on two: a chain of waits)."""
     from flowlab.replay.lanes import step_ranges
 
     _, replayed = lanes_run("mlp_sgd_momentum", 2, monkeypatch)
     [schedule] = [s for s in lane_schedules(replayed["layer"]) if any("train" in n for n in s.key)]
     lanes = schedule.lanes
+    assert lanes.order != sorted(lanes.order)  # the exchange rounds moved steps: what is checked is the reordering
     arrays = []
     for step, actor in zip(schedule.steps, schedule.step_actors):
         if actor is None:
@@ -72,15 +83,13 @@ def test_steps_of_two_lanes_that_touch_the_same_bytes_are_ordered(monkeypatch: p
     pairs = ordered = 0
     for then in range(len(arrays)):
         for first in range(then):
-            if lanes.lane_of[first] == lanes.lane_of[then]:
-                continue
             (r1, w1), (r2, w2) = arrays[first], arrays[then]
             if any(np.shares_memory(a, b) for a in w1 for b in r2 + w2) or any(
                     np.shares_memory(a, b) for a in r1 for b in w2):
                 pairs += 1
                 assert lanes.happens_before(first, then), (schedule.step_actors[first], schedule.step_actors[then])
                 ordered += 1
-    assert pairs > 10 and ordered == pairs  # the boxing exchanges: there is something to order
+    assert pairs > 10 and ordered == pairs  # the chains and the boxing exchanges: there is something to order
 
 
 def define_dp(devices: int, batch: int = 12):

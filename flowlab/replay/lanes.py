@@ -65,6 +65,16 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 Entry = tuple[Callable[[], None], tuple[Any, ...], Any, int]  # (function, waits, signal, capture index): see Lane
 
 
+def _conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
+               writes: list[bool]) -> np.ndarray:
+    """Which of the ranges so far (lows, highs, writes) overlap one of ``ranges``, either side writing."""
+    lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
+    conflict = np.zeros(len(lows), bool)
+    for low, high, written in ranges:
+        conflict |= (lo < high) & (hi > low) & (wr | written)
+    return conflict
+
+
 class Lane:
     """One lane: its steps in capture order (``steps``: the function, the actor, the locks it waits on first,
     the lock it releases after when a step of another lane waits on it, its capture index), and the program it
@@ -112,12 +122,44 @@ class Lanes:
     """A schedule's steps as lanes; calling it runs one replay (lane 0 on the caller's thread) and raises the
     failure earliest in capture order, as a KernelError naming its op."""
 
+    reorder = True  # order each lane's steps by exchange round (``reordered``); False: capture order
+
+    @staticmethod
+    def reordered(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int]) -> list[int]:
+        """The steps in exchange rounds: a step's round is the latest of its conflicting predecessors' (in capture
+        order), one more where that predecessor is on another lane; the order is by round, then capture index.
+
+        So each lane runs all the work it has before it waits on another (a device computes its own gradients
+        before the all-reduce needs the other's, whatever order the protocol happened to act in) and the waits
+        bunch at the exchanges. It is a topological order of every conflicting pair (same lane: the round does
+        not drop and capture order breaks the tie; two lanes: the round grows), so each pair keeps its capture
+        order: the results stay the capture's, and no two lanes wait on each other."""
+        rounds = np.zeros(len(lane_of), np.int64)
+        lows: list[int] = []
+        highs: list[int] = []
+        writes: list[bool] = []
+        step_of: list[int] = []
+        lanes = np.asarray(lane_of)
+        for index, ranges in enumerate(ranges_of):
+            if lows:
+                before = np.asarray(step_of)[_conflicts(ranges, lows, highs, writes)]
+                if before.size:
+                    rounds[index] = (rounds[before] + (lanes[before] != lane_of[index])).max()
+            for low, high, written in ranges:
+                lows.append(low)
+                highs.append(high)
+                writes.append(written)
+                step_of.append(index)
+        return sorted(range(len(lane_of)), key=lambda i: (int(rounds[i]), i))
+
     def __init__(self, rt: Runtime, schedule: Schedule, keys: list[tuple[int, int]], lane_of: list[int]) -> None:
         self.rt, self.schedule = rt, schedule
         self.lanes = [Lane(key) for key in keys]
         self.actors = schedule.step_actors
         n = len(keys)
-        # Every range touched so far, as arrays: (low, high, writes, lane, index in its lane).
+        ranges_of = [step_ranges(step, actor) for step, actor in zip(schedule.steps, self.actors)]
+        self.order = order = self.reordered(ranges_of, lane_of) if self.reorder else list(range(len(lane_of)))
+        # Every range touched so far (in ``order``), as arrays: (low, high, writes, lane, index in its lane).
         lows: list[int] = []
         highs: list[int] = []
         writes: list[bool] = []
@@ -125,21 +167,18 @@ class Lanes:
         positions: list[int] = []
         clocks: list[list[list[int]]] = [[] for _ in keys]  # per lane, per step: how far each lane is known done
         signals: dict[tuple[int, int], threading.Lock] = {}
-        waits_of: list[list[tuple[int, int]]] = []
+        waits_of: dict[int, list[tuple[int, int]]] = {}
         counts = [0] * n
-        self.positions: list[int] = []  # each step's position in its lane
-        for index, (step, lane) in enumerate(zip(schedule.steps, lane_of)):
-            ranges = step_ranges(step, self.actors[index])
+        self.positions = [0] * len(lane_of)  # each step's position in its lane
+        for index in order:
+            lane, ranges = lane_of[index], ranges_of[index]
             position = counts[lane]
             counts[lane] += 1
             clock = list(clocks[lane][-1]) if clocks[lane] else [-1] * n
             needed: list[tuple[int, int]] = []
             if lows:
-                lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
+                conflict = _conflicts(ranges, lows, highs, writes)
                 ow, po = np.array(owners), np.array(positions)
-                conflict = np.zeros(len(lows), bool)
-                for low, high, written in ranges:
-                    conflict |= (lo < high) & (hi > low) & (wr | written)
                 conflict &= ow != lane
                 for other in np.unique(ow[conflict]):
                     last = int(po[conflict & (ow == other)].max())
@@ -149,10 +188,10 @@ class Lanes:
                             clock[k] = max(clock[k], done)
             clock[lane] = position
             clocks[lane].append(clock)
-            waits_of.append(needed)
+            waits_of[index] = needed
             for wait in needed:
                 signals.setdefault(wait, threading.Lock())
-            self.positions.append(position)
+            self.positions[index] = position
             for low, high, written in ranges:
                 lows.append(low)
                 highs.append(high)
@@ -161,9 +200,10 @@ class Lanes:
                 positions.append(position)
         self.lane_of = lane_of
         self.clocks = [clocks[lane][position] for lane, position in zip(lane_of, self.positions)]
-        for index, (step, lane) in enumerate(zip(schedule.steps, lane_of)):
-            own = self.lanes[lane]
-            signal = signals.get((lane, len(own.steps)))
+        for index in order:
+            own = self.lanes[lane_of[index]]
+            signal = signals.get((lane_of[index], len(own.steps)))
+            step = schedule.steps[index]
             own.steps.append((step, self.actors[index], tuple(signals[w] for w in waits_of[index]), signal, index))
         for own in self.lanes:
             own.build([(fn, waits, signal, index) for fn, _, waits, signal, index in own.steps])
