@@ -143,6 +143,11 @@ def test_a_lane_runs_on_its_own_os_thread(monkeypatch: pytest.MonkeyPatch) -> No
     assert seen[0] == {threading.current_thread().name} and seen[1] == {"flowlab-lane-1"}
     assert {lane for lane, *_ in trace} == {0, 1} and all(begin <= end for *_, begin, end, _ in trace)
     assert schedule.guarded == ("System-Train-TrainStep-dp_train",)  # every update follows every check
+    rt = flow.default_session().runtime
+    rt.stop_threads()  # the parked lane threads end; the next replay starts new ones
+    assert not [t for t in threading.enumerate() if t.name.startswith("flowlab-lane")]
+    job(*data[1])
+    assert [w.thread.name for w in rt.threads.workers] == ["flowlab-lane-1"] and rt.layer.replays > FUSE_AFTER
     flow.clear_default_session()
     assert not [t for t in threading.enumerate() if t.name.startswith("flowlab-lane")]  # closed with the runtime
 

@@ -31,7 +31,7 @@ from numpy.lib.array_utils import byte_bounds
 
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
-from ..runtime.threads import RUNTIME_KERNELS, LaneWorker, compute_threads
+from ..runtime.threads import RUNTIME_KERNELS, compute_threads
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -213,7 +213,6 @@ class Lanes:
         self.failures: list[tuple[int, BaseException]] = []
         self.failed = False
         self.trace: list[tuple[int, int, float, float, float, float]] | None = None  # see ``traced``
-        self.workers: list[LaneWorker] = []
         self.segment_of: dict[int, Any] = {}  # capture index -> the fused segment that runs it (``fuse``)
         self.segment_starts: set[int] = set()  # the capture index of each segment's first step
 
@@ -320,17 +319,17 @@ class Lanes:
 
     # -- a replay ----------------------------------------------------------------------------------------
     def __call__(self) -> None:
-        if len(self.workers) < len(self.lanes) - 1:
-            self.workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
+        # asked each call: ``stop_threads`` (a closed runtime, a failed protocol call) ends the parked ones
+        workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
         self.failures.clear()
         self.failed = False
         run = self.run_lane if self.trace is None else self._run_lane_traced
         try:
-            for worker, lane in zip(self.workers, self.lanes[1:]):
+            for worker, lane in zip(workers, self.lanes[1:]):
                 worker.start(run, lane)
             run(self.lanes[0])
         finally:
-            for worker in self.workers[: len(self.lanes) - 1]:
+            for worker in workers:
                 worker.wait()
             for lock in self.signals:  # every lane released all it signals: hold them again for the next call
                 lock.acquire()
