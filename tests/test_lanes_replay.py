@@ -182,3 +182,33 @@ def test_a_bad_label_in_one_lane_fails_the_call_by_op_and_training_goes_on(
         np.testing.assert_array_equal(got, expected, err_msg=f"call {k}")
     for name, value in want_vars.items():
         np.testing.assert_array_equal(flow.get_all_variables()[name], value, err_msg=name)
+
+
+def test_sigint_from_a_lane_is_delivered_after_the_call_and_training_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while lanes run (sent here from lane 1's thread): the call runs to its end, then KeyboardInterrupt
+    reaches the caller, and the next calls go on in lanes (README, "Failure semantics")."""
+    import os
+    import signal
+
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    job = define_dp(2)
+    data = batches(FUSE_AFTER + 4)
+    for x, y in data[: FUSE_AFTER + 2]:
+        job(x, y)
+    lane = dp_schedule().lanes.lanes[1]
+    fn, waits, signal_lock = lane.program[0]
+    fired: list[str] = []
+
+    def kill() -> None:
+        if not fired:
+            fired.append(threading.current_thread().name)
+            os.kill(os.getpid(), signal.SIGINT)
+        fn()
+
+    lane.program[0] = (kill, waits, signal_lock)
+    replays = flow.default_session().runtime.layer.replays
+    with pytest.raises(KeyboardInterrupt):
+        job(*data[FUSE_AFTER + 2])
+    assert fired == ["flowlab-lane-1"]
+    assert flow.default_session().runtime.layer.replays == replays + 1  # the call completed first
+    job(*data[FUSE_AFTER + 3])
