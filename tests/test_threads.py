@@ -125,7 +125,8 @@ def test_threads_are_chosen_by_plan_and_forced_by_the_env(monkeypatch):
     plan = flow.default_session().plan
     assert compute_threads(plan) == {(0, 0), (0, 1)}
     assert wants_parallel(plan) and flow.default_session().runtime.threads is not None
-    assert flow.default_session().runtime.layer is None  # the replay layer declines a parallel runtime
+    layer = flow.default_session().runtime.layer  # a parallel runtime's calls are replayed in lanes (lanes.py)
+    assert layer is not None and all(s.lanes is not None for s in layer.schedules.values() if "tower_job" in s.key)
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
     assert not wants_parallel(plan)
 
@@ -170,6 +171,7 @@ def test_one_device_models_with_threads_forced_train_as_stepped_bit_for_bit(mode
 
 def test_seed_programs_with_threads_forced_match_numpy(monkeypatch):
     monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")  # the protocol's parallel mode (a replay would run these serially)
     x = np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32)
 
     @flow.global_function()
@@ -251,6 +253,7 @@ def order_of_step(plan: Any) -> list[str]:
 
 # -- faults ----------------------------------------------------------------------------------------------
 def test_a_kernel_error_on_a_worker_thread_reaches_the_caller_and_no_thread_is_left(monkeypatch):
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")  # the protocol's threads (lanes: tests/test_lanes_replay.py)
     before = set(threading.enumerate())
     call = build_towers([])
     monkeypatch.setenv("FLOWLAB_THREADS", "")
@@ -267,6 +270,7 @@ def test_a_kernel_error_on_a_worker_thread_reaches_the_caller_and_no_thread_is_l
 
 
 def test_sigint_during_a_parallel_call_is_delivered_after_it_and_the_session_goes_on(monkeypatch):
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")  # the protocol's threads (lanes: tests/test_lanes_replay.py)
     call = build_towers([])
     call(0)
     fired: list[str] = []
@@ -387,7 +391,7 @@ def test_the_debugger_steps_one_chosen_thread(monkeypatch):
     assert bits(dbg.result) == bits(call.train(x, y))  # the debugger ran on copies: the session's call agrees
 
 
-def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for():
+def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for(monkeypatch):
     """Not a kernel's: the loop's own code raising (here an entry of a thread's ready queue whose readiness check
     raises). The caller gets it at once, instead of waiting for a thread that is gone, and no thread is left."""
 
@@ -398,6 +402,7 @@ def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for()
         def is_ready(self) -> bool:
             raise ZeroDivisionError("a bug")
 
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")  # the protocol's threads, not a replay's lanes
     call = build_towers([])
     call(0)
     loop = flow.default_session().runtime.threads.loop_list[0]
@@ -410,8 +415,8 @@ def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for()
 
 
 def test_a_replay_layer_attached_by_hand_captures_one_order_and_replays_the_same_values(monkeypatch):
-    """``replay.attach`` declines a parallel runtime; a layer attached anyway makes the protocol run stepped (a
-    capture records one act order), after a call that ran in parallel, and the values stay the stepped ones."""
+    """A layer attached to a parallel runtime after a call that ran in parallel makes the protocol run stepped (a
+    capture records one act order), its replays run in lanes, and the values stay the stepped ones."""
     from flowlab.replay.layer import ReplayLayer
 
     stepped = run(build_towers, "0", monkeypatch)

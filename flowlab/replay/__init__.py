@@ -28,10 +28,10 @@ def replay_enabled() -> bool:
 
 
 def attach(runtime: Runtime) -> ReplayLayer | None:
-    """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0`` or the runtime runs its Plan's threads in
-    parallel; return it (or None). A replay is one serial schedule on the caller's thread: on a Plan whose
-    threads compute at once (several devices, runtime/threads.py) it would take the parallelism away."""
-    if not replay_enabled() or runtime.threads is not None:
+    """Attach a replay layer to ``runtime`` unless ``FLOWLAB_REPLAY=0``; return it (or None). On a runtime that
+    runs its Plan's threads in parallel (several devices, runtime/threads.py) a schedule is replayed as one lane
+    per compute thread, each on its own OS thread (lanes.py), so the devices keep computing at once."""
+    if not replay_enabled():
         return None
     if any(task.gpu_device is not None for task in runtime.plan.tasks):
         return None  # replay captures host kernel calls; a GPU plan runs on the protocol path (its streams order it)

@@ -51,6 +51,7 @@ class Schedule:
     fused: list[Callable[[], None]] | None = None  # ``steps`` with runs of kernels fused (fused.py)
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
     fuse_tried: bool = False  # fused once FUSE_AFTER replays are done and every kernel is on its last tier
+    lanes: Any = None  # on a Plan whose threads compute at once: the steps as one lane per thread (lanes.py)
 
     @property
     def kernels(self) -> list[Actor]:

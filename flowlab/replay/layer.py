@@ -96,7 +96,7 @@ class ReplayLayer:
         else:
             schedule = None
         if guard is not None:
-            guard(schedule.guarded if schedule is not None and schedule.fused is not None else None)
+            guard(schedule.guarded if schedule is not None else None)  # set once fused (None: every variable)
         if schedule is not None:
             routes = self.routes.get(key)
             if routes is None:
@@ -143,6 +143,10 @@ class ReplayLayer:
         if schedule is None:
             self.failed[key] += 1
         elif (key, id(before)) not in self.schedules:  # else keep the one already replayed, and fused
+            if rt.threads is not None:  # the Plan's threads compute at once: replay each on its own OS thread
+                from .lanes import build_lanes
+
+                schedule.lanes = build_lanes(rt, schedule)
             self.schedules[(key, id(before))] = schedule
 
     def replay(self, schedule: Schedule) -> None:
@@ -150,8 +154,11 @@ class ReplayLayer:
         entries); the protocol's bookkeeping is left for ``settle``. Raises what a kernel raises, as KernelError."""
         rt = self.rt
         try:
-            for step in schedule.fused or schedule.steps:
-                step()
+            if schedule.lanes is not None:
+                schedule.lanes()
+            else:
+                for step in schedule.fused or schedule.steps:
+                    step()
         except BaseException as err:
             self.known = None  # part of the call ran: no known state any more
             if isinstance(err, KernelError) or not isinstance(err, Exception):  # a segment names its op itself
@@ -174,6 +181,10 @@ class ReplayLayer:
         if (schedule.replays >= FUSE_AFTER and schedule.fused is None and not schedule.fuse_tried and self.fuse
                 and all(settled(actor.kernel) for actor in schedule.kernels)):  # tiered kernels: fuse Numba's
             schedule.fuse_tried = True
+            if schedule.lanes is not None:
+                if schedule.lanes.fuse():
+                    schedule.guarded = schedule.lanes.guarded()
+                return
             fused = fuse(rt, schedule)
             if fused is not None:
                 schedule.fused = batch_notifies(rt, fused)

@@ -34,6 +34,8 @@ from ..errors import kernel_error
 from .events import RuntimeIdle
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from ..ir import Plan
     from .actor import Actor
     from .job_instance import JobInstance
@@ -140,6 +142,45 @@ class ThreadLoop(Bell):
         return f"<ThreadLoop machine {self.key[0]} thread {self.key[1]}: {len(self.ready)} ready, {state}>"
 
 
+class LaneWorker:
+    """An OS thread that runs one lane per replay: ``start`` hands it the lane, ``wait`` waits until it ran it."""
+
+    def __init__(self, name: str) -> None:
+        self.go, self.done = threading.Lock(), threading.Lock()
+        self.go.acquire()
+        self.done.acquire()
+        self.job: tuple[Callable[[Any], None], Any] | None = None
+        self.stopping = False
+        self.thread = threading.Thread(target=self._loop, name=name, daemon=True)
+        self.thread.start()
+
+    def start(self, fn: Callable[[Any], None], arg: Any) -> None:
+        self.job = (fn, arg)
+        self.go.release()
+
+    def wait(self) -> None:
+        self.done.acquire()
+
+    def stop(self) -> None:
+        self.stopping = True
+        self.job = None
+        self.go.release()
+        self.thread.join()
+
+    def _loop(self) -> None:
+        while True:
+            self.go.acquire()
+            if self.stopping:
+                return
+            job, self.job = self.job, None
+            if job is not None:
+                job[0](job[1])  # run_lane keeps its own failures
+            self.done.release()
+
+    def __repr__(self) -> str:
+        return f"<LaneWorker {self.thread.name}: {'stopping' if self.stopping else 'parked'}>"
+
+
 class ActorThreads:
     """The loops of one runtime, and the caller's side of a parallel call (``run``)."""
 
@@ -168,6 +209,14 @@ class ActorThreads:
         self.stopping = False
         self.active = False  # the actors' ready queues are the loops' and compute kernels are unlocked
         self.kernels: dict[int, Any] = {}  # actor id -> its own kernel, while ``active``
+        self.workers: list[LaneWorker] = []  # the OS threads of per-thread replay (replay/lanes.py)
+
+    def lane_workers(self, n: int) -> list[LaneWorker]:
+        """``n`` parked OS threads for a replay's lanes other than the caller's (started once, kept until
+        ``stop``)."""
+        while len(self.workers) < n:
+            self.workers.append(LaneWorker(f"flowlab-lane-{len(self.workers) + 1}"))
+        return self.workers[:n]
 
     @property
     def running(self) -> bool:
@@ -221,6 +270,9 @@ class ActorThreads:
             if loop.thread is not None:
                 loop.thread.join()
                 loop.thread = None
+        for worker in self.workers:  # parked between replays: none is inside a lane now
+            worker.stop()
+        self.workers.clear()
         with self.lock:
             self.stopping = False
             self.error = None

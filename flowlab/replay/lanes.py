@@ -1,0 +1,404 @@
+"""Per-thread replay: a captured schedule of a multi-device Plan run as one lane per compute thread, at once.
+
+The replay layer (layer.py) runs a captured schedule's steps in capture order on the caller's thread. On a Plan
+whose threads compute at once (several CPU devices: runtime/threads.py) that order takes the parallelism away;
+the protocol's own threaded mode keeps it but pays its per-act Python (ready queues, register hand-offs) under
+the GIL for every act. ``Lanes`` keeps both: the steps are split by the Plan thread of their actor (one lane per
+compute thread; the steps of system threads, the foreign I/O and the section notifies go to the caller's lane),
+each lane runs its steps in capture order on its own OS thread, and a step waits on another lane only where the
+two touch the same memory: one writes bytes the other reads or writes (a boxing step reading the other device's
+gradient, a memory block reused). Those waits are the only hand-offs, a released ``threading.Lock`` each.
+
+Why the results are the capture's bit for bit: every pair of steps that touch overlapping bytes (at least one
+writing them) runs in capture order, on one lane by its order or across lanes by a wait, and a kernel is a
+function of the bytes it is handed (runtime/threads.py relies on the same). Which inputs a kernel writes: its
+outputs, and for an op with no outputs or a system op every input (OneFlow's *_update ops and assign mutate
+theirs; call_guard.task_writes uses the same rule). Steps that touch the runtime itself (foreign I/O, watches,
+notifies: ``RUNTIME_KERNELS``) also conflict with each other through one shared pseudo-range, so they keep their
+order. Waits always point to earlier steps of the capture order, so lanes cannot wait on each other in a cycle.
+tests/test_lanes_replay.py proves lanes bit-identical to the protocol on 2 and 3 devices.
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.lib.array_utils import byte_bounds
+
+from ..call_guard import task_writes
+from ..errors import KernelError, kernel_error
+from ..runtime.threads import RUNTIME_KERNELS, compute_threads
+
+if TYPE_CHECKING:
+    from ..runtime.actor import Actor
+    from ..runtime.runtime import Runtime
+    from .capture import Schedule
+
+_RUNTIME_RANGE = (-2, -1)  # the pseudo byte range every step touching the runtime's own state writes
+
+
+def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int, int, bool]]:
+    """The byte ranges a step touches, (low, high, writes). A notify touches only the runtime."""
+    if actor is None:
+        return [(*_RUNTIME_RANGE, True)]
+    from ..ops.registry import get_op_def
+
+    op = actor.task.exec_sequence[0]
+    ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs), as capture.Recorder made it
+    writes_inputs = not op.output_lbns or get_op_def(op.op_type).system
+    ranges = [(*_RUNTIME_RANGE, True)] if op.op_type in RUNTIME_KERNELS else []
+    for arrays, written in ((ins, writes_inputs), (outs, True)):
+        for a in arrays:
+            if not isinstance(a, np.ndarray):
+                ranges.append((*_RUNTIME_RANGE, True))  # not memory we can see: order it with the runtime's
+                continue
+            if a.nbytes:
+                low, high = byte_bounds(a)
+                ranges.append((low, high, written))
+    return ranges
+
+
+Entry = tuple[Callable[[], None], tuple[Any, ...], Any, int]  # (function, waits, signal, capture index): see Lane
+
+
+def _conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
+               writes: list[bool]) -> np.ndarray:
+    """Which of the ranges so far (lows, highs, writes) overlap one of ``ranges``, either side writing."""
+    lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
+    conflict = np.zeros(len(lows), bool)
+    for low, high, written in ranges:
+        conflict |= (lo < high) & (hi > low) & (wr | written)
+    return conflict
+
+
+class Lane:
+    """One lane: its steps in capture order (``steps``: the function, the actor, the locks it waits on first,
+    the lock it releases after when a step of another lane waits on it, its capture index), and the program it
+    runs (``program``: the steps, or runs of them fused into segments; ``signals`` and ``indices`` per entry).
+    ``key``: the Plan thread (machine_id, thrd_id)."""
+
+    __slots__ = ("key", "steps", "program", "signals", "indices")
+
+    def __init__(self, key: tuple[int, int]) -> None:
+        self.key = key
+        self.steps: list[tuple[Callable[[], None], Actor | None, tuple[threading.Lock, ...], threading.Lock | None,
+                               int]] = []
+        self.program: list[tuple[Callable[[], None], tuple[threading.Lock, ...], threading.Lock | None]] = []
+        self.signals: list[threading.Lock | None] = []
+        self.indices: list[int] = []  # each entry's (first) step's index in the capture order
+
+    def build(self, entries: list[Entry]) -> None:
+        self.program = [(fn, waits, signal) for fn, waits, signal, _ in entries]
+        self.signals = [signal for _, _, signal, _ in entries]
+        self.indices = [index for _, _, _, index in entries]
+
+    def __repr__(self) -> str:
+        waits = sum(len(w) for _, _, w, _, _ in self.steps)
+        segments = len(self.steps) - len(self.program)
+        fused = f", fused into {len(self.program)} entries" if segments else ""
+        return f"<lane machine {self.key[0]} thread {self.key[1]}: {len(self.steps)} steps{fused}, {waits} waits>"
+
+
+def build_lanes(rt: Runtime, schedule: Schedule) -> Lanes | None:
+    """The schedule as lanes, or None when fewer than two lanes would run kernels (nothing to overlap)."""
+    keys = sorted(compute_threads(rt.plan))
+    if len(keys) < 2:
+        return None
+    caller = keys[0]
+    lane_of: list[int] = []
+    for actor in schedule.step_actors:
+        key = (actor.task.machine_id, actor.task.thrd_id) if actor is not None else caller
+        lane_of.append(keys.index(key) if key in keys else 0)
+    if len(set(lane_of)) < 2:
+        return None
+    return Lanes(rt, schedule, keys, lane_of)
+
+
+class Lanes:
+    """A schedule's steps as lanes; calling it runs one replay (lane 0 on the caller's thread) and raises the
+    failure earliest in capture order, as a KernelError naming its op."""
+
+    reorder = True  # order each lane's steps by exchange round (``reordered``); False: capture order
+
+    @staticmethod
+    def reordered(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int]) -> list[int]:
+        """The steps in exchange rounds: a step's round is the latest of its conflicting predecessors' (in capture
+        order), one more where that predecessor is on another lane; the order is by round, then capture index.
+
+        So each lane runs all the work it has before it waits on another (a device computes its own gradients
+        before the all-reduce needs the other's, whatever order the protocol happened to act in) and the waits
+        bunch at the exchanges. It is a topological order of every conflicting pair (same lane: the round does
+        not drop and capture order breaks the tie; two lanes: the round grows), so each pair keeps its capture
+        order: the results stay the capture's, and no two lanes wait on each other."""
+        rounds = np.zeros(len(lane_of), np.int64)
+        lows: list[int] = []
+        highs: list[int] = []
+        writes: list[bool] = []
+        step_of: list[int] = []
+        lanes = np.asarray(lane_of)
+        for index, ranges in enumerate(ranges_of):
+            if lows:
+                before = np.asarray(step_of)[_conflicts(ranges, lows, highs, writes)]
+                if before.size:
+                    rounds[index] = (rounds[before] + (lanes[before] != lane_of[index])).max()
+            for low, high, written in ranges:
+                lows.append(low)
+                highs.append(high)
+                writes.append(written)
+                step_of.append(index)
+        return sorted(range(len(lane_of)), key=lambda i: (int(rounds[i]), i))
+
+    def __init__(self, rt: Runtime, schedule: Schedule, keys: list[tuple[int, int]], lane_of: list[int]) -> None:
+        self.rt, self.schedule = rt, schedule
+        self.lanes = [Lane(key) for key in keys]
+        self.actors = schedule.step_actors
+        n = len(keys)
+        ranges_of = [step_ranges(step, actor) for step, actor in zip(schedule.steps, self.actors)]
+        self.order = order = self.reordered(ranges_of, lane_of) if self.reorder else list(range(len(lane_of)))
+        # Every range touched so far (in ``order``), as arrays: (low, high, writes, lane, index in its lane).
+        lows: list[int] = []
+        highs: list[int] = []
+        writes: list[bool] = []
+        owners: list[int] = []
+        positions: list[int] = []
+        clocks: list[list[list[int]]] = [[] for _ in keys]  # per lane, per step: how far each lane is known done
+        signals: dict[tuple[int, int], threading.Lock] = {}
+        waits_of: dict[int, list[tuple[int, int]]] = {}
+        counts = [0] * n
+        self.positions = [0] * len(lane_of)  # each step's position in its lane
+        for index in order:
+            lane, ranges = lane_of[index], ranges_of[index]
+            position = counts[lane]
+            counts[lane] += 1
+            clock = list(clocks[lane][-1]) if clocks[lane] else [-1] * n
+            needed: list[tuple[int, int]] = []
+            if lows:
+                conflict = _conflicts(ranges, lows, highs, writes)
+                ow, po = np.array(owners), np.array(positions)
+                conflict &= ow != lane
+                for other in np.unique(ow[conflict]):
+                    last = int(po[conflict & (ow == other)].max())
+                    if clock[other] < last:  # not already known done through an earlier wait
+                        needed.append((int(other), last))
+                        for k, done in enumerate(clocks[other][last]):
+                            clock[k] = max(clock[k], done)
+            clock[lane] = position
+            clocks[lane].append(clock)
+            waits_of[index] = needed
+            for wait in needed:
+                signals.setdefault(wait, threading.Lock())
+            self.positions[index] = position
+            for low, high, written in ranges:
+                lows.append(low)
+                highs.append(high)
+                writes.append(written)
+                owners.append(lane)
+                positions.append(position)
+        self.lane_of = lane_of
+        self.clocks = [clocks[lane][position] for lane, position in zip(lane_of, self.positions)]
+        for index in order:
+            own = self.lanes[lane_of[index]]
+            signal = signals.get((lane_of[index], len(own.steps)))
+            step = schedule.steps[index]
+            own.steps.append((step, self.actors[index], tuple(signals[w] for w in waits_of[index]), signal, index))
+        for own in self.lanes:
+            own.build([(fn, waits, signal, index) for fn, _, waits, signal, index in own.steps])
+        self.signals = list(signals.values())
+        for lock in self.signals:
+            lock.acquire()  # held: not done yet
+        self.failures: list[tuple[int, BaseException]] = []
+        self.failed = False
+        self.trace: list[tuple[int, int, float, float, float, float]] | None = None  # see ``traced``
+        self.segment_of: dict[int, Any] = {}  # capture index -> the fused segment that runs it (``fuse``)
+        self.segment_starts: set[int] = set()  # the capture index of each segment's first step
+
+    # -- fusing ------------------------------------------------------------------------------------------
+    def fuse(self) -> bool:
+        """Fuse each lane's runs of fusable steps into segments (fused.py), a run ending where another lane
+        waits on it and beginning where it waits on another: a lane's hand-offs stay between its segments.
+        Returns whether anything fused; any failure leaves the lanes act by act (with a warning)."""
+        from .fused import _arena_table
+
+        table = _arena_table(self.rt)
+        try:
+            programs = [self._fuse_lane(lane, table) for lane in self.lanes]
+        except Exception as err:  # fusion is an optimization: never fail the call because of it
+            warnings.warn(f"flowlab could not fuse the lanes of {self.schedule!r}; they keep replaying act by act "
+                          f"({type(err).__name__}: {err})", RuntimeWarning, stacklevel=2)
+            self.segment_of.clear()
+            self.segment_starts.clear()
+            return False
+        for lane, entries in zip(self.lanes, programs):
+            lane.build(entries)
+        return bool(self.segment_starts)
+
+    def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
+        from ..kernels.registry import External
+        from .fused import Unfusable, _Codegen, _segment, fused_call_of
+
+        entries: list[Entry] = []
+        run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
+        notifies: list[Entry] = []  # notifies met inside a run, with no hand-off: they follow its segment
+
+        def flush() -> None:
+            if len(run) >= 2:
+                segment = _segment(self.rt, table, [(step, actor, call) for step, actor, call, *_ in run])
+                entries.append((segment, run[0][3], run[-1][4], run[0][5]))
+                self.segment_of.update({index: segment for *_, index in run})
+                self.segment_starts.add(run[0][5])
+            else:
+                entries.extend((step, waits, signal, index) for step, _, _, waits, signal, index in run)
+            entries.extend(notifies)  # a notify touches no register: nothing observes it a little later
+            run.clear()
+            notifies.clear()
+
+        for step, actor, waits, signal, index in lane.steps:
+            if actor is None and run and not waits and signal is None:
+                notifies.append((step, waits, signal, index))
+                continue
+            call = fused_call_of(actor, step) if actor is not None else None
+            if call is not None:
+                try:
+                    _Codegen(table).call(0, call)  # every argument expressible from an arena?
+                except Unfusable:
+                    call = None
+            if call is None:
+                flush()
+                entries.append((step, waits, signal, index))
+                continue
+            if waits or any(isinstance(a, External) for a in call.args):
+                # a run begins where it waits, and where it fetches or allocates an array (a segment's start can
+                # fail there, so it goes no earlier than the step that needs it: ``guarded``)
+                flush()
+            run.append((step, actor, call, waits, signal, index))
+            if signal is not None:
+                flush()
+        flush()
+        return entries
+
+    def guarded(self) -> tuple[str, ...]:
+        """The variables a failing replay of the fused lanes could leave half-written (layer.guarded_variables,
+        for lanes): those written by a step that does not follow every step that can fail. A failure stops every
+        lane at its next step and releases its waiters, which stop too, so a step that follows the failing one
+        (later on its lane, or through a chain of waits: the steps' vector clocks) never runs.
+
+        What can fail: a kernel with no fused form (a Python kernel may raise anything), a fused call that is
+        ``checked``, and the start of a segment with externals (it fetches the pushed arrays and allocates the
+        pulled ones). What
+        cannot: a kernel whose fused form is unchecked, in a segment or not (its Python form computes the same on
+        the same fixed shapes), a boxing kernel (slices copied or added between registers whose shapes the Plan
+        fixed: nothing it does depends on the data) and a notify."""
+        from .fused import fused_call_of
+
+        writes = task_writes(self.rt.plan)
+        fail: list[int] = []
+        for index, actor in enumerate(self.actors):
+            if actor is None or actor.task.is_boxing:
+                continue
+            call = fused_call_of(actor, self.schedule.steps[index])
+            segment = self.segment_of.get(index)
+            if call is None or call.checked or (index in self.segment_starts and (segment.fetches or segment.like)):
+                fail.append(index)
+        names: set[str] = set()
+        for index, actor in enumerate(self.actors):
+            written = writes.get(actor.task.task_id, ()) if actor is not None else ()
+            if written and not all(f != index and self.happens_before(f, index) for f in fail):
+                names.update(written)
+        return tuple(sorted(names))
+
+    def happens_before(self, first: int, then: int) -> bool:
+        """Whether step ``first`` is done before step ``then`` begins, in every run of the lanes."""
+        lane = self.lane_of[first]
+        if lane == self.lane_of[then]:
+            return self.positions[first] < self.positions[then]
+        return self.clocks[then][lane] >= self.positions[first]
+
+    # -- a replay ----------------------------------------------------------------------------------------
+    def __call__(self) -> None:
+        # asked each call: ``stop_threads`` (a closed runtime, a failed protocol call) ends the parked ones
+        workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
+        self.failures.clear()
+        self.failed = False
+        run = self.run_lane if self.trace is None else self._run_lane_traced
+        try:
+            for worker, lane in zip(workers, self.lanes[1:]):
+                worker.start(run, lane)
+            run(self.lanes[0])
+        finally:
+            for worker in workers:
+                worker.wait()
+            for lock in self.signals:  # every lane released all it signals: hold them again for the next call
+                lock.acquire()
+        self.trace = None
+        if self.failures:
+            index, err = min(self.failures, key=lambda f: f[0])
+            actor = self.actors[index]
+            if isinstance(err, KernelError) or actor is None or not isinstance(err, Exception):
+                raise err
+            raise kernel_error(self.rt.plan, actor, err) from err
+
+    def record_next(self) -> list[tuple[int, int, float, float, float, float]]:
+        """Record the next replay's timeline into the list returned: per step (lane, capture index, wall time it
+        began waiting, wall time its kernel began, wall time it ended, its kernel's thread CPU seconds), what
+        benchmarks/parallel_runtime.py prints (where each lane computes, where it waits)."""
+        self.trace = []
+        return self.trace
+
+    def _run_lane_traced(self, lane: Lane) -> None:
+        import time
+
+        number = self.lanes.index(lane)
+        trace = self.trace
+        assert trace is not None
+        done = 0
+        try:
+            for fn, waits, signal in lane.program:
+                t0 = time.perf_counter()
+                for lock in waits:
+                    lock.acquire()
+                    lock.release()
+                if self.failed:
+                    break
+                t1, c1 = time.perf_counter(), time.thread_time()
+                fn()
+                trace.append((number, lane.indices[done], t0, t1, time.perf_counter(), time.thread_time() - c1))
+                done += 1
+                if signal is not None:
+                    signal.release()
+        except BaseException as err:
+            self.failures.append((lane.indices[done], err))
+            self.failed = True
+        finally:
+            for signal in lane.signals[done:]:
+                if signal is not None:
+                    signal.release()
+
+    def run_lane(self, lane: Lane) -> None:
+        """One lane's steps in order; after a failure (here or in another lane) it stops at its next step, and
+        releases what it has not signalled yet, so no other lane waits for it forever."""
+        done = 0
+        try:
+            for fn, waits, signal in lane.program:
+                for lock in waits:
+                    lock.acquire()
+                    lock.release()
+                if self.failed:
+                    break
+                fn()
+                done += 1
+                if signal is not None:
+                    signal.release()
+        except BaseException as err:
+            self.failures.append((lane.indices[done], err))
+            self.failed = True
+        finally:
+            for signal in lane.signals[done:]:  # not released yet, so no waiter holds one now
+                if signal is not None:
+                    signal.release()
+
+    def __repr__(self) -> str:
+        return f"<Lanes of {self.schedule!r}: {', '.join(map(repr, self.lanes))}>"
