@@ -42,8 +42,22 @@ def rows_for(name: str, session: object, repeat: int) -> list[tuple[str, str]]:
         svg_seconds = median_time(lambda p=payload: payload_svg(p), max(1, repeat // 2))
         out.append((f"{name}: {kind} payload ({len(graph['nodes'])} nodes, {visible_count(graph)} visible)",
                     f"{seconds * 1e3:.0f} ms, {size / 1024:.0f} KiB"))
+        out.append((f"{name}: {kind} payload, what the size is", composition(graph, size)))
         out.append((f"{name}: {kind} bounded SVG overview", f"{svg_seconds * 1e3:.0f} ms"))
     return out
+
+
+def composition(graph: dict, size: int) -> str:
+    """Which parts of a payload hold its bytes: the graph's fields, and the detail sections by title."""
+    parts = {k: len(json.dumps(v)) for k, v in graph.items()}
+    sections: dict[str, int] = {}
+    for detail in graph["details"].values():
+        for sec in detail["sections"]:
+            title = sec["title"].split(" ")[0]
+            sections[title] = sections.get(title, 0) + len(json.dumps(sec))
+    top = sorted(sections.items(), key=lambda kv: -kv[1])[:3]
+    return (", ".join(f"{k} {v * 100 / size:.0f}%" for k, v in sorted(parts.items(), key=lambda kv: -kv[1])[:3])
+            + "; details: " + ", ".join(f"{k} {v * 100 / size:.0f}%" for k, v in top))
 
 
 def seed_session() -> object:
@@ -55,6 +69,22 @@ def seed_session() -> object:
 
     pad_Job(np.zeros((2, 1, 3, 3), np.float32))
     return flow.default_session()
+
+
+def notebook_bytes(bundle: dict) -> int:
+    """The size one output with this bundle adds to a notebook as nbformat writes it (indented JSON)."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("")
+    data = {k: v for k, v in bundle.items() if k != "application/vnd.jupyter.widget-view+json"}
+    nb.cells.append(cell)
+    empty = len(nbformat.writes(nb))
+    cell.outputs = [nbformat.v4.new_output("display_data", data=data)]
+    return len(nbformat.writes(nb)) - empty
+
+
+FLOWJOB_BYTES: list[str] = []  # filled by flowjob_seconds: the output's size per mime type and in the notebook
 
 
 def flowjob_seconds(repeat: int) -> float:
@@ -69,6 +99,10 @@ def flowjob_seconds(repeat: int) -> float:
         result.interactive = True  # the widget view too, as in a live kernel
         bundle = result._repr_mimebundle_()
         assert result.error is None and "application/vnd.flowlab.plan+json" in bundle
+        if not FLOWJOB_BYTES:
+            sizes = {k.split("/")[-1]: len(v if isinstance(v, str) else json.dumps(v)) for k, v in bundle.items()}
+            FLOWJOB_BYTES.append(", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
+                                 + f"; in the .ipynb {notebook_bytes(bundle) / 2**20:.1f} MiB")
 
     once()  # warm: Numba kernels, imports
     try:
@@ -90,6 +124,7 @@ def main() -> None:
     rows.append(("synthetic 10,000-task Plan: bounded SVG overview", f"{svg * 1e3:.0f} ms"))
     rows.append(("%%flowjob 30-layer MLP train job, warm, with its output bundle",
                  f"{flowjob_seconds(max(1, repeat // 2)):.2f} s (target <= 3 s)"))
+    rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()
 

@@ -92,3 +92,5 @@ export default { render };
 
 // For producers' tests: the same parser the views use (node: `import("flowlab_widget.js")`, no DOM needed).
 export { parsePayload, PAYLOAD_VERSION } from "./payload.js";
+// For pages with no kernel and no JupyterLab (nbconvert's flowlab_html export): draw one payload into an element.
+export { renderPayload } from "./views.js";

@@ -9,6 +9,7 @@ Every SVG id starts with ``id_prefix``; give each output its own, so two picture
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from typing import Any
 
@@ -17,6 +18,7 @@ from .payload_graph import choose_collapsed
 
 SVG_BUDGET = 60  # boxes: a static picture is the overview; the interactive view opens the rest
 SVG_EDGE_BUDGET = 100  # Graphviz's time grows fast with edges between clusters (260 of them took 9 s)
+MAX_WIDTH_PT = 720.0  # 960 px: about a JupyterLab output area; a wider picture is scaled down, its text with it
 FONT = "Helvetica"
 EDGE_STYLE = {
     "data": {"color": "gray15"},
@@ -77,8 +79,10 @@ def _edges(graph: dict[str, Any], collapsed: set[str], parent: dict[str, str | N
     return seen
 
 
-def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = SVG_BUDGET) -> str:
-    """DOT for the payload's graph in its bounded initial state (see the module docstring)."""
+def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = SVG_BUDGET,
+                columns: int | None = None) -> str:
+    """DOT for the payload's graph in its bounded initial state (see the module docstring). ``columns``: at most
+    that many top-level boxes (jobs) side by side, the rest in further rows, so a wide picture wraps."""
     graph = payload["graph"]
     collapsed = bounded_state(graph, budget)
     parent = {g["id"]: g["parent"] for g in graph["groups"]}
@@ -123,16 +127,75 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
             lines.append(pad + "}")
         return lines
 
-    edges = []
+    node_parent = {n["id"]: n["parent"] for n in graph["nodes"]}
+
+    def top(item: str) -> str:  # the top-level group (a job) holding a drawn box
+        gid = node_parent.get(item, parent.get(item))
+        while gid is not None:
+            item, gid = gid, parent[gid]
+        return item
+
+    edges = _row_edges(members, children, columns) if columns else []
     for k, ((src, dst, kind), texts) in enumerate(_edges(graph, collapsed, parent).items()):
         label = texts[0] if len(texts) == 1 else f"{len(texts)} edges"
+        style = dict(EDGE_STYLE.get(kind, {}))
+        if columns and top(src) != top(dst):
+            style["constraint"] = "false"  # wrapped into rows: jobs are placed by rows, not by edges between them
         edges.append("  " + edge_stmt(ident[src], ident[dst], {
-            "id": f"{id_prefix}e{k}", "label": label if kind != "ctrl" else None, **EDGE_STYLE.get(kind, {})}))
-    head = [defaults_stmt("graph", {"id": id_prefix + "graph", "label": payload.get("title", ""), "labelloc": "t",
+            "id": f"{id_prefix}e{k}", "label": label if kind != "ctrl" else None, **style}))
+    title = "\n".join([payload.get("title", ""), *lane_summary(graph)])
+    head = [defaults_stmt("graph", {"id": id_prefix + "graph", "label": title, "labelloc": "t",
                                     "fontname": FONT, "fontsize": "11", "rankdir": "TB", "mclimit": "0.3"}),
             defaults_stmt("node", {"shape": "box", "style": "rounded,filled", "fontname": FONT, "fontsize": "10"}),
-            defaults_stmt("edge", {"fontname": FONT, "fontsize": "9"})]
+            defaults_stmt("edge", {"fontname": FONT, "fontsize": "10"})]
     return "\n".join(["digraph flowlab {", *("  " + h for h in head), *emit(None, 1), *edges, "}"]) + "\n"
+
+
+def lane_summary(graph: dict[str, Any], width: int = 110, listed: int = 6) -> list[str]:
+    """Title lines for the device/thread lanes (the picture has none of its own: a collapsed group's tasks run on
+    several): each lane with its number of tasks, or past ``listed`` lanes, per machine how many lanes and tasks,
+    the range per lane and the busiest lane."""
+    lanes = graph.get("lanes") or []
+    if len(lanes) < 2:
+        return []
+    count: dict[str, int] = defaultdict(int)
+    for node in graph["nodes"]:
+        if "lane" in node:
+            count[node["lane"]] += 1
+    if len(lanes) <= listed:
+        parts = [f"{lane}: {count[lane]:,} tasks" for lane in lanes]
+    else:
+        machines: dict[str, list[int]] = defaultdict(list)
+        for lane in lanes:
+            machines[lane.split(" / ")[0]].append(count[lane])
+        parts = [f"{m}: {len(c)} lanes, {sum(c):,} tasks ({min(c):,}-{max(c):,} per lane)" for m, c in machines.items()]
+        busiest = max(lanes, key=lambda lane: count[lane])
+        parts.append(f"busiest {busiest}: {count[busiest]:,} tasks")
+    lines, line = [], f"{len(lanes)} lanes: "
+    for k, part in enumerate(parts):
+        piece = part + (", " if k < len(parts) - 1 else "")
+        if len(line) + len(piece) > width and line.strip():
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+    return [*lines, line]
+
+
+def _row_edges(members: dict[str | None, list[str]], children: dict[str | None, list[str]], columns: int
+               ) -> list[str]:
+    """Invisible edges that put top-level item ``i + columns`` below item ``i``: from the item's last box to the
+    next row's item's first box (Graphviz ranks clusters by their boxes), so the picture wraps into rows. The
+    drawn edges between top-level items rank nothing then (see payload_dot), so these make no cycle."""
+    node_ident = re.compile(r"^\s*(n\d+) \[")
+
+    def boxes(gid: str) -> list[str]:  # the DOT names of the boxes inside an open group, in emission order
+        own = [m.group(1) for stmt in members[gid] if (m := node_ident.match(stmt))]
+        return own + [b for child in children[gid] for b in boxes(child)]
+
+    items = [[m.group(1)] for stmt in members[None] if (m := node_ident.match(stmt))]
+    items += [b for child in children[None] if (b := boxes(child))]
+    return ["  " + edge_stmt(items[i][-1], items[i + columns][0], {"style": "invis"})
+            for i in range(len(items) - columns)]
 
 
 def new_id_prefix() -> str:
@@ -144,7 +207,30 @@ def new_id_prefix() -> str:
 
 def payload_svg(payload: dict[str, Any], *, id_prefix: str = "", budget: int = SVG_BUDGET,
                 timeout: float = 20.0) -> str:
-    """The bounded picture as SVG text (see :func:`payload_dot`)."""
+    """The bounded picture as SVG text (see :func:`payload_dot`), wrapped into rows of top-level boxes while it is
+    wider than ``MAX_WIDTH_PT``: a notebook scales a wider picture down to its output area, and its text with it."""
     from .render import render_svg
 
-    return render_svg(payload_dot(payload, id_prefix=id_prefix, budget=budget), timeout=timeout)
+    svg = render_svg(payload_dot(payload, id_prefix=id_prefix, budget=budget), timeout=timeout)
+    items = len(top_level_items(payload, budget))
+    columns = items
+    for _ in range(3):  # each try is one more Graphviz run; three find a fit for every payload tried
+        width = svg_width(svg)
+        if width <= MAX_WIDTH_PT or columns <= 1:
+            break
+        columns = max(1, min(columns - 1, int(columns * MAX_WIDTH_PT / width)))
+        svg = render_svg(payload_dot(payload, id_prefix=id_prefix, budget=budget, columns=columns), timeout=timeout)
+    return svg
+
+
+def svg_width(svg: str) -> float:
+    """The natural width of a Graphviz SVG, in points."""
+    match = re.search(r'<svg width="([\d.]+)pt"', svg)
+    return float(match.group(1)) if match else 0.0
+
+
+def top_level_items(payload: dict[str, Any], budget: int = SVG_BUDGET) -> list[str]:
+    """The ids of the groups and nodes drawn at the top level of the bounded picture."""
+    graph = payload["graph"]
+    return [g["id"] for g in graph["groups"] if g["parent"] is None] + \
+        [n["id"] for n in graph["nodes"] if n["parent"] is None]
