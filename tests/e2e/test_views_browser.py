@@ -277,3 +277,33 @@ def test_a_nan_stop_shows_the_producing_op_and_register(page):
     assert "relu_0" in text and "r:3" in text and "50" in text and "Return_0" not in text  # the producer, not next
     page.evaluate("s => window.model.set('state', s)", {**state, "stop": None})
     assert not panel.is_visible()
+
+
+def test_inject_sends_the_typed_value_to_the_inspected_blob_and_its_error_shows_once(page):
+    """The inject row sends what Python's DebuggerWidget.inject takes (a blob name, the typed number or expression
+    of x); the name defaults to the inspected blob; a missing value is said at once, and cleared by the next state."""
+    state = {"status": "stepped", "error": None, "next_node": "t:3", "next_actor": "actor_3", "acts": 3,
+             "finished": False, "actors": [], "breakpoints": [], "stop": None, "memory": None,
+             "inspected": {"regst": "r:9", "lbn": "conv_0/out", "written": True, "shape": [2, 3], "dtype": "f32",
+                           "stats": {"min": 0, "max": 1, "mean": 0.5, "nan": 0, "inf": 0}}}
+    mount(page, "run_small", state)
+    row = page.locator(".fl-debugger .fl-inject")
+    name, value = row.locator("input").nth(0), row.locator("input").nth(1)
+    assert "conv_0/out" in name.get_attribute("placeholder")
+    row.get_by_role("button", name="inject").click()  # no value: said here, nothing sent
+    error = page.locator(".fl-debugger .fl-error")
+    assert error.is_visible() and "conv_0/out needs a value" in error.inner_text()
+    assert page.evaluate("window.model.sent.length") == 0
+    value.fill("np.where(x == 0, 1, x)")
+    row.get_by_role("button", name="inject").click()
+    assert page.evaluate("window.model.sent.at(-1)") == {
+        "type": "command", "cmd": "inject", "args": {"name": "conv_0/out", "value": "np.where(x == 0, 1, x)"}}
+    name.fill("relu_0/y_0")
+    value.fill("nan")
+    row.get_by_role("button", name="inject").click()
+    assert page.evaluate("window.model.sent.at(-1)")["args"] == {"name": "relu_0/y_0", "value": "nan"}
+    page.evaluate("s => window.model.set('state', s)", {**state, "error": "SyntaxError: invalid syntax"})
+    assert error.is_visible() and "SyntaxError" in error.inner_text()
+    page.evaluate("s => window.model.set('state', s)", {**state, "status": "injected nan into relu_0/y_0"})
+    assert not error.is_visible()
+    shot(page, "debugger_inject")
