@@ -12,7 +12,8 @@ const CSS = `
 .fl-root button:hover{background:#e6eefc}
 .fl-search{width:210px;padding:2px 6px;border:1px solid #aaa;border-radius:3px;color:#222;background:#fff}
 .fl-count{color:#555;min-width:70px}
-.fl-lanes{display:inline-flex;gap:4px;align-items:center;margin-left:8px;color:#444;font-size:12px}
+.fl-lanes{display:inline-flex;flex-wrap:nowrap;white-space:nowrap;gap:6px;align-items:center;margin-left:8px;color:#444;font-size:12px}
+.fl-lane-chip{display:inline-flex;gap:2px;align-items:center}
 .fl-swatch{display:inline-block;width:10px;height:10px;border-radius:2px}
 .fl-body{display:flex;gap:6px;align-items:stretch}
 .fl-canvas{position:relative;flex:1 1 auto;min-width:200px;min-height:160px;border:1px solid #ddd;background:#fff;overflow:hidden;resize:vertical;touch-action:none}

@@ -4,6 +4,7 @@ budget, the recorded run's slider, the debugger's next actor, and names that loo
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ if missing():
     pytest.skip(missing(), allow_module_level=True)
 
 SHOTS = Path(os.environ.get("FLOWLAB_E2E_SHOTS", "")) if os.environ.get("FLOWLAB_E2E_SHOTS") else None
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -307,3 +309,27 @@ def test_inject_sends_the_typed_value_to_the_inspected_blob_and_its_error_shows_
     page.evaluate("s => window.model.set('state', s)", {**state, "status": "injected nan into relu_0/y_0"})
     assert not error.is_visible()
     shot(page, "debugger_inject")
+
+
+def test_a_fourteen_thread_lane_legend_is_one_compact_line(page):
+    """The seed Plan with its tasks on 14 threads: the legend writes "machine 0 / thread" once and one short label
+    per swatch, on one line that fits the toolbar's width; each swatch keeps its full lane name as a tooltip."""
+    plan = json.loads((FIXTURES / "nbpy_pad_plan.json").read_text())
+    lanes = [f"machine 0 / thread {t}" for t in range(14)]
+    plan["graph"]["lanes"] = lanes
+    for i, node in enumerate(n for n in plan["graph"]["nodes"] if n["kind"] == "task"):
+        node["lane"] = lanes[i % 14]
+    mount(page, plan)
+    legend = page.locator(".fl-lanes")
+    box, toolbar = legend.bounding_box(), page.locator(".fl-toolbar").bounding_box()
+    line = page.locator(".fl-search").bounding_box()["height"]
+    assert box["height"] <= line, f"the legend is {box['height']:.0f} px high (one line is {line:.0f})"
+    assert box["x"] + box["width"] <= toolbar["x"] + toolbar["width"] + 1
+    assert legend.inner_text().count("thread") == 1
+    chips = legend.locator(".fl-lane-chip")
+    assert chips.count() == 14 and chips.nth(13).get_attribute("title") == "machine 0 / thread 13"
+    assert all(abs(chips.nth(i).bounding_box()["y"] - chips.nth(0).bounding_box()["y"]) < 1 for i in range(14))
+    colours = [chips.nth(i).locator(".fl-swatch").evaluate("e => getComputedStyle(e).backgroundColor")
+               for i in range(14)]
+    assert len(set(colours)) == 14, colours  # no two threads share a colour
+    shot(page, "lanes_14")
