@@ -112,3 +112,26 @@ def lab_server(tmp_path: Path, notebook: str) -> Iterator[str]:
         server.terminate()
         server.wait(15)
         log.close()
+
+
+# WCAG contrast of the text of every element matching each selector against what is drawn behind it: the first
+# ancestor with a background colour for HTML; for SVG text the fill of its node's shape, its group's header or, for
+# an edge label, its halo (paint-order: stroke). Returns [selector, text, ratio] of the least readable match per
+# selector (selectors that match nothing are left out).
+CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text().split("\n", 1)[1]  # after its comment line
+
+# What a person reads in every view: node and group labels, edge labels, the detail pane, the legend, the debugger's
+# status, controls, actors table (the next actor's row among them), inspector and panels.
+READABLE_TEXT = [
+    ".fl-node .fl-label", ".fl-node .fl-type", ".fl-node.next .fl-label", ".fl-node.sel .fl-label",
+    ".fl-node.match .fl-label", ".fl-cluster-label", ".fl-edge-label", ".fl-detail-title", ".fl-detail-section",
+    ".fl-detail table.fl-kv th", ".fl-detail table.fl-kv td", ".fl-detail .fl-muted", ".fl-lanes span",
+    ".fl-title", ".fl-count", ".fl-root button", ".fl-root input", ".fl-root select", ".fl-status-line",
+    "table.fl-actors th", "table.fl-actors td", "table.fl-actors tr.next td", ".fl-panel b", ".fl-panel h4",
+    ".fl-panel .fl-muted", ".fl-panel table.fl-kv td", ".fl-warn", ".fl-error", ".fl-mem text", ".fl-hist text",
+]
+
+
+def least_contrast(page: object, selectors: list[str] = READABLE_TEXT) -> list[tuple[str, str, float]]:
+    """[(selector, text, contrast ratio)] of the least readable element per selector on the page."""
+    return [tuple(r) for r in page.evaluate(CONTRAST_JS, selectors)]  # type: ignore[attr-defined]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import harness_page, least_contrast, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -344,3 +344,36 @@ def test_a_fourteen_thread_lane_legend_is_one_compact_line(page):
                for i in range(14)]
     assert len(set(colours)) == 14, colours  # no two threads share a colour
     shot(page, "lanes_14")
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_every_view_is_readable_in_light_and_dark_themes(page, theme):
+    """Text against what is behind it (WCAG AA, 4.5:1) in the plan browser with a selected node, its detail pane,
+    search matches and an edge label, and in the debugger (next actor's box and row, inspector, panels), under
+    JupyterLab's light and dark themes (body[data-jp-theme-light])."""
+    page.evaluate("t => { document.body.dataset.jpThemeLight = t; document.body.style.background = "
+                  "t === 'false' ? '#111' : '#fff'; }", "false" if theme == "dark" else "true")
+    try:
+        mount(page, "nbpy_pad_plan")
+        page.fill(".fl-search", "Input")
+        page.keyboard.press("Enter")
+        page.locator(".fl-node", has_text="reflection_pad2d_0").first.click()
+        measured = least_contrast(page)
+        assert {r[0] for r in measured} >= {".fl-node .fl-label", ".fl-edge-label", ".fl-detail-title"}, measured
+        low = [r for r in measured if r[2] < 4.5]
+        shot(page, f"plan_{theme}")
+        actors = [{"id": f"t:{i}", "name": f"actor_{i}", "job": "pad_Job", "state": "blocked",
+                   "why_blocked": "waiting for register r0", "acts": i} for i in range(6)]
+        state = {"status": "acted: relu_0", "error": "KeyError: no blob 'x'", "next_node": "t:3",
+                 "next_actor": "actor_3", "acts": 3, "finished": False, "actors": actors, "breakpoints": [],
+                 "stop": None, "memory": None,
+                 "inspected": {"regst": "r:9", "lbn": "conv_0/out", "written": True, "shape": [2, 3], "dtype": "f32",
+                               "stats": {"min": 0, "max": 1, "mean": 0.5, "nan": 1, "inf": 0},
+                               "histogram": {"edges": [0, 0.5, 1], "counts": [2, 3]}}}
+        mount(page, "run_small", state)
+        assert page.locator("table.fl-actors tr.next").count() == 1
+        low += [r for r in least_contrast(page) if r[2] < 4.5]
+        shot(page, f"debugger_{theme}")
+    finally:
+        page.evaluate("() => { delete document.body.dataset.jpThemeLight; document.body.style.background = '#fff'; }")
+    assert not low, "text below 4.5:1 contrast: " + "; ".join(f"{s} {t!r} {r:.2f}" for s, t, r in low)
