@@ -133,8 +133,11 @@ export class DebuggerView {
     this.showError(st2.error ?? null);
     if (st2.stop) {
       const sp = st2.stop;
-      this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), kvTable([["op", sp.op ?? "—"], ["register", sp.regst ?? "—"],
-        ["blob", sp.lbn ?? "—"], ["NaN", fmt(sp.nan)], ["Inf", fmt(sp.inf)]]));
+      // A run-to or breakpoint on an actor names no blob: show the rows a stop has, not a table of dashes.
+      const rows: [string, string][] = [["op", sp.op ?? ""], ["register", sp.regst ?? ""], ["blob", sp.lbn ?? ""]];
+      if (sp.nan !== undefined && sp.nan !== null) rows.push(["NaN", fmt(sp.nan)], ["Inf", fmt(sp.inf)]);
+      const shown = rows.filter(([, v]) => v !== "");
+      this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), ...(shown.length ? [kvTable(shown)] : []));
       this.stop.style.display = "";
     } else this.stop.style.display = "none";
     if (this.graph) {
