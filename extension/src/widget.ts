@@ -82,7 +82,9 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
   };
 }
 
-export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+// Only the default export names render: anywidget takes a module-level `render` export as the legacy form and logs a
+// deprecation warning in JupyterLab's console for it.
+function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   ensureStyle(el.ownerDocument);
   // The debugger is the widget that has a `state` trait.
   return model.get("state") !== undefined ? renderDebugger(model, el) : renderBrowser(model, el);

@@ -71,6 +71,8 @@ def test_a_newcomer_pass_in_jupyterlab_dark(lab):
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         page = browser.new_page(viewport={"width": 1500, "height": 1200})
+        console: list[str] = []
+        page.on("console", lambda m: console.append(m.text))
         try:
             page.goto(url)
             page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
@@ -135,6 +137,7 @@ def test_a_newcomer_pass_in_jupyterlab_dark(lab):
             assert status.inner_text().count("next:") <= 1
             low += low_contrast(page)
             shot(dbg, "lab_dark_nan_stop")
+            assert not [m for m in console if "[anywidget] Deprecation" in m], "anywidget warns about the module"
             assert not low, "text below 4.5:1 contrast: " + "; ".join(f"{s} {t!r} {r:.2f}" for s, t, r in low)
         except Exception:
             page.screenshot(path=str(tmp_path / "failure.png"), full_page=True)
