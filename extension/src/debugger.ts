@@ -128,6 +128,10 @@ export class DebuggerView {
     const st2 = this.state;
     // The status of a stop already ends in "next: <actor>"; say it once.
     const saysNext = !!st2.next_actor && (st2.status ?? "").includes(`next: ${st2.next_actor}`);
+    if (st2.status === undefined) {  // the kernel has not published a state yet (a cold kernel takes a moment)
+      this.status.textContent = "waiting for the debugger's first state from the kernel…";
+      return;
+    }
     this.status.textContent = `${st2.status ?? ""}${st2.finished ? " (finished)" : ""}  ·  ${st2.acts ?? 0} acts${st2.next_actor && !st2.finished && !saysNext ? `  ·  next: ${st2.next_actor}` : ""}`;
     if (st2.inspected?.lbn) this.injName.placeholder = `${st2.inspected.lbn} (the inspected blob)`;
     this.showError(st2.error ?? null);

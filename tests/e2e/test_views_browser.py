@@ -151,6 +151,11 @@ def test_ten_thousand_task_plan_opens_within_3s_and_expands_within_1s(page):
     assert layer["width"] * layer["height"] > 0.25 * canvas["width"] * canvas["height"], (layer, canvas)
     labels = page.locator('.fl-node[data-id^="t:"] .fl-label')
     assert labels.count() == 40
+    # The minimap (shown: part of the graph is out of view) lets the boxes under it show through until hovered.
+    minimap = page.locator(".fl-minimap")
+    assert minimap.is_visible() and float(minimap.evaluate("e => getComputedStyle(e).opacity")) < 0.6
+    minimap.hover()
+    page.wait_for_function("() => getComputedStyle(document.querySelector('.fl-minimap')).opacity === '1'")
     assert all(labels.nth(i).bounding_box()["height"] >= 7 for i in range(labels.count()))
     shot(page, "plan_10k_expanded")
     # Lanes: the two threads become the outer groups, each holding its share of the jobs.
@@ -377,3 +382,13 @@ def test_every_view_is_readable_in_light_and_dark_themes(page, theme):
     finally:
         page.evaluate("() => { delete document.body.dataset.jpThemeLight; document.body.style.background = '#fff'; }")
     assert not low, "text below 4.5:1 contrast: " + "; ".join(f"{s} {t!r} {r:.2f}" for s, t, r in low)
+
+
+def test_a_debugger_before_its_first_state_says_it_waits(page):
+    """A debugger drawn before the kernel's first state (a cold kernel) says so, not "· 0 acts" and no actors."""
+    mount(page, "run_small", {})
+    status = page.locator(".fl-debugger .fl-status-line")
+    assert status.inner_text().startswith("waiting for the debugger's first state")
+    page.evaluate("s => window.model.set('state', s)", {"status": "ready", "acts": 0, "next_actor": "Input_0",
+                                                        "actors": [], "breakpoints": []})
+    assert status.inner_text().startswith("ready")

@@ -28,7 +28,8 @@ table.fl-kv{border-collapse:collapse;width:100%}
 table.fl-kv th{width:1%;text-align:left;font-weight:500;color:var(--fl-muted);padding:1px 6px 1px 0;vertical-align:top;white-space:nowrap}
 table.fl-kv td{color:var(--fl-fg);background:none;padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-status{position:absolute;left:8px;top:6px;color:var(--fl-muted);pointer-events:none}
-.fl-minimap{position:absolute;right:6px;bottom:6px;width:170px;height:120px;background:var(--fl-mm);border:1px solid var(--fl-line);cursor:crosshair}
+.fl-minimap{position:absolute;right:6px;bottom:6px;width:170px;height:120px;background:var(--fl-mm);border:1px solid var(--fl-line);cursor:crosshair;opacity:.45;transition:opacity .15s}
+.fl-minimap:hover{opacity:1}
 .fl-mm-cluster{fill:none;stroke:var(--fl-cluster-line);stroke-width:2px;vector-effect:non-scaling-stroke}
 .fl-mm-node{fill:#9ab}
 .fl-mm-view{fill:rgba(255,127,14,.12);stroke:#e6550d;stroke-width:1.5px;vector-effect:non-scaling-stroke}
