@@ -86,7 +86,8 @@ def test_a_newcomer_pass_in_jupyterlab_dark(lab):
             plan.locator(".fl-node.current").click()
             plan.locator(".fl-detail-title", has_text="fc17-matmul").wait_for(timeout=10_000)
             shot(plan, "lab_dark_plan")
-            plan.get_by_role("button", name="debug").click()
+            plan.get_by_role("button", name="debug", exact=True).click()
+            plan.get_by_role("button", name="close debugger").wait_for(timeout=60_000)  # the toggle says its way
             dbg = page.locator(".fl-debugger").first
             status = dbg.locator(".fl-status-line")
             dbg.locator("text=next: System-Main").wait_for(timeout=120_000)

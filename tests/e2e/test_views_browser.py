@@ -392,3 +392,20 @@ def test_a_debugger_before_its_first_state_says_it_waits(page):
     page.evaluate("s => window.model.set('state', s)", {"status": "ready", "acts": 0, "next_actor": "Input_0",
                                                         "actors": [], "breakpoints": []})
     assert status.inner_text().startswith("ready")
+
+
+def test_the_debug_button_says_which_way_it_toggles(page):
+    """PlanBrowser.debug is a toggle: the button reads "close debugger" while one is open (debug_open), and a
+    browser with no job call to debug (can_debug false) shows none."""
+    mount(page, "jobset_mlp30")
+    toolbar = page.locator(".fl-toolbar")
+    assert toolbar.get_by_role("button", name="debug", exact=True).is_visible()
+    toolbar.get_by_role("button", name="debug", exact=True).click()
+    assert page.evaluate("window.model.sent.at(-1)") == {"type": "debug"}
+    page.evaluate("() => window.model.set('debug_open', true)")
+    assert toolbar.get_by_role("button", name="close debugger").is_visible()
+    page.evaluate("() => window.model.set('debug_open', false)")
+    assert toolbar.get_by_role("button", name="debug", exact=True).is_visible()
+    page.evaluate("() => window.model.set('can_debug', false)")
+    assert toolbar.locator("button", has_text="debug").count() == 0 or not toolbar.locator(
+        "button", has_text="debug").is_visible()
