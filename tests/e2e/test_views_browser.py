@@ -379,6 +379,11 @@ def test_every_view_is_readable_in_light_and_dark_themes(page, theme):
         assert page.locator("table.fl-actors tr.next").count() == 1
         low += [r for r in least_contrast(page) if r[2] < 4.5]
         shot(page, f"debugger_{theme}")
+        mount(page, "run_small")  # the recorded run: slider, acting box, memory view
+        measured = least_contrast(page)
+        assert ".fl-mem text" in {r[0] for r in measured}, measured
+        low += [r for r in measured if r[2] < 4.5]
+        shot(page, f"run_{theme}")
     finally:
         page.evaluate("() => { delete document.body.dataset.jpThemeLight; document.body.style.background = '#fff'; }")
     assert not low, "text below 4.5:1 contrast: " + "; ".join(f"{s} {t!r} {r:.2f}" for s, t, r in low)
