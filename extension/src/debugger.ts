@@ -38,6 +38,8 @@ export class DebuggerView {
   private readonly fJob = h("select");
   private readonly fState = h("select");
   private readonly fName = h("input");
+  private readonly injName = h("input");
+  private readonly injValue = h("input");
   private sortKey: keyof Actor = "acts";
   private sortDir = -1;
   private page = 0;
@@ -86,8 +88,19 @@ export class DebuggerView {
     insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", () => {
       if (blob.value.trim()) this.send({ type: "command", cmd: "inspect", args: { name: blob.value.trim() } });
     }));
+    // Inject: overwrite a live blob as dbg.inject does; the value is a number or an expression of x (its values).
+    this.injName.placeholder = "blob (op/out), op name or register id";
+    this.injValue.placeholder = "value (0, nan, -1e3) or expression of x: np.where(x == 0, 1, x)";
+    this.injValue.style.width = "340px";
+    const inj = h("div", "fl-row fl-inject");
+    inj.append(h("b", "", "inject"), this.injName, this.injValue, button("inject", "overwrite the blob's live values; the acts after read them", () => {
+      const name = this.injName.value.trim() || this.state.inspected?.lbn || "";
+      if (!name) { this.showError("inject needs a blob: type its name, or inspect one first"); return; }
+      if (!this.injValue.value.trim()) { this.showError(`inject into ${name} needs a value or an expression of x`); return; }
+      this.send({ type: "command", cmd: "inject", args: { name, value: this.injValue.value.trim() } });
+    }));
     const inspectBox = h("div", "fl-panel");
-    inspectBox.append(insp, this.inspector);
+    inspectBox.append(insp, this.inspector, inj);
     this.root.append(controls, this.status, this.error, this.stop, this.graphBox, this.actorsBox, bp, inspectBox, this.memory.root);
   }
 
@@ -113,12 +126,22 @@ export class DebuggerView {
   setState(st: DebugState): void {
     this.state = st ?? {};
     const st2 = this.state;
-    this.status.textContent = `${st2.status ?? ""}${st2.finished ? " (finished)" : ""}  ·  ${st2.acts ?? 0} acts${st2.next_actor && !st2.finished ? `  ·  next: ${st2.next_actor}` : ""}`;
+    // The status of a stop already ends in "next: <actor>"; say it once.
+    const saysNext = !!st2.next_actor && (st2.status ?? "").includes(`next: ${st2.next_actor}`);
+    if (st2.status === undefined) {  // the kernel has not published a state yet (a cold kernel takes a moment)
+      this.status.textContent = "waiting for the debugger's first state from the kernel…";
+      return;
+    }
+    this.status.textContent = `${st2.status ?? ""}${st2.finished ? " (finished)" : ""}  ·  ${st2.acts ?? 0} acts${st2.next_actor && !st2.finished && !saysNext ? `  ·  next: ${st2.next_actor}` : ""}`;
+    if (st2.inspected?.lbn) this.injName.placeholder = `${st2.inspected.lbn} (the inspected blob)`;
     this.showError(st2.error ?? null);
     if (st2.stop) {
       const sp = st2.stop;
-      this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), kvTable([["op", sp.op ?? "—"], ["register", sp.regst ?? "—"],
-        ["blob", sp.lbn ?? "—"], ["NaN", fmt(sp.nan)], ["Inf", fmt(sp.inf)]]));
+      // A run-to or breakpoint on an actor names no blob: show the rows a stop has, not a table of dashes.
+      const rows: [string, string][] = [["op", sp.op ?? ""], ["register", sp.regst ?? ""], ["blob", sp.lbn ?? ""]];
+      if (sp.nan !== undefined && sp.nan !== null) rows.push(["NaN", fmt(sp.nan)], ["Inf", fmt(sp.inf)]);
+      const shown = rows.filter(([, v]) => v !== "");
+      this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), ...(shown.length ? [kvTable(shown)] : []));
       this.stop.style.display = "";
     } else this.stop.style.display = "none";
     if (this.graph) {

@@ -2,7 +2,9 @@
 import { s } from "./dom.js";
 import type { Layout, NodeBox } from "./layout.js";
 
-export const LANE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+// tab10, then its light partners (tab20), so up to 20 lanes (a 14-thread seed Plan) never share a colour
+export const LANE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
+  "#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#c7c7c7", "#dbdb8d", "#9edae5"];
 
 function clip(text: string, width: number, charW = 6.6): string {
   const n = Math.max(3, Math.floor((width - 14) / charW));

@@ -2,7 +2,8 @@
 // search that highlights and jumps, a detail pane.
 import { renderDetail } from "./detail.js";
 import { button, h, s } from "./dom.js";
-import { defs, drawLayout, drawMinimap, LANE_COLORS } from "./draw.js";
+import { defs, drawLayout, drawMinimap } from "./draw.js";
+import { laneLegend } from "./legend.js";
 import { type Layout, layoutAsync, layoutSync } from "./layout.js";
 import type { Graph } from "./payload.js";
 import { GroupTree, groupByLane, MAX_VISIBLE } from "./visible.js";
@@ -61,13 +62,7 @@ export class GraphView {
       const lanes = button("by lane", "group the boxes by device/thread lane (again: by job)", () => void this.toggleLanes());
       lanes.classList.add("fl-lanes-toggle");
       this.toolbar.append(lanes);
-      const legend = h("span", "fl-lanes");
-      graph.lanes.forEach((l, i) => {
-        const sw = h("span", "fl-swatch");
-        sw.style.background = LANE_COLORS[i % LANE_COLORS.length];
-        legend.append(sw, h("span", "", l));
-      });
-      this.toolbar.append(legend);
+      this.toolbar.append(laneLegend(graph.lanes));
     }
     this.svg.append(defs(), this.viewport);
     this.canvas.append(this.svg, this.minimap, this.status);

@@ -56,6 +56,23 @@ function auxEdge(e: VEdge, nodes: Map<string, NodeBox>, ranked = false): EdgePat
   return { edge: e, points: [border(ca, a, cb), border(cb, b, ca)], labelAt: null, aux: !ranked };
 }
 
+const PACK_MIN = 6, PACK_ASPECT = 1.6, PACK_GAP = 18;
+
+/**
+ * Boxes with no edges among them (the tasks of one layer of a big Plan, fed from outside the layer) would be one
+ * rank, a row as wide as all of them together: pack them into rows, in their order, about as wide as a canvas is
+ * (PACK_ASPECT), so an opened group is shown whole at a readable scale. Sets each node's centre as dagre does.
+ */
+function packGrid(g: DGraph, members: string[]): void {
+  const dims = members.map((m) => g.node(m) as { width: number; height: number; x?: number; y?: number });
+  const w = Math.max(...dims.map((d) => d.width)) + PACK_GAP, h = Math.max(...dims.map((d) => d.height)) + PACK_GAP;
+  const cols = Math.max(1, Math.min(members.length, Math.round(Math.sqrt((PACK_ASPECT * members.length * h) / w))));
+  dims.forEach((d, i) => {
+    d.x = (i % cols) * w + w / 2;
+    d.y = Math.floor(i / cols) * h + h / 2;
+  });
+}
+
 /**
  * Lay out synchronously; `layoutAsync` (layout.ts: in a Web Worker) is what the views call. Each expanded group is
  * laid out on its own, bottom-up, with its child groups as fixed-size boxes and the edges between its children
@@ -110,7 +127,8 @@ export function layoutSync(v: Visible, edgeLabels = true): Layout {
       const ls = direct && edgeLabels ? labelSize(e.label) : { w: 0, h: 0 };
       g.setEdge(a, b, { width: ls.w, height: ls.h, labelpos: "c", weight: e.kind === "ctrl" ? 1 : 2, direct: direct ? e.id : "" }, key);
     }
-    dagreLayout(g);
+    if (members.length >= PACK_MIN && g.edgeCount() === 0) packGrid(g, members);
+    else dagreLayout(g);
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (const m of members) {
       const d = g.node(m) as { x: number; y: number; width: number; height: number };

@@ -1,42 +1,50 @@
 // One stylesheet for the widget and the mime renderer, inserted once per document. Colours are explicit (not
-// inherited from the theme) so that highlighted rows stay readable in dark themes.
+// inherited from the theme) so that highlighted rows stay readable; the surfaces, text and lines are variables with a
+// dark set under JupyterLab's dark theme (body[data-jp-theme-light=false]). Boxes keep their light fills and dark
+// text in both themes (a highlighted box is a light patch with dark text either way), so node colours need no pair.
 const CSS = `
-.fl-root{font:13px/1.35 system-ui,-apple-system,"Segoe UI",sans-serif;color:#222;background:#fff;border:1px solid #ccc;border-radius:4px;padding:6px;box-sizing:border-box}
+.fl-root{--fl-fg:#222;--fl-muted:#666;--fl-bg:#fff;--fl-panel:#fcfcfc;--fl-pane:#fafafa;--fl-line:#ccc;--fl-soft:#ddd;--fl-btn:#f4f4f4;--fl-btn-hover:#e6eefc;--fl-head:#eef2f7;--fl-row-hover:#eef5ff;--fl-cluster:#f7f9fc;--fl-cluster1:#eef3f9;--fl-cluster2:#e5edf6;--fl-cluster-head:#dde7f3;--fl-cluster-line:#9fb3cc;--fl-cluster-fg:#234;--fl-edge:#666;--fl-edge-ctrl:#aaa;--fl-edge-label:#335;--fl-halo:#fff;--fl-link:#1f63d6;--fl-warn:#a05a00;--fl-err-fg:#a40000;--fl-err-bg:#fff0f0;--fl-mm:rgba(255,255,255,.92)}
+body[data-jp-theme-light="false"] .fl-root,.fl-root.fl-dark{--fl-fg:#e6e6e6;--fl-muted:#aab;--fl-bg:#1e1f22;--fl-panel:#25272b;--fl-pane:#23252a;--fl-line:#4a4d55;--fl-soft:#3a3d44;--fl-btn:#34373e;--fl-btn-hover:#444a56;--fl-head:#2f333b;--fl-row-hover:#2d3a4f;--fl-cluster:#262a31;--fl-cluster1:#2b3039;--fl-cluster2:#313843;--fl-cluster-head:#39424f;--fl-cluster-line:#5a6b82;--fl-cluster-fg:#dfe8f3;--fl-edge:#9aa0aa;--fl-edge-ctrl:#7a808a;--fl-edge-label:#cfd6e0;--fl-halo:#1e1f22;--fl-link:#8ab4ff;--fl-warn:#ffb454;--fl-err-fg:#ffb3b3;--fl-err-bg:#3a1f22;--fl-mm:rgba(30,31,34,.92)}
+.fl-root{font:13px/1.35 system-ui,-apple-system,"Segoe UI",sans-serif;color:var(--fl-fg);background:var(--fl-bg);border:1px solid var(--fl-line);border-radius:4px;padding:6px;box-sizing:border-box}
 .fl-root *{box-sizing:border-box}
 .fl-title{font-weight:600;margin:0 0 4px}
-.fl-error{color:#a40000;background:#fff0f0;border:1px solid #e0a0a0;padding:6px 8px;border-radius:4px;white-space:pre-wrap}
-.fl-fallback{white-space:pre-wrap;font:12px monospace;max-height:300px;overflow:auto;background:#f6f6f6;padding:6px}
-.fl-muted{color:#777}
+.fl-error{color:var(--fl-err-fg);background:var(--fl-err-bg);border:1px solid #e0a0a0;padding:6px 8px;border-radius:4px;white-space:pre-wrap}
+.fl-fallback{white-space:pre-wrap;font:12px monospace;max-height:300px;overflow:auto;background:var(--fl-pane);color:var(--fl-fg);padding:6px}
+.fl-muted{color:var(--fl-muted)}
 .fl-toolbar{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin-bottom:4px}
-.fl-toolbar button,.fl-root button{font:12px system-ui,sans-serif;padding:2px 8px;border:1px solid #aaa;background:#f4f4f4;color:#222;border-radius:3px;cursor:pointer}
-.fl-root button:hover{background:#e6eefc}
-.fl-search{width:210px;padding:2px 6px;border:1px solid #aaa;border-radius:3px;color:#222;background:#fff}
-.fl-count{color:#555;min-width:70px}
-.fl-lanes{display:inline-flex;gap:4px;align-items:center;margin-left:8px;color:#444;font-size:12px}
+.fl-toolbar button,.fl-root button{font:12px system-ui,sans-serif;padding:2px 8px;border:1px solid var(--fl-line);background:var(--fl-btn);color:var(--fl-fg);border-radius:3px;cursor:pointer}
+.fl-root button:hover{background:var(--fl-btn-hover)}
+.fl-root input,.fl-root select{color:var(--fl-fg);background:var(--fl-bg);border:1px solid var(--fl-line);border-radius:3px;padding:2px 4px}
+.fl-root input::placeholder{color:var(--fl-muted);opacity:1}
+.fl-search{width:210px;padding:2px 6px}
+.fl-count{color:var(--fl-muted);min-width:70px}
+.fl-lanes{display:inline-flex;flex-wrap:nowrap;white-space:nowrap;gap:6px;align-items:center;margin-left:8px;color:var(--fl-fg);font-size:12px}
+.fl-lane-chip{display:inline-flex;gap:2px;align-items:center}
 .fl-swatch{display:inline-block;width:10px;height:10px;border-radius:2px}
 .fl-body{display:flex;gap:6px;align-items:stretch}
-.fl-canvas{position:relative;flex:1 1 auto;min-width:200px;min-height:160px;border:1px solid #ddd;background:#fff;overflow:hidden;resize:vertical;touch-action:none}
+.fl-canvas{position:relative;flex:1 1 auto;min-width:200px;min-height:160px;border:1px solid var(--fl-soft);background:var(--fl-bg);overflow:hidden;resize:vertical;touch-action:none}
 .fl-svg{position:absolute;inset:0;width:100%;height:100%;cursor:grab;user-select:none}
 .fl-svg:active{cursor:grabbing}
-.fl-detail{flex:0 0 300px;max-height:600px;overflow:auto;border:1px solid #ddd;padding:6px;background:#fafafa;word-break:break-word}
+.fl-detail{flex:0 0 300px;max-height:600px;overflow:auto;border:1px solid var(--fl-soft);padding:6px;background:var(--fl-pane);color:var(--fl-fg);word-break:break-word}
 .fl-detail-title{font-weight:600;margin-bottom:4px}
-.fl-detail-section{font-weight:600;margin:6px 0 2px;color:#444}
+.fl-detail-section{font-weight:600;margin:6px 0 2px;color:var(--fl-fg)}
 table.fl-kv{border-collapse:collapse;width:100%}
-table.fl-kv th{width:1%;text-align:left;font-weight:500;color:#555;padding:1px 6px 1px 0;vertical-align:top;white-space:nowrap}
-table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
-.fl-status{position:absolute;left:8px;top:6px;color:#555;pointer-events:none}
-.fl-minimap{position:absolute;right:6px;bottom:6px;width:170px;height:120px;background:rgba(255,255,255,.92);border:1px solid #bbb;cursor:crosshair}
-.fl-mm-cluster{fill:none;stroke:#bbb;stroke-width:2px;vector-effect:non-scaling-stroke}
+table.fl-kv th{width:1%;text-align:left;font-weight:500;color:var(--fl-muted);padding:1px 6px 1px 0;vertical-align:top;white-space:nowrap}
+table.fl-kv td{color:var(--fl-fg);background:none;padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
+.fl-status{position:absolute;left:8px;top:6px;color:var(--fl-muted);pointer-events:none}
+.fl-minimap{position:absolute;right:6px;bottom:6px;width:170px;height:120px;background:var(--fl-mm);border:1px solid var(--fl-line);cursor:crosshair;opacity:.45;transition:opacity .15s}
+.fl-minimap:hover{opacity:1}
+.fl-mm-cluster{fill:none;stroke:var(--fl-cluster-line);stroke-width:2px;vector-effect:non-scaling-stroke}
 .fl-mm-node{fill:#9ab}
 .fl-mm-view{fill:rgba(255,127,14,.12);stroke:#e6550d;stroke-width:1.5px;vector-effect:non-scaling-stroke}
-.fl-full{position:fixed!important;inset:0;z-index:10000;background:#fff;padding:8px}
+.fl-full{position:fixed!important;inset:0;z-index:10000;background:var(--fl-bg);padding:8px}
 .fl-full .fl-canvas{height:calc(100vh - 60px)!important}
 .fl-full .fl-detail{max-height:calc(100vh - 60px)}
-.fl-cluster-box{fill:#f7f9fc;stroke:#9fb3cc;stroke-width:1px}
-.fl-cluster.depth-1 .fl-cluster-box{fill:#eef3f9}
-.fl-cluster.depth-2 .fl-cluster-box{fill:#e5edf6}
-.fl-cluster-head{fill:#dde7f3;cursor:pointer}
-.fl-cluster-label{font-size:12px;font-weight:600;fill:#234;cursor:pointer}
+.fl-cluster-box{fill:var(--fl-cluster);stroke:var(--fl-cluster-line);stroke-width:1px}
+.fl-cluster.depth-1 .fl-cluster-box{fill:var(--fl-cluster1)}
+.fl-cluster.depth-2 .fl-cluster-box{fill:var(--fl-cluster2)}
+.fl-cluster-head{fill:var(--fl-cluster-head);cursor:pointer}
+.fl-cluster-label{font-size:12px;font-weight:600;fill:var(--fl-cluster-fg);cursor:pointer}
 .fl-node{cursor:pointer}
 .fl-node .fl-shape{fill:#fff;stroke:#445;stroke-width:1px}
 .fl-node.kind-op .fl-shape{fill:#f3f7ff}
@@ -46,12 +54,12 @@ table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-node.fl-group-box .fl-shape{fill:#dde7f3;stroke:#456;stroke-width:1.5px}
 .fl-node.fl-group-box .fl-shape-inner{fill:none;stroke:#9fb3cc}
 .fl-node .fl-label{font-size:12px;text-anchor:middle;fill:#111}
-.fl-node .fl-type{font-size:10px;text-anchor:middle;fill:#667}
-.fl-edge path{fill:none;stroke:#666}
-.fl-edge.kind-ctrl path{stroke:#aaa;stroke-dasharray:4 3}
+.fl-node .fl-type{font-size:10px;text-anchor:middle;fill:#454555}
+.fl-edge path{fill:none;stroke:var(--fl-edge)}
+.fl-edge.kind-ctrl path{stroke:var(--fl-edge-ctrl);stroke-dasharray:4 3}
 .fl-edge.kind-shared_mem path{stroke:#8e44ad;stroke-width:2.5px;stroke-dasharray:7 3}
 .fl-edge.aux path{stroke-opacity:.35}
-.fl-edge-label{font-size:10px;text-anchor:middle;fill:#335;paint-order:stroke;stroke:#fff;stroke-width:3px}
+.fl-edge-label{font-size:10px;text-anchor:middle;fill:var(--fl-edge-label);paint-order:stroke;stroke:var(--fl-halo);stroke-width:3px}
 .fl-node.match .fl-shape{fill:#fff1a8;stroke:#d08c00;stroke-width:3px}
 .fl-node.current .fl-shape{stroke:#e6550d;stroke-width:4px}
 .fl-node.sel .fl-shape{fill:#d7e9ff;stroke:#1f63d6;stroke-width:3px}
@@ -59,7 +67,7 @@ table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-node.acting .fl-shape{fill:#ffb366;stroke:#c0390b;stroke-width:4px}
 .fl-node.written .fl-shape{fill:#c9f2c9;stroke:#2a8a2a;stroke-width:3px}
 .fl-node.read .fl-shape{stroke:#2a6ad6;stroke-width:3px}
-.fl-panel{margin-top:6px;border:1px solid #ddd;padding:6px;background:#fcfcfc}
+.fl-panel{margin-top:6px;border:1px solid var(--fl-soft);padding:6px;background:var(--fl-panel);color:var(--fl-fg)}
 .fl-panel h4{margin:0 0 4px;font-size:13px}
 .fl-row{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
 .fl-slider{flex:1 1 300px}
@@ -67,19 +75,19 @@ table.fl-kv td{padding:1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .fl-mem .bar{fill:#9bc3e6;stroke:#4a78a8;stroke-width:.5px}
 .fl-mem .bar.live{fill:#f5a35c;stroke:#b85410}
 .fl-mem .cursor{stroke:#d62728;stroke-width:1.5px}
-.fl-mem text{font-size:10px;fill:#333}
+.fl-mem text{font-size:10px;fill:var(--fl-fg)}
 .fl-mem .occ{fill:#c7b3e6}
-.fl-table-wrap{overflow:auto;max-height:420px;border:1px solid #ddd}
+.fl-table-wrap{overflow:auto;max-height:420px;border:1px solid var(--fl-soft)}
 table.fl-actors{border-collapse:collapse;width:100%;font-size:12px}
-table.fl-actors th{position:sticky;top:0;background:#eef2f7;color:#222;text-align:left;padding:2px 6px;cursor:pointer;white-space:nowrap}
-table.fl-actors td{padding:2px 6px;border-top:1px solid #eee;color:#222;vertical-align:top}
+table.fl-actors th{position:sticky;top:0;background:var(--fl-head);color:var(--fl-fg);text-align:left;padding:2px 6px;cursor:pointer;white-space:nowrap}
+table.fl-actors td{padding:2px 6px;border-top:1px solid var(--fl-soft);color:var(--fl-fg);background:var(--fl-panel);vertical-align:top}
+table.fl-actors tr:hover td{background:var(--fl-row-hover);color:var(--fl-fg)}
 table.fl-actors tr.next td{background:#ffe08a;color:#111}
-table.fl-actors tr:hover td{background:#eef5ff;color:#111}
 .fl-hist rect{fill:#6a9fd4}
-.fl-hist text{font-size:10px;fill:#333}
-.fl-link{color:#1f63d6;text-decoration:underline;cursor:pointer}
+.fl-hist text{font-size:10px;fill:var(--fl-fg)}
+.fl-link{color:var(--fl-link);text-decoration:underline;cursor:pointer}
 .fl-canvas:focus{outline:2px solid #9ec1ff;outline-offset:-2px}
-.fl-warn{color:#a05a00;font-weight:600}
+.fl-warn{color:var(--fl-warn);font-weight:600}
 `;
 
 export function ensureStyle(doc: Document = document): void {

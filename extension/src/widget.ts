@@ -18,6 +18,14 @@ export interface Model {
 function renderBrowser(model: Model, el: HTMLElement): () => void {
   let view: Rendered | null = null;
   const debug = button("debug", "open or close the step debugger for this Plan", () => model.send({ type: "debug" }));
+  // The button is a toggle (PlanBrowser.debug): say which way it goes; no button where there is no call to debug.
+  const onDebugState = (): void => {
+    const open = model.get("debug_open") === true;
+    debug.textContent = open ? "close debugger" : "debug";
+    debug.title = open ? "close the step debugger below" : "open the step debugger for this cell's last job call";
+    debug.style.display = model.get("can_debug") === false ? "none" : "";
+  };
+  onDebugState();
   const draw = (): void => {
     view?.destroy();
     view = renderPayload(el, model.get("payload"), undefined, {
@@ -47,6 +55,8 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
     if (msg?.type === "focus" && typeof msg.id === "string") void view?.graph?.focus(msg.id);
   };
   model.on("change:payload", draw);
+  model.on("change:debug_open", onDebugState);
+  model.on("change:can_debug", onDebugState);
   model.on("change:query", onQuery);
   model.on("change:selected", onSelected);
   model.on("msg:custom", onMsg);
@@ -54,6 +64,8 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
   return () => {
     view?.destroy();
     model.off("change:payload", draw);
+    model.off("change:debug_open", onDebugState);
+    model.off("change:can_debug", onDebugState);
     model.off("change:query", onQuery);
     model.off("change:selected", onSelected);
     model.off("msg:custom", onMsg);
@@ -82,7 +94,9 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
   };
 }
 
-export function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
+// Only the default export names render: anywidget takes a module-level `render` export as the legacy form and logs a
+// deprecation warning in JupyterLab's console for it.
+function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   ensureStyle(el.ownerDocument);
   // The debugger is the widget that has a `state` trait.
   return model.get("state") !== undefined ? renderDebugger(model, el) : renderBrowser(model, el);

@@ -114,7 +114,7 @@ class FakeModel {
 }
 
 test("the anywidget contract: query and selected traits both ways, focus messages, debug toggle, cleanup", async () => {
-  const { render } = await import("../src/widget.js");
+  const { render } = (await import("../src/widget.js")).default;
   const el = document.createElement("div");
   document.body.append(el);
   const m = new FakeModel({ payload: mlpJobset(3), selected: "", query: "" });
@@ -140,7 +140,7 @@ test("the anywidget contract: query and selected traits both ways, focus message
 });
 
 test("the debugger widget renders from `payload` and `state`, and redraws on a new state", async () => {
-  const { render } = await import("../src/widget.js");
+  const { render } = (await import("../src/widget.js")).default;
   const el = document.createElement("div");
   const m = new FakeModel({ payload: smallRun(), state: { status: "ready", next_node: "t:1", actors: [] } });
   render({ model: m, el });
@@ -152,4 +152,10 @@ test("the debugger widget renders from `payload` and `state`, and redraws on a n
   assert.equal(el.querySelector(".fl-error")!.textContent, "no blob named 'x'");
   m.set("state", { status: "finished", finished: true, next_node: "t:2", actors: [] });
   assert.equal(el.querySelectorAll(".next").length, 0, "nothing is next once the call finished");
+});
+
+test("the module's only render is its default export's (anywidget warns about a named one)", async () => {
+  const mod = await import("../src/widget.js");
+  assert.equal("render" in mod, false);
+  assert.equal(typeof mod.default.render, "function");
 });

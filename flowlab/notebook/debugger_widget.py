@@ -76,7 +76,7 @@ class DebuggerWidget(anywidget.AnyWidget):
             elif cmd == "inspect":
                 self.inspect(args.get("name") or args.get("regst") or args.get("node") or "")
             elif cmd == "inject":
-                self.inject_fill(str(args.get("name", "")), float(args.get("value", 0.0)))
+                self.inject(str(args.get("name", "")), args.get("value", 0.0))
         except Exception as err:  # shown in the widget: a bad command must not kill the view
             self._publish(f"{type(err).__name__}: {_message(err)}")
 
@@ -141,13 +141,27 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._inspected = lbn
         self._done(f"inspecting {lbn}", self._stop)
 
+    def inject(self, name: str, value: float | str) -> None:
+        """Overwrite a live blob, as ``dbg.inject(name, array)``: ``value`` is a number (text such as ``"nan"`` or
+        ``"-1e3"`` too) that fills the blob, or the text of an expression of its current values ``x`` with ``np``
+        (``np.where(x == 0, 1, x)``), whose result must have the blob's shape."""
+        if not str(name).strip():
+            raise ValueError("inject needs a blob: an lbn (op/out_0), an op name, r:<id> or t:<id>")
+        lbn = self._lbn(str(name).strip())
+        current = self.dbg.value(lbn)
+        number = _number(value)
+        if number is not None:
+            new, text = np.full(current.shape, number, current.dtype), repr(number)
+        else:
+            text = str(value).strip()
+            new = _expression(text, "<inject value>")(current)
+        self.dbg.inject(lbn, new)
+        self._inspected = lbn
+        self._done(f"injected {text} into {lbn}", self._stop)
+
     def inject_fill(self, name: str, value: float) -> None:
         """Overwrite a live blob with one value (``dbg.inject`` takes any array)."""
-        lbn = self._lbn(name)
-        current = self.dbg.value(lbn)
-        self.dbg.inject(lbn, np.full(current.shape, value, current.dtype))
-        self._inspected = lbn
-        self._done(f"injected {value} into {lbn}", self._stop)
+        self.inject(name, float(value))
 
     # -- names -------------------------------------------------------------------------------------
     def _actor_name(self, target: str) -> str:
@@ -236,13 +250,34 @@ def _message(err: Exception) -> str:
     return str(err.args[0]) if isinstance(err, KeyError) and err.args else str(err)  # KeyError quotes its text
 
 
+def _expression(expression: str, where: str) -> Any:
+    """A function of ``x`` (a blob's array) from the widget's text box, with ``np``. It is the user's own
+    expression, evaluated in their kernel, as a breakpoint condition in any debugger is."""
+    code = compile(expression, where, "eval")  # a syntax error is reported at once
+
+    def function(x: np.ndarray) -> Any:
+        return eval(code, {"np": np, "abs": abs, "__builtins__": {}}, {"x": x})
+
+    function.__name__ = f"({expression})"
+    return function
+
+
 def _predicate(expression: str) -> Any:
-    """A breakpoint predicate from the widget's text box: an expression of ``x`` (the blob) with ``np``. It is
-    the user's own expression, evaluated in their kernel, as a breakpoint condition in any debugger is."""
-    code = compile(expression, "<breakpoint predicate>", "eval")  # a syntax error is reported at once
+    """A breakpoint predicate: an expression of ``x`` (the blob) with ``np``, true where the run should stop."""
+    function = _expression(expression, "<breakpoint predicate>")
 
     def predicate(x: np.ndarray) -> bool:
-        return bool(eval(code, {"np": np, "abs": abs, "__builtins__": {}}, {"x": x}))
+        return bool(function(x))
 
-    predicate.__name__ = f"({expression})"
+    predicate.__name__ = function.__name__
     return predicate
+
+
+def _number(value: float | str) -> float | None:
+    """The value as a number when it is one (``1``, ``"nan"``, ``" -1e3 "``), else None (an expression)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    try:
+        return float(str(value).strip())
+    except ValueError:
+        return None

@@ -112,3 +112,72 @@ def lab_server(tmp_path: Path, notebook: str) -> Iterator[str]:
         server.terminate()
         server.wait(15)
         log.close()
+
+
+# WCAG contrast of the text of every element matching each selector against what is drawn behind it: the first
+# ancestor with a background colour for HTML; for SVG text the fill of its node's shape, its group's header or, for
+# an edge label, its halo (paint-order: stroke). Returns [selector, text, ratio] of the least readable match per
+# selector (selectors that match nothing are left out).
+CONTRAST_JS = (Path(__file__).parent / "contrast.js").read_text().split("\n", 1)[1]  # after its comment line
+
+# What a person reads in every view: node and group labels, edge labels, the detail pane, the legend, the debugger's
+# status, controls, actors table (the next actor's row among them), inspector and panels.
+READABLE_TEXT = [
+    ".fl-node .fl-label", ".fl-node .fl-type", ".fl-node.next .fl-label", ".fl-node.sel .fl-label",
+    ".fl-node.match .fl-label", ".fl-cluster-label", ".fl-edge-label", ".fl-detail-title", ".fl-detail-section",
+    ".fl-detail table.fl-kv th", ".fl-detail table.fl-kv td", ".fl-detail .fl-muted", ".fl-lanes span",
+    ".fl-title", ".fl-count", ".fl-root button", ".fl-root input", ".fl-root select", ".fl-status-line",
+    "table.fl-actors th", "table.fl-actors td", "table.fl-actors tr.next td", ".fl-panel b", ".fl-panel h4",
+    ".fl-panel .fl-muted", ".fl-panel table.fl-kv td", ".fl-warn", ".fl-error", ".fl-mem text", ".fl-hist text",
+]
+
+
+def least_contrast(page: object, selectors: list[str] = READABLE_TEXT) -> list[tuple[str, str, float]]:
+    """[(selector, text, contrast ratio)] of the least readable element per selector on the page."""
+    return [tuple(r) for r in page.evaluate(CONTRAST_JS, selectors)]  # type: ignore[attr-defined]
+
+
+def png_pixels(data: bytes) -> list[list[tuple[int, ...]]]:
+    """The pixels of a screenshot (8-bit RGB/RGBA PNG, not interlaced: what chromium writes) as rows of tuples; no
+    imaging library is needed for the few small clips the tests compare."""
+    import struct
+    import zlib
+
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    pos, idat, width = 8, b"", 0
+    while pos < len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        if kind == b"IHDR":
+            width, _height, depth, colour, _c, _f, interlace = struct.unpack(">IIBBBBB", body)
+            assert depth == 8 and colour in (2, 6) and not interlace, (depth, colour, interlace)
+            channels = 3 if colour == 2 else 4
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + length
+    raw, stride, rows, prev = zlib.decompress(idat), width * channels, [], bytearray(width * channels)
+    for y in range(len(raw) // (stride + 1)):
+        kind, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - channels] if i >= channels else 0
+            b, c = prev[i], prev[i - channels] if i >= channels else 0
+            if kind == 1:
+                line[i] = (line[i] + a) & 255
+            elif kind == 2:
+                line[i] = (line[i] + b) & 255
+            elif kind == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif kind == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append([tuple(line[x * channels:x * channels + 3]) for x in range(width)])
+        prev = line
+    return rows
+
+
+def pixel_difference(a: bytes, b: bytes) -> float:
+    """Mean absolute difference per channel (0-255) of two same-sized screenshots."""
+    pa, pb = png_pixels(a), png_pixels(b)
+    total = sum(abs(x - y) for ra, rb in zip(pa, pb) for qa, qb in zip(ra, rb) for x, y in zip(qa, qb))
+    return total / max(1, 3 * sum(len(r) for r in pa))

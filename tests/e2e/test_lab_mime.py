@@ -11,7 +11,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, ROOT, lab_server, missing
+from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, ROOT, lab_server, least_contrast, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -78,6 +78,12 @@ def test_saved_notebook_renders_graph_and_run_without_a_kernel(lab):
             # The op named like HTML is text in the act header, and no image element or dialog appeared.
             assert "<img src=x onerror=alert(1)>" in run.locator(".fl-panel h4").first.text_content()
             assert page.locator(".flowlab-mime img").count() == 0 and dialogs == []
+            # The mime renderer under JupyterLab's dark theme: every text stays readable (WCAG AA).
+            page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
+            page.wait_for_function("document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+            jobset.locator(".fl-node").first.click()
+            low = [r for r in least_contrast(page) if r[2] < 4.5]
+            assert not low, "text below 4.5:1 contrast: " + "; ".join(f"{s} {t!r} {r:.2f}" for s, t, r in low)
             if SHOTS:
                 Path(SHOTS).mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(Path(SHOTS) / "lab_saved_notebook.png"))

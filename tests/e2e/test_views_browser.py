@@ -16,6 +16,7 @@ if missing():
     pytest.skip(missing(), allow_module_level=True)
 
 SHOTS = Path(os.environ.get("FLOWLAB_E2E_SHOTS", "")) if os.environ.get("FLOWLAB_E2E_SHOTS") else None
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(scope="module")
@@ -139,6 +140,22 @@ def test_ten_thousand_task_plan_opens_within_3s_and_expands_within_1s(page):
     page.wait_for_selector('[data-id="t:120"]')
     assert time.perf_counter() - t0 <= 1.0
     assert page.locator(".fl-node").count() <= 300
+    # The opened layer (40 tasks with no edges among them) is packed into rows and shown whole, centred, readable;
+    # not one 40-box row running off the canvas below an empty band.
+    canvas = page.locator(".fl-canvas").bounding_box()
+    layer = page.locator('[data-group="g:job:0/layer3"]').bounding_box()
+    assert inside(layer, canvas), (layer, canvas)
+    assert abs(layer["x"] + layer["width"] / 2 - (canvas["x"] + canvas["width"] / 2)) < 4
+    assert abs(layer["y"] + layer["height"] / 2 - (canvas["y"] + canvas["height"] / 2)) < 4
+    assert layer["width"] * layer["height"] > 0.25 * canvas["width"] * canvas["height"], (layer, canvas)
+    labels = page.locator('.fl-node[data-id^="t:"] .fl-label')
+    assert labels.count() == 40
+    # The minimap (shown: part of the graph is out of view) lets the boxes under it show through until hovered.
+    minimap = page.locator(".fl-minimap")
+    assert minimap.is_visible() and float(minimap.evaluate("e => getComputedStyle(e).opacity")) < 0.6
+    minimap.hover()
+    page.wait_for_function("() => getComputedStyle(document.querySelector('.fl-minimap')).opacity === '1'")
+    assert all(labels.nth(i).bounding_box()["height"] >= 7 for i in range(labels.count()))
     shot(page, "plan_10k_expanded")
     # Lanes: the two threads become the outer groups, each holding its share of the jobs.
     page.get_by_role("button", name="by lane").click()

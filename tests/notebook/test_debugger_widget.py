@@ -134,3 +134,24 @@ def test_methods_are_the_same_commands(widget):
     text = widget._repr_mimebundle_()
     data = text[0] if isinstance(text, tuple) else text
     assert data["text/plain"].startswith("<DebuggerWidget pad_Job:")
+
+
+def test_inject_takes_a_number_or_an_expression_of_x_and_a_bad_one_errors_once(widget):
+    """The view's inject control sends the text the user typed: a number (also nan/inf) fills the blob, anything
+    else is an expression of the current values ``x`` with ``np``, as ``dbg.inject(name, array)`` takes."""
+    send(widget, "run_to", target="pad_Job/reflection_pad2d_0")
+    before = widget.dbg.value("Input_0/out")
+    state = send(widget, "inject", name="Input_0/out", value="np.where(x > 8, 0, x) * 2")
+    assert state["error"] is None and state["inspected"]["lbn"] == "Input_0/out"
+    np.testing.assert_array_equal(widget.dbg.value("Input_0/out"), np.where(before > 8, 0, before) * 2)
+    assert "np.where(x > 8, 0, x) * 2" in state["status"]
+    state = send(widget, "inject", name="Input_0/out", value="-inf")
+    assert state["inspected"]["stats"]["inf"] == 18
+    state = send(widget, "inject", name="Input_0/out", value="x[0]")  # wrong shape: says both shapes
+    assert state["error"].startswith("ValueError: inject") and "[2, 1, 3, 3]" in state["error"]
+    assert send(widget, "inject", name="Input_0/out", value="x +")["error"].startswith("SyntaxError")
+    assert send(widget, "inject", name="", value="1")["error"].startswith("ValueError: inject needs a blob")
+    state = send(widget, "inspect", name="Input_0/out")
+    assert state["error"] is None and state["inspected"]["stats"]["inf"] == 18  # the bad ones changed nothing
+    state = send(widget, "continue")  # the acts after the injection read it
+    assert state["finished"] and np.isneginf(widget.dbg.result).all()

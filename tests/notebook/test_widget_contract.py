@@ -22,7 +22,7 @@ def sent_commands() -> set[str]:
 
 def test_every_command_the_view_sends_is_accepted_and_documented():
     sent = sent_commands()
-    assert {"step", "step_n", "continue", "run_to", "restart", "break", "unbreak", "inspect"} <= sent
+    assert {"step", "step_n", "continue", "run_to", "restart", "break", "unbreak", "inspect", "inject"} <= sent
     assert sent <= set(COMMANDS), f"the view sends commands Python refuses: {sorted(sent - set(COMMANDS))}"
     undocumented = {c for c in sent if f"`{c} " not in README}
     assert not undocumented, f"extension/README.md does not list {sorted(undocumented)}"
@@ -41,6 +41,6 @@ def test_every_breakpoint_kind_the_view_offers_is_handled():
 
 def test_the_argument_names_the_view_sends_are_the_ones_python_reads():
     src = (ROOT / "flowlab/notebook/debugger_widget.py").read_text()
-    for arg in ("n", "target", "kind", "id", "name", "regst", "node"):
+    for arg in ("n", "target", "kind", "id", "name", "regst", "node", "value"):
         assert re.search(rf"\b{arg}\s*:", TS), f"the view never sends {arg!r}"
         assert f'args.get("{arg}"' in src or f'args["{arg}"]' in src, f"Python never reads {arg!r}"

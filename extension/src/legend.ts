@@ -1,0 +1,51 @@
+// The lane legend: one compact line however many lanes a Plan has. Lane names share their structure
+// ("machine 0 / thread 3"), so what every lane has in common is written once ("machine 0 / thread") and each
+// swatch carries only what differs ("3"); the full name is the swatch's tooltip.
+import { h } from "./dom.js";
+import { LANE_COLORS } from "./draw.js";
+
+interface Parts { word: string; num: string }
+
+function parts(lane: string): Parts[] | null {
+  const out: Parts[] = [];
+  for (const p of lane.split(" / ")) {
+    const m = /^(.*?)\s*(\d+)$/.exec(p.trim());
+    if (!m) return null;
+    out.push({ word: m[1], num: m[2] });
+  }
+  return out;
+}
+
+/** The common head ("machine 0 / thread") and each lane's short label ("3", or "1:3" where machines differ). */
+export function laneLabels(lanes: string[]): { head: string; short: string[] } {
+  const parsed = lanes.map(parts);
+  const n = parsed[0]?.length ?? 0;
+  if (!lanes.length || parsed.some((p) => !p || p.length !== n)) return { head: "", short: lanes.slice() };
+  const ps = parsed as Parts[][];
+  const head: string[] = [], varying: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const same = ps.every((p) => p[i].word === ps[0][i].word);
+    if (!same) return { head: "", short: lanes.slice() };
+    if (ps.every((p) => p[i].num === ps[0][i].num)) head.push(`${ps[0][i].word} ${ps[0][i].num}`.trim());
+    else { head.push(ps[0][i].word); varying.push(i); }
+  }
+  const tail = varying.map((i) => ps[0][i].word).join(":");
+  const fixed = head.filter((_, i) => !varying.includes(i));
+  return { head: [...fixed, tail].filter(Boolean).join(" / "), short: ps.map((p) => varying.map((i) => p[i].num).join(":")) };
+}
+
+export function laneLegend(lanes: string[]): HTMLElement {
+  const legend = h("span", "fl-lanes");
+  const { head, short } = laneLabels(lanes);
+  legend.title = lanes.join("\n");
+  if (head) legend.append(h("span", "fl-lanes-head", `${head}:`));
+  lanes.forEach((lane, i) => {
+    const chip = h("span", "fl-lane-chip");
+    chip.title = lane;
+    const sw = h("span", "fl-swatch");
+    sw.style.background = LANE_COLORS[i % LANE_COLORS.length];
+    chip.append(sw, h("span", "", short[i]));
+    legend.append(chip);
+  });
+  return legend;
+}
