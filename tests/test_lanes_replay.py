@@ -15,7 +15,17 @@ import flowlab.typing as tp
 from flowlab.errors import KernelError
 from flowlab.replay.fused import FUSE_AFTER
 from tests.replay_models import MODELS
-from tests.test_replay_proof import CALLS, assert_same, run
+from tests.test_replay_proof import assert_same, run
+
+# A SliceBoxing's ``out`` has two registers (OneFlow's register_num 2): consecutive calls alternate between the
+# schedules of the registers' orders (LeNet has 9), so each reaches FUSE_AFTER replays later than on one device.
+# Fusing after 3 replays here lets every model's lanes fuse within the run.
+CALLS = 24
+
+
+@pytest.fixture(autouse=True)
+def fuse_early(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("flowlab.replay.layer.FUSE_AFTER", 3)
 
 
 def lanes_run(model: str, devices: int, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
@@ -44,11 +54,11 @@ def test_lanes_replay_bit_for_bit(model: str, devices: int, monkeypatch: pytest.
     plan = flow.default_session().plan
     assert max(t.parallel_num for t in plan.tasks) == devices and any(t.is_boxing for t in plan.tasks)
     # the protocol ran the first call of each launch list, and every later one was replayed
-    assert layer.protocol_calls == len(layer.schedules) and layer.replays >= CALLS - 3, layer
+    assert layer.protocol_calls == len(layer.schedules) and layer.replays >= CALLS - len(layer.schedules) - 3, layer
     train = [s for s in lane_schedules(layer) if any("train" in name for name in s.key)]
     assert train, f"no train schedule ran in lanes: {list(layer.schedules.values())}"
     assert all(len(s.lanes.lanes) == devices for s in train)
-    assert any(s.lanes.segment_of for s in train), "the lanes were not fused"
+    assert any(s.lanes.segment_of for s in train), [(s.replays, s.fuse_tried) for s in train]
     assert_same(protocol, replayed)
 
 
@@ -69,27 +79,29 @@ def test_steps_of_two_lanes_that_touch_the_same_bytes_are_ordered(monkeypatch: p
     from flowlab.replay.lanes import step_ranges
 
     _, replayed = lanes_run("mlp_sgd_momentum", 2, monkeypatch)
-    [schedule] = [s for s in lane_schedules(replayed["layer"]) if any("train" in n for n in s.key)]
-    lanes = schedule.lanes
-    assert lanes.order != sorted(lanes.order)  # the exchange rounds moved steps: what is checked is the reordering
-    arrays = []
-    for step, actor in zip(schedule.steps, schedule.step_actors):
-        if actor is None:
-            arrays.append(([], []))
-            continue
-        ins, outs = step.args
-        written_ins = any(w for _, _, w in step_ranges(step, actor)[:len(ins)]) and not actor.task.is_boxing
-        arrays.append(([a for a in ins], [a for a in outs] + ([a for a in ins] if written_ins else [])))
-    pairs = ordered = 0
-    for then in range(len(arrays)):
-        for first in range(then):
-            (r1, w1), (r2, w2) = arrays[first], arrays[then]
-            if any(np.shares_memory(a, b) for a in w1 for b in r2 + w2) or any(
-                    np.shares_memory(a, b) for a in r1 for b in w2):
-                pairs += 1
-                assert lanes.happens_before(first, then), (schedule.step_actors[first], schedule.step_actors[then])
-                ordered += 1
-    assert pairs > 10 and ordered == pairs  # the chains and the boxing exchanges: there is something to order
+    train = [s for s in lane_schedules(replayed["layer"]) if any("train" in n for n in s.key)]
+    assert len(train) >= 2  # the orders of the boxing registers (register_num 2)
+    for schedule in train:
+        lanes = schedule.lanes
+        assert lanes.order != sorted(lanes.order)  # the exchange rounds moved steps: the reordering is checked
+        arrays = []
+        for step, actor in zip(schedule.steps, schedule.step_actors):
+            if actor is None:
+                arrays.append(([], []))
+                continue
+            ins, outs = step.args
+            written_ins = any(w for _, _, w in step_ranges(step, actor)[:len(ins)]) and not actor.task.is_boxing
+            arrays.append(([a for a in ins], [a for a in outs] + ([a for a in ins] if written_ins else [])))
+        pairs = ordered = 0
+        for then in range(len(arrays)):
+            for first in range(then):
+                (r1, w1), (r2, w2) = arrays[first], arrays[then]
+                if any(np.shares_memory(a, b) for a in w1 for b in r2 + w2) or any(
+                        np.shares_memory(a, b) for a in r1 for b in w2):
+                    pairs += 1
+                    assert lanes.happens_before(first, then), (schedule.step_actors[first], schedule.step_actors[then])
+                    ordered += 1
+        assert pairs > 10 and ordered == pairs  # the chains and the boxing exchanges: there is something to order
 
 
 def define_dp(devices: int, batch: int = 12):
@@ -118,8 +130,9 @@ def batches(n: int, batch: int = 12) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def dp_schedule():
     layer = flow.default_session().runtime.layer
-    [schedule] = [s for s in lane_schedules(layer) if "dp_train" in s.key]
-    return schedule
+    schedules = [s for s in lane_schedules(layer) if "dp_train" in s.key]
+    assert schedules, layer
+    return max(schedules, key=lambda s: s.replays)  # one per order of the boxing registers: the busiest
 
 
 def test_a_lane_runs_on_its_own_os_thread(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -128,19 +141,25 @@ def test_a_lane_runs_on_its_own_os_thread(monkeypatch: pytest.MonkeyPatch) -> No
     data = batches(FUSE_AFTER + 3)
     for x, y in data:
         job(x, y)
-    schedule = dp_schedule()
-    seen: dict[int, set[str]] = {0: set(), 1: set()}
-    for number, lane in enumerate(schedule.lanes.lanes):
-        program = []
-        for fn, waits, signal in lane.program:
-            def spy(fn=fn, number=number) -> None:
-                seen[number].add(threading.current_thread().name)
-                fn()
-            program.append((spy, waits, signal))
-        lane.program = program
-    trace = schedule.lanes.record_next()
+    layer = flow.default_session().runtime.layer
+    schedules = [s for s in lane_schedules(layer) if "dp_train" in s.key]  # one per order of the boxing registers
+    seen: dict[int, dict[int, set[str]]] = {}
+    traces = []
+    for index, schedule in enumerate(schedules):
+        seen[index] = {0: set(), 1: set()}
+        for number, lane in enumerate(schedule.lanes.lanes):
+            program = []
+            for fn, waits, signal in lane.program:
+                def spy(fn=fn, number=number, index=index) -> None:
+                    seen[index][number].add(threading.current_thread().name)
+                    fn()
+                program.append((spy, waits, signal))
+            lane.program = program
+        traces.append(schedule.lanes.record_next())
     job(*data[0])
-    assert seen[0] == {threading.current_thread().name} and seen[1] == {"flowlab-lane-1"}
+    [used] = [index for index in seen if seen[index][0]]  # the schedule of the registers' order this call met
+    schedule, trace = schedules[used], traces[used]
+    assert seen[used][0] == {threading.current_thread().name} and seen[used][1] == {"flowlab-lane-1"}
     assert {lane for lane, *_ in trace} == {0, 1} and all(begin <= end for *_, begin, end, _ in trace)
     assert schedule.guarded == ("System-Train-TrainStep-dp_train",)  # every update follows every check
     rt = flow.default_session().runtime
