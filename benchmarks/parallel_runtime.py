@@ -29,6 +29,7 @@ from _util import QUICK, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.replay.fused import FUSE_AFTER
 
 os.environ.setdefault("FLOWLAB_FUSE_BACKGROUND", "0")  # a background compile would take a core from the timing
 
@@ -274,7 +275,9 @@ def data_parallel_rows() -> list[tuple[str, str]]:
         for devices in (1, 2):
             fresh("")
             call = data_parallel(devices)
-            for _ in range(12):  # past FUSE_AFTER: the schedule (its lanes) fused
+            # past FUSE_AFTER for every schedule: a SliceBoxing's out has two registers (register_num 2), so calls
+            # alternate between a schedule per order of them and each fuses its lanes after its own FUSE_AFTER
+            for _ in range(4 * FUSE_AFTER):
                 call()
             wall, process = timed(call, 1, number)
             rounds[devices].append(wall)
