@@ -271,6 +271,18 @@ def fused_call_of(actor: Actor, step: Callable[[], None]) -> FusedCall | None:
     return build(ins, outs)
 
 
+def segment_call_of(actor: Actor | None, step: Callable[[], None], table: Any) -> FusedCall | None:
+    """``actor``'s step as a call a generated segment can make: None for a notify, a kernel with no fused form, or
+    one with an argument no arena of ``table`` can express."""
+    call = fused_call_of(actor, step) if actor is not None else None
+    if call is not None:
+        try:
+            _Codegen(table).call(0, call)  # every argument expressible from an arena?
+        except Unfusable:
+            return None
+    return call
+
+
 def _write(source: str) -> Path:
     """The segment's source file, named by its content (the same Plan writes the same text in every process)."""
     from ..kernels.numba_cpu._numba import cache_dir
@@ -345,12 +357,7 @@ def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
             if actor is None and run:  # a notify only finishes a job instance: let the run go on past it
                 notifies.append(step)
                 continue
-            call = fused_call_of(actor, step) if actor is not None else None
-            if call is not None:
-                try:
-                    _Codegen(arena_table).call(0, call)  # every argument expressible from an arena?
-                except Unfusable:
-                    call = None
+            call = segment_call_of(actor, step, arena_table)
             if call is None:
                 flush()
                 steps.append(step)

@@ -238,7 +238,7 @@ class Lanes:
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
         from ..kernels.registry import External
-        from .fused import Unfusable, _Codegen, _segment, fused_call_of
+        from .fused import _segment, segment_call_of
 
         entries: list[Entry] = []
         run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
@@ -260,12 +260,7 @@ class Lanes:
             if actor is None and run and not waits and signal is None:
                 notifies.append((step, waits, signal, index))
                 continue
-            call = fused_call_of(actor, step) if actor is not None else None
-            if call is not None:
-                try:
-                    _Codegen(table).call(0, call)  # every argument expressible from an arena?
-                except Unfusable:
-                    call = None
+            call = segment_call_of(actor, step, table)
             if call is None:
                 flush()
                 entries.append((step, waits, signal, index))
