@@ -127,7 +127,7 @@ class _JobSbp:
                 continue
             piece, sbp = self.job.blob_descs[lbn], producer[bn]
             whole = piece
-            if sbp.is_split:
+            if sbp.is_split and self.job.holds_pieces(name):  # else its desc was inferred logical already
                 shape = list(piece.shape)
                 shape[sbp.axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
