@@ -78,3 +78,102 @@ def test_a_mirrored_loss_inferred_from_consistent_blobs_is_counted_once():
     assert user.op("v_optimizer").attrs["scale"] == pytest.approx(1 / 12)
     want = 0.5 - 0.5 * (2 * (relu + 0.5)).sum(axis=0) / 12
     np.testing.assert_allclose(flow.get_all_variables()["v"], want, rtol=1e-6)
+
+
+BATCH, FEATURES, CLASSES, STEPS = 10, 12, 5, 4
+
+
+def _mlp_mean_loss(images, labels):
+    hidden = flow.layers.dense(images, 16, activation=flow.nn.relu, kernel_initializer=flow.truncated_normal(0.1),
+                               name="dense1")
+    logits = flow.layers.dense(hidden, CLASSES, kernel_initializer=flow.truncated_normal(0.1), name="dense2")
+    loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+    return flow.math.reduce_mean(loss)
+
+
+def _batches():
+    rng = np.random.default_rng(11)
+    return [(rng.standard_normal((BATCH, FEATURES)).astype(np.float32),
+             rng.integers(0, CLASSES, BATCH).astype(np.int32)) for _ in range(STEPS)]
+
+
+def test_mirrored_reduce_mean_over_the_batch_reduces_each_devices_piece():
+    """OneFlow's mirrored_strategy.py with the loss averaged by flow.math.reduce_mean: in the mirrored view each
+    device reduces its own piece (a sub-op per device), so the ListNumpy return is each device's own mean, and
+    the loss count is one element per device: training on equal halves is one-device SGD on the batch mean."""
+    flow.clear_default_session()
+
+    @flow.global_function(type="train")
+    def one(images: tp.Numpy.Placeholder((BATCH, FEATURES)),
+            labels: tp.Numpy.Placeholder((BATCH,), dtype=flow.int32)) -> tp.Numpy:
+        loss = _mlp_mean_loss(images, labels)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
+        return loss
+
+    want = [one(x, y) for x, y in _batches()]
+    want_vars = flow.get_all_variables()
+
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+    half = BATCH // 2
+
+    @flow.global_function(type="train", function_config=config)
+    def mirrored(images: tp.ListNumpy.Placeholder((half, FEATURES)),
+                 labels: tp.ListNumpy.Placeholder((half,), dtype=flow.int32)) -> tp.ListNumpy:
+        loss = _mlp_mean_loss(images, labels)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
+        return loss
+
+    for step, (x, y) in enumerate(_batches()):
+        pieces = mirrored([x[:half], x[half:]], [y[:half], y[half:]])
+        assert [p.shape for p in pieces] == [(1,), (1,)]
+        np.testing.assert_allclose(np.mean(pieces), want[step], rtol=1e-5)
+    got_vars = flow.get_all_variables()
+    for name in ("dense1-weight", "dense1-bias", "dense2-weight", "dense2-bias"):
+        np.testing.assert_allclose(got_vars[name], want_vars[name], rtol=1e-5, atol=1e-7, err_msg=name)
+    user = flow.default_session().job_set.job("mirrored")
+    mean = next(op for op in user.ops if op.op_type == "reduce_mean")
+    assert {str(s) for s in user.sbp_signatures[mean.name].bn_in_op2sbp_parallel.values()} == {"S(0)"}
+
+
+def test_mirrored_reduce_mean_returns_each_devices_mean():
+    flow.clear_default_session()
+    flow.config.cpu_device_num(3)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.math.reduce_mean(x, axis=0)
+
+    x = np.arange(18, dtype=np.float32).reshape(6, 3)
+    pieces = job([x[:2], x[2:4], x[4:]])
+    for got, piece in zip(pieces, np.split(x, 3)):
+        np.testing.assert_allclose(got, piece.mean(axis=0), rtol=1e-6)
+
+
+def test_a_mirrored_reduction_of_a_consistent_blob_is_an_error_at_the_users_line():
+    """Its shape came from the logical blob, so per-device means would not fit it: a clear error, not a guess."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.math.reduce_mean(x, axis=0)
+
+    from flowlab.compiler.sbp_infer import SbpInferError
+
+    with pytest.raises(SbpInferError, match=r"test_multi_device_mirrored.py:\d+: mirrored op 'reduce_mean_0' "
+                                            r"\(reduce_mean\) reads only consistent blobs"):
+        job(np.zeros((4, 3), np.float32))
+
+
+def test_explain_sbp_says_a_mirrored_op_runs_per_device():
+    test_mirrored_reduce_mean_returns_each_devices_mean()
+    user = flow.default_session().job_set.job("job")
+    text = str(flow.debug.explain_sbp(user, "reduce_mean_0"))
+    assert "chosen: {input_tensor_0: S(0), output_tensor_0: S(0)}" in text
+    assert "note: mirrored: no signature of reduce_mean takes its inputs as they lie" in text
+    assert flow.debug.explain_sbp(user, "reduce_mean_0").to_dict()["notes"]

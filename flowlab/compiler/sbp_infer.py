@@ -169,18 +169,45 @@ class _JobSbp:
         cands = _dedupe([*rule(ctx), ctx.make({arg: BROADCAST for arg in ctx.arg_bns})])
         self._batch_axes(op, ctx, cands, ins, outs)
         axes = {bn: self.batch_axis.get(lbn) for bn, lbn in (*ins, *outs)}
+        notes: tuple[str, ...] = ()
         if n == 1:  # OneFlow: S(0) everywhere, nothing else considered
             chosen = {bn: split(0) for bn, _ in (*ins, *outs)}
             scored: tuple[SbpCandidate, ...] = ()
         else:
             scored = tuple(self._score(op, ctx, c, axes, ins, outs, n) for c in cands)
+            if op.name in self.job.mirrored_op_names and all((c.excluded or "").startswith("hint") for c in scored):
+                per_device = self._per_device(op, ctx, ins, outs)
+                scored += (self._score(op, ctx, per_device, axes, ins, outs, n),)
+                notes = (f"mirrored: no signature of {op.op_type} takes its inputs as they lie, so each device runs "
+                         "it on its own piece (OneFlow's per-device sub-op) and its outputs are those pieces",)
             chosen = self._choose(op, ctx, scored, n)
         sig = SbpSignature(chosen)
         self.signatures[op.name] = sig
         for bn, lbn in outs:
             self.sbp[lbn] = chosen[bn]
         self.decisions[op.name] = SbpDecision(op.name, op.op_type, n, dict(ctx.producer_sbp), axes, dict(ctx.hints),
-                                              scored, sig, op.loc)
+                                              scored, sig, op.loc, notes)
+
+    def _per_device(self, op: OpConf, ctx: SbpCtx, ins: list[tuple[str, str]], outs: list[tuple[str, str]]
+                    ) -> dict[str, SbpParallel]:
+        """A mirrored op is one sub-op per device (AddAndInferMirroredOp): when none of its signatures takes its
+        inputs as they lie, each device still runs it on its own pieces, and its outputs are per-device pieces,
+        S(0) unless every input is B (then each device computed the same whole blob). That needs blob descs that
+        are one device's piece: an op traced from consistent blobs only was inferred on their logical shapes."""
+        whole = all(ctx.producer_sbp[bn].is_broadcast for bn, _ in ins)
+        if not whole and not self.job.holds_pieces(op.name):
+            raise SbpInferError(
+                f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs "
+                f"({_sig_str(ctx.producer_sbp)}), so its shapes were inferred from their logical shapes, but no "
+                f"signature of {op.op_type} computes the logical blob from the devices' pieces. Trace it in the "
+                "consistent view, or feed it per-device data (tp.ListNumpy) so that each device reduces its piece.")
+        sig = dict(ctx.producer_sbp)
+        for bn, _lbn in outs:
+            if not whole and not ctx.descs[bn].shape:
+                raise SbpInferError(f"{_where(op)}mirrored op {op.name!r} ({op.op_type}): output {bn!r} has no axis, "
+                                    "so the devices' pieces cannot lie side by side (S(0)); give it one axis")
+            sig[bn] = BROADCAST if whole else split(0)
+        return sig
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:
