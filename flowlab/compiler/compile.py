@@ -12,6 +12,7 @@ from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
 from .slices import logical_desc
+from .split_sparse_xent import split_sparse_softmax_cross_entropy
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -22,6 +23,7 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),
     ("GenerateBackwardAndOptimizerOpConfs", generate_backward_and_optimizer),
+    ("SplitSparseSoftmaxCrossEntropyOpPass", split_sparse_softmax_cross_entropy),
     ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 

@@ -112,7 +112,7 @@ class _JobSbp:
             hints.update(self._mirrored_inputs(op, ins, producer))
         else:
             descs.update(self._check_consistent_inputs(op, ins, outs, producer))
-        return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+        return SbpCtx(op, arg_bns, descs, hints, producer, op.parallel_conf.parallel_num), ins, outs
 
     def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]], outs: list[tuple[str, str]],
                                  producer: Mapping[str, SbpParallel]) -> dict[str, BlobDesc]:
