@@ -218,3 +218,20 @@ def test_replayed_and_fused_calls_are_the_protocols_bit_for_bit(monkeypatch: pyt
     replayed = run(_build_replay_model, True, calls, monkeypatch)
     assert_replayed_and_fused(replayed, "train", calls)
     assert_same(protocol, replayed)
+
+
+def test_fewer_classes_than_devices_is_an_error_at_the_users_line():
+    from flowlab.compiler.sbp_infer import SbpInferError
+
+    flow.clear_default_session()
+    flow.config.cpu_device_num(3)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 2)), y: tp.Numpy.Placeholder((4,), dtype=flow.int32)) -> tp.Numpy:
+        return flow.nn.sparse_softmax_cross_entropy_with_logits(y, x.with_distribute(flow.distribute.split(1)),
+                                                                name="loss")
+
+    with pytest.raises(SbpInferError, match=r"test_model_parallel_loss.py:\d+: op 'loss' "
+                                            r"\(sparse_softmax_cross_entropy_ms\) on cpu:0:0-2: blob 'prediction_0' "
+                                            r"of shape \(4, 2\) cannot be split on axis 1 over 3 devices"):
+        job(np.zeros((4, 2), np.float32), np.zeros(4, np.int32))

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from ..frontend.builder import JobBuilder
 from ..ir import BROADCAST, Job, OpConf, split
+from .sbp_infer import SbpInferError
 
 MS_OP = "sparse_softmax_cross_entropy_ms"
 PASS_NAME = "SplitSparseSoftmaxCrossEntropyOpPass"
@@ -57,6 +58,12 @@ def _decompose(builder: JobBuilder, op: OpConf) -> str:
     logits = builder.blob(op.inputs["prediction"][0])
     axis = len(logits.shape) - 1
     n = op.parallel_conf.parallel_num
+    if logits.shape[axis] < n:  # said before the device stage's own check, in the words of SBP inference
+        where = f"{op.loc}: " if op.loc else ""
+        raise SbpInferError(
+            f"{where}op {op.name!r} ({op.op_type}) on {op.parallel_conf}: blob 'prediction_0' of shape "
+            f"{tuple(logits.shape)} cannot be split on axis {axis} over {n} devices (it has {logits.shape[axis]} "
+            "classes there; each device needs at least one)")
 
     def add(suffix: str, op_type: str, inputs: dict, attrs: dict | None = None) -> list:
         return builder.add_op(op_type, inputs, attrs, name=f"{op.name}-split_softmax_{suffix}", scoped=False,
