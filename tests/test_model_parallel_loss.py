@@ -158,10 +158,14 @@ def test_explain_sbp_shows_the_loss_signature_and_its_boxing():
     assert explained.to_dict()["op_type"] == "sparse_cross_entropy_ms"
 
 
-def test_untagged_logits_take_the_plain_loss_which_gathers_the_classes():
+@pytest.mark.parametrize("devices", [2, 3])
+def test_untagged_logits_take_the_plain_loss_which_gathers_the_classes(one_device, devices):
     """The docs' mixed_parallel_mlp.py does not tag its logits: the plain op, all S(0), so boxing moves the logits
-    from S(1) to S(0) (§3.4), and no decomposition is made."""
-    _, _, session = train(2, tagged=False)
+    from S(1) to S(0) (§3.4), and no decomposition is made; it trains like one device too."""
+    losses, variables, session = train(devices, tagged=False)
+    np.testing.assert_allclose(losses, one_device[0], rtol=1e-5)
+    for name, value in one_device[1].items():
+        np.testing.assert_allclose(variables[name], value, rtol=1e-5, atol=1e-7, err_msg=f"{name} on {devices}")
     job = session.job_set.job("train_job")
     assert job.op("softmax_loss").op_type == "sparse_softmax_cross_entropy"
     assert not any(op.name.startswith("softmax_loss-split_softmax") for op in job.ops)
