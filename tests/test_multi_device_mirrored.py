@@ -177,3 +177,11 @@ def test_explain_sbp_says_a_mirrored_op_runs_per_device():
     assert "chosen: {input_tensor_0: S(0), output_tensor_0: S(0)}" in text
     assert "note: mirrored: no signature of reduce_mean takes its inputs as they lie" in text
     assert flow.debug.explain_sbp(user, "reduce_mean_0").to_dict()["notes"]
+
+
+def test_the_views_sbp_section_carries_the_note():
+    from flowlab.viz.payload_details import sbp_sections
+
+    test_mirrored_reduce_mean_returns_each_devices_mean()
+    rows = sbp_sections(flow.default_session().job_set.job("job"))["reduce_mean_0"]["rows"]
+    assert any(k == "note" and "each device runs it on its own piece" in v for k, v in rows)
