@@ -185,3 +185,59 @@ def test_the_views_sbp_section_carries_the_note():
     test_mirrored_reduce_mean_returns_each_devices_mean()
     rows = sbp_sections(flow.default_session().job_set.job("job"))["reduce_mean_0"]["rows"]
     assert any(k == "note" and "each device runs it on its own piece" in v for k, v in rows)
+
+
+def test_a_mirrored_reduce_sum_returns_each_devices_sum():
+    """reduce_sum over the batch has an exact signature, S(0) -> P, but a mirrored return of it gives each device's
+    own sum (OneFlow's per-device sub-ops), not their total."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.math.reduce_sum(x, axis=0)
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    pieces = job([x[:2], x[2:]])
+    assert len(pieces) == 2
+    np.testing.assert_allclose(pieces[0], x[:2].sum(axis=0), rtol=1e-6)
+    np.testing.assert_allclose(pieces[1], x[2:].sum(axis=0), rtol=1e-6)
+
+
+def test_a_mirrored_summed_loss_returns_each_devices_sum_and_trains_on_their_count():
+    """loss = reduce_sum(per-example loss) per device: each device's piece is its own sum, and the loss count is one
+    element per device (OneFlow's DynamicLossInstanceNum), so a step is one-device SGD on the whole batch's summed
+    loss with half the learning rate."""
+    def one_step(devices: int, lr: float):
+        flow.clear_default_session()
+        flow.config.cpu_device_num(devices)
+        config = flow.function_config()
+        config.default_logical_view(flow.scope.mirrored_view() if devices > 1 else flow.scope.consistent_view())
+        rows = BATCH // devices
+        holder = tp.ListNumpy if devices > 1 else tp.Numpy
+
+        @flow.global_function(type="train", function_config=config)
+        def train(images: holder.Placeholder((rows, FEATURES)),
+                  labels: holder.Placeholder((rows,), dtype=flow.int32)) -> holder:
+            hidden = flow.layers.dense(images, 16, activation=flow.nn.relu,
+                                       kernel_initializer=flow.truncated_normal(0.1), name="dense1")
+            logits = flow.layers.dense(hidden, CLASSES, kernel_initializer=flow.truncated_normal(0.1), name="dense2")
+            loss = flow.math.reduce_sum(flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits))
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [lr]), momentum=0).minimize(loss)
+            return loss
+
+        x, y = _batches()[0]
+        if devices > 1:
+            out = train([x[:rows], x[rows:]], [y[:rows], y[rows:]])
+        else:
+            out = train(x, y)
+        return out, flow.get_all_variables()
+
+    whole, want_vars = one_step(1, 0.05)
+    pieces, got_vars = one_step(2, 0.1)
+    assert [p.shape for p in pieces] == [(1,), (1,)]
+    np.testing.assert_allclose(pieces[0] + pieces[1], whole, rtol=1e-5)
+    assert not np.allclose(pieces[0], whole)  # each device's own sum, not the total
+    for name in ("dense1-weight", "dense1-bias", "dense2-weight", "dense2-bias"):
+        np.testing.assert_allclose(got_vars[name], want_vars[name], rtol=1e-5, atol=1e-7, err_msg=name)

@@ -94,6 +94,9 @@ class _JobSbp:
         self.signatures: dict[str, SbpSignature] = {}
         self.decisions: dict[str, SbpDecision] = {}
         self.placement = {op.name: op.parallel_conf for op in job.ops}
+        mirrored = set(job.mirrored_op_names)
+        self.returned = {lbn for op in job.ops if op.op_type == "return" and op.name in mirrored
+                         for lbn in op.input_lbns}  # mirrored blobs returned per device
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
@@ -181,12 +184,28 @@ class _JobSbp:
                 notes = (f"mirrored: no signature of {op.op_type} takes its inputs as they lie, so each device runs "
                          "it on its own piece (OneFlow's per-device sub-op) and its outputs are those pieces",)
             chosen = self._choose(op, ctx, scored, n)
+            if self._returns_partial_pieces(op, chosen, outs):
+                per_device = self._per_device(op, ctx, ins, outs)
+                scored += (self._score(op, ctx, per_device, axes, ins, outs, n),)
+                chosen = per_device
+                notes = ("mirrored: its result is returned per device (tp.ListNumpy), so each device's own result "
+                         "is its piece (OneFlow's per-device sub-op), not a partial sum added over the devices",)
         sig = SbpSignature(chosen)
         self.signatures[op.name] = sig
         for bn, lbn in outs:
             self.sbp[lbn] = chosen[bn]
         self.decisions[op.name] = SbpDecision(op.name, op.op_type, n, dict(ctx.producer_sbp), axes, dict(ctx.hints),
                                               scored, sig, op.loc, notes)
+
+    def _returns_partial_pieces(self, op: OpConf, chosen: Mapping[str, SbpParallel], outs: list[tuple[str, str]]
+                                ) -> bool:
+        """A mirrored op made from per-device data whose chosen signature leaves a partial sum (a reduce_sum over
+        the batch) that a mirrored return reads: P would add the devices' results on the way out, where OneFlow
+        returns each device's own. Per-device pieces change nothing else: mirrored readers take them as they lie,
+        and the gradients' partial sums come from their own signatures."""
+        return (op.name in self.job.mirrored_op_names and op.op_type != "return"
+                and any(chosen[bn].is_partial_sum and lbn in self.returned for bn, lbn in outs)
+                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs) and self.job.holds_pieces(op.name))
 
     def _per_device(self, op: OpConf, ctx: SbpCtx, ins: list[tuple[str, str]], outs: list[tuple[str, str]]
                     ) -> dict[str, SbpParallel]:
