@@ -239,3 +239,33 @@ def test_fewer_classes_than_devices_is_an_error_at_the_users_line():
                                             r"\(sparse_softmax_cross_entropy_ms\) on cpu:0:0-2: blob 'prediction_0' "
                                             r"of shape \(4, 2\) cannot be split on axis 1 over 3 devices"):
         job(np.zeros((4, 2), np.float32), np.zeros(4, np.int32))
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("op_type", ["sparse_cross_entropy_ms", "sparse_softmax_cross_entropy_ms_grad"])
+def test_the_ms_kernels_check_labels_against_every_class_before_writing(impl, op_type):
+    """Device 1 of 2 holds classes 4-6 of 7: label 5 is its column 1, label 2 another device's (0 here), label 7
+    is out of range on every device, refused before anything is written."""
+    from flowlab.ir import BlobDesc, OpConf
+    from flowlab.ir.dtype import float32, int32
+    from flowlab.kernels.registry import make_kernel
+
+    prob = np.array([[0.2, 0.3, 0.1], [0.5, 0.25, 0.25]], np.float32)
+    ins = {"prediction" if op_type == "sparse_cross_entropy_ms" else "prob": prob}
+    grad = op_type != "sparse_cross_entropy_ms"
+    descs = [BlobDesc((2, 3), float32), BlobDesc((2,), int32)] + ([BlobDesc((2,), float32)] if grad else [])
+    out_desc = BlobDesc((2, 3), float32) if grad else BlobDesc((2,), float32)
+    op = OpConf("t", op_type, {arg: (f"{arg}/out",) for arg in (*ins, "label", *(("dy",) if grad else ()))},
+                {"dx" if grad else "out": ("t/out_0",)}, {"depth": 7})
+    kernel = make_kernel(op, descs, [out_desc], impl, parallel=(1, 2))
+    dy = np.array([2.0, 3.0], np.float32)
+    out = np.full(out_desc.shape, 9, np.float32)
+    kernel([prob, np.array([5, 2], np.int32), *([dy] if grad else [])], [out])
+    if grad:
+        np.testing.assert_allclose(out, [[0.4, (0.3 - 1) * 2, 0.2], [1.5, 0.75, 0.75]], rtol=1e-6)
+    else:
+        np.testing.assert_allclose(out, [-np.log(0.3), 0.0], rtol=1e-6)
+    out[...] = 9
+    with pytest.raises(IndexError, match=r"label 7 \(at flat index 1\) is out of range for 7 classes"):
+        kernel([prob, np.array([5, 7], np.int32), *([dy] if grad else [])], [out])
+    assert (out == 9).all()
