@@ -269,3 +269,20 @@ def test_the_ms_kernels_check_labels_against_every_class_before_writing(impl, op
     with pytest.raises(IndexError, match=r"label 7 \(at flat index 1\) is out of range for 7 classes"):
         kernel([prob, np.array([5, 7], np.int32), *([dy] if grad else [])], [out])
     assert (out == 9).all()
+
+
+def test_in_the_mirrored_view_tagged_logits_take_the_plain_loss_per_device():
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 4)), y: tp.ListNumpy.Placeholder((2,), dtype=flow.int32)) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.nn.sparse_softmax_cross_entropy_with_logits(y, x.with_distribute(flow.distribute.split(1)),
+                                                                    name="loss")
+
+    x = np.log(np.array([[1, 1, 1, 1], [1, 2, 3, 4], [4, 3, 2, 1], [2, 2, 2, 2]], np.float32))
+    y = np.array([0, 3, 0, 1], np.int32)
+    pieces = job([x[:2], x[2:]], [y[:2], y[2:]])
+    np.testing.assert_allclose(np.concatenate(pieces), -np.log([1 / 4, 4 / 10, 4 / 10, 1 / 4]), rtol=1e-6)
+    assert flow.default_session().job_set.job("job").op("loss").op_type == "sparse_softmax_cross_entropy"

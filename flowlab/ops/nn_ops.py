@@ -138,6 +138,15 @@ def bias_add(value: LazyBlob, bias: LazyBlob, data_format: str | None = None, na
     return add_op("bias_add", {"a": [value], "b": [bias]}, {"axis": axis}, name)[0]
 
 
+def _mirrored_now() -> bool:
+    """In the mirrored view each device computes its own examples' loss over all classes (a mirrored op's inputs
+    lie as they are, whatever they are tagged): the plain op, never the model-parallel one."""
+    from ..frontend import scope
+    from ..frontend.builder import current_builder
+
+    return scope.current_view(current_builder().default_view) == "mirrored"
+
+
 def softmax(logits: LazyBlob, axis: int | None = None, name: str | None = None) -> LazyBlob:
     """Softmax along ``axis`` (the last by default); other axes go through a transpose, as in OneFlow."""
     from .array_ops import transpose
@@ -163,7 +172,7 @@ def sparse_softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob,
         from .array_ops import reshape
 
         labels = reshape(labels, labels.shape[:-1] or (1,))
-    if len(logits.shape) >= 2 and logits.distribute == split(len(logits.shape) - 1):
+    if len(logits.shape) >= 2 and logits.distribute == split(len(logits.shape) - 1) and not _mirrored_now():
         _prob, out = add_op("sparse_softmax_cross_entropy_ms", {"prediction": [logits], "label": [labels]},
                             {"depth": logits.shape[-1]}, name=name)
         return out
