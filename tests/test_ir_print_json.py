@@ -71,6 +71,7 @@ def test_pass_records_say_what_changed(session):
         "AutoTrainStep on pad_Job: no change",  # the training passes run on every user job; predict: no-ops
         "AutoLearningRate on pad_Job: no change",
         "GenerateBackwardAndOptimizerOpConfs on pad_Job: no change",
+        "SplitSparseSoftmaxCrossEntropyOpPass on pad_Job: no change",
         "AddLbiDiffWatcherOpConfs on pad_Job: no change",
         "AutoSourceTick on pad_Job: +[System-AutoTick-SourceTick] ~[Input_0]",
         "AutoSinkTick on pad_Job: +[System-AutoTick-SinkTick]",

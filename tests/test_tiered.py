@@ -193,10 +193,10 @@ def test_a_kernel_numba_cannot_make_stays_on_the_reference(held, monkeypatch) ->
 
     make = registry.make_kernel
 
-    def no_numba(op, ins, outs, impl=None, device="cpu"):
+    def no_numba(op, ins, outs, impl=None, device="cpu", parallel=(0, 1)):
         if impl == "numba":
             raise KeyError(f"op {op.op_type!r} has no numba kernel")
-        return make(op, ins, outs, impl, device)
+        return make(op, ins, outs, impl, device, parallel)
 
     monkeypatch.setattr(registry, "make_kernel", no_numba)
     train = define_train()

@@ -51,7 +51,9 @@ def test_watch_diff_on_logits_matches_numpy():
     p[np.arange(B), y] -= 1  # the gradient of the summed loss: not divided by B (OneFlow's seed of ones)
     np.testing.assert_allclose(diffs[0], p, rtol=1e-5, atol=1e-6)
     names = [r.name for r in flow.default_session().passes if r.job_name == "train"]
-    assert names.index("AddLbiDiffWatcherOpConfs") == names.index("GenerateBackwardAndOptimizerOpConfs") + 1
+    # OneFlow's order (JobBuildAndInferCtx::Complete): autograd, the loss split, then the diff watchers
+    assert names.index("AddLbiDiffWatcherOpConfs") == names.index("SplitSparseSoftmaxCrossEntropyOpPass") + 1 \
+        == names.index("GenerateBackwardAndOptimizerOpConfs") + 2
 
 
 def test_watch_diff_errors():

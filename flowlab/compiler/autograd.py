@@ -112,12 +112,14 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
 
 
 def loss_element_count(job: Job, loss_lbns: list[str]) -> int:
-    """The element count the gradients are divided by; a mirrored loss has one piece per device, each of its
-    blob desc's shape, so its count is summed over the devices (OneFlow's DynamicLossInstanceNum)."""
+    """The element count the gradients are divided by; a mirrored loss made from per-device data has one piece
+    per device, each of its blob desc's shape, so its count is summed over the devices (OneFlow's
+    DynamicLossInstanceNum); one inferred from consistent blobs has the logical desc already."""
     count = 0
     for lbn in loss_lbns:
         producer = job.producer_of(lbn)
-        pieces = producer.parallel_conf.parallel_num if producer.name in job.mirrored_op_names else 1
+        mirrored = producer.name in job.mirrored_op_names and job.holds_pieces(producer.name)
+        pieces = producer.parallel_conf.parallel_num if mirrored else 1
         count += math.prod(job.blob_descs[lbn].shape) * pieces
     return count
 

@@ -6,12 +6,13 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..ir import Job, JobSet, Plan
+from ..ir import Job, JobSet, OpConf, Plan, split
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
 from .slices import logical_desc
+from .split_sparse_xent import split_sparse_softmax_cross_entropy
 from .system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from .train_passes import auto_learning_rate, auto_train_step
 from .verify_job import check_job
@@ -22,6 +23,7 @@ USER_JOB_PASSES: list[tuple[str, JobPass]] = [
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),
     ("GenerateBackwardAndOptimizerOpConfs", generate_backward_and_optimizer),
+    ("SplitSparseSoftmaxCrossEntropyOpPass", split_sparse_softmax_cross_entropy),
     ("AddLbiDiffWatcherOpConfs", add_lbi_diff_watcher_op_confs),
 ]
 
@@ -55,8 +57,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         for name in job.return_op_names:
             op = job.op(name)
             desc = logical_desc(job, op.output_lbns[0])
-            piece = job.blob_descs[op.output_lbns[0]]  # a mirrored return's desc is one device's piece
-            parts = desc.elem_cnt // max(piece.elem_cnt, 1) if name in job.mirrored_op_names else 0
+            parts = _mirrored_parts(job, op) if name in job.mirrored_op_names else 0
             system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
@@ -87,3 +88,13 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_n
     records.extend(recs)
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
                          {job_id: tuple(rows) for job_id, rows in boxing_log.items()})
+
+
+def _mirrored_parts(job: Job, ret: OpConf) -> int:
+    """How many devices' pieces a mirrored return gives back: those of the blob it returns when that lies
+    split on axis 0 (the pieces concatenated, balanced as OneFlow's splitter cuts them); 0 for a whole blob."""
+    lbn = ret.input_lbns[0]
+    producer = job.producer_of(lbn)
+    sig = job.sbp_signatures.get(producer.name)
+    sbp = sig.bn_in_op2sbp_parallel.get(lbn.rpartition("/")[2]) if sig is not None else None
+    return producer.parallel_conf.parallel_num if sbp is not None and sbp == split(0) else 0

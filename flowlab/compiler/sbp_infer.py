@@ -94,6 +94,9 @@ class _JobSbp:
         self.signatures: dict[str, SbpSignature] = {}
         self.decisions: dict[str, SbpDecision] = {}
         self.placement = {op.name: op.parallel_conf for op in job.ops}
+        mirrored = set(job.mirrored_op_names)
+        self.returned = {lbn for op in job.ops if op.op_type == "return" and op.name in mirrored
+                         for lbn in op.input_lbns}  # mirrored blobs returned per device
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
@@ -112,7 +115,7 @@ class _JobSbp:
             hints.update(self._mirrored_inputs(op, ins, producer))
         else:
             descs.update(self._check_consistent_inputs(op, ins, outs, producer))
-        return SbpCtx(op, arg_bns, descs, hints, producer), ins, outs
+        return SbpCtx(op, arg_bns, descs, hints, producer, op.parallel_conf.parallel_num), ins, outs
 
     def _check_consistent_inputs(self, op: OpConf, ins: list[tuple[str, str]], outs: list[tuple[str, str]],
                                  producer: Mapping[str, SbpParallel]) -> dict[str, BlobDesc]:
@@ -127,7 +130,7 @@ class _JobSbp:
                 continue
             piece, sbp = self.job.blob_descs[lbn], producer[bn]
             whole = piece
-            if sbp.is_split:
+            if sbp.is_split and self.job.holds_pieces(name):  # else its desc was inferred logical already
                 shape = list(piece.shape)
                 shape[sbp.axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
@@ -169,18 +172,61 @@ class _JobSbp:
         cands = _dedupe([*rule(ctx), ctx.make({arg: BROADCAST for arg in ctx.arg_bns})])
         self._batch_axes(op, ctx, cands, ins, outs)
         axes = {bn: self.batch_axis.get(lbn) for bn, lbn in (*ins, *outs)}
+        notes: tuple[str, ...] = ()
         if n == 1:  # OneFlow: S(0) everywhere, nothing else considered
             chosen = {bn: split(0) for bn, _ in (*ins, *outs)}
             scored: tuple[SbpCandidate, ...] = ()
         else:
             scored = tuple(self._score(op, ctx, c, axes, ins, outs, n) for c in cands)
+            if op.name in self.job.mirrored_op_names and all((c.excluded or "").startswith("hint") for c in scored):
+                per_device = self._per_device(op, ctx, ins, outs)
+                scored += (self._score(op, ctx, per_device, axes, ins, outs, n),)
+                notes = (f"mirrored: no signature of {op.op_type} takes its inputs as they lie, so each device runs "
+                         "it on its own piece (OneFlow's per-device sub-op) and its outputs are those pieces",)
             chosen = self._choose(op, ctx, scored, n)
+            if self._returns_partial_pieces(op, chosen, outs):
+                per_device = self._per_device(op, ctx, ins, outs)
+                scored += (self._score(op, ctx, per_device, axes, ins, outs, n),)
+                chosen = per_device
+                notes = ("mirrored: its result is returned per device (tp.ListNumpy), so each device's own result "
+                         "is its piece (OneFlow's per-device sub-op), not a partial sum added over the devices",)
         sig = SbpSignature(chosen)
         self.signatures[op.name] = sig
         for bn, lbn in outs:
             self.sbp[lbn] = chosen[bn]
         self.decisions[op.name] = SbpDecision(op.name, op.op_type, n, dict(ctx.producer_sbp), axes, dict(ctx.hints),
-                                              scored, sig, op.loc)
+                                              scored, sig, op.loc, notes)
+
+    def _returns_partial_pieces(self, op: OpConf, chosen: Mapping[str, SbpParallel], outs: list[tuple[str, str]]
+                                ) -> bool:
+        """A mirrored op made from per-device data whose chosen signature leaves a partial sum (a reduce_sum over
+        the batch) that a mirrored return reads: P would add the devices' results on the way out, where OneFlow
+        returns each device's own. Per-device pieces change nothing else: mirrored readers take them as they lie,
+        and the gradients' partial sums come from their own signatures."""
+        return (op.name in self.job.mirrored_op_names and op.op_type != "return"
+                and any(chosen[bn].is_partial_sum and lbn in self.returned for bn, lbn in outs)
+                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs) and self.job.holds_pieces(op.name))
+
+    def _per_device(self, op: OpConf, ctx: SbpCtx, ins: list[tuple[str, str]], outs: list[tuple[str, str]]
+                    ) -> dict[str, SbpParallel]:
+        """A mirrored op is one sub-op per device (AddAndInferMirroredOp): when none of its signatures takes its
+        inputs as they lie, each device still runs it on its own pieces, and its outputs are per-device pieces,
+        S(0) unless every input is B (then each device computed the same whole blob). That needs blob descs that
+        are one device's piece: an op traced from consistent blobs only was inferred on their logical shapes."""
+        whole = all(ctx.producer_sbp[bn].is_broadcast for bn, _ in ins)
+        if not whole and not self.job.holds_pieces(op.name):
+            raise SbpInferError(
+                f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs "
+                f"({_sig_str(ctx.producer_sbp)}), so its shapes were inferred from their logical shapes, but no "
+                f"signature of {op.op_type} computes the logical blob from the devices' pieces. Trace it in the "
+                "consistent view, or feed it per-device data (tp.ListNumpy) so that each device reduces its piece.")
+        sig = dict(ctx.producer_sbp)
+        for bn, _lbn in outs:
+            if not whole and not ctx.descs[bn].shape:
+                raise SbpInferError(f"{_where(op)}mirrored op {op.name!r} ({op.op_type}): output {bn!r} has no axis, "
+                                    "so the devices' pieces cannot lie side by side (S(0)); give it one axis")
+            sig[bn] = BROADCAST if whole else split(0)
+        return sig
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:

@@ -23,9 +23,11 @@ def physical_desc(desc: BlobDesc, sbp: SbpParallel, parallel_id: int, parallel_n
 
 
 def logical_desc(job: Job, lbn: str) -> BlobDesc:
-    """The logical blob behind ``lbn``. A mirrored op's blob descs are one device's (h/sbp's mirrored view): its
-    S(axis) output over n devices is n such pieces, concatenated on that axis (OneFlow's mirrored blob seen
-    consistently). Every other blob's desc is its logical one."""
+    """The logical blob behind ``lbn``. A mirrored op that descends from per-device data (a ``ListNumpy``
+    placeholder) has one device's piece as its blob desc: its S(axis) output over n devices is n such pieces,
+    concatenated on that axis (OneFlow's mirrored blob seen consistently). Every other blob's desc is its logical
+    one, a mirrored op's too when it reads only consistent blobs (it was inferred from their logical descs;
+    multiplying its split axis again would give each device the logical shape)."""
     desc = job.blob_descs[lbn]
     op_name, _, bn = lbn.rpartition("/")
     if op_name not in job.mirrored_op_names:
@@ -36,7 +38,7 @@ def logical_desc(job: Job, lbn: str) -> BlobDesc:
         return logical_desc(job, op.input_lbns[0])
     sig = job.sbp_signatures.get(op_name)
     sbp = sig.bn_in_op2sbp_parallel.get(bn) if sig is not None else None
-    if n == 1 or sbp is None or not sbp.is_split:
+    if n == 1 or sbp is None or not sbp.is_split or not job.holds_pieces(op_name):
         return desc
     shape = list(desc.shape)
     shape[sbp.axis] *= n

@@ -37,6 +37,7 @@ class SbpExplanation:
             "candidates": [c.to_dict() for c in d.candidates],
             "chosen": {bn: str(s) for bn, s in d.chosen.bn_in_op2sbp_parallel.items()},
             "boxing": list(self.boxing),
+            "notes": list(d.notes),
         }
 
     def __str__(self) -> str:
@@ -59,6 +60,7 @@ class SbpExplanation:
                 why = f"  excluded: {c.excluded}" if c.excluded else ""
                 lines.append(f"  {mark} {c.signature}  order {c.order_value}  cost {_cost(c.copy_cost)}{why}")
         lines.append(f"  chosen: {d.chosen}")
+        lines.extend(f"  note: {note}" for note in d.notes)
         lines.append("  boxing: " + ("; ".join(self.boxing) if self.boxing else "none"))
         return "\n".join(lines)
 

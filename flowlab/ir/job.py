@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -77,6 +77,11 @@ class Job:
     def replace(self, **changes: Any) -> Job:
         return replace(self, **changes)
 
+    def holds_pieces(self, op_name: str) -> bool:
+        """Whether a mirrored op's blob descs are one device's piece rather than the logical blob: see
+        ``descends_from_per_device_data``."""
+        return descends_from_per_device_data({op.name: op for op in self.ops}, set(self.mirrored_op_names), op_name)
+
     # -- printing ----------------------------------------------------------------------------------
     def format_op(self, op: OpConf) -> str:
         outs = op.output_lbns
@@ -115,6 +120,25 @@ class Job:
 
 
 INTERFACE_OP_TYPES = frozenset({"input", "output", "return", "variable"})
+
+
+def descends_from_per_device_data(ops: Mapping[str, OpConf], mirrored: Collection[str], op_name: str) -> bool:
+    """Whether mirrored op ``op_name`` depends, through mirrored ops, on a mirrored (``ListNumpy``) input. Such an
+    op's shapes were inferred from one device's piece, so its blob descs are pieces; a mirrored op that reads only
+    consistent blobs was inferred from their logical descs, so its descs are logical (each device holds its S(0)
+    slice, or the whole blob where it is B)."""
+    seen: set[str] = set()
+    todo = [op_name]
+    while todo:
+        name = todo.pop()
+        if name in seen or name not in mirrored:
+            continue
+        seen.add(name)
+        op = ops[name]
+        if op.op_type == "input":
+            return True
+        todo.extend(lbn.rpartition("/")[0] for lbns in op.inputs.values() for lbn in lbns)
+    return False
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,8 @@ arrays are CUDA device arrays, and the function enqueues its launches on ``strea
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import importlib
 import os
 from collections.abc import Callable, Sequence
@@ -32,6 +34,10 @@ class KernelCtx:
     in_descs: tuple[BlobDesc, ...]
     out_descs: tuple[BlobDesc, ...]
     device: str = "cpu"
+    # OneFlow's ctx->parallel_ctx(): which device of the op's placement the task runs on. Few kernels need it
+    # (the model-parallel loss finds its slice of the class axis with it); the descs are already physical.
+    parallel_id: int = 0
+    parallel_num: int = 1
 
     @property
     def attrs(self) -> dict[str, Any]:
@@ -117,18 +123,20 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
 
 
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
-                impl: str | None = None, device: str = "cpu") -> KernelFn:
-    """One task's kernel. In the tiered mode (CPU only) a ``TieredKernel``: the reference kernel now, Numba's
-    from a background thread (kernels/tiered.py), so nothing here imports Numba."""
+                impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1)) -> KernelFn:
+    """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a
+    ``TieredKernel``: the reference kernel now, Numba's from a background thread (kernels/tiered.py), so nothing
+    here imports Numba."""
     if device == "cpu" and (impl or default_impl()) == "tiered":
         from .tiered import tiered
 
-        return tiered(op, in_descs, out_descs, make_kernel)
+        return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel))
     factory = get_kernel_factory(op.op_type, impl, device)
+    ctx = KernelCtx(op, tuple(in_descs), tuple(out_descs), device, *parallel)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
         widen = _FLOAT16_WRAPPERS.get(device, _in_float32)
-        return widen(factory, KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
-    return factory(KernelCtx(op, tuple(in_descs), tuple(out_descs), device))
+        return widen(factory, ctx)
+    return factory(ctx)
 
 
 _FLOAT16_WRAPPERS: dict[str, Callable[[KernelFactory, KernelCtx], Any]] = {}
@@ -149,7 +157,8 @@ def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:
     def widen(d: BlobDesc) -> BlobDesc:
         return BlobDesc(d.shape, float32) if d.dtype == float16 else d
 
-    kernel = factory(KernelCtx(ctx.op, tuple(map(widen, ctx.in_descs)), tuple(map(widen, ctx.out_descs)), ctx.device))
+    kernel = factory(dataclasses.replace(ctx, in_descs=tuple(map(widen, ctx.in_descs)),
+                                         out_descs=tuple(map(widen, ctx.out_descs))))
     half_in = [i for i, d in enumerate(ctx.in_descs) if d.dtype == float16]
     half_out = [i for i, d in enumerate(ctx.out_descs) if d.dtype == float16]
     wide_in = {i: np.empty(ctx.in_descs[i].shape, np.float32) for i in half_in}

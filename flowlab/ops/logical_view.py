@@ -15,8 +15,8 @@ import dataclasses
 
 from ..frontend import scope
 from ..frontend.blob import LazyBlob
-from ..frontend.builder import JobBuilder, add_op, current_builder
-from ..ir import OpConf
+from ..frontend.builder import add_op, current_builder
+from ..ir.job import descends_from_per_device_data
 
 
 def cast_to_current_logical_view(x: LazyBlob) -> LazyBlob:
@@ -33,23 +33,8 @@ def cast_to_current_logical_view(x: LazyBlob) -> LazyBlob:
     ops = {op.name: op for op in builder.ops}
     parallel_num = ops[x.op_name].parallel_conf.parallel_num
     desc = x.blob_desc
-    if parallel_num > 1 and desc.shape and _from_per_device_data(builder, ops, x.op_name):
+    if parallel_num > 1 and desc.shape and descends_from_per_device_data(ops, builder.mirrored_op_names, x.op_name):
         shape = (desc.shape[0] * parallel_num, *desc.shape[1:])
         desc = dataclasses.replace(desc, shape=shape)
     # the identity infers its output from this handle: the consistent (logical) desc of the pieces
     return add_op("identity", {"in": [LazyBlob(x.lbn, desc, builder, x.distribute)]})[0]
-
-
-def _from_per_device_data(builder: JobBuilder, ops: dict[str, OpConf], op_name: str) -> bool:
-    """Whether a mirrored op depends, through mirrored ops, on a mirrored (``ListNumpy``) input."""
-    mirrored, seen, todo = set(builder.mirrored_op_names), set(), [op_name]
-    while todo:
-        name = todo.pop()
-        if name in seen or name not in mirrored:
-            continue
-        seen.add(name)
-        op = ops[name]
-        if op.op_type == "input":
-            return True
-        todo.extend(lbn.rpartition("/")[0] for lbns in op.inputs.values() for lbn in lbns)
-    return False

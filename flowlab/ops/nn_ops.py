@@ -7,6 +7,7 @@ from typing import Any
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
+from ..ir.sbp import split
 from ._common import require_blob, same_dtype
 from .registry import ARITHMETIC, FLOATING, INDEX, InferCtx, OpDef, dtypes_of, register_op
 from .sbp_rules import bias_add_rule, elementwise, matmul_rule
@@ -137,6 +138,15 @@ def bias_add(value: LazyBlob, bias: LazyBlob, data_format: str | None = None, na
     return add_op("bias_add", {"a": [value], "b": [bias]}, {"axis": axis}, name)[0]
 
 
+def _mirrored_now() -> bool:
+    """In the mirrored view each device computes its own examples' loss over all classes (a mirrored op's inputs
+    lie as they are, whatever they are tagged): the plain op, never the model-parallel one."""
+    from ..frontend import scope
+    from ..frontend.builder import current_builder
+
+    return scope.current_view(current_builder().default_view) == "mirrored"
+
+
 def softmax(logits: LazyBlob, axis: int | None = None, name: str | None = None) -> LazyBlob:
     """Softmax along ``axis`` (the last by default); other axes go through a transpose, as in OneFlow."""
     from .array_ops import transpose
@@ -153,12 +163,18 @@ def softmax(logits: LazyBlob, axis: int | None = None, name: str | None = None) 
 
 def sparse_softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
     """Per-example cross entropy of ``softmax(logits)`` against integer ``labels`` (shape of logits without its
-    last axis; a trailing axis of 1 is squeezed away, as in OneFlow). The op's ``prob`` output is the softmax."""
+    last axis; a trailing axis of 1 is squeezed away, as in OneFlow). The op's ``prob`` output is the softmax.
+    Logits tagged split on their class axis (``logits.with_distribute(flow.distribute.split(last))``) take
+    OneFlow's model-parallel ``sparse_softmax_cross_entropy_ms`` (ops/model_parallel.py)."""
     require_blob(labels, "labels")
     require_blob(logits, "logits")
     if len(labels.shape) == len(logits.shape) and labels.shape[-1] == 1:
         from .array_ops import reshape
 
         labels = reshape(labels, labels.shape[:-1] or (1,))
+    if len(logits.shape) >= 2 and logits.distribute == split(len(logits.shape) - 1) and not _mirrored_now():
+        _prob, out = add_op("sparse_softmax_cross_entropy_ms", {"prediction": [logits], "label": [labels]},
+                            {"depth": logits.shape[-1]}, name=name)
+        return out
     _prob, out = add_op("sparse_softmax_cross_entropy", {"prediction": [logits], "label": [labels]}, name=name)
     return out

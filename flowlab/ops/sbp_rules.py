@@ -26,6 +26,7 @@ class SbpCtx:
     descs: Mapping[str, BlobDesc]  # bn -> logical blob desc
     hints: Mapping[str, SbpParallel] = field(default_factory=dict)  # bn -> the SBP a hint asks for
     producer_sbp: Mapping[str, SbpParallel] = field(default_factory=dict)  # input bn -> its producer's SBP
+    parallel_num: int = 1  # the devices of the op's placement (a rule whose blobs depend on it checks it)
 
     @property
     def attrs(self) -> Mapping:

@@ -131,8 +131,9 @@ class Runtime:
             in_descs = [self._desc_of(actor, lbn) for lbn in op.input_lbns]
             out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
                          for lbn in op.output_lbns]
-            actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu") if on_gpu
-                            else make_kernel(op, in_descs, out_descs, self.kernel_impl))
+            parallel = (task.parallel_id, task.parallel_num)
+            actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
+                            else make_kernel(op, in_descs, out_descs, self.kernel_impl, parallel=parallel))
             if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
                 impl = self.kernel_impl or default_impl()
                 self.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"

@@ -43,7 +43,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' pieces
             instance = buffer.popleft()
-            instance.pulled = pulled = np.split(array, parts) if parts else array  # instance.pull(), inlined
+            instance.pulled = pulled = np.array_split(array, parts) if parts else array  # instance.pull(), inlined
             if instance.on_pull is not None:
                 instance.on_pull(pulled)
 

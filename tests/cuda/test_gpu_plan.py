@@ -288,7 +288,7 @@ def test_a_data_parallel_job_on_two_gpus_boxes_on_the_host_between_d2h_and_h2d_c
             assert mem == (f"device_cuda:{t.gpu_device}" if kind == "H2D" else f"host_pinned:{t.gpu_device}")
             out = t.produced_regst_desc["copy_out"]
             to_boxing = any(plan.task(c).task_type == "SliceBoxing" for c in out.consumer_task_ids)
-            assert out.register_num == (1 if to_boxing else 2), t  # boxing binds one register
+            assert out.register_num == (1 if to_boxing else 2), t  # a copy read by boxing keeps one (gpu_plan.py)
         else:
             assert t.thrd_id == t.gpu_device and t.gpu_device == t.parallel_id, t
     boxing = [t for t in tasks if t.task_type == "SliceBoxing"]

@@ -91,6 +91,14 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "sparse_softmax_cross_entropy": lambda dt: ({"prediction": [val((4, 5), dt)], "label": [ids((4,), 5)]}, {}),
     "sparse_softmax_cross_entropy_grad": lambda dt: (
         {"prob": [_prob(dt)], "label": [ids((4,), 5)], "dy": [val((4,), dt)]}, {}),
+    "sparse_softmax_cross_entropy_ms": lambda dt: (
+        {"prediction": [val((4, 5), dt)], "label": [ids((4,), 5)]}, {"depth": 5}),
+    "sparse_softmax_cross_entropy_ms_grad": lambda dt: (
+        {"prob": [_prob(dt)], "label": [ids((4,), 5)], "dy": [val((4,), dt)]}, {"depth": 5}),
+    "sparse_cross_entropy_ms": lambda dt: ({"prediction": [_prob(dt)], "label": [ids((4,), 5)]}, {"depth": 5}),
+    "reduce_max_device_stage": lambda dt: ({"in": [val((4, 5), dt)]}, {"axis": (1,), "device_num": 2}),
+    "reduce_max_global_stage": lambda dt: (
+        {"in": [val((4, 3), dt)], "device_count": [np.ones((4, 3), np.int32)]}, {"axis": (1,), "keepdims": True}),
     "softmax_cross_entropy": lambda dt: ({"prediction": [val((4, 5), dt)], "label": [_prob(dt)]}, {}),
     "softmax_cross_entropy_grad": lambda dt: (
         {"prob": [_prob(dt)], "label": [_prob(dt)], "dy": [val((4,), dt)]}, {}),
@@ -153,6 +161,8 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
               "sparse_softmax_cross_entropy_grad": "label", "adam_update": "train_step",
+              "sparse_softmax_cross_entropy_ms": "label", "sparse_softmax_cross_entropy_ms_grad": "label",
+              "sparse_cross_entropy_ms": "label",
               "learning_rate_schedule": "train_step"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),

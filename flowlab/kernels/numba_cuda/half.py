@@ -5,6 +5,7 @@ statistics) are written back where they changed."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -28,7 +29,8 @@ def in_float32_gpu(factory: Callable[[KernelCtx], Callable], ctx: KernelCtx) -> 
     def widen(d: BlobDesc) -> BlobDesc:
         return BlobDesc(d.shape, float32) if d.dtype == float16 else d
 
-    kernel = factory(KernelCtx(ctx.op, tuple(map(widen, ctx.in_descs)), tuple(map(widen, ctx.out_descs)), ctx.device))
+    kernel = factory(dataclasses.replace(ctx, in_descs=tuple(map(widen, ctx.in_descs)),
+                                         out_descs=tuple(map(widen, ctx.out_descs))))
     copy, threads = map1(UNARY["copy"]), current_launch().threads
     half_in = [i for i, d in enumerate(ctx.in_descs) if d.dtype == float16]
     half_out = [i for i, d in enumerate(ctx.out_descs) if d.dtype == float16]

@@ -1,0 +1,125 @@
+"""OneFlow's model-parallel loss: ``sparse_softmax_cross_entropy_ms`` and the ops its pass splits it into.
+
+``flow.nn.sparse_softmax_cross_entropy_with_logits`` traces ``sparse_softmax_cross_entropy_ms`` when the logits
+are tagged split on their class (last) axis (OneFlow's nn_ops.py), e.g. ``logits.with_distribute(
+flow.distribute.split(1))`` behind a dense with ``model_distribute=split(0)``. Its signature (user_ops/
+sparse_softmax_cross_entropy_op.cpp): prediction and prob S(last), label B, out P; its gradient's: prob S(last),
+label and dy B, the logits' gradient S(last). The softmax over a split class axis needs every device's maximum
+and sum, so after autograd ``SplitSparseSoftmaxCrossEntropyOpPass`` (compiler/split_sparse_xent.py) replaces the
+forward op by OneFlow's decomposition: ``reduce_max_device_stage`` (each device's maximum, S(last)) ->
+``reduce_max_global_stage`` (their maximum, B) -> broadcast_sub -> exp -> reduce_sum (P) -> broadcast_div (the
+softmax, S(last)) -> ``sparse_cross_entropy_ms`` (each device's term where the label falls in its slice: P).
+
+The kernels of ``_ms`` ops find their slice of the class axis from the task's parallel_id (OneFlow's
+BalancedSplitter(depth, parallel_num).At(parallel_id).begin()); a whole class axis starts at 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from ..ir.dtype import int8, int32
+from ..ir.sbp import BROADCAST, PARTIAL_SUM, split
+from .registry import FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import SbpCtx, Signature, broadcast_only
+
+
+class Decomposed(dict):
+    """A candidate that is exact only as the pass that rewrites its op computes it (the op's own kernel sees one
+    device's classes, not the whole softmax). ``sparse_softmax_cross_entropy_ms``'s split signature is one: the
+    exactness test checks its decomposition instead (tests/test_model_parallel_loss.py)."""
+
+
+def _infer_xent(ctx: InferCtx, outputs: tuple[str, ...]) -> dict[str, list[BlobDesc]]:
+    logits, label = ctx.input("prediction"), ctx.input("label")
+    if len(logits.shape) < 2 or label.shape != logits.shape[:-1]:
+        raise ctx.fail(f"labels {label} must have the shape of the prediction {logits} without its last (class) "
+                       "axis, and the prediction needs at least 2 axes")
+    if ctx.attrs["depth"] != logits.shape[-1]:
+        raise ctx.fail(f"depth {ctx.attrs['depth']} must be the class count {logits.shape[-1]} of {logits}")
+    out = BlobDesc(label.shape, logits.dtype)
+    return {"prob": [logits], "out": [out]} if "prob" in outputs else {"out": [out]}
+
+
+def _grad_xent_ms(ctx: Any) -> None:
+    dx = add_op("sparse_softmax_cross_entropy_ms_grad",
+                {"prob": [ctx.y("prob")], "label": [ctx.x("label")], "dy": [ctx.dy("out")]},
+                {"depth": ctx.attrs["depth"]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+def _class_axis(ctx: SbpCtx, arg: str) -> int:
+    return ctx.ndim(arg) - 1
+
+
+def xent_ms_rule(ctx: SbpCtx) -> list[Signature]:
+    """prediction and prob S(last), label B, out P (AddMsSignature); exact as the pass decomposes it."""
+    axis = _class_axis(ctx, "prediction")
+    return [Decomposed(ctx.make({"prediction": split(axis), "prob": split(axis), "label": BROADCAST,
+                                 "out": PARTIAL_SUM}))]
+
+
+def xent_ms_grad_rule(ctx: SbpCtx) -> list[Signature]:
+    """prob S(last), label B, dy B -> dx S(last) (AddGradMsSignature)."""
+    axis = _class_axis(ctx, "prob")
+    return [ctx.make({"prob": split(axis), "label": BROADCAST, "dy": BROADCAST, "dx": split(axis)})]
+
+
+def cross_entropy_ms_rule(ctx: SbpCtx) -> list[Signature]:
+    """sparse_cross_entropy_ms: prediction S(last), label B, out P (sparse_cross_entropy_op.cpp)."""
+    return [ctx.make({"prediction": split(_class_axis(ctx, "prediction")), "label": BROADCAST, "out": PARTIAL_SUM})]
+
+
+def _stage_axis(ctx: InferCtx) -> int:
+    x = ctx.input("in")
+    axis = list(ctx.attrs["axis"])
+    if axis != [len(x.shape) - 1] and axis != [-1]:
+        raise ctx.fail(f"axis {axis} must be the last axis of {x} (the class axis the loss splits)")
+    return len(x.shape) - 1
+
+
+def _infer_device_stage(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    """out and count: one column per device (OneFlow infers the device stage on one device's piece, so its
+    logical out holds parallel_num columns; flowlab's descs are logical, so ``device_num`` says how many)."""
+    x, axis, n = ctx.input("in"), _stage_axis(ctx), ctx.attrs["device_num"]
+    if not 1 <= n <= x.shape[axis]:
+        raise ctx.fail(f"device_num {n} must be in [1, {x.shape[axis]}]: each device keeps at least one class")
+    shape = (*x.shape[:axis], n)
+    return {"out": [BlobDesc(shape, x.dtype)], "mask": [BlobDesc(x.shape, int8)], "count": [BlobDesc(shape, int32)]}
+
+
+def device_stage_rule(ctx: SbpCtx) -> list[Signature]:
+    """Every blob split on the reduced axis (GetReduceDeviceStageSbpFn), when there is one column per device."""
+    if ctx.attrs["device_num"] != ctx.parallel_num:
+        return []
+    axis = ctx.ndim("in") - 1
+    return [ctx.make({arg: split(axis) for arg in ("in", "out", "mask", "count")})]
+
+
+def _infer_global_stage(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x, count, axis = ctx.input("in"), ctx.input("device_count"), _stage_axis(ctx)
+    if count.shape != x.shape:
+        raise ctx.fail(f"device_count {count} must have the shape of in {x}")
+    if not ctx.attrs["keepdims"]:
+        raise ctx.fail("keepdims must be True: the loss subtracts the maximum with the class axis kept")
+    return {"out": [BlobDesc((*x.shape[:axis], 1), x.dtype)], "mask": [BlobDesc(x.shape, int8)]}
+
+
+for _op in (
+    OpDef("sparse_softmax_cross_entropy_ms", ("prediction", "label"), ("prob", "out"),
+          lambda ctx: _infer_xent(ctx, ("prob", "out")), {"depth": REQUIRED}, grad=_grad_xent_ms,
+          dtypes={"prediction": FLOATING, "label": INDEX}, sbp=xent_ms_rule),
+    OpDef("sparse_softmax_cross_entropy_ms_grad", ("prob", "label", "dy"), ("dx",),
+          lambda ctx: {"dx": [ctx.input("prob")]}, {"depth": REQUIRED},
+          dtypes=dtypes_of(("prob", "label", "dy"), FLOATING, label=INDEX), sbp=xent_ms_grad_rule),
+    OpDef("sparse_cross_entropy_ms", ("prediction", "label"), ("out",), lambda ctx: _infer_xent(ctx, ("out",)),
+          {"depth": REQUIRED}, dtypes={"prediction": FLOATING, "label": INDEX}, sbp=cross_entropy_ms_rule),
+    OpDef("reduce_max_device_stage", ("in",), ("out", "mask", "count"), _infer_device_stage,
+          {"axis": REQUIRED, "device_num": 1}, dtypes={"in": FLOATING}, sbp=device_stage_rule),
+    OpDef("reduce_max_global_stage", ("in", "device_count"), ("out", "mask"), _infer_global_stage,
+          {"axis": REQUIRED, "keepdims": True}, dtypes={"in": FLOATING, "device_count": (int32,)},
+          sbp=broadcast_only),
+):
+    register_op(_op)
