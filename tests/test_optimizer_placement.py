@@ -213,3 +213,22 @@ def test_non_distributed_balances_the_variables_over_the_devices_by_size():
     assert job.op("output-bias").ctrl_in_op_names == ("output-weight",)
     assert job.op("hidden-weight").ctrl_in_op_names == ("System-AutoTick-SourceTick",)
     assert str(job.sbp_signatures["hidden-matmul"]["b_0"]) == "B"
+
+
+@pytest.mark.parametrize("mode", ["distributed_split", "non_distributed"])
+def test_a_job_sharing_a_moved_variable_is_an_error_at_the_variable(mode):
+    """OneFlow's CheckNonDistributeOptimizerAvailable: jobs share a variable per device, so they must lay it out
+    alike; an eval job reading the moved weight as B is refused, naming both jobs and the variable's line."""
+    train_job = define(2, mode)
+
+    @flow.global_function()
+    def eval_job(images: tp.Numpy.Placeholder((B, D))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            h = flow.layers.dense(images, H, activation=flow.nn.relu, name="hidden")
+            return flow.layers.dense(h, C, name="output")
+
+    with pytest.raises(flow.errors.CompileError, match=(
+            r"variable 'hidden-weight' \(created at test_optimizer_placement\.py:\d+\): train job 'train_job' sets "
+            rf"optimizer_placement_optimization_mode '{mode}', so the variable lies .* there, but job 'eval_job' "
+            r"shares it as B on cpu:0:0-1\. As in OneFlow, the optimization holds only when jobs do not share")):
+        train_job(*batches()[0])

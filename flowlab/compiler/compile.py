@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Job, JobSet, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
-from .optimizer_placement import optimizer_placement_optimization
+from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
@@ -47,6 +47,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
+    check_not_sharing_moved_variables(completed_user)
     system: list[Job] = []
     for job in completed_user:
         # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces

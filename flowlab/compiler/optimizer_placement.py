@@ -35,6 +35,7 @@ from .sbp_infer import _JobSbp
 
 MODE_KEY = "optimizer_placement_optimization_mode"
 THRESHOLD_KEY = "optimizer_placement_optimization_threshold"
+MOVED_KEY = "optimizer_placement_moved_variables"  # job_conf: the variables the pass moved, for the sharing check
 
 
 @dataclass(frozen=True)
@@ -142,6 +143,10 @@ def _chain(builder: JobBuilder, names: list[str]) -> None:
         builder.ops[index[name]] = op.replace(ctrl_in_op_names=(*op.ctrl_in_op_names, prev))
 
 
+def _note_moved(builder: JobBuilder, names: list[str]) -> None:
+    builder.job_conf[MOVED_KEY] = (*builder.job_conf.get(MOVED_KEY, ()), *names)
+
+
 def _distributed_split(job: Job, threshold: int) -> Job:
     def allowed(op: OpConf) -> bool:
         if op.op_type == "variable":
@@ -157,6 +162,7 @@ def _distributed_split(job: Job, threshold: int) -> Job:
             builder.set_sbp_hint(seq.variable.name, "out", split(0))
             _read_as_broadcast(builder, graph, seq)
         _chain(builder, [s.variable.name for s in sequences])
+        _note_moved(builder, [s.variable.name for s in sequences])
     return builder.build()
 
 
@@ -185,6 +191,7 @@ def _non_distributed(job: Job, threshold: int) -> Job:
                     builder.ops[index[node.name]] = builder.ops[index[node.name]].replace(parallel_conf=one)
                 _read_as_broadcast(builder, graph, seq)
             _chain(builder, [s.variable.name for s in sorted(part, key=lambda s: s.order)])
+            _note_moved(builder, [s.variable.name for s in part])
     return builder.build()
 
 
@@ -200,3 +207,25 @@ def optimizer_placement_optimization(job: Job) -> Job:
         return _non_distributed(job, threshold)
     raise CompileError(f"job {job.name!r}: optimizer_placement_optimization_mode {mode!r} is not one of "
                        "'distributed_split', 'non_distributed'")
+
+
+def check_not_sharing_moved_variables(jobs: list[Job]) -> None:
+    """OneFlow's CheckNonDistributeOptimizerAvailable: the optimization holds only for variables no other job
+    shares, since jobs share a variable's memory per device and so must lay it out alike."""
+    for job in jobs:
+        for name in job.job_conf.get(MOVED_KEY, ()):
+            mine = job.op(name)
+            for other in jobs:
+                if other is job or not other.has_op(name):
+                    continue
+                theirs, sbp = other.op(name), other.sbp_signatures[name]["out"]
+                if theirs.parallel_conf == mine.parallel_conf and sbp == job.sbp_signatures[name]["out"]:
+                    continue
+                where = f" (created at {mine.loc})" if mine.loc else ""
+                now = f"lies {job.sbp_signatures[name]['out']} on {mine.parallel_conf}"
+                raise CompileError(
+                    f"variable {name!r}{where}: train job {job.name!r} sets optimizer_placement_optimization_mode "
+                    f"{job.job_conf[MODE_KEY]!r}, so the variable {now} there, but job {other.name!r} shares it as "
+                    f"{sbp} on {theirs.parallel_conf}. As in OneFlow, the optimization holds only when jobs do not "
+                    "share the variables it moves: give the other job's get_variable the same placement and "
+                    "distribute=, or raise optimizer_placement_optimization_threshold above the variable's size.")
