@@ -14,6 +14,11 @@
    of one step per lane shows where each computes and where it waits on the other (the boxing points), with the
    kernel CPU split into compute, boxing and optimizer updates and the lanes' overlap. On a loaded box the
    ratio cannot reach the bound: the last row measures what two threads' GEMMs gain on the box right now.
+   Each 2-device variant runs plain and with optimizer_placement_optimization_mode("distributed_split")
+   (each device updates half of each weight). The work bound: every kernel timed alone, one at a time through the
+   protocol, summed per Plan thread; 1-device kernels / the busiest thread's is the best any overlap can give.
+   What limits it: two half-batch GEMMs cost more than one full-batch GEMM (timed alone, BLAS, beside the
+   layouts a kernel could use instead).
 
 BLAS runs one thread (OPENBLAS_NUM_THREADS=1, set by _util before NumPy loads): one core per device thread.
 """
@@ -231,6 +236,77 @@ def timeline(lanes: object, call: Callable[[], object], width: int = 64) -> tupl
     return rows, {"parts": parts, "overlap": both / max(least, 1e-12)}
 
 
+def serial_work(call: Callable[[], object], calls: int = 5) -> dict[int, dict[str, float]]:
+    """Per Plan thread, the thread CPU of its kernels per step (compute, boxing, optimizer updates), each kernel
+    timed alone: the calls run through the protocol on one thread (fresh("0", replay="0") before building
+    ``call``), so no other kernel runs beside it. Medians over ``calls`` calls."""
+    rt = flow.default_session().runtime
+    spent: dict[int, list[float]] = {}
+
+    def timed_kernel(kernel: Callable[..., None], task_id: int) -> Callable[..., None]:
+        def run(ins: object, outs: object) -> None:
+            start = time.thread_time()
+            kernel(ins, outs)
+            spent[task_id][-1] += time.thread_time() - start
+        return run
+
+    for actor in rt.actors.values():
+        if actor.kernel is not None:
+            spent[actor.task.task_id] = []
+            actor.kernel = timed_kernel(actor.kernel, actor.task.task_id)
+    for _ in range(calls):
+        for times in spent.values():
+            times.append(0.0)
+        call()
+    work: dict[int, dict[str, float]] = {}
+    for task_id, times in spent.items():
+        task = rt.actors[task_id].task
+        kind = ("boxing" if task.is_boxing else "optimizer" if task.exec_sequence
+                and task.exec_sequence[0].op_type in OPTIMIZER_OPS else "compute")
+        lane = work.setdefault(task.thrd_id, {"compute": 0.0, "boxing": 0.0, "optimizer": 0.0})
+        lane[kind] += float(np.median(times))
+    return work
+
+
+def half_batch_gemms(rounds: int = 7, number: int = 10) -> list[tuple[str, str]]:
+    """The step's two big GEMMs (BLAS, one thread, thread CPU, interleaved medians): two half-batch calls against
+    one full-batch call, the floor of what splitting the batch costs; and the layouts a kernel could use for the
+    half-batch calls (the forward with the weight transposed contiguous, as a transposing all-gather could give it;
+    the K=100 weight gradient with dh transposed contiguous first, copy included)."""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((512, 784)).astype(np.float32)
+    wt = np.ascontiguousarray(w.T)
+    calls: dict[str, Callable[[], object]] = {}
+    for m in (100, 200):
+        x = rng.standard_normal((m, 784)).astype(np.float32)
+        dh = rng.standard_normal((m, 512)).astype(np.float32)
+        h, g = np.empty((m, 512), np.float32), np.empty((512, 784), np.float32)
+        calls[f"forward x.W^T, batch {m}"] = lambda x=x, h=h: np.dot(x, w.T, out=h)
+        calls[f"weight gradient dh^T.x, batch {m}"] = lambda x=x, dh=dh, g=g: np.dot(dh.T, x, out=g)
+        if m == 100:
+            calls["forward x.(W^T contiguous), batch 100"] = lambda x=x, h=h: np.dot(x, wt, out=h)
+            calls["weight gradient (dh^T copied).x, batch 100"] = (
+                lambda x=x, dh=dh, g=g: np.dot(np.ascontiguousarray(dh.T), x, out=g))
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(rounds):
+        for name, fn in calls.items():
+            fn()
+            start = time.thread_time()
+            for _ in range(number):
+                fn()
+            times[name].append((time.thread_time() - start) / number)
+    t = {name: float(np.median(v)) for name, v in times.items()}
+    rows = []
+    for what in ("forward x.W^T", "weight gradient dh^T.x"):
+        half, full = t[f"{what}, batch 100"], t[f"{what}, batch 200"]
+        rows.append((f"{what}: 2 x batch 100 / 1 x batch 200 (BLAS alone)",
+                     f"{2 * half / full:.2f}x ({half * 1e3:.2f} vs {full * 1e3:.2f} ms)"))
+    for name, base in (("forward x.(W^T contiguous), batch 100", "forward x.W^T, batch 100"),
+                       ("weight gradient (dh^T copied).x, batch 100", "weight gradient dh^T.x, batch 100")):
+        rows.append((f"layout: {name} / as the kernel calls it", f"{t[name] / t[base]:.2f}x"))
+    return rows
+
+
 def gemm_pair_speedup(rounds: int = 5) -> float:
     """What the box gives two threads now: two threads each running this MLP's hidden GEMM (100x784 @ 784x512,
     one BLAS thread) against one thread running both, interleaved medians (2.0 on two idle cores)."""
@@ -261,6 +337,14 @@ def gemm_pair_speedup(rounds: int = 5) -> float:
 
 # (label, devices, optimizer_placement_optimization_mode): the variants timed in interleaved rounds
 VARIANTS = (("1 device", 1, None), ("2 devices", 2, None), ("2 devices, distributed_split", 2, "distributed_split"))
+
+
+def _work_text(work: dict[int, dict[str, float]]) -> str:
+    total = sum(sum(kinds.values()) for kinds in work.values())
+    parts = [f"thread {thrd}: {sum(kinds.values()) * 1e3:.2f} ms = " + " + ".join(
+        f"{kind} {v * 1e3:.2f}" for kind, v in kinds.items()) for thrd, kinds in sorted(work.items())
+        if sum(kinds.values()) > 0.05 * total]
+    return f"{total * 1e3:.2f} ms in all; " + "; ".join(parts)
 
 
 def data_parallel_rows() -> list[tuple[str, str]]:
@@ -297,6 +381,15 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                 shares[label] = timeline(lanes_of_session(), call)
     wall = {label: float(np.median(r)) for label, r in rounds.items()}
     t1 = float(np.median(cpu["1 device"]))
+    work: dict[str, dict[int, dict[str, float]]] = {}
+    for label, devices, mode in VARIANTS:  # each kernel's own work, alone
+        fresh("0", replay="0")
+        call = data_parallel(devices, mode=mode)
+        call()
+        work[label] = serial_work(call)
+    w1 = sum(sum(kinds.values()) for kinds in work["1 device"].values())
+    rows.append(("1 device: its kernels one at a time, thread CPU per step (compute + boxing + optimizer)",
+                 _work_text(work["1 device"])))
     for label, _, _ in VARIANTS:
         rows.append((f"data-parallel MLP, {label}: step (median of {len(rounds[label])} rounds)",
                      f"{wall[label] * 1e3:.2f} ms wall, {float(np.median(cpu[label])) * 1e3:.2f} ms CPU (all threads)"))
@@ -309,12 +402,18 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                      ", ".join(f"lane {k} {c * 1e3:.2f} ms" for k, c in enumerate(per_lane))))
         rows.append((f"{label}: bound on 2 idle cores, 1-device CPU / max lane CPU",
                      f"{t1 / max(per_lane):.2f}x (the ratio when the lanes overlap fully)"))
+        per_thread = {thrd: sum(kinds.values()) for thrd, kinds in work[label].items()}
+        rows.append((f"{label}: its kernels one at a time, per Plan thread", _work_text(work[label])))
+        rows.append((f"{label}: work bound, 1-device kernels / busiest thread's kernels",
+                     f"{w1 / max(per_thread.values()):.2f}x (the ratio with no Python, no waiting, full overlap; "
+                     f"all its kernels {sum(per_thread.values()) / w1:.2f}x one device's)"))
         rows += [(f"{label}: {name}", value) for name, value in strips]
         for k, parts in enumerate(share["parts"]):
             rows.append((f"{label}: kernel CPU in that step, lane {k}", f"{sum(parts.values()) * 1e3:.2f} ms = "
                          + " + ".join(f"{kind} {v * 1e3:.2f}" for kind, v in parts.items())))
         rows.append((f"{label}: overlap, kernel time of the less busy lane while the other ran a kernel",
                      f"{share['overlap'] * 100:.0f} % (100 % on 2 idle cores)"))
+    rows += half_batch_gemms()
     rows.append(("the box now: two threads' GEMMs vs one thread's (this step's hidden GEMM)",
                  f"{gemm_pair_speedup():.2f}x (2.0 on 2 idle cores; below, the lanes cannot overlap either)"))
     return rows
