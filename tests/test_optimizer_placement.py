@@ -232,3 +232,25 @@ def test_a_job_sharing_a_moved_variable_is_an_error_at_the_variable(mode):
             rf"optimizer_placement_optimization_mode '{mode}', so the variable lies .* there, but job 'eval_job' "
             r"shares it as B on cpu:0:0-1\. As in OneFlow, the optimization holds only when jobs do not share")):
         train_job(*batches()[0])
+
+
+def test_a_variable_read_by_a_mirrored_op_stays_whole():
+    """A mirrored op takes a consistent blob's pieces as it lies (B: cloned, S(0): split): a variable cast into
+    the mirrored view must stay B, so the pass leaves it alone (test_logical_view_cast's program, with the mode)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+    cfg = config("distributed_split")
+    cfg.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(type="train", function_config=cfg)
+    def train_job(x: tp.ListNumpy.Placeholder((2, 4))) -> tp.ListNumpy:
+        v = flow.cast_to_current_logical_view(flow.get_variable("v", shape=(4,), initializer=flow.zeros_initializer()))
+        loss = flow.math.square(x + v)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0).minimize(loss)
+        return loss
+
+    x = np.random.default_rng(2).standard_normal((4, 4)).astype(np.float32)
+    pieces = train_job([x[:2], x[2:]])
+    np.testing.assert_allclose(np.concatenate(pieces), x ** 2, rtol=1e-6)
+    np.testing.assert_allclose(flow.get_all_variables()["v"], -0.5 * 2 * x.sum(0) / x.size, rtol=1e-5)
+    assert str(flow.default_session().job_set.job("train_job").sbp_signatures["v"]["out"]) == "B"

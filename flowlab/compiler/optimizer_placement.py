@@ -119,8 +119,9 @@ def _sequences_by_placement(graph: _Graph, allowed: Allowed) -> dict[ParallelCon
     out: dict[ParallelConf, list[NodeSequence]] = defaultdict(list)
     for op in graph.job.ops:
         nodes = _sequence(graph, op, allowed)
-        if not nodes:
-            continue
+        mirrored = set(graph.job.mirrored_op_names)
+        if not nodes or any(c.name in mirrored for n in nodes for c in graph.consumers.get(n.name, [])):
+            continue  # a mirrored op takes a consistent blob's pieces as they lie: it must stay B (whole per device)
         order = min((graph.order[c.name] for c in graph.consumers.get(nodes[-1].name, [])), default=len(graph.job.ops))
         out[op.parallel_conf].append(NodeSequence(nodes, order, _model_size(graph.job, op)))
     return out
