@@ -29,7 +29,7 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
                              "two jobs on two devices: throughput, parallel / one thread",
                              "data-parallel MLP, 1 device: step", "data-parallel MLP, 2 devices: step",
                              "2 devices, distributed_split / 1 device",
-                             "distributed_split: bound on 2 idle cores"], None),
+                             "distributed_split: work bound"], None),
     ("mlp_vs_torch.py", ["MLP 784-512-10, batch 100: actors / acts per step", "tiny MLP 64-32-10, batch 8"],
      ["ratio flowlab step / GEMM floor", "(target <= 1.15)", "(target <= 0.05)", "bound: the fused segment alone"]),
     ("payload_size_time.py", ["30-layer MLP train: plan payload", "synthetic 10,000-task Plan: plan payload",
