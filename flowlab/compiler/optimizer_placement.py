@@ -201,6 +201,8 @@ def optimizer_placement_optimization(job: Job) -> Job:
     mode = job.job_conf.get(MODE_KEY)
     if job.job_conf.get("job_type") != "train" or mode is None:
         return job
+    if not any(op.op_type == "variable" and op.parallel_conf.parallel_num > 1 for op in job.ops):
+        return job  # nothing data-parallel to move: spare the SBP inference the pass would need
     threshold = int(job.job_conf.get(THRESHOLD_KEY, 1024))
     if mode == "distributed_split":
         return _distributed_split(job, threshold)
