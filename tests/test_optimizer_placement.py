@@ -177,6 +177,12 @@ def test_distributed_split_rewrites_the_sbp_shown_in_the_job_and_explain_sbp():
     assert job.op("output-bias").ctrl_in_op_names == ("output-weight",)
     explained = str(flow.debug.explain_sbp(job, "hidden-matmul"))
     assert "hints: b_0: B" in explained and "boxing: b_0: S(0) @cpu:0:0-1 -> B @cpu:0:0-1" in explained
+    assert ("b_0: B set by OptimizerPlacementOptimizationPass (distributed_split): 'hidden-weight' is read whole by "
+            "its consumers") in explained  # where the hint came from
+    explained = flow.debug.explain_sbp(job, "hidden-weight_optimizer")
+    assert "model_diff_0: P @cpu:0:0-1 -> S(0) @cpu:0:0-1" in str(explained)
+    assert explained.to_dict()["notes"] == [
+        "model_diff_0: S(0) as 'hidden-weight' lies (OneFlow's ParallelCast): its gradient is boxed into the update"]
     record = next(r for r in session.passes if r.name == "OptimizerPlacementOptimizationPass")
     assert str(record) == ("OptimizerPlacementOptimizationPass on train_job: "
                            "~[hidden-bias, output-weight, output-bias]")

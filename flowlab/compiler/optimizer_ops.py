@@ -90,6 +90,10 @@ def _cast_gradient(builder: JobBuilder, var: OpConf, update: str) -> None:
     if sbp is None or not sbp.is_split or var.parallel_conf.parallel_num == 1:
         return
     builder.set_sbp_hint(update, "model_diff_0", sbp)
+    from .optimizer_placement import note_hint
+
+    note_hint(builder, update, "model_diff_0", f"{sbp} as {var.name!r} lies (OneFlow's ParallelCast): its gradient "
+              "is boxed into the update")
 
 
 def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:

@@ -36,6 +36,7 @@ from .sbp_infer import _JobSbp
 MODE_KEY = "optimizer_placement_optimization_mode"
 THRESHOLD_KEY = "optimizer_placement_optimization_threshold"
 MOVED_KEY = "optimizer_placement_moved_variables"  # job_conf: the variables the pass moved, for the sharing check
+HINTS_KEY = "optimizer_placement_hints"  # job_conf: op -> bn -> why the pass set that hint (explain_sbp shows it)
 
 
 @dataclass(frozen=True)
@@ -127,13 +128,23 @@ def _sequences_by_placement(graph: _Graph, allowed: Allowed) -> dict[ParallelCon
     return out
 
 
-def _read_as_broadcast(builder: JobBuilder, graph: _Graph, seq: NodeSequence) -> None:
+def _read_as_broadcast(builder: JobBuilder, graph: _Graph, seq: NodeSequence, mode: str) -> None:
     """OneFlow's SetBroadcastParallel4Consumers: every consumer of the sequence's blob reads it whole."""
     lbn = seq.last.output_lbns[0]
     for consumer in graph.consumers.get(seq.last.name, []):
         for bn, in_lbn in graph.sbp.ctx(consumer)[1]:
             if in_lbn == lbn:
                 builder.set_sbp_hint(consumer.name, bn, BROADCAST)
+                note_hint(builder, consumer.name, bn, f"B set by OptimizerPlacementOptimizationPass ({mode}): "
+                           f"{seq.variable.name!r} is read whole by its consumers")
+
+
+def note_hint(builder: JobBuilder, op_name: str, bn: str, why: str) -> None:
+    """Record why a pass set ``op_name``'s hint on ``bn``, for explain_sbp (job_conf, so it prints and serializes
+    with the job)."""
+    notes = {name: dict(bns) for name, bns in builder.job_conf.get(HINTS_KEY, {}).items()}
+    notes.setdefault(op_name, {})[bn] = why
+    builder.job_conf[HINTS_KEY] = notes
 
 
 def _chain(builder: JobBuilder, names: list[str]) -> None:
@@ -161,7 +172,9 @@ def _distributed_split(job: Job, threshold: int) -> Job:
         sequences.sort(key=lambda s: s.order)  # stable, as std::sort on distinct orders
         for seq in sequences:
             builder.set_sbp_hint(seq.variable.name, "out", split(0))
-            _read_as_broadcast(builder, graph, seq)
+            note_hint(builder, seq.variable.name, "out", "S(0) set by OptimizerPlacementOptimizationPass "
+                       "(distributed_split): each device holds and updates its rows")
+            _read_as_broadcast(builder, graph, seq, "distributed_split")
         _chain(builder, [s.variable.name for s in sequences])
         _note_moved(builder, [s.variable.name for s in sequences])
     return builder.build()
@@ -190,7 +203,7 @@ def _non_distributed(job: Job, threshold: int) -> Job:
             for seq in part:
                 for node in seq.nodes:
                     builder.ops[index[node.name]] = builder.ops[index[node.name]].replace(parallel_conf=one)
-                _read_as_broadcast(builder, graph, seq)
+                _read_as_broadcast(builder, graph, seq, "non_distributed")
             _chain(builder, [s.variable.name for s in sorted(part, key=lambda s: s.order)])
             _note_moved(builder, [s.variable.name for s in part])
     return builder.build()
