@@ -14,6 +14,11 @@
    of one step per lane shows where each computes and where it waits on the other (the boxing points), with the
    kernel CPU split into compute, boxing and optimizer updates and the lanes' overlap. On a loaded box the
    ratio cannot reach the bound: the last row measures what two threads' GEMMs gain on the box right now.
+   Each 2-device variant runs plain and with optimizer_placement_optimization_mode("distributed_split")
+   (each device updates half of each weight). The work bound: every kernel timed alone, one at a time through the
+   protocol, summed per Plan thread; 1-device kernels / the busiest thread's is the best any overlap can give.
+   What limits it: two half-batch GEMMs cost more than one full-batch GEMM (timed alone, BLAS, beside the
+   layouts a kernel could use instead).
 
 BLAS runs one thread (OPENBLAS_NUM_THREADS=1, set by _util before NumPy loads): one core per device thread.
 """
@@ -25,6 +30,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from _parallel_work import OPTIMIZER_OPS, half_batch_gemms, median_work, serial_work, work_text
 from _util import QUICK, median_time, table
 
 import flowlab as flow
@@ -142,11 +148,16 @@ def two_job_rows() -> list[tuple[str, str]]:
 
 
 # -- 3. data parallel ------------------------------------------------------------------------------------
-def data_parallel(devices: int, batch: int = 200) -> Callable[[], object]:
+def data_parallel(devices: int, batch: int = 200, mode: str | None = None) -> Callable[[], object]:
+    """The MLP train job on ``devices`` CPU devices; ``mode``: FunctionConfig's optimizer_placement_optimization_mode
+    (OneFlow's default threshold, 1024 elements per device: the two weights qualify, the biases do not)."""
     flow.config.cpu_device_num(devices)
     placement = "0:0" if devices == 1 else f"0:0-{devices - 1}"
+    cfg = flow.FunctionConfig()
+    if mode is not None:
+        cfg.optimizer_placement_optimization_mode(mode)
 
-    @flow.global_function(type="train")
+    @flow.global_function(type="train", function_config=cfg)
     def mlp_job(x: tp.Numpy.Placeholder((batch, 784)),
                 y: tp.Numpy.Placeholder((batch,), dtype=flow.int32)) -> tp.Numpy:
         with flow.scope.placement("cpu", placement):
@@ -168,7 +179,6 @@ def data_parallel(devices: int, batch: int = 200) -> Callable[[], object]:
     return call
 
 
-OPTIMIZER_OPS = ("momentum_update", "sgd_update", "adam_update")
 
 
 def lanes_of_session() -> object:
@@ -254,56 +264,84 @@ def gemm_pair_speedup(rounds: int = 5) -> float:
     return float(np.median(serial) / np.median(parallel))
 
 
+# (label, devices, optimizer_placement_optimization_mode): the variants timed in interleaved rounds
+VARIANTS = (("1 device", 1, None), ("2 devices", 2, None), ("2 devices, distributed_split", 2, "distributed_split"))
+
+
 def data_parallel_rows() -> list[tuple[str, str]]:
     rows = []
-    for devices in (1, 2, 4):
+    for devices, mode in ((1, None), (2, None), (4, None), (2, "distributed_split"), (4, "distributed_split")):
         fresh("")
-        call = data_parallel(devices)
+        call = data_parallel(devices, mode=mode)
         start = time.perf_counter()
         call()
         session = flow.default_session()
-        rows.append((f"data-parallel MLP on {devices} devices: first call / compile / tasks",
-                     f"{(time.perf_counter() - start) * 1e3:.0f} ms / {session.compile_seconds * 1e3:.0f} ms / "
-                     f"{len(session.plan.tasks)} tasks"))
-    # interleaved rounds: a fresh session per round (compile, fusion and warm-up untimed), 1 and 2 devices
-    # alternating, so a load change on the shared machine hits both. 1 device: the fused serial replay; 2: lanes.
-    rounds: dict[int, list[float]] = {1: [], 2: []}
-    cpu: dict[int, list[float]] = {1: [], 2: []}
-    lane_cpu: list[list[float]] = []
+        rows.append((f"data-parallel MLP on {devices} devices{', ' + mode if mode else ''}: first call / compile / "
+                     "tasks", f"{(time.perf_counter() - start) * 1e3:.0f} ms / {session.compile_seconds * 1e3:.0f} ms "
+                     f"/ {len(session.plan.tasks)} tasks"))
+    # interleaved rounds: a fresh session per round (compile, fusion and warm-up untimed), the variants alternating,
+    # so a load change on the shared machine hits each. 1 device: the fused serial replay; 2: lanes.
+    rounds: dict[str, list[float]] = {label: [] for label, _, _ in VARIANTS}
+    cpu: dict[str, list[float]] = {label: [] for label, _, _ in VARIANTS}
+    lane_cpu: dict[str, list[list[float]]] = {label: [] for label, d, _ in VARIANTS if d == 2}
+    shares: dict[str, tuple[list[tuple[str, str]], dict]] = {}
     number = 5 if QUICK else 10
     for _ in range(2 if QUICK else 5):
-        for devices in (1, 2):
+        for label, devices, mode in VARIANTS:
             fresh("")
-            call = data_parallel(devices)
+            call = data_parallel(devices, mode=mode)
             # past FUSE_AFTER for every schedule: a SliceBoxing's out has two registers (register_num 2), so calls
             # alternate between a schedule per order of them and each fuses its lanes after its own FUSE_AFTER
             for _ in range(4 * FUSE_AFTER):
                 call()
             wall, process = timed(call, 1, number)
-            rounds[devices].append(wall)
-            cpu[devices].append(process)
+            rounds[label].append(wall)
+            cpu[label].append(process)
             if devices == 2:
-                lane_cpu.append(lane_cpu_per_step(call, number))
-                strips, shares = timeline(lanes_of_session(), call)
-    wall = {d: float(np.median(r)) for d, r in rounds.items()}
-    t1 = float(np.median(cpu[1]))
-    per_lane = [float(np.median([r[k] for r in lane_cpu])) for k in range(len(lane_cpu[0]))]
-    for devices in (1, 2):
-        rows.append((f"data-parallel MLP on {devices} devices: step (median of {len(rounds[devices])} rounds)",
-                     f"{wall[devices] * 1e3:.2f} ms wall, {float(np.median(cpu[devices])) * 1e3:.2f} ms CPU "
-                     "(all threads)"))
-    rows.append(("data-parallel MLP 784-512-10, batch 200: throughput 2 devices / 1",
-                 f"{wall[1] / wall[2]:.2f}x (target >= 1.6x on 2 idle cores)"))
-    rows.append(("2 devices: CPU per step of each lane's OS thread",
-                 ", ".join(f"lane {k} {c * 1e3:.2f} ms" for k, c in enumerate(per_lane))))
-    rows.append(("bound on 2 idle cores: 1-device CPU / max lane CPU (t1_cpu / max per-thread CPU)",
-                 f"{t1 / max(per_lane):.2f}x (the ratio when the lanes overlap fully)"))
-    rows += strips
-    for k, parts in enumerate(shares["parts"]):
-        rows.append((f"kernel CPU in that step, lane {k}", f"{sum(parts.values()) * 1e3:.2f} ms = " + " + ".join(
-            f"{kind} {v * 1e3:.2f}" for kind, v in parts.items())))
-    rows.append(("overlap: kernel time of the less busy lane while the other lane ran a kernel",
-                 f"{shares['overlap'] * 100:.0f} % (100 % on 2 idle cores)"))
+                lane_cpu[label].append(lane_cpu_per_step(call, number))
+                shares[label] = timeline(lanes_of_session(), call)
+    wall = {label: float(np.median(r)) for label, r in rounds.items()}
+    t1 = float(np.median(cpu["1 device"]))
+    # each kernel's own work, alone, in rounds of their own (the variants alternating, as above): per round, the
+    # work bound 1-device kernels / the busiest thread's; the medians of the rounds
+    works: dict[str, list[dict[int, dict[str, float]]]] = {label: [] for label, _, _ in VARIANTS}
+    for _ in range(2 if QUICK else 5):
+        for label, devices, mode in VARIANTS:
+            fresh("0", replay="0")
+            call = data_parallel(devices, mode=mode)
+            call()
+            works[label].append(serial_work(call, calls=3))
+    totals = [sum(sum(k.values()) for k in w.values()) for w in works["1 device"]]
+    w1 = float(np.median(totals))
+    work = {label: median_work(runs) for label, runs in works.items()}
+    bounds = {label: float(np.median([t / max(sum(k.values()) for k in w.values())
+                                      for t, w in zip(totals, runs)])) for label, runs in works.items()}
+    rows.append(("1 device: its kernels one at a time, thread CPU per step (compute + boxing + optimizer)",
+                 work_text(work["1 device"])))
+    for label, _, _ in VARIANTS:
+        rows.append((f"data-parallel MLP, {label}: step (median of {len(rounds[label])} rounds)",
+                     f"{wall[label] * 1e3:.2f} ms wall, {float(np.median(cpu[label])) * 1e3:.2f} ms CPU (all threads)"))
+    for label, per_round in lane_cpu.items():
+        per_lane = [float(np.median([r[k] for r in per_round])) for k in range(len(per_round[0]))]
+        strips, share = shares[label]
+        rows.append((f"data-parallel MLP 784-512-10, batch 200: throughput {label} / 1 device",
+                     f"{wall['1 device'] / wall[label]:.2f}x (target >= 1.6x on 2 idle cores)"))
+        rows.append((f"{label}: CPU per step of each lane's OS thread",
+                     ", ".join(f"lane {k} {c * 1e3:.2f} ms" for k, c in enumerate(per_lane))))
+        rows.append((f"{label}: bound on 2 idle cores, 1-device CPU / max lane CPU",
+                     f"{t1 / max(per_lane):.2f}x (the ratio when the lanes overlap fully)"))
+        per_thread = {thrd: sum(kinds.values()) for thrd, kinds in work[label].items()}
+        rows.append((f"{label}: its kernels one at a time, per Plan thread", work_text(work[label])))
+        rows.append((f"{label}: work bound, 1-device kernels / busiest thread's kernels (per round, median)",
+                     f"{bounds[label]:.2f}x (the ratio with no Python, no waiting, full overlap; "
+                     f"all its kernels {sum(per_thread.values()) / w1:.2f}x one device's)"))
+        rows += [(f"{label}: {name}", value) for name, value in strips]
+        for k, parts in enumerate(share["parts"]):
+            rows.append((f"{label}: kernel CPU in that step, lane {k}", f"{sum(parts.values()) * 1e3:.2f} ms = "
+                         + " + ".join(f"{kind} {v * 1e3:.2f}" for kind, v in parts.items())))
+        rows.append((f"{label}: overlap, kernel time of the less busy lane while the other ran a kernel",
+                     f"{share['overlap'] * 100:.0f} % (100 % on 2 idle cores)"))
+    rows += half_batch_gemms()
     rows.append(("the box now: two threads' GEMMs vs one thread's (this step's hidden GEMM)",
                  f"{gemm_pair_speedup():.2f}x (2.0 on 2 idle cores; below, the lanes cannot overlap either)"))
     return rows

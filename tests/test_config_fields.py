@@ -94,7 +94,50 @@ def check_default_logical_view() -> None:
         np.testing.assert_allclose(result, np.maximum(X + 1.0, 0) * 3.0)
 
 
+def train_variable(**fields: Any) -> Any:
+    """A train job on 2 devices with a (4, 6) weight under ``fields``: the weight variable's op after the passes."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function(type="train", function_config=config_with(**fields))
+    def opt_Job(x: tp.Numpy.Placeholder((4, 6))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            w = flow.get_variable("w", shape=(4, 6), initializer=flow.constant_initializer(0.5))
+            loss = flow.math.reduce_sum(x * w, axis=[1])
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1])).minimize(loss)
+        return loss
+
+    opt_Job(np.ones((4, 6), np.float32))
+    job = flow.default_session().job_set.job("opt_Job")
+    return job, job.op("w")
+
+
+def check_optimizer_placement_mode() -> None:
+    job, w = train_variable()
+    assert str(job.sbp_signatures["w"]["out"]) == "B"
+    job, w = train_variable(optimizer_placement_optimization_mode="distributed_split",
+                            optimizer_placement_optimization_threshold=1)
+    assert str(job.sbp_signatures["w"]["out"]) == "S(0)"
+
+
+def check_optimizer_placement_threshold() -> None:  # 24 elements: moved at threshold 12, not at 13 (x 2 devices)
+    for threshold, sbp in ((12, "S(0)"), (13, "B")):
+        job, _ = train_variable(optimizer_placement_optimization_mode="distributed_split",
+                                optimizer_placement_optimization_threshold=threshold)
+        assert str(job.sbp_signatures["w"]["out"]) == sbp, threshold
+
+
+def check_enable_non_distributed_optimizer() -> None:
+    _, w = train_variable()
+    assert str(w.parallel_conf) == "cpu:0:0-1"
+    _, w = train_variable(enable_non_distributed_optimizer=True, optimizer_placement_optimization_threshold=1)
+    assert str(w.parallel_conf) == "cpu:0:0"
+
+
 ACTS: dict[str, Callable[[], None]] = {
+    "optimizer_placement_optimization_mode": check_optimizer_placement_mode,
+    "optimizer_placement_optimization_threshold": check_optimizer_placement_threshold,
+    "enable_non_distributed_optimizer": check_enable_non_distributed_optimizer,
     "default_logical_view": check_default_logical_view,
     "default_distribute_strategy": check_default_logical_view,
     "default_data_type": check_default_data_type,

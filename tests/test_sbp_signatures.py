@@ -83,8 +83,11 @@ def test_mixed_parallel_mlp():
     assert sig(job, "dense2-bias_add") == {"a_0": S1, "b_0": S0, "out_0": S1}
     assert sig(job, "softmax_loss") == {"prediction_0": S0, "label_0": S0, "prob_0": S0, "out_0": S0}
     assert sig(job, "dense1-matmul") == {"a_0": S0, "b_0": B, "out_0": S0}  # dense1 stays data parallel
-    for var in ("dense2-weight", "dense2-bias"):  # gradients come out with the variable's SBP: no all-reduce
-        assert list(sig(job, grad_producer(job, var)).values())[-1] == S0
+    for var in ("dense2-weight", "dense2-bias"):
+        # OneFlow's ParallelCast, pruned: the update reads the gradient with the variable's SBP; the gradient's
+        # producer keeps what its own inputs give (a partial sum over the batch slices), reduce-scattered between
+        assert list(sig(job, grad_producer(job, var)).values())[-1] == P
+        assert sig(job, f"{var}_optimizer")["model_diff_0"] == S0
         assert set(sig(job, f"{var}_optimizer").values()) == {S0, B}
         assert sig(job, f"{var}_optimizer")["learning_rate_0"] == B
         assert sig(job, f"{var}-momentum") == {"out": S0}  # the optimizer state lies like its variable

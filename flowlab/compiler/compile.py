@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..ir import Job, JobSet, OpConf, Plan, split
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
+from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
 from .sbp_infer import infer_sbp_signatures, interface_sbp
@@ -20,6 +21,7 @@ from .verify_job import check_job
 # User-job passes (LazyJobBuildAndInferCtx::Complete), in OneFlow order. A pass that does not apply to a job
 # (the training passes on a predict job) returns it unchanged and is still recorded.
 USER_JOB_PASSES: list[tuple[str, JobPass]] = [
+    ("OptimizerPlacementOptimizationPass", optimizer_placement_optimization),
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),
     ("GenerateBackwardAndOptimizerOpConfs", generate_backward_and_optimizer),
@@ -47,6 +49,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
         completed_user.append(job)
+    check_not_sharing_moved_variables(completed_user)
     system: list[Job] = []
     for job in completed_user:
         # A mirrored placeholder or return is one piece per device: its push and pull jobs move the pieces

@@ -40,9 +40,6 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                                  {"clip_norm": float(clip["clip_norm"])}, name="System-Train-ClipGradient",
                                  scoped=False)
         grads = dict(zip(names, clipped))
-    for var in variables:
-        if var.name in grads:
-            _pin_gradient(builder, var, grads[var.name])
     lr = builder.blob(train_conf[PRIMARY_LR_LBN_KEY])
     step = builder.blob(train_conf[TRAIN_STEP_LBN_KEY])
     optimizer = train_conf["optimizer"]
@@ -78,21 +75,25 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
         # The update writes the variable in place: it must follow every op that reads the variable.
-        builder.add_op(op_type, inputs, attrs, name=f"{var.name}_optimizer", scoped=False, ctrl_in_op_names=readers,
+        update = f"{var.name}_optimizer"
+        builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
+        _cast_gradient(builder, var, update)
 
 
-def _pin_gradient(builder: JobBuilder, var: OpConf, grad: LazyBlob) -> None:
-    """OneFlow's AddDiffParallelCast + PruneParallelCastOpsPass: a split variable's gradient is made with the
-    variable's SBP (the cast pins the gradient's producer), so the update needs no boxing; a broadcast
-    variable's gradient stays as its producer makes it (a partial sum in data parallelism) and is reduced to B
-    on its way into the update op."""
+def _cast_gradient(builder: JobBuilder, var: OpConf, update: str) -> None:
+    """OneFlow's AddDiffParallelCast + PruneParallelCastOpsPass: the update reads a split variable's gradient
+    with the variable's SBP. The pruned cast leaves the gradient's producer as its own inputs make it, so a
+    model-parallel gradient (already S) needs no boxing, and a data-parallel one (P, with distributed_split)
+    is reduce-scattered into the update. A broadcast variable's gradient is reduced to B on its way in."""
     sbp = builder.sbp_hints.get(var.name, {}).get("out")
     if sbp is None or not sbp.is_split or var.parallel_conf.parallel_num == 1:
         return
-    hints = builder.sbp_hints.get(grad.op_name, {})
-    if grad.blob_name not in hints:  # a user's own hint on that blob wins
-        builder.set_sbp_hint(grad.op_name, grad.blob_name, sbp)
+    builder.set_sbp_hint(update, "model_diff_0", sbp)
+    from .optimizer_placement import note_hint
+
+    note_hint(builder, update, "model_diff_0", f"{sbp} as {var.name!r} lies (OneFlow's ParallelCast): its gradient "
+              "is boxed into the update")
 
 
 def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ..compiler.optimizer_placement import HINTS_KEY
 from ..compiler.sbp_infer import INT32_MAX, INT64_MAX, INTERFACE_OPS, SbpDecision, infer_job_sbp
 from ..ir import Job
 from ..ir.sbp import input_bns
@@ -25,6 +26,7 @@ class SbpExplanation:
     decision: SbpDecision
     inputs: tuple[tuple[str, str, str], ...]  # (bn, producer lbn, producer's placement)
     boxing: tuple[str, ...]  # "a_0: S(0) -> B" for each input that must change how it lies
+    notes: tuple[str, ...] = ()  # where a hint a pass set came from (the optimizer placement pass)
 
     def to_dict(self) -> dict[str, Any]:
         d = self.decision
@@ -37,7 +39,7 @@ class SbpExplanation:
             "candidates": [c.to_dict() for c in d.candidates],
             "chosen": {bn: str(s) for bn, s in d.chosen.bn_in_op2sbp_parallel.items()},
             "boxing": list(self.boxing),
-            "notes": list(d.notes),
+            "notes": [*d.notes, *self.notes],  # how it was run (per device), where a pass's hint came from
         }
 
     def __str__(self) -> str:
@@ -51,6 +53,7 @@ class SbpExplanation:
                          + (f" (batch axis {axis})" if axis is not None else ""))
         if d.hints:
             lines.append("  hints: " + ", ".join(f"{bn}: {s}" for bn, s in d.hints.items()))
+        lines.extend(f"    {note}" for note in self.notes)
         if d.parallel_num == 1:
             lines.append("  one device: every blob S(0), no candidates considered (as in OneFlow)")
         else:
@@ -99,5 +102,6 @@ def explain_job_sbp(job: Job, op_names: list[str] | None = None) -> dict[str, Sb
             have, want = decision.producer_sbp[bn], decision.chosen[bn]
             if have != want or where != str(op.parallel_conf):
                 boxing.append(f"{bn}: {have} @{where} -> {want} @{op.parallel_conf}")
-        out[op.name] = SbpExplanation(job.name, str(op.parallel_conf), decision, inputs, tuple(boxing))
+        notes = tuple(f"{bn}: {why}" for bn, why in job.job_conf.get(HINTS_KEY, {}).get(op.name, {}).items())
+        out[op.name] = SbpExplanation(job.name, str(op.parallel_conf), decision, inputs, tuple(boxing), notes)
     return out

@@ -161,6 +161,12 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
         "default_data_type": (cfg.get("default_data_type") or float32).name,
         "enable_reuse_mem": cfg.get("enable_reuse_mem"),
     }
+    # OptimizerPlacementOptimizationPass (compiler/optimizer_placement.py) reads these; absent unless set
+    mode = cfg.get("optimizer_placement_optimization_mode") or (
+        "non_distributed" if cfg.get("enable_non_distributed_optimizer") else None)
+    if mode is not None:
+        job_conf["optimizer_placement_optimization_mode"] = mode
+        job_conf["optimizer_placement_optimization_threshold"] = cfg.get("optimizer_placement_optimization_threshold")
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
     builder.default_view = _default_view(cfg)

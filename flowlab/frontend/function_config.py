@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,14 +22,30 @@ class ConfigField:
     types: tuple[type, ...]
     default: Any
     effect: str | None  # what setting it changes; None: accepted for compatibility, warns once, changes nothing
+    check: Callable[[Any], str | None] | None = None  # a value's type is right but the value is not: why
 
     @property
     def acted_on(self) -> bool:
         return self.effect is not None
 
 
-def _f(name: str, types: type | tuple[type, ...], default: Any, effect: str | None = None) -> ConfigField:
-    return ConfigField(name, types if isinstance(types, tuple) else (types,), default, effect)
+def _f(name: str, types: type | tuple[type, ...], default: Any, effect: str | None = None,
+       check: Callable[[Any], str | None] | None = None) -> ConfigField:
+    return ConfigField(name, types if isinstance(types, tuple) else (types,), default, effect, check)
+
+
+OPTIMIZER_PLACEMENT_MODES = ("distributed_split", "non_distributed")
+
+
+def _placement_mode(value: str) -> str | None:
+    # OneFlow asserts the mode (function_util.py); flowlab says what it takes
+    if value not in OPTIMIZER_PLACEMENT_MODES:
+        return f"takes {' or '.join(map(repr, OPTIMIZER_PLACEMENT_MODES))}; got {value!r}"
+    return None
+
+
+def _non_negative(value: int) -> str | None:
+    return None if value >= 0 else f"takes an element count >= 0; got {value!r}"
 
 
 _NUM = (int, float)
@@ -68,9 +85,13 @@ FIELDS: dict[str, ConfigField] = {
         _f("enable_float_compute_for_half_gemm", bool, False),
         _f("enable_auto_mixed_precision", bool, False),
         _f("enable_quantization_aware_training", bool, False),
-        _f("enable_non_distributed_optimizer", bool, False),
-        _f("optimizer_placement_optimization_mode", str, None),
-        _f("optimizer_placement_optimization_threshold", int, None),
+        _f("enable_non_distributed_optimizer", bool, False,
+           "True sets optimizer_placement_optimization_mode to 'non_distributed' (OneFlow's older switch)"),
+        _f("optimizer_placement_optimization_mode", str, None,
+           "a train job's data-parallel variables and their updates: split over the devices or one device each",
+           _placement_mode),
+        _f("optimizer_placement_optimization_threshold", int, 1024,
+           "the least element count per device of a variable the placement optimization moves", _non_negative),
         _f("indexed_slices_optimizer_conf", dict, None),
         _f("use_xla_jit", bool, False),
         _f("use_tensorrt", bool, False),
@@ -86,7 +107,10 @@ _WHY_NOT = {  # what to do instead, where flowlab offers it
     "train.secondary_lr": "the learning rate comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
     "train.model_update_conf": "the update rule comes from flow.optimizer.<Name>(lr_scheduler).minimize(loss)",
 }
-_ALIASES = {"enable_reused_mem": "enable_reuse_mem", "enable_qat": "enable_quantization_aware_training"}
+_ALIASES = {"enable_reused_mem": "enable_reuse_mem", "enable_qat": "enable_quantization_aware_training",
+            # OneFlow registers these under both names (function_util.py)
+            "train.optimizer_placement_optimization_mode": "optimizer_placement_optimization_mode",
+            "train.optimizer_placement_optimization_threshold": "optimizer_placement_optimization_threshold"}
 _warned: set[str] = set()
 
 
@@ -101,6 +125,9 @@ class _Setter:
             raise TypeError(f"FunctionConfig.{field.name} takes a {wanted}; got {value!r}")
         if isinstance(value, bool) and bool not in field.types and field.types != (object,):
             raise TypeError(f"FunctionConfig.{field.name} takes a number; got {value!r}")
+        problem = field.check(value) if field.check is not None else None
+        if problem is not None:
+            raise ValueError(f"FunctionConfig.{field.name} {problem}")
         if not field.acted_on and field.name not in _warned:
             _warned.add(field.name)
             why = f" ({_WHY_NOT[field.name]})" if field.name in _WHY_NOT else ""

@@ -168,7 +168,7 @@ def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
             mark = " (chosen)" if c.signature == d.chosen and not c.excluded else ""
             rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {_cost(c.copy_cost)}{mark}"
                          + (f"  excluded: {c.excluded}" if c.excluded else "")])
-        rows += [["note", note] for note in d.notes]  # e.g. a mirrored op run per device
+        rows += [["note", note] for note in (*d.notes, *why.notes)]  # a mirrored op run per device; a pass's hint
         rows.append(["boxing", "; ".join(why.boxing) if why.boxing else "none"])
         out[name] = section("sbp", rows)
     return out
