@@ -60,9 +60,10 @@ def bits(a: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
     return a.dtype.str, a.shape, a.tobytes()
 
 
-def session_run(calls, callgen: bool, monkeypatch, watch: bool = False):
+def session_run(calls, callgen: bool, monkeypatch, watch: bool = False, replay: bool = True):
     """Outputs, watched values, variables and protocol state after ``calls(job)`` in a fresh session."""
     monkeypatch.setenv("FLOWLAB_CALLGEN", "1" if callgen else "0")
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     flow.clear_default_session()
     watched: list[np.ndarray] = []
     job = define_train(watched if watch else None)
@@ -90,6 +91,27 @@ def test_the_generated_call_is_the_layers_replay_bit_for_bit(monkeypatch):
     assert fast["generated"]["train_job"].runs == len(BATCHES) - WARM
     assert len(fast["watched"]) == len(BATCHES)
     assert_same(general, fast)
+
+
+def test_several_schedules_of_a_call_are_one_function_with_a_branch_each(monkeypatch):
+    """On two devices stepped by one thread, a SliceBoxing's two registers rotate: consecutive calls start from
+    other protocol states, each with its own schedule (which ends where another starts). The generated call has a
+    branch per schedule, chosen by the state the call starts from, and is the protocol bit for bit."""
+    monkeypatch.setattr("flowlab.replay.layer.FUSE_AFTER", 3)
+    monkeypatch.setenv("FLOWLAB_THREADS", "0")  # no lanes: the layer replays the whole schedule in this thread
+    flow.config.cpu_device_num(2)
+
+    def calls(job):
+        return [job(x, y) for x, y in BATCHES * 3]
+
+    protocol = session_run(calls, False, monkeypatch, watch=True, replay=False)
+    fast = session_run(calls, True, monkeypatch, watch=True)
+    call = fast["generated"]["train_job"]
+    assert len(call.schedules) >= 2 and "            if state is STATE0:\n" in call.source, call.source
+    starts = {id(s): start for (_key, start), s in call.namespace["layer"].schedules.items()}
+    assert any(starts[id(s)] != id(s.state) for s in call.schedules)  # a schedule that ends where it does not start
+    assert call.runs >= len(BATCHES), call.runs
+    assert_same(protocol, fast)
 
 
 def test_a_replayed_call_is_one_generated_function_and_the_numba_call():
@@ -269,7 +291,8 @@ def call(args, kwargs):
         else:  # a handler installed over flowlab's: the general path wraps it
             return MISS
         try:
-            # Schedule(System-Push-Input_0 + double + System-Pull-Return_0: 32 acts, 6 kernels, 3 notifies, fused into 1 segment + 3 steps)
+            # Schedule(System-Push-Input_0 + double + System-Pull-Return_0: 32 acts, 6 kernels, 3 notifies, fused
+            # into 1 segment + 3 steps)
             guard.taken = SNAPSHOT0
             rt.launched = known[2] + 3  # the call's launches (no instance is made)
             pulled0 = empty((2, 3), DTYPE0)  # System-Pull-Return_0's copy
