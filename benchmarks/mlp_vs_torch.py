@@ -47,6 +47,7 @@ from _util import CPU, QUICK, median_time, python_calls, table
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu.nn import _dot
+from flowlab.replay.fused import wait_compiled
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -194,6 +195,9 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             torch()
         for _ in range(20):
             flowlab()
+    wait_compiled()  # the fused segment compiles in the background: time the call that runs it, not its acts
+    for _ in range(3):
+        flowlab()  # the first of them generates the call (replay/callgen.py)
     segment = fused_segment_alone(flowlab)
     generated = flow.default_session().generated_calls
     fast, general = python_calls(flowlab), python_calls(lambda: general_path(flowlab))

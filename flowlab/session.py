@@ -363,6 +363,7 @@ class Session:
                     self.runtime.close()
             finally:
                 self.status = SessionStatus.CLOSED
+                self.generated_calls, self._fast_calls = {}, {}  # they hold the session: no cycle left behind
                 stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
                 if stop is not None:
                     stop()
