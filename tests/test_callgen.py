@@ -250,6 +250,56 @@ def test_calls_from_another_thread_run_it_too():
     assert [bits(ref(x, y)) for x, y in BATCHES][WARM:] == threaded
 
 
+def test_every_kind_of_signature_is_generated_and_returns_what_the_general_path_returns(monkeypatch):
+    """No argument, a tuple and a dict of blobs, None: the generated call puts the result together as the general
+    path does (one blob: the pulled array itself)."""
+
+    def define():
+        @flow.global_function()
+        def nothing_in() -> tp.Numpy:
+            v = flow.get_variable("v", shape=(3,), initializer=flow.constant_initializer(2.0))
+            return v * 3.0
+
+        @flow.global_function()
+        def pair(x: tp.Numpy.Placeholder((2, 2))) -> tuple[tp.Numpy, tp.Numpy]:
+            return x + 1.0, x * 2.0
+
+        @flow.global_function()
+        def named(x: tp.Numpy.Placeholder((3,)),
+                  k: tp.Numpy.Placeholder((3,), dtype=flow.int32)) -> dict[str, tp.Numpy]:
+            return {"y": flow.math.relu(x), "k": k + 1}
+
+        @flow.global_function(type="train")
+        def quiet(x: tp.Numpy.Placeholder((4,))) -> None:
+            w = flow.get_variable("w", shape=(4,), initializer=flow.constant_initializer(1.0))
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0).minimize(
+                flow.math.reduce_sum(w * x))
+
+        return nothing_in, pair, named, quiet
+
+    def calls():
+        nothing_in, pair, named, quiet = define()
+        out = []
+        for k in range(WARM + 3):
+            x = np.arange(4, dtype=np.float32) + k
+            out.append(nothing_in())
+            out.extend(pair(x.reshape(2, 2)))
+            result = named(x[:3] - 2, np.arange(3, dtype=np.int32) * k)
+            out += [result["y"], result["k"]]
+            assert quiet(x) is None
+        out.append(flow.get_all_variables()["w"])
+        return [bits(np.asarray(o)) for o in out]
+
+    monkeypatch.setenv("FLOWLAB_CALLGEN", "0")
+    flow.clear_default_session()
+    want = calls()
+    monkeypatch.setenv("FLOWLAB_CALLGEN", "1")
+    flow.clear_default_session()
+    assert calls() == want
+    runs = {name: call.runs for name, call in flow.default_session().generated_calls.items()}
+    assert runs == {"nothing_in": 3, "pair": 3, "named": 3, "quiet": 3}, runs
+
+
 def test_the_source_reads_as_the_call_it_runs():
     @flow.global_function()
     def double(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
