@@ -42,11 +42,12 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _util import CPU, QUICK, median_time, table
+from _util import CPU, QUICK, median_time, python_calls, table
 
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu.nn import _dot
+from flowlab.replay.fused import wait_compiled
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -136,6 +137,17 @@ def gemm_floor(d_in: int, hidden: int, batch: int):
     return floor
 
 
+def general_path(step: Callable[[], object]) -> object:
+    """One call of ``step`` by the replay layer's general path: the session's generated call (replay/callgen.py)
+    set aside for it."""
+    session = flow.default_session()
+    fast, session._fast_calls = session._fast_calls, {}
+    try:
+        return step()
+    finally:
+        session._fast_calls = fast
+
+
 def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | None:
     """The default session's steady-state train call as its fused segment alone, on the arrays of its last call
     (None if the call was not fused): the Python of the call taken away, the kernels left."""
@@ -155,7 +167,7 @@ def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | No
 
     segment.fn = recording
     try:
-        step()
+        general_path(step)  # the generated call holds the segment's own function: the layer's replay calls .fn
     finally:
         segment.fn = fn
     return lambda: fn(*args)
@@ -183,7 +195,14 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             torch()
         for _ in range(20):
             flowlab()
+    wait_compiled()  # the fused segment compiles in the background: time the call that runs it, not its acts
+    for _ in range(3):
+        flowlab()  # the first of them generates the call (replay/callgen.py)
     segment = fused_segment_alone(flowlab)
+    generated = flow.default_session().generated_calls
+    fast, general = python_calls(flowlab), python_calls(lambda: general_path(flowlab))
+    calls = (f"{fast[0]} Python + {fast[1]} C ({'one generated function' if generated else 'no generated call'}; "
+             f"the layer's general path {general[0]} + {general[1]})")
 
     def timed(key: str, threads: int, step: Callable[[], object]) -> None:
         time.sleep(PARK)  # the last library's idle workers stop spinning before this one is timed ...
@@ -214,8 +233,9 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             (f"{label}, {at}: flowlab step, replayed + fused", f"{t_flowlab * 1e6:.0f} us"),
             (f"{label}, {at}: flowlab step, protocol act by act", f"{t_protocol * 1e6:.0f} us"),
             (f"{label}, {at}: torch eager step", f"{t_torch * 1e6:.0f} us"),
-            (f"{label}, {at}: ratio flowlab / torch", f"{t_flowlab / t_torch:.2f}  (target <= {target}); act by "
+            (f"{label}, {at}: ratio flowlab / torch", f"{t_flowlab / t_torch:.3f}  (target <= {target}); act by "
                                                      f"act {t_protocol / t_torch:.2f}"),
+            (f"{label}, {at}: function calls per flowlab step (replayed)", calls),
         ]
         if floor is not None:
             t_floor = med[("floor", threads)]

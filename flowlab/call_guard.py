@@ -173,10 +173,19 @@ class CallGuard:
     def before(self, names: tuple[str, ...] | None = None) -> None:
         snapshot = self.all if names is None or self.whole else self.partial.get(names)
         if snapshot is None:
-            snapshot = self.partial[names] = VariableSnapshot(  # type: ignore[index]
-                self.live, set(names).intersection(self.all.names), self.copies)  # type: ignore[arg-type]
+            snapshot = self.snapshot(names)
         snapshot.save()
         self.taken = snapshot
+
+    def snapshot(self, names: tuple[str, ...] | None) -> VariableSnapshot:
+        """The snapshot ``before(names)`` takes when the call is shielded from Ctrl-C (made once per ``names``)."""
+        if names is None:
+            return self.all
+        snapshot = self.partial.get(names)
+        if snapshot is None:
+            snapshot = self.partial[names] = VariableSnapshot(self.live, set(names).intersection(self.all.names),
+                                                              self.copies)
+        return snapshot
 
     def undo(self) -> None:
         """Restore what the call's ``before`` copied (nothing if it failed before that)."""

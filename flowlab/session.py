@@ -34,6 +34,8 @@ from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
 from .runtime.variables import VariablePieces, variable_pieces
 
+MISS = object()  # what a generated call (replay/callgen.py) returns when the general path must run the call
+
 
 class SessionStatus(enum.Enum):
     OPEN = "OPEN"
@@ -62,6 +64,10 @@ class Session:
         self._snapshots: dict[tuple[str, ...], CallGuard] = {}  # by launch list
         self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
         self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
+        # Generated calls (replay/callgen.py) of the runtime's fused schedules: by job name to read, by id(desc) to
+        # call (a registered desc lives as long as the session); made again with each runtime.
+        self.generated_calls: dict[str, Any] = {}
+        self._fast_calls: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
 
     # -- registration ------------------------------------------------------------------------------
     def add_job(self, desc: FunctionDesc) -> None:
@@ -121,6 +127,7 @@ class Session:
         if scope.ENV.ray and len({t.machine_id for t in plan.tasks}) > 1:
             return self._start_ray_runtime(arenas)
         runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
+        self.generated_calls, self._fast_calls = {}, {}  # they run the old runtime's schedules
         replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
         return runtime
 
@@ -199,6 +206,11 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        fast = self._fast_calls.get(id(desc))
+        if fast is not None:  # a fused replayed call as one generated function; MISS: not this call
+            result = fast(args, kwargs)
+            if result is not MISS:
+                return result
         # bad input fails before anything is launched; the placement's device count (~4 us to work out) only
         # matters to a call that is not exactly the placeholders' arrays
         arrays = exact_inputs(desc.signature, args, kwargs)
@@ -224,22 +236,42 @@ class Session:
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
             watched = self._take_watched()  # this call's watched values, before another call can add any
+            schedule = getattr(self.runtime.layer, "last", None)  # the schedule a replay ran last
+            if schedule is not None and schedule.callgen is None and schedule.fused is not None:
+                self._generate_call(desc, schedule)
         signature, structure = desc.signature, desc.return_structure
-        returns = signature.returns
-        if type(structure) is int and returns.kind == "numpy":  # one returned blob: the common call
-            result = instances[len(arrays) + 1 + structure].pulled
+        if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
+            result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
             if type(result) is list:  # a mirrored return's pieces together
                 result = np.concatenate(result)
         else:
-            pulled = [instance.pulled for instance in instances[len(arrays) + 1:]]
-            result = unflatten(returns, structure, pulled)
-            if returns.kind == "future":
-                result = FutureRemoteBlobs(result)
-        if signature.is_callback:
-            result = _callback_caller(result)
+            result = _result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
         if watched:  # outside the lock: handlers are the user's code, and other threads may call meanwhile
             self._dispatch_watches(desc, watched, result)
         return result
+
+    def _generate_call(self, desc: FunctionDesc, schedule: Any) -> None:
+        """Generate the call of ``desc`` over its fused schedules (replay/callgen.py) once ``schedule``, one of them,
+        is compiled; later calls that find the runtime at one of their start states run it."""
+        from .replay import callgen
+
+        if schedule.key != desc.launch_names or not callgen.ready(schedule):
+            return  # another job's (a watch handler called it), or a segment still compiling: a later call
+        if not callgen.callgen_enabled():
+            schedule.callgen = "FLOWLAB_CALLGEN=0"
+            return
+        signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
+        one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
+        guard = self._snapshots[key]
+        site = callgen.CallSite(
+            desc.job_name, tuple(name for name, _ in signature.params), signature.array_specs,
+            structure if one else None, lambda pulled: _result(desc, pulled),
+            lambda watched, result: self._dispatch_watches(desc, watched, result),
+            guard, lambda: self._cancel(guard), self, _RUNNING, MISS)
+        call = callgen.generate_call(site, self.runtime.layer, key)  # type: ignore[arg-type]
+        if call is not None:
+            self.generated_calls[desc.job_name] = call
+            self._fast_calls[id(desc)] = call.fn
 
     def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
         """Run one call's instances to completion, or cancel it: either way the runtime ends idle and usable.
@@ -331,6 +363,7 @@ class Session:
                     self.runtime.close()
             finally:
                 self.status = SessionStatus.CLOSED
+                self.generated_calls, self._fast_calls = {}, {}  # they hold the session: no cycle left behind
                 stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
                 if stop is not None:
                     stop()
@@ -411,6 +444,17 @@ def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]
         pulled[index] = array
 
     return store
+
+
+def _result(desc: FunctionDesc, pulled: list[Any]) -> Any:
+    """A call's result from its pulled arrays (in pull order), as the job function's return annotation asks."""
+    returns = desc.signature.returns
+    result = unflatten(returns, desc.return_structure, pulled)
+    if returns.kind == "future":
+        result = FutureRemoteBlobs(result)
+    if desc.signature.is_callback:
+        result = _callback_caller(result)
+    return result
 
 
 def _callback_caller(result: Any) -> Callable[[Callable[[Any], None]], None]:

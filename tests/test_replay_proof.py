@@ -5,7 +5,7 @@ Every training model of the test suite (tests/replay_models.py) runs the same ca
 for bit: every returned array, every watched and watch_diff value, every variable, and the whole protocol state
 (``protocol_state``: every actor's and register's counters, which registers are where, the main job's ids,
 buffers, the act count, every memory block's bytes). Each run passes fusion and is checked to have replayed every
-call after the first of each launch list.
+call after the first of each launch list, and to have run the fused calls through the generated call.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def run(build: Callable[[list[np.ndarray]], Callable[[int], list[np.ndarray]]], 
     session = flow.default_session()
     rt = session.runtime
     return {"outputs": outputs, "watched": watched, "variables": flow.get_all_variables(), "states": states,
-            "state": protocol_state(rt), "layer": rt.layer}
+            "state": protocol_state(rt), "layer": rt.layer, "generated": dict(session.generated_calls)}
 
 
 def bits(a: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
@@ -72,6 +72,9 @@ def assert_replayed_and_fused(result: dict[str, Any], main_key: str, calls: int 
     assert layer.replays >= calls - 3, layer
     fused = [s for s in layer.schedules.values() if s.fused is not None and any(main_key in n for n in s.key)]
     assert fused, f"no schedule of {main_key} was fused: {list(layer.schedules.values())}"
+    # and the calls after that were run by the generated call (replay/callgen.py), not the layer's general path
+    ran = {name: call.runs for name, call in result["generated"].items()}
+    assert any(main_key in name and runs > 0 for name, runs in ran.items()), (ran, [s.callgen for s in fused])
 
 
 @pytest.mark.parametrize("model", sorted(MODELS))

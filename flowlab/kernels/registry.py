@@ -60,11 +60,14 @@ class External:
     """A FusedCall argument that lives outside the memory blocks: an array pushed by the caller, or a fresh array
     for a pulled copy. A fused segment takes it as a parameter: ``fetch()`` gives the array each time the segment
     runs (before its kernels), and ``done(array)``, if given, hands it on after they all ran. ``like`` is an array
-    of the type the segment is compiled for (another type still works, at the cost of a compile)."""
+    of the type the segment is compiled for (another type still works, at the cost of a compile). ``launch``: the
+    launch buffer (a ForeignInput or ForeignOutput queue) whose job instance ``fetch`` or ``done`` takes, so that
+    a generated call (replay/callgen.py), which launches no instances, passes the caller's array in or takes the
+    pulled one directly; None for an array that is no launch's (a watched copy)."""
 
     def __init__(self, fetch: Callable[[], np.ndarray], like: np.ndarray,
-                 done: Callable[[np.ndarray], None] | None = None) -> None:
-        self.fetch, self.like, self.done = fetch, like, done
+                 done: Callable[[np.ndarray], None] | None = None, launch: Any = None) -> None:
+        self.fetch, self.like, self.done, self.launch = fetch, like, done, launch
 
     def __repr__(self) -> str:
         return f"External({self.like.dtype}{list(self.like.shape)})"

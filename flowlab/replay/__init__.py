@@ -3,12 +3,15 @@
 The actor protocol is flowlab's one execution path (flowlab/runtime/). This package wraps a ``Runtime`` through
 its one hook, ``runtime.layer``: the first call of a job function from an idle runtime is run by the protocol
 and captured (capture.py), later calls from the same protocol state replay the captured kernel calls
-(layer.py), runs of them are fused into generated Numba functions (fused.py), and the protocol's bookkeeping is
-written lazily, before anything reads it (settle.py). tests/test_replay_proof.py proves it bit-identical to the
-protocol: results, variables, watched values and every piece of protocol state (``protocol_state``).
+(layer.py), runs of them are fused into generated Numba functions (fused.py), the protocol's bookkeeping is
+written lazily, before anything reads it (settle.py), and once fused a job function's calls run through one
+generated Python function around the Numba call (callgen.py). tests/test_replay_proof.py proves it
+bit-identical to the protocol: results, variables, watched values and every piece of protocol state
+(``protocol_state``).
 
-The Session attaches it (``attach``); ``FLOWLAB_REPLAY=0`` leaves it off and ``FLOWLAB_FUSE=0`` keeps it from
-fusing. ``flow.debug`` builds its runtimes without it. Nothing here is imported until a layer is attached.
+The Session attaches it (``attach``); ``FLOWLAB_REPLAY=0`` leaves it off, ``FLOWLAB_FUSE=0`` keeps it from
+fusing and ``FLOWLAB_CALLGEN=0`` from generating calls. ``flow.debug`` builds its runtimes without it. Nothing
+here is imported until a layer is attached.
 """
 
 from __future__ import annotations

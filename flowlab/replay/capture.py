@@ -52,6 +52,7 @@ class Schedule:
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
     fuse_tried: bool = False  # fused once FUSE_AFTER replays are done and every kernel is on its last tier
     lanes: Any = None  # on a Plan whose threads compute at once: the steps as one lane per thread (lanes.py)
+    callgen: str | None = None  # callgen.py: "generated", or why no generated call runs it (None: not tried yet)
 
     @property
     def kernels(self) -> list[Actor]:

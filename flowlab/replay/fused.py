@@ -96,6 +96,7 @@ class Segment:
         self.fn: Any = None
         self.arenas, self.steps, self.actors, self.plan = arenas, steps, actors, plan
         self.source_path = source_path
+        self.externals = externals  # the function's arguments after the arenas, in order
         self.like = tuple(e.like for e in externals)
         self.fetches = tuple(e.fetch for e in externals)
         self.handoffs = tuple((k, e.done) for k, e in enumerate(externals) if e.done is not None)
@@ -129,15 +130,20 @@ class Segment:
         for fetch in self.fetches:
             extra.append(fetch())
         failed = self.fn(*self.arenas, *extra)
-        if failed >= 0:  # the Python kernel raises the act's own error
-            actor = self.actors[failed]
-            try:
-                self.steps[failed]()
-            except Exception as err:
-                raise kernel_error(self.plan, actor, err) from err
-            raise KernelError(f"the fused kernel of {actor.name!r} failed, but its Python kernel did not")
+        if failed >= 0:
+            self.raise_failure(failed)
         for k, done in self.handoffs:
             done(extra[k])
+
+    def raise_failure(self, failed: int) -> None:
+        """The function returned ``failed``, the index of a checked act that must fail: its Python kernel raises
+        the act's own error, as a KernelError naming its op."""
+        actor = self.actors[failed]
+        try:
+            self.steps[failed]()
+        except Exception as err:
+            raise kernel_error(self.plan, actor, err) from err
+        raise KernelError(f"the fused kernel of {actor.name!r} failed, but its Python kernel did not")
 
     def act_by_act(self) -> None:
         if self.error is not None and not self.warned:

@@ -47,6 +47,7 @@ class ReplayLayer:
         self.routes: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = {}  # the buffers each launch enters
         self.known: tuple[Any, int, int] | None = None  # (fingerprint, settled seq, launched) of the state
         self.pending: list[list[Any]] = []  # unsettled replays: [schedule, times] runs, oldest first
+        self.last: Schedule | None = None  # the schedule replayed last (the session generates its call: callgen.py)
         self.replays = 0  # calls replayed ...
         self.protocol_calls = 0  # ... and calls the protocol ran
         self.fuse = fusion_enabled()
@@ -176,6 +177,7 @@ class ReplayLayer:
             pending.append([schedule, 1])
         rt.deferred = True
         self.known = (schedule.state, rt._seq, rt.launched)
+        self.last = schedule
         self.replays += 1
         schedule.replays += 1
         if (schedule.replays >= FUSE_AFTER and schedule.fused is None and not schedule.fuse_tried and self.fuse

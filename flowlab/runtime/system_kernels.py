@@ -50,7 +50,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             deliver(ins[0].copy())
 
-        return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], deliver))
+        return fusable(foreign_output, lambda ins, outs: _fused_copy_out(ins[0], deliver, buffer))
     if kind == "foreign_watch":
         if parallel_id > 0:  # it watches the whole blob (B) on every device: the first device hands it over
             return None
@@ -127,17 +127,18 @@ def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
         value = buffer.popleft().push_array
         return np.concatenate(value) if isinstance(value, (list, tuple)) else value
 
-    pushed = External(fetch, np.empty(out.shape, out.dtype))
+    pushed = External(fetch, np.empty(out.shape, out.dtype), launch=buffer)
     return FusedCall(_copy_flat, (pushed, out))
 
 
-def _fused_copy_out(blob: np.ndarray, deliver: Callable[[np.ndarray], None]) -> FusedCall:
+def _fused_copy_out(blob: np.ndarray, deliver: Callable[[np.ndarray], None], launch: Any = None) -> FusedCall:
     """A copy out of the runtime (a pull, a watch) inside a fused segment: the segment fills a fresh array, and
-    ``deliver`` gets it once the segment's kernels all ran."""
+    ``deliver`` gets it once the segment's kernels all ran. ``launch``: a pull's ForeignOutput buffer."""
     from ..kernels.numba_cpu.array import _copy_flat
 
     shape, dtype = blob.shape, blob.dtype
-    return FusedCall(_copy_flat, (blob, External(lambda: np.empty(shape, dtype), np.empty(shape, dtype), deliver)))
+    return FusedCall(_copy_flat, (blob, External(lambda: np.empty(shape, dtype), np.empty(shape, dtype), deliver,
+                                                 launch)))
 
 
 def _dtype_of(array: np.ndarray) -> Any:
