@@ -164,9 +164,12 @@ class FlowjobResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..viz.payload import MIME
+        from ..viz.payload_pack import stored
 
         payloads = self.payloads()
-        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: p for view, p in payloads.items()}
+        # version 2 (packed): a notebook keeps these bytes; the views and tools in the kernel use version 1
+        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
+                                  for view, p in payloads.items()}
         svg = self.overview_svg()
         if svg:
             bundle["image/svg+xml"] = svg

@@ -250,9 +250,12 @@ def run_payload(plan: Plan, job_set: JobSet | None, recording: Any, *, title: st
         if node not in node_ids:
             raise KeyError(f"run_payload: act {i} names task {node!r}, which is not in this Plan")
         blobs = {_ref("r", k): _finite(v) for k, v in (act.get("blobs") or {}).items()}
-        out_acts.append({"index": int(act.get("index", i)), "node": node, "actor": str(act.get("actor", "")),
-                         "job": str(act.get("job", "")), "reads": [_ref("r", r) for r in act.get("reads", ())],
-                         "writes": [_ref("r", w) for w in act.get("writes", ())], "blobs": blobs})
+        out = {"index": int(act.get("index", i)), "node": node, "actor": str(act.get("actor", "")),
+               "job": str(act.get("job", "")), "reads": [_ref("r", r) for r in act.get("reads", ())],
+               "writes": [_ref("r", w) for w in act.get("writes", ())], "blobs": blobs}
+        if act.get("tier"):  # which kernel tier ran it (kernels/tiered.py): "reference" or "numba"
+            out["tier"] = str(act["tier"])
+        out_acts.append(out)
     memory = _finite(dict(memory) if isinstance(memory, Mapping) else dict(vars(memory)))
     head = _head("run", title or f"run: {len(out_acts)} acts over {len(plan.tasks)} tasks")
     return {**head, "graph": base["graph"], "acts": out_acts, "memory": memory}
