@@ -45,7 +45,8 @@ export class RunView {
     this.act = i;
     this.slider.value = String(i);
     const a = acts[i];
-    this.label.textContent = `${i + 1} / ${acts.length}: ${a.actor}${a.job ? ` (${a.job})` : ""}`;
+    // the tier next to the slider too: scrubbing through a tiered run shows where the kernels switched to Numba
+    this.label.textContent = `${i + 1} / ${acts.length}: ${a.actor}${a.job ? ` (${a.job})` : ""}${a.tier ? ` · ${a.tier}` : ""}`;
     this.graph.mark("acting", a.node ? [a.node] : []);
     this.graph.mark("written", a.writes);
     this.graph.mark("read", a.reads);
