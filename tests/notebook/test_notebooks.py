@@ -98,6 +98,6 @@ def test_training_notebook_reaches_90_percent(tmp_path):
     assert "GenerateBackwardAndOptimizerOpConfs on train_job: +[" in text
     updates = ["hidden-weight_optimizer", "hidden-bias_optimizer", "output-weight_optimizer", "output-bias_optimizer"]
     assert str(updates) in text
-    jobs = outputs(nb, JOBSET)[0]  # the %%flowjob --no-run output
+    jobs = unpack(outputs(nb, JOBSET)[0])  # the %%flowjob --no-run output, stored packed
     assert "hidden-weight_optimizer" in [n["label"] for n in jobs["graph"]["nodes"]]
     assert "conf: %hidden-weight_optimizer = momentum_update(%hidden-weight/out" in text and "scale=0.02" in text
