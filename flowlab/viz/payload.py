@@ -6,7 +6,11 @@ notebook's ``application/vnd.flowlab.{jobset,plan,run}+json`` output. The contra
 - ``plan_payload(plan, job_set)``: tasks grouped the same way, lanes by (machine, thread), one edge per (register,
   consumer), the shared memory blocks as ``memblock`` nodes; ``marks`` (id -> added/removed/changed) become node
   classes for the Plan diff;
-- ``run_payload(plan, job_set, recording)``: the plan plus a recorded run's acts and memory.
+- ``run_payload(plan, job_set, recording)``: the plan plus a recorded run's acts (each with the kernel ``tier`` that
+  ran it, where the recording says) and memory.
+
+A notebook stores these as version 2 (``payload_pack.py``: the same payload gzipped, its head readable); the views
+read both versions.
 
 Strings are data: nothing here escapes or formats HTML, and ids never contain user text (an op may be named
 ``<img src=x onerror=alert(1)>``; its id is ``o:0:3``). Groups start collapsed where needed so that no view opens
