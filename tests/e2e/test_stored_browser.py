@@ -79,3 +79,22 @@ def test_the_debuggers_act_view_shows_the_kernel_tier(page):
     assert view.is_visible() and view.locator("h4").text_content() == "last act 17: reflection_pad2d_0 (pad_Job)"
     assert pane_row(view, "kernel tier").text_content() == "numba (the compiled Numba kernel)"
     shot(page, "debugger_act_tier")
+
+
+def test_names_keep_every_character_through_python_packing_and_browser_decoding(page):
+    """UTF-8 in the gzipped body (pack writes ensure_ascii=False) decodes to the same text, and stays text."""
+    import json
+
+    from flowlab.viz.payload_pack import pack
+
+    name = "ünï — 日本語 <img src=x onerror=alert(1)> \U0001f600"
+    payload = json.loads((Path(__file__).parent / "fixtures" / "nbpy_pad_plan.json").read_text())
+    node = next(n for n in payload["graph"]["nodes"] if n["label"] == "reflection_pad2d_0")
+    node["label"] = name
+    payload["graph"]["details"][node["detail"]]["title"] = name
+    page.evaluate("(t) => window.flowlab.mountStored(t)", json.dumps(pack(payload)))
+    assert page.locator(".fl-error").count() == 0
+    box = page.locator(".fl-node", has_text="日本語").first
+    assert box.locator(".fl-label").text_content().startswith("ünï — 日本語 <img")  # a long label ends in "…"
+    box.click()
+    assert page.locator(".fl-detail-title").text_content() == name and page.locator("#out img").count() == 0
