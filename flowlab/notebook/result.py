@@ -32,6 +32,7 @@ class FlowjobResult:
     render_note: str | None = None  # why there is no picture, when no Graphviz renderer worked
     _payloads: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     _svg: str | None = field(default=None, repr=False)
+    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # the payloads packed, once
 
     @property
     def compiled(self) -> bool:
@@ -166,10 +167,10 @@ class FlowjobResult:
         from ..viz.payload import MIME
         from ..viz.payload_pack import stored
 
-        payloads = self.payloads()
-        # version 2 (packed): a notebook keeps these bytes; the views and tools in the kernel use version 1
-        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
-                                  for view, p in payloads.items()}
+        if self._stored is None:  # version 2 (packed): what a notebook keeps; the kernel's views use version 1
+            self._stored = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
+                            for view, p in self.payloads().items()}
+        bundle: dict[str, Any] = dict(self._stored)
         svg = self.overview_svg()
         if svg:
             bundle["image/svg+xml"] = svg
