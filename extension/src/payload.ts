@@ -239,6 +239,8 @@ async function unpackStored(data: unknown): Promise<unknown> {
     try { data = JSON.parse(data); } catch { return data; }  // parsePayload says it is not JSON
   }
   if (!isObj(data) || data.body === undefined || data.graph !== undefined) return data;
+  // a newer flowlab may store its payloads another way: parsePayload says "newer", not "cannot decode"
+  if (typeof data.flowlab_payload === "number" && data.flowlab_payload > PAYLOAD_VERSION) return data;
   const at = "payload";
   if (data.encoding !== PACKED_ENCODING) throw new Bad(`${at}.encoding: expected ${JSON.stringify(PACKED_ENCODING)}, got ${what(data.encoding)}`);
   const body = str(data, "body", at)!;

@@ -55,6 +55,12 @@ test("version 1 still reads and draws; a stored payload read without decoding sa
   assert.match(el.querySelector(".fl-error")!.textContent!, /payload\.body: a stored \(version 2\) payload must be decoded first/);
 });
 
+test("a newer version stored in a way this viewer cannot decode still says it is newer", async () => {
+  const r = await readPayload({ flowlab_payload: 3, kind: "plan", title: "t", encoding: "zstd+base64", body: "KLUv/Q==" });
+  assert.ok(!r.ok && r.newer, JSON.stringify(r));
+  assert.match(!r.ok ? r.message : "", /newer flowlab \(payload version 3\); this viewer reads versions 1 to 2/);
+});
+
 test("a damaged stored payload says what is wrong, and the text fallback stays", async () => {
   const good = pack(smallRun() as unknown as Record<string, unknown>);
   const cases: [unknown, RegExp][] = [
