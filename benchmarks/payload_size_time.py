@@ -2,9 +2,14 @@
 
 - the seed job and the 30-layer MLP train job (754 tasks): jobset and plan payloads (target: well under 1 s),
   their JSON size, visible boxes, and the bounded SVG overview;
-- a synthetic 10,000-task Plan (benchmarks/plan_svg.py's generator): its payload (target <= 1 s);
+- what a notebook stores of them: version 1 (as it was) and version 2 (viz/payload_pack.py, gzipped), in the
+  bytes nbformat writes, and the time to pack (target: version 2 at least 3x smaller for the 30-layer job);
+- the draw time of a stored payload in chromium (the e2e harness, as the mime renderer draws it: JSON text ->
+  decode -> parse -> laid-out view), version 1 against version 2 in interleaved rounds (medians; skipped with a
+  note where chromium or Playwright is missing);
+- a synthetic 10,000-task Plan (benchmarks/plan_svg.py's generator): its payload (target <= 1 s) and its sizes;
 - %%flowjob of the 30-layer train job in an IPython shell with a warm cache, output bundle included, as a live
-  kernel makes it (target <= 3 s).
+  kernel makes it (target <= 3 s), and what its output adds to the .ipynb, before (version 1) and after.
 
     .venv/bin/python benchmarks/payload_size_time.py [--quick] [--cpu]
 
@@ -14,6 +19,7 @@ With --cpu (this thread's CPU time, steady on a loaded machine) the SVG rows lea
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -27,6 +33,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.viz.payload import jobset_payload, plan_payload
 from flowlab.viz.payload_graph import visible_count
+from flowlab.viz.payload_pack import pack
 from flowlab.viz.payload_svg import payload_svg
 from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL, build_deep_mlp
 
@@ -43,7 +50,45 @@ def rows_for(name: str, session: object, repeat: int) -> list[tuple[str, str]]:
         out.append((f"{name}: {kind} payload ({len(graph['nodes'])} nodes, {visible_count(graph)} visible)",
                     f"{seconds * 1e3:.0f} ms, {size / 1024:.0f} KiB"))
         out.append((f"{name}: {kind} payload, what the size is", composition(graph, size)))
+        out.append((f"{name}: {kind} stored in the .ipynb, v1 -> v2", stored_sizes(payload, repeat)))
         out.append((f"{name}: {kind} bounded SVG overview", f"{svg_seconds * 1e3:.0f} ms"))
+        DRAWN.append((f"{name}: {kind}", payload))
+    return out
+
+
+DRAWN: list[tuple[str, dict]] = []  # the payloads whose stored forms draw_rows times in chromium
+
+
+def stored_sizes(payload: dict, repeat: int) -> str:
+    """What the payload adds to a notebook as version 1 and as version 2, and the time pack() takes."""
+    kind = payload["kind"]
+    v1 = notebook_bytes({f"application/vnd.flowlab.{kind}+json": payload})
+    v2 = notebook_bytes({f"application/vnd.flowlab.{kind}+json": pack(payload)})
+    seconds = median_time(lambda: pack(payload), repeat)
+    return (f"{v1 / 1024:.0f} KiB -> {v2 / 1024:.0f} KiB ({v1 / v2:.1f}x smaller; target >= 3x), "
+            f"pack {seconds * 1e3:.0f} ms")
+
+
+def draw_rows(rounds: int) -> list[tuple[str, str]]:
+    """Draw time in chromium of each payload in DRAWN, stored as version 1 and as version 2, interleaved."""
+    from tests.e2e.harness import harness_page, missing
+
+    why = missing()
+    if why:
+        return [("draw in chromium from stored JSON, v1 / v2", f"skipped: {why}")]
+    out = []
+    with harness_page() as page:
+        for name, payload in DRAWN:
+            texts = {"v1": json.dumps(payload), "v2": json.dumps(pack(payload))}
+            times: dict[str, list[float]] = {"v1": [], "v2": []}
+            for k in range(rounds + 1):
+                for version, text in texts.items():
+                    ms = page.evaluate("(t) => window.flowlab.mountStored(t)", text)
+                    if k:  # round 0 warms the page (the module's JIT, the layout worker)
+                        times[version].append(ms)
+            a, b = statistics.median(times["v1"]), statistics.median(times["v2"])
+            out.append((f"{name}: draw in chromium from stored JSON, v1 / v2",
+                        f"{a:.0f} ms / {b:.0f} ms (v2 / v1 {b / a:.2f}; medians of {rounds})"))
     return out
 
 
@@ -87,6 +132,16 @@ def notebook_bytes(bundle: dict) -> int:
 FLOWJOB_BYTES: list[str] = []  # filled by flowjob_seconds: the output's size per mime type and in the notebook
 
 
+def unpacked(bundle: dict, result: object) -> dict:
+    """The same bundle with the version-1 payloads, as %%flowjob wrote it before version 2."""
+    from flowlab.viz.payload import MIME
+
+    old = dict(bundle)
+    for view, payload in result.payloads().items():
+        old[MIME["jobset" if view == "jobs" else "plan"]] = payload
+    return old
+
+
 def flowjob_seconds(repeat: int) -> float:
     from IPython.core.interactiveshell import InteractiveShell
 
@@ -101,8 +156,10 @@ def flowjob_seconds(repeat: int) -> float:
         assert result.error is None and "application/vnd.flowlab.plan+json" in bundle
         if not FLOWJOB_BYTES:
             sizes = {k.split("/")[-1]: len(v if isinstance(v, str) else json.dumps(v)) for k, v in bundle.items()}
+            before, after = notebook_bytes(unpacked(bundle, result)), notebook_bytes(bundle)
             FLOWJOB_BYTES.append(", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
-                                 + f"; in the .ipynb {notebook_bytes(bundle) / 2**20:.1f} MiB")
+                                 + f"; in the .ipynb {before / 2**20:.2f} MiB with v1 payloads -> "
+                                   f"{after / 2**20:.2f} MiB ({before / after:.1f}x smaller)")
 
     once()  # warm: Numba kernels, imports
     try:
@@ -120,11 +177,13 @@ def main() -> None:
     seconds = median_time(lambda: plan_payload(plan), repeat)
     rows.append((f"synthetic 10,000-task Plan: plan payload ({visible_count(payload['graph'])} visible)",
                  f"{seconds * 1e3:.0f} ms, {len(json.dumps(payload)) / 2**20:.1f} MiB (target <= 1 s)"))
+    rows.append(("synthetic 10,000-task Plan: plan stored in the .ipynb, v1 -> v2", stored_sizes(payload, 1)))
     svg = median_time(lambda: payload_svg(payload), 1)
     rows.append(("synthetic 10,000-task Plan: bounded SVG overview", f"{svg * 1e3:.0f} ms"))
     rows.append(("%%flowjob 30-layer MLP train job, warm, with its output bundle",
                  f"{flowjob_seconds(max(1, repeat // 2)):.2f} s (target <= 3 s)"))
     rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
+    rows += draw_rows(1 if QUICK else 5)
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()
 

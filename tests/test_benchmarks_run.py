@@ -34,7 +34,9 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
      ["ratio flowlab step / GEMM floor", "(target <= 1.15)", "(target <= 0.05)", "bound: the fused segment alone",
       "function calls per flowlab step (replayed)", "one generated function"]),
     ("payload_size_time.py", ["30-layer MLP train: plan payload", "synthetic 10,000-task Plan: plan payload",
-                               "%%flowjob 30-layer MLP train job, warm, with its output bundle"], None),
+                               "%%flowjob 30-layer MLP train job, warm, with its output bundle",
+                               "30-layer MLP train: plan stored in the .ipynb, v1 -> v2", "with v1 payloads ->",
+                               "draw in chromium from stored JSON, v1 / v2"], None),
     ("lenet_vs_torch.py", ["LeNet batch 10, 1 thread: flowlab step", "GEMM floor", "flowlab kernels alone, summed"],
      ["one step against torch's (rtol 1e-4)", "ratio flowlab / torch"]),
 ])

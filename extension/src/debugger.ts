@@ -4,6 +4,7 @@ import { button, fmt, h, kvTable, s } from "./dom.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { Graph, Memory } from "./payload.js";
+import { tierText } from "./runview.js";
 
 export interface Actor { id: string; name: string; job: string; state: string; why_blocked?: string | null; acts: number }
 export interface Breakpoint { id: string | number; kind: string; target?: string | null; text: string }
@@ -16,6 +17,7 @@ export interface DebugState {
   status?: string; error?: string | null; next_node?: string | null; next_actor?: string | null; acts?: number;
   finished?: boolean; actors?: Actor[]; breakpoints?: Breakpoint[]; inspected?: Inspected | null;
   stop?: { reason?: string; op?: string; regst?: string; lbn?: string; nan?: number; inf?: number } | null; memory?: Memory | null;
+  last_act?: { index: number; actor: string; job: string; reads?: string[]; writes?: string[]; tier?: string | null } | null;
 }
 export type Send = (msg: { type: "command"; cmd: string; args: Record<string, unknown> }) => void;
 
@@ -29,6 +31,7 @@ export class DebuggerView {
   private readonly status = h("div", "fl-status-line");
   private readonly error = h("div", "fl-error");
   private readonly stop = h("div", "fl-panel");
+  private readonly lastAct = h("div", "fl-panel fl-last-act");
   private readonly actorsBox = h("div", "fl-panel");
   private readonly tableWrap = h("div", "fl-table-wrap");
   private readonly pager = h("div", "fl-row");
@@ -101,7 +104,8 @@ export class DebuggerView {
     }));
     const inspectBox = h("div", "fl-panel");
     inspectBox.append(insp, this.inspector, inj);
-    this.root.append(controls, this.status, this.error, this.stop, this.graphBox, this.actorsBox, bp, inspectBox, this.memory.root);
+    this.root.append(controls, this.status, this.error, this.stop, this.lastAct, this.graphBox, this.actorsBox, bp, inspectBox, this.memory.root);
+    this.lastAct.style.display = "none";  // until the run has made an act
   }
 
   setGraph(graph: Graph): void {
@@ -144,6 +148,13 @@ export class DebuggerView {
       this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), ...(shown.length ? [kvTable(shown)] : []));
       this.stop.style.display = "";
     } else this.stop.style.display = "none";
+    const la = st2.last_act;
+    if (la) {
+      this.lastAct.replaceChildren(h("h4", "", `last act ${la.index}: ${la.actor}${la.job ? ` (${la.job})` : ""}`),
+        kvTable([["kernel tier", tierText(la.tier)], ["read", (la.reads ?? []).join(", ") || "nothing"],
+          ["wrote", (la.writes ?? []).join(", ") || "nothing"]]));
+      this.lastAct.style.display = "";
+    } else this.lastAct.style.display = "none";
     if (this.graph) {
       const next = st2.finished ? [] : st2.next_node ? [st2.next_node] : [];
       this.graph.mark("next", next);

@@ -98,7 +98,9 @@ export function smallRun(): RunPayload {
   const details: Record<string, Detail> = {};
   names.forEach((nm, i) => { details[`d:t:${i}`] = detail(nm, [["op_type", i === 4 ? XSS : "conv"], ["register", `r:${i}`]]); });
   const acts: Act[] = names.map((nm, i) => ({ index: i, node: `t:${i}`, actor: nm, job: "pad_Job", reads: i ? [`r:${i - 1}`] : [],
-    writes: [`r:${i}`], blobs: { [`r:${i}`]: { shape: [2, i + 1], dtype: "f32", min: -1, max: i, mean: 0.5, nan: i === 3 ? 2 : 0, inf: 0 } } }));
+    writes: [`r:${i}`], blobs: { [`r:${i}`]: { shape: [2, i + 1], dtype: "f32", min: -1, max: i, mean: 0.5, nan: i === 3 ? 2 : 0, inf: 0 } },
+    // the kernel tier as a tiered run records it: the reference kernel first, Numba's once compiled; the last act no kernel
+    ...(i < names.length - 1 ? { tier: i < 2 ? "reference" : "numba" } : {}) }));
   const memory: Memory = {
     blocks: [{ id: "b:0", size: 4096, mem_case: "host" }, { id: "b:1", size: 1024, mem_case: "host" }],
     lifetimes: names.map((_, i) => ({ regst: `r:${i}`, block: `b:${i % 2}`, offset: (i >> 1) * 256, size: 256, first_act: i, last_act: Math.min(names.length - 1, i + 2) })),

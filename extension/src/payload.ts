@@ -1,5 +1,9 @@
-// The payload contract (payload.md, version 1): parsing that never throws, and messages that say where.
-export const PAYLOAD_VERSION = 1;
+// The payload contract (payload.md): parsing that never throws, and messages that say where.
+// Version 1 is the payload as flowlab builds it; version 2 is how a notebook stores it (flowlab/viz/payload_pack.py):
+// the head (kind, title, summary) as is and the rest as `body`, base64 of gzipped JSON. Decoded (readPayload), a
+// version-2 payload is a version-1 payload with every node, edge and detail row.
+export const PAYLOAD_VERSION = 2;
+export const PACKED_ENCODING = "gzip+base64";
 export const MIME_TYPES = {
   jobset: "application/vnd.flowlab.jobset+json",
   plan: "application/vnd.flowlab.plan+json",
@@ -30,6 +34,7 @@ export interface BlobStats {
 export interface Act {
   index: number; node: string | null; actor: string; job: string; reads: string[]; writes: string[];
   blobs: Record<string, BlobStats>;
+  tier?: string;  // which kernel ran the act: "reference" or "numba" (flowlab/kernels/tiered.py); none without a kernel
 }
 export interface MemBlock { id: string; size: number; mem_case: string }
 export interface Lifetime { regst: string; block: string; offset: number; size: number; first_act: number; last_act: number }
@@ -176,7 +181,7 @@ export function parseActs(raw: unknown[], at: string): Act[] {
     for (const [k, v] of Object.entries(o.blobs === undefined ? {} : obj(o.blobs, `${p}.blobs`))) blobs[k] = obj(v, `${p}.blobs.${k}`) as BlobStats;
     return { index: typeof o.index === "number" ? o.index : i, node: strOrNull(o, "node", p), actor: str(o, "actor", p)!,
       job: str(o, "job", p, true) ?? "", reads: strList(arr(o, "reads", p, true), `${p}.reads`),
-      writes: strList(arr(o, "writes", p, true), `${p}.writes`), blobs };
+      writes: strList(arr(o, "writes", p, true), `${p}.writes`), blobs, tier: str(o, "tier", p, true) };
   });
 }
 
@@ -194,7 +199,10 @@ export function parsePayload(data: unknown): Parsed {
       throw new Bad(`payload.flowlab_payload: expected the payload version (an integer >= 1), got ${what(v)}`);
     }
     if (v > PAYLOAD_VERSION) {
-      return { ok: false, newer: true, message: `this output was written by a newer flowlab (payload version ${v}); this viewer reads version ${PAYLOAD_VERSION}` };
+      return { ok: false, newer: true, message: `this output was written by a newer flowlab (payload version ${v}); this viewer reads versions 1 to ${PAYLOAD_VERSION}` };
+    }
+    if (o.body !== undefined && o.graph === undefined) {
+      throw new Bad(`payload.body: a stored (version ${v}) payload must be decoded first (readPayload), as the views do`);
     }
     const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run"] as const, "payload.kind");
     const title = typeof o.title === "string" ? o.title : kind;
@@ -214,5 +222,51 @@ export function parsePayload(data: unknown): Parsed {
   } catch (e) {
     if (e instanceof Bad) return { ok: false, message: `this flowlab output cannot be shown: ${e.message}` };
     return { ok: false, message: `this flowlab output cannot be shown: ${String(e)}` };
+  }
+}
+
+const base64Bytes = (text: string): Uint8Array<ArrayBuffer> => {
+  const bin = atob(text);
+  const out = new Uint8Array(bin.length);
+  for (let i = 0; i < bin.length; i++) out[i] = bin.charCodeAt(i);
+  return out;
+};
+
+/** A stored payload (version 2: head + gzipped `body`) as the full object; anything else comes back as it is.
+ * Throws Bad with a message for people where the body cannot be read. */
+async function unpackStored(data: unknown): Promise<unknown> {
+  if (typeof data === "string") {
+    try { data = JSON.parse(data); } catch { return data; }  // parsePayload says it is not JSON
+  }
+  if (!isObj(data) || data.body === undefined || data.graph !== undefined) return data;
+  // a newer flowlab may store its payloads another way: parsePayload says "newer", not "cannot decode"
+  if (typeof data.flowlab_payload === "number" && data.flowlab_payload > PAYLOAD_VERSION) return data;
+  const at = "payload";
+  if (data.encoding !== PACKED_ENCODING) throw new Bad(`${at}.encoding: expected ${JSON.stringify(PACKED_ENCODING)}, got ${what(data.encoding)}`);
+  const body = str(data, "body", at)!;
+  if (typeof DecompressionStream === "undefined") {
+    throw new Bad("this browser cannot decompress a stored flowlab output (it has no DecompressionStream); a newer browser draws it");
+  }
+  let text: string;
+  try {
+    const stream = new Blob([base64Bytes(body)]).stream().pipeThrough(new DecompressionStream("gzip"));
+    text = await new Response(stream).text();
+  } catch (e) {
+    throw new Bad(`${at}.body: expected base64 of gzipped JSON, and it does not decode (${String(e)})`);
+  }
+  let rest: unknown;
+  try { rest = JSON.parse(text); } catch { throw new Bad(`${at}.body: the decompressed body is not valid JSON`); }
+  const head: Record<string, unknown> = { ...data };
+  delete head.body;
+  delete head.encoding;
+  return { ...obj(rest, `${at}.body`), ...head };
+}
+
+/** Decode (a stored version-2 payload) and parse; never throws, as parsePayload. */
+export async function readPayload(data: unknown): Promise<Parsed> {
+  try {
+    return parsePayload(await unpackStored(data));
+  } catch (e) {
+    return { ok: false, message: `this flowlab output cannot be shown: ${e instanceof Bad ? e.message : String(e)}` };
   }
 }

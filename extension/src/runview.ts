@@ -1,9 +1,16 @@
 // The recorded run viewer: a slider over the acts highlights the acting node and the registers it read and wrote,
 // lists the blobs written with their stats, and moves the memory view's cursor.
-import { button, fmt, h } from "./dom.js";
+import { button, fmt, h, kvTable } from "./dom.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { RunPayload } from "./payload.js";
+
+/** What an act's `tier` means to a person: which kernel computed it (flowlab/kernels/tiered.py). */
+export function tierText(tier: string | undefined | null): string {
+  if (tier === "numba") return "numba (the compiled Numba kernel)";
+  if (tier === "reference") return "reference (the NumPy kernel)";
+  return tier ? tier : "none (no op kernel ran in this act)";
+}
 
 export class RunView {
   readonly root = h("div", "fl-run");
@@ -38,12 +45,14 @@ export class RunView {
     this.act = i;
     this.slider.value = String(i);
     const a = acts[i];
-    this.label.textContent = `${i + 1} / ${acts.length}: ${a.actor}${a.job ? ` (${a.job})` : ""}`;
+    // the tier next to the slider too: scrubbing through a tiered run shows where the kernels switched to Numba
+    this.label.textContent = `${i + 1} / ${acts.length}: ${a.actor}${a.job ? ` (${a.job})` : ""}${a.tier ? ` · ${a.tier}` : ""}`;
     this.graph.mark("acting", a.node ? [a.node] : []);
     this.graph.mark("written", a.writes);
     this.graph.mark("read", a.reads);
     if (a.node) this.graph.scrollIntoView(this.graph.tree.representative(a.node));
-    this.blobs.replaceChildren(h("h4", "", `act ${a.index}: ${a.actor} read [${a.reads.join(", ")}] wrote [${a.writes.join(", ")}]`));
+    this.blobs.replaceChildren(h("h4", "", `act ${a.index}: ${a.actor} read [${a.reads.join(", ")}] wrote [${a.writes.join(", ")}]`),
+      kvTable([["kernel tier", tierText(a.tier)]]));
     const t = h("table", "fl-actors");
     const head = h("tr");
     for (const c of ["register", "shape", "dtype", "min", "max", "mean", "NaN", "Inf"]) head.append(h("th", "", c));

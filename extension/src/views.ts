@@ -1,7 +1,7 @@
 // One entry for every front end: draw a payload (or say plainly why it cannot be drawn) into an element.
 import { h, kvTable } from "./dom.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
-import { parsePayload, type Payload } from "./payload.js";
+import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
 import { RunView } from "./runview.js";
 import { ensureStyle } from "./style.js";
 
@@ -12,11 +12,21 @@ export function showProblem(el: HTMLElement, message: string, fallback?: string)
   if (fallback) el.append(h("div", "fl-fallback", fallback));
 }
 
+/** Draw a payload already in memory (version 1, or a decoded version 2: the live widget's trait). */
 export function renderPayload(el: HTMLElement, data: unknown, fallback?: string, opts: GraphViewOptions = {}): Rendered {
+  return renderParsed(el, parsePayload(data), fallback, opts);
+}
+
+/** Draw a payload as a notebook or an export stores it (version 1, or version 2 to decode first). */
+export async function renderStored(el: HTMLElement, data: unknown, fallback?: string, opts: GraphViewOptions = {}): Promise<Rendered> {
+  return renderParsed(el, await readPayload(data), fallback, opts);
+}
+
+/** Draw what parsePayload/readPayload gave: the payload, or why it cannot be drawn. */
+export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string, opts: GraphViewOptions = {}): Rendered {
   ensureStyle(el.ownerDocument);
   el.classList.add("fl-root");
   el.replaceChildren();
-  const parsed = parsePayload(data);
   if (!parsed.ok) {
     showProblem(el, parsed.message, fallback);
     return { payload: null, graph: null, run: null, destroy() {} };

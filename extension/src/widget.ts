@@ -105,6 +105,7 @@ function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
 export default { render };
 
 // For producers' tests: the same parser the views use (node: `import("flowlab_widget.js")`, no DOM needed).
-export { parsePayload, PAYLOAD_VERSION } from "./payload.js";
-// For pages with no kernel and no JupyterLab (nbconvert's flowlab_html export): draw one payload into an element.
-export { renderPayload } from "./views.js";
+export { parsePayload, PAYLOAD_VERSION, readPayload } from "./payload.js";
+// For pages with no kernel and no JupyterLab (nbconvert's flowlab_html export): draw one payload into an element
+// (renderStored: as a notebook stores it, version 2 decoded first).
+export { renderPayload, renderStored } from "./views.js";

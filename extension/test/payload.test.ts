@@ -16,7 +16,7 @@ test("a newer payload version says so, naming both versions", () => {
   const r = parsePayload({ ...smallRun(), flowlab_payload: PAYLOAD_VERSION + 1 });
   assert.equal(r.ok, false);
   assert.ok(!r.ok && r.newer);
-  assert.match(!r.ok ? r.message : "", /newer flowlab \(payload version 2\); this viewer reads version 1/);
+  assert.match(!r.ok ? r.message : "", /newer flowlab \(payload version 3\); this viewer reads versions 1 to 2/);
 });
 
 test("malformed payloads give a message that says where", () => {

@@ -216,6 +216,7 @@ class DebuggerWidget(anywidget.AnyWidget):
             **self._actors(nxt),
             "breakpoints": [bp.to_dict() for bp in dbg.breakpoints],
             "inspected": inspected, "stop": self._stop.to_dict() if self._stop is not None else None,
+            "last_act": _last_act(dbg),
             "memory": memory,
         }
 
@@ -237,6 +238,15 @@ class DebuggerWidget(anywidget.AnyWidget):
         status = self._status.splitlines()[0]
         data["text/plain"] = f"<DebuggerWidget {self.dbg.desc.job_name}: {self.dbg.acts} acts; {status}>"
         return bundle
+
+
+def _last_act(dbg: Debugger) -> dict[str, Any] | None:
+    """The act the run made last, as the act view shows it: what acted and which kernel tier ran it."""
+    if not dbg.recorder.acts:
+        return None
+    act = dbg.recorder.acts[-1]
+    return {"index": act["index"], "node": act["node"], "actor": act["actor"], "job": act["job"],
+            "reads": act["reads"], "writes": act["writes"], "tier": act.get("tier")}
 
 
 def _id(text: str, what: str) -> int:

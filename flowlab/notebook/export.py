@@ -8,7 +8,8 @@ exporter (same templates, same look) plus:
   a box with the payload as JSON in a ``<script type="application/vnd.flowlab.payload+json">`` (inert: the browser
   never runs it) and the output's SVG overview, which stays what a reader without JavaScript sees;
 - :class:`FlowlabHTMLExporter` adds flowlab's built view module (``static/flowlab_widget.js``, the one the live
-  widgets load) ONCE per document, inline, with a few lines that draw each box's payload with ``renderPayload``:
+  widgets load) ONCE per document, inline, with a few lines that draw each box's payload with ``renderStored``
+  (a stored payload is version 2, gzipped: the browser decodes it, so the HTML is as small as the notebook):
   the graph with pan/zoom/expand and the detail pane, a recorded run with its slider. No CDN, no server: the
   file opens from disk.
 
@@ -57,7 +58,8 @@ if (views) for (const box of boxes) {
     const el = document.createElement("div");
     script.before(el);
     try {
-      if (views.renderPayload(el, JSON.parse(script.textContent)).payload) box.classList.add("flowlab-drawn");
+      // a notebook stores version 2 (gzipped): renderStored decodes it first
+      if ((await views.renderStored(el, JSON.parse(script.textContent))).payload) box.classList.add("flowlab-drawn");
     } catch (err) { say(box, "flowlab's view failed: " + err); }
   }
 }

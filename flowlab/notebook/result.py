@@ -32,6 +32,7 @@ class FlowjobResult:
     render_note: str | None = None  # why there is no picture, when no Graphviz renderer worked
     _payloads: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     _svg: str | None = field(default=None, repr=False)
+    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # the payloads packed, once
 
     @property
     def compiled(self) -> bool:
@@ -164,9 +165,12 @@ class FlowjobResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..viz.payload import MIME
+        from ..viz.payload_pack import stored
 
-        payloads = self.payloads()
-        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: p for view, p in payloads.items()}
+        if self._stored is None:  # version 2 (packed): what a notebook keeps; the kernel's views use version 1
+            self._stored = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
+                            for view, p in self.payloads().items()}
+        bundle: dict[str, Any] = dict(self._stored)
         svg = self.overview_svg()
         if svg:
             bundle["image/svg+xml"] = svg

@@ -29,9 +29,11 @@ class PayloadView:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..viz import RenderError
+        from ..viz.payload_pack import stored
         from ..viz.payload_svg import payload_svg
 
-        bundle: dict[str, Any] = {MIME[self.payload["kind"]]: self.payload, "text/plain": self.text or repr(self)}
+        bundle: dict[str, Any] = {MIME[self.payload["kind"]]: stored(self.payload),  # a notebook keeps version 2
+                                  "text/plain": self.text or repr(self)}
         try:
             bundle["image/svg+xml"] = payload_svg(self.payload, id_prefix=self.id_prefix)
         except RenderError as err:  # the payload still draws in JupyterLab; say why there is no picture

@@ -208,10 +208,11 @@ class PlanBrowser(anywidget.AnyWidget):
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         from ..viz.payload import MIME
+        from ..viz.payload_pack import stored
 
         bundle = super()._repr_mimebundle_(**kwargs)
         data = bundle[0] if isinstance(bundle, tuple) else bundle
-        data[MIME["plan" if self.payload.get("kind") == "plan" else "jobset"]] = self.payload
+        data[MIME["plan" if self.payload.get("kind") == "plan" else "jobset"]] = stored(self.payload)
         data["image/svg+xml"] = self.svg  # a static picture for saved notebooks and other front ends
         data["text/plain"] = f"<PlanBrowser view={self.view}: {self.payload.get('title', '')}>"
         return bundle

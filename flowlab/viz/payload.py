@@ -6,7 +6,11 @@ notebook's ``application/vnd.flowlab.{jobset,plan,run}+json`` output. The contra
 - ``plan_payload(plan, job_set)``: tasks grouped the same way, lanes by (machine, thread), one edge per (register,
   consumer), the shared memory blocks as ``memblock`` nodes; ``marks`` (id -> added/removed/changed) become node
   classes for the Plan diff;
-- ``run_payload(plan, job_set, recording)``: the plan plus a recorded run's acts and memory.
+- ``run_payload(plan, job_set, recording)``: the plan plus a recorded run's acts (each with the kernel ``tier`` that
+  ran it, where the recording says) and memory.
+
+A notebook stores these as version 2 (``payload_pack.py``: the same payload gzipped, its head readable); the views
+read both versions.
 
 Strings are data: nothing here escapes or formats HTML, and ids never contain user text (an op may be named
 ``<img src=x onerror=alert(1)>``; its id is ``o:0:3``). Groups start collapsed where needed so that no view opens
@@ -250,9 +254,12 @@ def run_payload(plan: Plan, job_set: JobSet | None, recording: Any, *, title: st
         if node not in node_ids:
             raise KeyError(f"run_payload: act {i} names task {node!r}, which is not in this Plan")
         blobs = {_ref("r", k): _finite(v) for k, v in (act.get("blobs") or {}).items()}
-        out_acts.append({"index": int(act.get("index", i)), "node": node, "actor": str(act.get("actor", "")),
-                         "job": str(act.get("job", "")), "reads": [_ref("r", r) for r in act.get("reads", ())],
-                         "writes": [_ref("r", w) for w in act.get("writes", ())], "blobs": blobs})
+        out = {"index": int(act.get("index", i)), "node": node, "actor": str(act.get("actor", "")),
+               "job": str(act.get("job", "")), "reads": [_ref("r", r) for r in act.get("reads", ())],
+               "writes": [_ref("r", w) for w in act.get("writes", ())], "blobs": blobs}
+        if act.get("tier"):  # which kernel tier ran it (kernels/tiered.py): "reference" or "numba"
+            out["tier"] = str(act["tier"])
+        out_acts.append(out)
     memory = _finite(dict(memory) if isinstance(memory, Mapping) else dict(vars(memory)))
     head = _head("run", title or f"run: {len(out_acts)} acts over {len(plan.tasks)} tasks")
     return {**head, "graph": base["graph"], "acts": out_acts, "memory": memory}

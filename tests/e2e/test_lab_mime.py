@@ -1,6 +1,7 @@
 """A saved notebook with flowlab's mime outputs, opened in JupyterLab with no kernel: the prebuilt labextension
 (extension/labextension, found through JUPYTER_PATH as the wheel's share/jupyter/labextensions/flowlab would be) draws
-the jobset graph and a recorded run whose slider moves the highlight, and a newer payload version says so."""
+the jobset graph and a recorded run whose slider moves the highlight (version-1 payloads, as older flowlab saved
+them), a Plan stored as version 2 (gzipped, as flowlab saves it now), and a newer payload version says so."""
 
 from __future__ import annotations
 
@@ -30,7 +31,8 @@ def output(kind: str, name: str) -> nbformat.NotebookNode:
 
 def notebook(path: Path) -> None:
     nb = nbformat.v4.new_notebook()
-    cells = [("jobset", "jobset_mlp30.json"), ("run", "run_small.json"), ("run", "future.json")]
+    cells = [("jobset", "jobset_mlp30.json"), ("run", "run_small.json"), ("run", "future.json"),
+             ("plan", "stored_pad_plan.json")]
     for i, (kind, name) in enumerate(cells):
         cell = nbformat.v4.new_code_cell(f"# output {i}: {name}", execution_count=i + 1)
         cell.outputs = [output(kind, name)]
@@ -64,17 +66,22 @@ def test_saved_notebook_renders_graph_and_run_without_a_kernel(lab):
                 page.locator(".jp-Dialog").get_by_role("button", name="No Kernel", exact=True).click(timeout=15_000)
             except PlaywrightTimeout:
                 pass
-            page.wait_for_function("document.querySelectorAll('.flowlab-mime').length === 3", timeout=30_000)
+            page.wait_for_function("document.querySelectorAll('.flowlab-mime').length === 4", timeout=30_000)
             mimes = page.locator(".flowlab-mime")
-            jobset, run, future = mimes.nth(0), mimes.nth(1), mimes.nth(2)
+            jobset, run, future, stored = mimes.nth(0), mimes.nth(1), mimes.nth(2), mimes.nth(3)
             assert jobset.locator("text=train_job (user)").count() >= 1
-            assert "newer flowlab (payload version 2)" in future.locator(".fl-error").text_content()
+            assert "newer flowlab (payload version 3)" in future.locator(".fl-error").text_content()
+            stored.scroll_into_view_if_needed()
+            stored.locator(".fl-node").first.wait_for(timeout=30_000)  # decoded in the browser, then drawn
+            assert stored.locator(".fl-error").count() == 0 and stored.locator(".fl-node").count() >= 5
+            assert "Plan: 18 tasks" in stored.locator(".fl-title").text_content()
             assert "<flowlab run:" in future.locator(".fl-fallback").text_content()
             run.scroll_into_view_if_needed()
             assert "acting" in run.locator('[data-id="t:0"]').get_attribute("class")
             run.locator(".fl-slider").evaluate("e => { e.value = '4'; e.dispatchEvent(new Event('input')); }")
             assert "acting" in run.locator('[data-id="t:4"]').get_attribute("class")
             assert "acting" not in run.locator('[data-id="t:0"]').get_attribute("class")
+            assert "kernel tier" in run.locator(".fl-run .fl-panel").first.text_content()
             # The op named like HTML is text in the act header, and no image element or dialog appeared.
             assert "<img src=x onerror=alert(1)>" in run.locator(".fl-panel h4").first.text_content()
             assert page.locator(".flowlab-mime img").count() == 0 and dialogs == []

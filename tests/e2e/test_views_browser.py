@@ -190,7 +190,7 @@ def test_html_in_names_is_text_and_fires_nothing(page):
 
 def test_future_and_malformed_payloads_say_why(page):
     mount(page, "future")
-    assert "newer flowlab (payload version 2)" in page.locator(".fl-error").text_content()
+    assert "newer flowlab (payload version 3)" in page.locator(".fl-error").text_content()
     mount(page, "malformed")
     assert "graph.nodes[0].id: expected a string" in page.locator(".fl-error").text_content()
 

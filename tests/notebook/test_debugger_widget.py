@@ -155,3 +155,28 @@ def test_inject_takes_a_number_or_an_expression_of_x_and_a_bad_one_errors_once(w
     assert state["error"] is None and state["inspected"]["stats"]["inf"] == 18  # the bad ones changed nothing
     state = send(widget, "continue")  # the acts after the injection read it
     assert state["finished"] and np.isneginf(widget.dbg.result).all()
+
+
+def test_the_act_view_names_the_last_act_and_its_kernel_tier(widget):
+    assert widget.state["last_act"] is None  # no act yet: the front end hides the act view
+    state = send(widget, "run_to", target="pad_Job/reflection_pad2d_0")
+    state = send(widget, "step")
+    act = state["last_act"]
+    assert (act["actor"], act["job"], act["index"]) == ("reflection_pad2d_0", "pad_Job", state["acts"] - 1)
+    assert act["tier"] == "numba"  # tests pin FLOWLAB_KERNELS=numba: one tier, the compiled one
+    assert act["writes"] and act["node"] == f"t:{task_id('reflection_pad2d_0')}"
+    json.dumps(state, allow_nan=False)
+
+
+def test_a_tiered_run_records_the_reference_tier_first(monkeypatch):
+    monkeypatch.setenv("FLOWLAB_KERNELS", "reference")  # the tier a tiered kernel starts on, pinned
+
+    @flow.global_function()
+    def relu_Job(x: tp.Numpy.Placeholder((4,))) -> tp.Numpy:
+        return flow.math.relu(x)
+
+    w = DebuggerWidget(flow.debug(relu_Job, np.arange(4, dtype=np.float32)))
+    state = send(w, "run_to_end_of_job")
+    relu = [a for a in w.dbg.recorder.acts if a["actor"].endswith("relu_0")]
+    assert relu and relu[-1]["tier"] == "reference"
+    assert state["last_act"]["tier"] == w.dbg.recorder.acts[-1].get("tier")

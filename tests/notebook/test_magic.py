@@ -13,6 +13,7 @@ from IPython.core.interactiveshell import InteractiveShell
 
 import flowlab as flow
 from flowlab.viz.payload import MIME
+from flowlab.viz.payload_pack import unpack
 from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
 
 JOBSET, PLAN = MIME["jobset"], MIME["plan"]
@@ -54,7 +55,8 @@ def test_flowjob_runs_the_cell_and_shows_every_stage(shell):
     bundle = result._repr_mimebundle_()
     assert set(bundle) == {JOBSET, PLAN, "image/svg+xml", "text/plain"}
     assert "<svg" in bundle["image/svg+xml"] and "pad_Job" in bundle["image/svg+xml"]
-    jobs, plan = bundle[JOBSET], bundle[PLAN]
+    assert (bundle[JOBSET]["flowlab_payload"], bundle[PLAN]["flowlab_payload"]) == (2, 2)  # stored packed
+    jobs, plan = unpack(bundle[JOBSET]), unpack(bundle[PLAN])
     assert (jobs["flowlab_payload"], jobs["kind"], plan["kind"]) == (1, "jobset", "plan")
     assert plan["summary"]["tasks"] == 18 and len(jobs["graph"]["groups"]) >= 4
     json.dumps(bundle)  # what the notebook stores
@@ -109,7 +111,7 @@ def test_an_error_in_the_cell_shows_the_partial_result(shell):
     assert "pad_Job" in str(result)  # traced before the failing job
     bundle = result._repr_mimebundle_()
     assert bundle["text/plain"].startswith("flowjob: error") and PLAN not in bundle  # nothing compiled
-    assert any(n["label"] == "pad_Job (user)" for n in bundle[JOBSET]["graph"]["groups"])  # the traced jobs
+    assert any(n["label"] == "pad_Job (user)" for n in unpack(bundle[JOBSET])["graph"]["groups"])  # the traced jobs
 
 
 def test_names_render_inert():
@@ -125,7 +127,7 @@ def test_names_render_inert():
     bundle = FlowjobResult(flow.default_session())._repr_mimebundle_()
     svg = bundle["image/svg+xml"]
     assert "<script>" not in svg and "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;" in svg
-    labels = [n["label"] for n in bundle[JOBSET]["graph"]["nodes"]]
+    labels = [n["label"] for n in unpack(bundle[JOBSET])["graph"]["nodes"]]
     assert '<script>alert("x")</script>&' in labels  # payload strings are data, left as they are
 
 

@@ -8,6 +8,8 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from flowlab.viz.payload_pack import unpack
+
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 JOBSET, PLAN = "application/vnd.flowlab.jobset+json", "application/vnd.flowlab.plan+json"
 
@@ -45,13 +47,14 @@ def test_quickstart_shows_every_stage(tmp_path):
     assert "reflection_pad2d_0 (NormalForward)" in text and "source: cell [" in text  # browser.describe
     flowjob = next(o for c in nb.cells for o in c.get("outputs", []) if "%%flowjob" in c.source)
     data = flowjob["data"]  # the %%flowjob output: payloads, a bounded picture, text, and the live widget
-    assert data[JOBSET]["flowlab_payload"] == 1 and data[PLAN]["summary"]["tasks"] == 18
+    assert data[JOBSET]["flowlab_payload"] == 2 and data[PLAN]["summary"]["tasks"] == 18  # stored packed
     assert {"image/svg+xml", "text/plain", "application/vnd.jupyter.widget-view+json"} <= set(data)
     svgs = outputs(nb, "image/svg+xml")
     assert len(svgs) >= 4  # %%flowjob's, the job set, the Plan, the browser's (and the debugger widget's, if any)
     assert "System-Push-Input_0" in svgs[1] and "System-Main-ReentrantLock_0" in svgs[2]
     assert len(outputs(nb, "application/vnd.jupyter.widget-view+json")) == 3
     (recorded,) = outputs(nb, "application/vnd.flowlab.run+json")  # show_run(dbg): the recorded run, widget-free
+    recorded = unpack(recorded)
     assert recorded["kind"] == "run" and len(recorded["acts"]) >= 18 and recorded["memory"]["blocks"]
 
 
@@ -95,6 +98,6 @@ def test_training_notebook_reaches_90_percent(tmp_path):
     assert "GenerateBackwardAndOptimizerOpConfs on train_job: +[" in text
     updates = ["hidden-weight_optimizer", "hidden-bias_optimizer", "output-weight_optimizer", "output-bias_optimizer"]
     assert str(updates) in text
-    jobs = outputs(nb, JOBSET)[0]  # the %%flowjob --no-run output
+    jobs = unpack(outputs(nb, JOBSET)[0])  # the %%flowjob --no-run output, stored packed
     assert "hidden-weight_optimizer" in [n["label"] for n in jobs["graph"]["nodes"]]
     assert "conf: %hidden-weight_optimizer = momentum_update(%hidden-weight/out" in text and "scale=0.02" in text
