@@ -1,17 +1,19 @@
 """Numba CPU kernels for conv2d and its data and filter gradients, each one Numba call over the whole batch.
 
 Per sample: the input is copied into the interior of a zero-bordered plane stack (only when the conv pads), an
-im2col of (C*kh*kw, OH*OW) is written by loops whose inner run is a contiguous copy of an output row at stride 1,
-and one BLAS GEMM per group (blas.py: on offsets into the flat registers, no temporaries) writes the sample's output
-planes in place. The data gradient is the transposed GEMM into a column buffer and a col2im that adds each output
-row's run back into the padded planes; the filter gradient is one GEMM per sample and group that accumulates into
-dW (beta 1), not a product per sample added afterwards. A 1x1 conv at stride 1 without padding multiplies the
-sample's planes directly (its im2col is the input itself).
+im2col of (C*kh*kw, OH*OW) is written by loops whose inner run is a contiguous copy of an output row at stride 1
+(8-wide vector moves, runs.py), and one BLAS GEMM per group (blas.py: numpy's own OpenBLAS, on offsets into the flat
+registers, no temporaries) writes the sample's output planes in place. The data gradient is the transposed GEMM into
+a column buffer and a col2im that adds each output row's run back into the padded planes; the filter gradient is one
+GEMM per sample and group that accumulates into dW (beta 1), not a product per sample added afterwards. A 1x1 conv
+at stride 1 without padding multiplies the sample's planes directly (its im2col is the input itself).
 
 The per-sample column buffer (627 KB at LeNet's conv2) stays near L2 and the GEMM writes NCHW output directly;
 wider GEMMs over several samples measured no faster here once their copies are counted (75eefa0, ddffd7b; and
 again with these kernels on h/conv: 1, 2, 4, 8, 16 samples side by side gave 1.00, 0.99-1.05, 1.00-1.04,
-1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1).
+1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1). The
+GEMM's layout does not matter at these shapes: conv2's filter gradient as NT (now), NN on a transposed im2col, TN,
+or its transpose C^T = cols @ dy^T all ran within 5 % of each other and of the forward's NN (numpy's OpenBLAS).
 benchmarks/lenet_vs_torch.py prints each kernel's time beside its GEMM time.
 """
 
