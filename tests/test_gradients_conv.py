@@ -193,3 +193,25 @@ def test_predict_job_has_no_dropout_and_frozen_batch_norm():
     (norm,) = [op for op in ops if op.op_type == "normalization"]
     assert norm.attrs["training"] is False and norm.name == "bn"
     assert not any(op.op_type == "dropout" for op in ops)
+
+
+def test_train_job_computes_no_data_gradient_for_a_conv_on_the_input():
+    """LeNet's conv1 reads the images: its backward is a filter gradient only (issue 13: at batch 100 its data
+    gradient would cost a GEMM and a col2im per sample for nothing). conv2's input is trained through: its data
+    gradient is the only one, shaped like conv1's activation."""
+
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((2, 1, 8, 8))) -> tp.Numpy:
+        h = flow.layers.conv2d(x, 3, 3, padding="SAME", activation=flow.nn.relu, name="c1")
+        h = flow.layers.conv2d(h, 4, 3, padding="SAME", name="c2")
+        loss = flow.math.reduce_mean(h * h, name="loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    train(v(2, 1, 8, 8).astype(np.float32))
+    ops = flow.default_session().job_set.job("train").ops
+    types = [op.op_type for op in ops]
+    assert types.count("conv2d") == 2 and types.count("conv2d_filter_grad") == 2
+    (data_grad,) = [op for op in ops if op.op_type == "conv2d_data_grad"]
+    c1_out = next(op for op in ops if op.name == "c1-activation").outputs
+    assert data_grad.inputs["like"][0] in [lbn for lbns in c1_out.values() for lbn in lbns]

@@ -1,17 +1,19 @@
 """Numba CPU kernels for conv2d and its data and filter gradients, each one Numba call over the whole batch.
 
 Per sample: the input is copied into the interior of a zero-bordered plane stack (only when the conv pads), an
-im2col of (C*kh*kw, OH*OW) is written by loops whose inner run is a contiguous copy of an output row at stride 1,
-and one BLAS GEMM per group (blas.py: on offsets into the flat registers, no temporaries) writes the sample's output
-planes in place. The data gradient is the transposed GEMM into a column buffer and a col2im that adds each output
-row's run back into the padded planes; the filter gradient is one GEMM per sample and group that accumulates into
-dW (beta 1), not a product per sample added afterwards. A 1x1 conv at stride 1 without padding multiplies the
-sample's planes directly (its im2col is the input itself).
+im2col of (C*kh*kw, OH*OW) is written by loops whose inner run is a contiguous copy of an output row at stride 1
+(8-wide vector moves, runs.py), and one BLAS GEMM per group (blas.py: numpy's own OpenBLAS, on offsets into the flat
+registers, no temporaries) writes the sample's output planes in place. The data gradient is the transposed GEMM into
+a column buffer and a col2im that adds each output row's run back into the padded planes; the filter gradient is one
+GEMM per sample and group that accumulates into dW (beta 1), not a product per sample added afterwards. A 1x1 conv
+at stride 1 without padding multiplies the sample's planes directly (its im2col is the input itself).
 
 The per-sample column buffer (627 KB at LeNet's conv2) stays near L2 and the GEMM writes NCHW output directly;
 wider GEMMs over several samples measured no faster here once their copies are counted (75eefa0, ddffd7b; and
 again with these kernels on h/conv: 1, 2, 4, 8, 16 samples side by side gave 1.00, 0.99-1.05, 1.00-1.04,
-1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1).
+1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1). The
+GEMM's layout does not matter at these shapes: conv2's filter gradient as NT (now), NN on a transposed im2col, TN,
+or its transpose C^T = cols @ dy^T all ran within 5 % of each other and of the forward's NN (numpy's OpenBLAS).
 benchmarks/lenet_vs_torch.py prints each kernel's time beside its GEMM time.
 """
 
@@ -22,6 +24,7 @@ import numpy as np
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 from .blas import blas_ready, gemm
+from .runs import add_run, copy_run
 
 # geometry vector layout (one int64 array, so a kernel's signature does not grow with every attribute)
 N, C, H, W, OC, CG, KH, KW, OH, OW, SH, SW, DH, DW, PT, PL, GROUPS, HP, WP = range(19)
@@ -32,9 +35,7 @@ def _load_sample(x, x0, c, h, w, xp, hp, wp, pt, pl):
     """One sample's planes x[x0:] into the interior of xp, whose border stays zero."""
     for ci in range(c):
         for i in range(h):
-            sv, dv = x[x0 + (ci * h + i) * w:], xp[(ci * hp + i + pt) * wp + pl:]  # row views: see _im2col
-            for j in range(w):
-                dv[j] = sv[j]
+            copy_run(xp, (ci * hp + i + pt) * wp + pl, x, x0 + (ci * h + i) * w, w)
 
 
 @njit
@@ -49,13 +50,12 @@ def _im2col(src, s0, g, cols):
             for kj in range(kw):
                 base = s0 + ci * hp * wp + ki * dh * wp + kj * dw
                 for oi in range(oh):
-                    # row views indexed from 0: Numba then proves the index non-negative and drops its
-                    # wraparound test, and the stride-1 loop becomes a vector copy (4x faster measured)
-                    sv, dv = src[base + oi * sh * wp:], cols[r * p + oi * ow:]
-                    if sw == 1:
-                        for oj in range(ow):
-                            dv[oj] = sv[oj]
+                    if sw == 1:  # 8-wide vector moves (runs.py): 3x the scalar copy a loop this short gets
+                        copy_run(cols, r * p + oi * ow, src, base + oi * sh * wp, ow)
                     else:
+                        # row views indexed from 0: Numba then proves the index non-negative and drops its
+                        # wraparound test (4x faster measured)
+                        sv, dv = src[base + oi * sh * wp:], cols[r * p + oi * ow:]
                         for oj in range(ow):
                             dv[oj] = sv[oj * sw]
                 r += 1
@@ -73,11 +73,10 @@ def _col2im(cols, g, dst, d0):
             for kj in range(kw):
                 base = d0 + ci * hp * wp + ki * dh * wp + kj * dw
                 for oi in range(oh):
-                    dv, sv = dst[base + oi * sh * wp:], cols[r * p + oi * ow:]  # row views: see _im2col
                     if sw == 1:
-                        for oj in range(ow):
-                            dv[oj] += sv[oj]
+                        add_run(dst, base + oi * sh * wp, cols, r * p + oi * ow, ow)
                     else:
+                        dv, sv = dst[base + oi * sh * wp:], cols[r * p + oi * ow:]  # row views: see _im2col
                         for oj in range(ow):
                             dv[oj * sw] += sv[oj]
                 r += 1
@@ -142,9 +141,7 @@ def _conv_data_grad(dy, w, dx, xp, cols, g):
             _col2im(cols, g, xp, 0)
             for ci in range(c):  # the interior back into dx
                 for i in range(h):
-                    sv, dv = xp[(ci * hp + i + pt) * wp + pl:], dx[x0 + (ci * h + i) * wd:]
-                    for j in range(wd):
-                        dv[j] = sv[j]
+                    copy_run(dx, x0 + (ci * h + i) * wd, xp, (ci * hp + i + pt) * wp + pl, wd)
         else:
             for i in range(x0, x0 + c * h * wd):
                 dx[i] = 0.0
