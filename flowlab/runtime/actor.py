@@ -19,13 +19,15 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 MSG_REGST, MSG_RETURN, MSG_EORD = 0, 1, 2
+OutEdge = tuple[int, "deque[Regst]", int, tuple[tuple["Actor", "deque[Regst]"], ...]]
+InEdge = tuple[int, "deque[Regst]", "Actor", "deque[Regst]"]
 
 
 class Actor:
     __slots__ = (
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
-        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue", "slots",
+        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_edges", "in_edges", "ready_queue", "slots",
         "out_by_id", "in_by_id",
     )
 
@@ -55,18 +57,23 @@ class Actor:
         self.out_arrays: list[Any] = []
         # set when arrays rotate per act: blob names, or (register id, blob name) pairs for a boxing task
         self.io_lbns: tuple[tuple, tuple] | None = None
-        self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
-        self.in_items: list[tuple[int, deque[Regst], Actor]] = []
-        self.out_by_id: dict[int, tuple[deque[Regst], list[Actor]]] = {}  # produce()'s: slot and consumers
-        self.in_by_id: dict[int, tuple[deque[Regst], Actor]] = {}  # give_back()'s: slot and producer
+        self.out_edges: tuple[OutEdge, ...] = ()  # set by finish_wiring()
+        self.in_edges: tuple[InEdge, ...] = ()
+        self.out_by_id: dict[int, OutEdge] = {}  # produce()'s
+        self.in_by_id: dict[int, InEdge] = {}  # give_back()'s
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
 
     def finish_wiring(self) -> None:
-        """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
-        self.out_items = [(i, q, self.consumers[i]) for i, q in self.writable.items()]
-        self.in_items = [(i, q, self.producer_of[i]) for i, q in self.readable.items()]
-        self.out_by_id = {i: (q, peers) for i, q, peers in self.out_items}
-        self.in_by_id = {i: (q, producer) for i, q, producer in self.in_items}
+        """The act loop's edges, once consumers and producers are known (again after flowlab.distributed puts
+        stand-ins for actors on other machines): every slot a register moves between is looked up here, once, not
+        by regst id in each act. ``out_edges``: (regst id, own free slot, reading count, ((consumer, its slot for
+        the register), ...)); ``in_edges``: (regst id, own slot, producer, the producer's free slot)."""
+        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i]) for c in self.consumers[i]))
+                               for i, q in self.writable.items())
+        self.in_edges = tuple((i, q, self.producer_of[i], self.producer_of[i].writable[i])
+                              for i, q in self.readable.items())
+        self.out_by_id = {edge[0]: edge for edge in self.out_edges}
+        self.in_by_id = {edge[0]: edge for edge in self.in_edges}
 
     # -- readiness ---------------------------------------------------------------------------------
     def is_ready(self) -> bool:
@@ -104,14 +111,14 @@ class Actor:
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
         written = []
-        for regst_id, slot, consumers in self.out_items:
+        for regst_id, slot, n, consumers in self.out_edges:
             regst = slot.popleft()
             regst.act_id = act_id
-            if consumers:
-                regst.reading_cnt = n = len(consumers)
+            if n:
+                regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer in consumers:
-                    consumer.readable[regst_id].append(regst)
+                for consumer, inbox in consumers:
+                    inbox.append(regst)
                     if not consumer.queued and consumer.is_ready():
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
@@ -119,12 +126,12 @@ class Actor:
                 slot.append(regst)
             written.append((regst_id, regst.index))
         read = []
-        for regst_id, slot, producer in self.in_items:  # on_return, inlined: this is the hottest loop
+        for regst_id, slot, producer, home in self.in_edges:  # on_return, inlined: this is the hottest loop
             regst = slot.popleft()
-            regst.reading_cnt -= 1
+            regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
-            if regst.reading_cnt == 0:  # writable again: only now can the producer become ready
-                producer.writable[regst_id].append(regst)
+            if left == 0:  # writable again: only now can the producer become ready
+                home.append(regst)
                 if not producer.queued and producer.is_ready():
                     producer.queued = True
                     producer.ready_queue.append(producer)
@@ -143,25 +150,25 @@ class Actor:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
-        for regst_id, slot, consumers in self.out_items:
+        for _, slot, n, consumers in self.out_edges:
             regst = slot.popleft()
             regst.act_id = act_id
-            if consumers:
-                regst.reading_cnt = n = len(consumers)
+            if n:
+                regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer in consumers:
-                    consumer.readable[regst_id].append(regst)
+                for consumer, inbox in consumers:
+                    inbox.append(regst)
                     if not consumer.queued and consumer.is_ready():
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
-        for regst_id, slot, producer in self.in_items:
+        for _, slot, producer, home in self.in_edges:
             regst = slot.popleft()
-            regst.reading_cnt -= 1
+            regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
-            if regst.reading_cnt == 0:
-                producer.writable[regst_id].append(regst)
+            if left == 0:
+                home.append(regst)
                 if not producer.queued and producer.is_ready():
                     producer.queued = True
                     producer.ready_queue.append(producer)
@@ -179,19 +186,19 @@ class Actor:
         outs = [q[0].blobs for q in self.writable_list]
         self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
 
-    def produce(self, regst_id: int, value: int | None = None) -> tuple[int, int]:
-        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act), after writing
-        ``value`` into its first element when given (the main job's ids)."""
-        slot, consumers = self.out_by_id[regst_id]
+    def produce(self, edge: OutEdge, value: int | None = None) -> tuple[int, int]:
+        """Hand one register of an out edge (``out_by_id[regst_id]``) to its consumers (used by actors with their
+        own act), after writing ``value`` into its first element when given (the main job's ids)."""
+        regst_id, slot, n, consumers = edge
         regst = slot.popleft()
         if value is not None:
-            regst.first[0] = value
+            regst.ids[0] = value
         regst.act_id = self.act_id
-        if consumers:
-            regst.reading_cnt = n = len(consumers)
+        if n:
+            regst.reading_cnt = n
             self.total_reading_cnt += n
-            for consumer in consumers:
-                consumer.readable[regst_id].append(regst)  # on_regst and rt.wake, inlined
+            for consumer, inbox in consumers:
+                inbox.append(regst)  # on_regst and rt.wake, inlined
                 if not consumer.queued and consumer.is_ready():
                     consumer.queued = True
                     consumer.ready_queue.append(consumer)
@@ -199,13 +206,19 @@ class Actor:
             slot.append(regst)
         return regst_id, regst.index
 
-    def give_back(self, regst_id: int) -> tuple[int, int]:
-        slot, producer = self.in_by_id[regst_id]
+    def give_back(self, edge: InEdge) -> tuple[int, int]:
+        """Return the front register of an in edge (``in_by_id[regst_id]``) to its producer."""
+        regst_id, slot, producer, home = edge
         regst = slot.popleft()
-        producer.on_return(regst)
-        if not producer.queued and producer.is_ready():  # rt.wake, inlined
-            producer.queued = True
-            producer.ready_queue.append(producer)
+        regst.reading_cnt = left = regst.reading_cnt - 1  # on_return and rt.wake, inlined
+        producer.total_reading_cnt -= 1
+        if left == 0:
+            home.append(regst)
+            if not producer.queued and producer.is_ready():
+                producer.queued = True
+                producer.ready_queue.append(producer)
+        if producer.state == "zombie":
+            producer.update_state()
         return regst_id, regst.index
 
     # -- messages ----------------------------------------------------------------------------------
