@@ -271,26 +271,30 @@ class Runtime:
         a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
         act). The same acts in the same order; raises RuntimeIdle when it stops before ``last`` finished."""
         ready, msgs, popleft, append = self.ready, self.msgs, self.ready.popleft, self.ready.append
-        while True:
-            if msgs:
-                self._drain()
-            if not ready:
-                if last.finished:
-                    return
-                raise RuntimeIdle(self.describe_blocked())
-            actor = popleft()
-            actor.queued = False
-            # No readiness check here (step() has one): an actor is queued only when ready, and only its own act
-            # (or closing, which this loop never runs in) can take its readiness away. tests/test_runtime.py
-            # checks that every queued actor is ready after every act of several Plans.
-            try:
-                actor.act_silent()
-            except Exception as err:
-                raise kernel_error(self.plan, actor, err) from err
-            self._seq += 1
-            if actor.is_ready():
-                actor.queued = True
-                append(actor)
+        acts = 0  # added to _seq as the loop ends (nothing reads it meanwhile: no subscriber, no layer)
+        try:
+            while True:
+                if msgs:
+                    self._drain()
+                if not ready:
+                    if last.finished:
+                        return
+                    raise RuntimeIdle(self.describe_blocked())
+                actor = popleft()
+                actor.queued = False
+                # No readiness check here (step() has one): an actor is queued only when ready, and only its own
+                # act (or closing, which this loop never runs in) can take its readiness away. tests/test_runtime.py
+                # checks that every queued actor is ready after every act of several Plans.
+                try:
+                    actor.act_silent()
+                except Exception as err:
+                    raise kernel_error(self.plan, actor, err) from err
+                acts += 1
+                if actor.is_ready():
+                    actor.queued = True
+                    append(actor)
+        finally:
+            self._seq += acts
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
