@@ -19,8 +19,8 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 MSG_REGST, MSG_RETURN, MSG_EORD = 0, 1, 2
-OutEdge = tuple[int, "deque[Regst]", int, tuple[tuple["Actor", "deque[Regst]"], ...]]
-InEdge = tuple[int, "deque[Regst]", "Actor", "deque[Regst]"]
+OutEdge = tuple[int, "deque[Regst]", int, tuple[tuple["Actor", "deque[Regst]", "list[Any] | None"], ...]]
+InEdge = tuple[int, "deque[Regst]", "Actor", "deque[Regst]", "list[Any] | None"]
 
 
 class Actor:
@@ -28,7 +28,7 @@ class Actor:
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
         "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_edges", "in_edges", "ready_queue", "slots",
-        "out_by_id", "in_by_id",
+        "out_by_id", "in_by_id", "alive", "ready_slots",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -43,7 +43,13 @@ class Actor:
             d.regst_desc_id: deque(regsts[d.regst_desc_id]) for d in task.produced_regst_desc.values()
         }
         self.writable_list = list(self.writable.values())
-        self.slots = self.readable_list + self.writable_list  # is_ready's one all(): the slots never change
+        # One deque holding a token while the actor is "normal" (update_state empties it): with it, all(slots) is the
+        # whole of is_ready(), which the act loop then asks without a Python call (``ready_slots``).
+        self.alive: deque[bool] = deque((True,))
+        self.slots = [*self.readable_list, *self.writable_list, self.alive]  # they never change
+        # all(ready_slots) is is_ready() for an actor that keeps Actor's rule; None for the main job's actors, whose
+        # readiness is their own (ask is_ready()). The edges carry each peer's, so the act loop asks without a call.
+        self.ready_slots: list[Any] | None = self.slots if type(self).is_ready is Actor.is_ready else None
         self.consumers: dict[int, list[Actor]] = {}  # filled by the runtime once every actor exists
         self.producer_of: dict[int, Actor] = {}
         self.eord_received: set[int] = set()
@@ -67,11 +73,13 @@ class Actor:
         """The act loop's edges, once consumers and producers are known (again after flowlab.distributed puts
         stand-ins for actors on other machines): every slot a register moves between is looked up here, once, not
         by regst id in each act. ``out_edges``: (regst id, own free slot, reading count, ((consumer, its slot for
-        the register), ...)); ``in_edges``: (regst id, own slot, producer, the producer's free slot)."""
-        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i]) for c in self.consumers[i]))
+        the register, its ready_slots), ...)); ``in_edges``: (regst id, own slot, producer, the producer's free slot,
+        its ready_slots). Stand-ins for actors on other machines are never asked (always ``queued``)."""
+        self.out_edges = tuple((i, q, len(self.consumers[i]),
+                                tuple((c, c.readable[i], getattr(c, "ready_slots", None)) for c in self.consumers[i]))
                                for i, q in self.writable.items())
-        self.in_edges = tuple((i, q, self.producer_of[i], self.producer_of[i].writable[i])
-                              for i, q in self.readable.items())
+        self.in_edges = tuple((i, q, p, p.writable[i], getattr(p, "ready_slots", None))
+                              for i, q in self.readable.items() for p in (self.producer_of[i],))
         self.out_by_id = {edge[0]: edge for edge in self.out_edges}
         self.in_by_id = {edge[0]: edge for edge in self.in_edges}
 
@@ -79,7 +87,7 @@ class Actor:
     def is_ready(self) -> bool:
         """A register in every consumed slot and a free one in every produced slot (one all() over both: the
         protocol's most frequent question, about two per act)."""
-        return all(self.slots) and self.state == "normal"
+        return all(self.slots)  # the last slot is ``alive``: empty once the state is not "normal"
 
     def never_ready_again(self) -> bool:
         """An input ended (EORD) and its slot is empty (OneFlow's IsCustomizedReadAlwaysUnReadyFromNow)."""
@@ -117,22 +125,22 @@ class Actor:
             if n:
                 regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer, inbox in consumers:
+                for consumer, inbox, ready in consumers:
                     inbox.append(regst)
-                    if not consumer.queued and consumer.is_ready():
+                    if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
             written.append((regst_id, regst.index))
         read = []
-        for regst_id, slot, producer, home in self.in_edges:  # on_return, inlined: this is the hottest loop
+        for regst_id, slot, producer, home, ready in self.in_edges:  # on_return, inlined: the hottest loop
             regst = slot.popleft()
             regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
             if left == 0:  # writable again: only now can the producer become ready
                 home.append(regst)
-                if not producer.queued and producer.is_ready():
+                if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                     producer.queued = True
                     producer.ready_queue.append(producer)
             if producer.state == "zombie":
@@ -156,20 +164,20 @@ class Actor:
             if n:
                 regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer, inbox in consumers:
+                for consumer, inbox, ready in consumers:
                     inbox.append(regst)
-                    if not consumer.queued and consumer.is_ready():
+                    if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
-        for _, slot, producer, home in self.in_edges:
+        for _, slot, producer, home, ready in self.in_edges:
             regst = slot.popleft()
             regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
             if left == 0:
                 home.append(regst)
-                if not producer.queued and producer.is_ready():
+                if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                     producer.queued = True
                     producer.ready_queue.append(producer)
             if producer.state == "zombie":
@@ -197,9 +205,9 @@ class Actor:
         if n:
             regst.reading_cnt = n
             self.total_reading_cnt += n
-            for consumer, inbox in consumers:
+            for consumer, inbox, ready in consumers:
                 inbox.append(regst)  # on_regst and rt.wake, inlined
-                if not consumer.queued and consumer.is_ready():
+                if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                     consumer.queued = True
                     consumer.ready_queue.append(consumer)
         else:
@@ -208,13 +216,13 @@ class Actor:
 
     def give_back(self, edge: InEdge) -> tuple[int, int]:
         """Return the front register of an in edge (``in_by_id[regst_id]``) to its producer."""
-        regst_id, slot, producer, home = edge
+        regst_id, slot, producer, home, ready = edge
         regst = slot.popleft()
         regst.reading_cnt = left = regst.reading_cnt - 1  # on_return and rt.wake, inlined
         producer.total_reading_cnt -= 1
         if left == 0:
             home.append(regst)
-            if not producer.queued and producer.is_ready():
+            if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                 producer.queued = True
                 producer.ready_queue.append(producer)
         if producer.state == "zombie":
@@ -241,6 +249,7 @@ class Actor:
         """Move normal -> zombie (sending EORD) -> done as the protocol allows."""
         if self.state == "normal" and self.never_ready_again():
             self.state = "zombie"
+            self.alive.clear()
             for regst_id, consumers in self.consumers.items():
                 for consumer in consumers:
                     self.rt.send(consumer, MSG_EORD, regst_id)

@@ -290,7 +290,8 @@ class Runtime:
                 except Exception as err:
                     raise kernel_error(self.plan, actor, err) from err
                 acts += 1
-                if actor.is_ready():
+                slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
+                if all(slots) if slots is not None else actor.is_ready():
                     actor.queued = True
                     append(actor)
         finally:
