@@ -217,14 +217,17 @@ class Runtime:
     def launch(self, instance: JobInstance, job_id: bool = True) -> None:
         """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id for the main job.
         ``job_id=False``: only the buffers, for a layer that performs the call's acts itself."""
-        wait_id, queues = self._route(instance.job_name)
+        wait_id, queues = self._routes.get(instance.job_name) or self._route(instance.job_name)
         instance.seq = self.launched
         self.launched += 1
         for queue in queues:
             queue.append(instance)
         if job_id:
             self.buffers[WAIT_BUFFER].append(wait_id)
-            self.wake(self.wait_actor)
+            wait = self.wait_actor
+            if not wait.queued and wait.is_ready():  # self.wake(wait), inlined: three launches a call
+                wait.queued = True
+                wait.ready_queue.append(wait)
 
     def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
                  guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
@@ -317,7 +320,7 @@ class Runtime:
         queue = self._notifiers.get(section_id)
         if queue is None:
             queue = self.notifier(section_id)
-        queue.popleft().finish()
+        queue.popleft().finished = True  # JobInstance.finish(), inlined
 
     def notifier(self, section_id: int) -> deque[Any]:
         """The CallbackNotifier buffer of a critical section's job: its launched instances, oldest first."""
