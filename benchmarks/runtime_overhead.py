@@ -9,6 +9,7 @@ act scheduled by the actor protocol (FLOWLAB_REPLAY=0, what the debugger steps t
 from __future__ import annotations
 
 import os
+import statistics
 import time
 from collections import defaultdict
 
@@ -90,16 +91,15 @@ def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
 def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) -> list[tuple[str, str]]:
     """Diagnostics: where a protocol call's time goes. The call's instances are launched as the session launches
     them and run by a copy of Runtime._run_to_idle that times each act (``act_silent``, kernel included) alone;
-    the acts are summed by task type (a NormalForward by its op type), and the rest of a call (the session's
-    Python, launching, the loop itself) is the median call less the acts' sum. Each timing's own clock reads are
-    subtracted; with many acts per call the sum still carries some of the timer's cost, so read the split, not
-    the total."""
+    each task type's (a NormalForward's by its op type) act cost is the median of its acts, robust to an act
+    that a busy machine preempted; a call's cost of a type is that times its acts per call. The rest of a call
+    (the session's Python, launching, the loop itself) is the median call less those. Each timing's own clock
+    read is subtracted; the timing still disturbs the acts a little, so read the split, not the total."""
     session = flow.default_session()
     runtime = session.runtime
     desc = session.function_descs[job.__name__]
     ns = time.thread_time_ns if CPU else time.perf_counter_ns
-    spent: dict[str, int] = defaultdict(int)
-    count: dict[str, int] = defaultdict(int)
+    spent: dict[str, list[int]] = defaultdict(list)
     label = {a: a.task.task_type if a.task.task_type != "NormalForward" else
              f"NormalForward {a.task.exec_sequence[0].op_type}" for a in runtime.actors.values()}
     ready, msgs = runtime.ready, runtime.msgs
@@ -115,8 +115,7 @@ def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) ->
             actor.queued = False
             start = ns()
             actor.act_silent()
-            spent[label[actor]] += ns() - start
-            count[label[actor]] += 1
+            spent[label[actor]].append(ns() - start)
             runtime._seq += 1
             if actor.is_ready():
                 actor.queued = True
@@ -125,11 +124,11 @@ def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) ->
     for _ in range(1000):
         ns()
     timer = (ns() - start) / 1000  # one clock read, which each act's figure includes once
-    per_call = {key: (spent[key] - timer * count[key]) / calls for key in spent}
-    rows = [(f"{name}: acts by task type, per call", "acts  us/call  ns/act")]
+    per_act = {key: statistics.median(times) - timer for key, times in spent.items()}
+    per_call = {key: per_act[key] * len(spent[key]) / calls for key in spent}
+    rows = [(f"{name}: acts by task type, per call", "acts  us/call  ns/act (median)")]
     for key in sorted(per_call, key=per_call.get, reverse=True):
-        n = count[key] / calls
-        rows.append((f"  {key}", f"{n:4.0f}  {per_call[key] / 1e3:6.2f}  {per_call[key] / n:6.0f}"))
+        rows.append((f"  {key}", f"{len(spent[key]) / calls:4.0f}  {per_call[key] / 1e3:6.2f}  {per_act[key]:6.0f}"))
     acted = sum(per_call.values()) / 1e9
     rows.append((f"{name}: acts' sum / rest of a call (session, launch, loop)",
                  f"{acted * 1e6:.1f} us / {(call - acted) * 1e6:.1f} us"))

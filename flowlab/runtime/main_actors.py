@@ -101,13 +101,13 @@ class ReentrantLockActor(Actor):
             queue.append(starts[0].ids[0])
             read.append(self.give_back(self.start))
         written = []
-        pos = self._grantable()
+        pos = self._grantable() if queue else None  # (an empty queue, the usual case after a grant: no call)
         if pos is not None and self.free:
             section = queue[pos]
             del queue[pos]
             held.add(section)
             written.append(self.produce(self.out, section))
-            pos = self._grantable()
+            pos = self._grantable() if queue else None
         self.grant = pos
         return read, written
 
