@@ -272,8 +272,10 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
 def test_a_queued_actor_stays_ready_until_it_acts():
     """The invariant Runtime._run_to_idle relies on to skip re-checking a popped actor: an actor is queued only
     when ready, and nothing but its own act takes its readiness away (registers only arrive in its consumed slots
-    and only return to its produced ones; the main job's actors' own conditions change only in their acts).
-    Checked after every act of a pad call and of an MLP train step with momentum, two calls queued at once."""
+    and only return to its produced ones; the main job's actors' own conditions change only in their acts). And
+    the converse, which the act loop's readiness shortcuts (ready_slots, ready_on_arrival) must keep: every ready
+    actor is queued. Checked after every act of a pad call and of an MLP train step with momentum, two calls
+    queued at once."""
     from tests.replay_models import _xy, build_mlp
 
     def check(rt: Runtime) -> int:
@@ -282,6 +284,8 @@ def test_a_queued_actor_stays_ready_until_it_acts():
             acts += 1
             for actor in rt.ready:
                 assert actor.queued and actor.is_ready(), f"{actor.name} is queued but not ready"
+            for actor in rt.actors.values():  # and the converse: the act loop's readiness shortcuts miss no one
+                assert actor.queued or not actor.is_ready(), f"{actor.name} is ready but not queued"
         return acts
 
     rt = Runtime(pad_session().plan)

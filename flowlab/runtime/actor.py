@@ -73,10 +73,10 @@ class Actor:
         """The act loop's edges, once consumers and producers are known (again after flowlab.distributed puts
         stand-ins for actors on other machines): every slot a register moves between is looked up here, once, not
         by regst id in each act. ``out_edges``: (regst id, own free slot, reading count, ((consumer, its slot for
-        the register, its ready_slots), ...)); ``in_edges``: (regst id, own slot, producer, the producer's free slot,
-        its ready_slots). Stand-ins for actors on other machines are never asked (always ``queued``)."""
-        self.out_edges = tuple((i, q, len(self.consumers[i]),
-                                tuple((c, c.readable[i], getattr(c, "ready_slots", None)) for c in self.consumers[i]))
+        the register, its ready_on_arrival), ...)); ``in_edges``: (regst id, own slot, producer, the producer's
+        free slot, its ready_slots). Stand-ins for actors on other machines are never asked (always ``queued``)."""
+        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i], _on_arrival(c, i))
+                                                                     for c in self.consumers[i]))
                                for i, q in self.writable.items())
         self.in_edges = tuple((i, q, p, p.writable[i], getattr(p, "ready_slots", None))
                               for i, q in self.readable.items() for p in (self.producer_of[i],))
@@ -84,6 +84,11 @@ class Actor:
         self.in_by_id = {edge[0]: edge for edge in self.in_edges}
 
     # -- readiness ---------------------------------------------------------------------------------
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """Slots whose all() is is_ready() just after a register of ``regst_id`` arrived in this actor's slot
+        (None: ask is_ready()). The main job's actors whose readiness an arrival settles say so (main_actors.py)."""
+        return self.ready_slots
+
     def is_ready(self) -> bool:
         """A register in every consumed slot and a free one in every produced slot (one all() over both: the
         protocol's most frequent question, about two per act)."""
@@ -258,3 +263,9 @@ class Actor:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} act {self.act_id} {self.state}>"
+
+
+def _on_arrival(consumer: Any, regst_id: int) -> list[Any] | None:
+    """``consumer.ready_on_arrival(regst_id)``; None for a stand-in for an actor on another machine (never asked)."""
+    ask = getattr(consumer, "ready_on_arrival", None)
+    return ask(regst_id) if ask is not None else None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from .actor import Actor
 
@@ -78,6 +79,10 @@ class ReentrantLockActor(Actor):
         if self.state != "normal":
             return False
         return bool(self.ends) or bool(self.starts) or (self.grant is not None and bool(self.free))
+
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """A request or a release arriving makes the lock ready whenever it is normal (is_ready's first two)."""
+        return [self.alive]
 
     def never_ready_again(self) -> bool:
         return (self.start[0] in self.eord_received and not self.starts
@@ -157,6 +162,10 @@ class EsacActor(Actor):
 
     def is_ready(self) -> bool:
         return self.state == "normal" and any(self.readable_list) and all(self.writable_list)
+
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """With a branch register just arrived, any(readable) holds: ready iff its output is free and it is normal."""
+        return [*self.writable_list, self.alive]
 
     def never_ready_again(self) -> bool:
         return len(self.eord_received) == len(self.in_ids) and not any(self.readable_list)
