@@ -9,12 +9,16 @@ act scheduled by the actor protocol (FLOWLAB_REPLAY=0, what the debugger steps t
 from __future__ import annotations
 
 import os
+import statistics
+import time
+from collections import defaultdict
 
 import numpy as np
 from _util import CPU, QUICK, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.session import call_instances
 
 
 def build_pad() -> tuple[object, np.ndarray]:
@@ -72,13 +76,63 @@ def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
     kernel_time = median_time(kernels_only, repeat, number)
     overhead = (call - kernel_time) / acts
     target = 2e-6 if replay else 3e-6
-    return [
+    rows = [
         (f"{name}: acts per call", f"{acts}"),
         (f"{name}: call (median)", f"{call * 1e6:.1f} us"),
         (f"{name}: kernels alone", f"{kernel_time * 1e6:.1f} us ({len(acting)} kernel calls)"),
         (f"{name}: overhead per act", f"{overhead * 1e6:.2f} us  (target <= {target * 1e6:.0f} us: ratio "
                                       f"{overhead / target:.2f}x)"),
     ]
+    if not replay:
+        rows += act_costs(name, job, x, call, 200 if QUICK else 2000)
+    return rows
+
+
+def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) -> list[tuple[str, str]]:
+    """Diagnostics: where a protocol call's time goes. The call's instances are launched as the session launches
+    them and run by a copy of Runtime._run_to_idle that times each act (``act_silent``, kernel included) alone;
+    each task type's (a NormalForward's by its op type) act cost is the median of its acts, robust to an act
+    that a busy machine preempted; a call's cost of a type is that times its acts per call. The rest of a call
+    (the session's Python, launching, the loop itself) is the median call less those. Each timing's own clock
+    read is subtracted; the timing still disturbs the acts a little, so read the split, not the total."""
+    session = flow.default_session()
+    runtime = session.runtime
+    desc = session.function_descs[job.__name__]
+    ns = time.thread_time_ns if CPU else time.perf_counter_ns
+    spent: dict[str, list[int]] = defaultdict(list)
+    label = {a: a.task.task_type if a.task.task_type != "NormalForward" else
+             f"NormalForward {a.task.exec_sequence[0].op_type}" for a in runtime.actors.values()}
+    ready, msgs = runtime.ready, runtime.msgs
+    for _ in range(calls):
+        for instance in call_instances(desc, [x]):
+            runtime.launch(instance)
+        while True:
+            if msgs:
+                runtime._drain()
+            if not ready:
+                break
+            actor = ready.popleft()
+            actor.queued = False
+            start = ns()
+            actor.act_silent()
+            spent[label[actor]].append(ns() - start)
+            runtime._seq += 1
+            if actor.is_ready():
+                actor.queued = True
+                ready.append(actor)
+    start = ns()
+    for _ in range(1000):
+        ns()
+    timer = (ns() - start) / 1000  # one clock read, which each act's figure includes once
+    per_act = {key: statistics.median(times) - timer for key, times in spent.items()}
+    per_call = {key: per_act[key] * len(spent[key]) / calls for key in spent}
+    rows = [(f"{name}: acts by task type, per call", "acts  us/call  ns/act (median)")]
+    for key in sorted(per_call, key=per_call.get, reverse=True):
+        rows.append((f"  {key}", f"{len(spent[key]) / calls:4.0f}  {per_call[key] / 1e3:6.2f}  {per_act[key]:6.0f}"))
+    acted = sum(per_call.values()) / 1e9
+    rows.append((f"{name}: acts' sum / rest of a call (session, launch, loop)",
+                 f"{acted * 1e6:.1f} us / {(call - acted) * 1e6:.1f} us"))
+    return rows
 
 
 def main() -> None:

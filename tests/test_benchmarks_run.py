@@ -18,7 +18,9 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
 
 @pytest.mark.parametrize("script, labels, torch_labels", [
     ("runtime_overhead.py", ["pad_Job, protocol act by act: overhead per act", "pad_Job, replayed: overhead per act",
-                               "50-op chain, replayed: overhead per act", "target <= 2 us", "target <= 3 us"], None),
+                               "50-op chain, replayed: overhead per act", "target <= 2 us", "target <= 3 us",
+                               "pad_Job, protocol act by act: acts by task type, per call", "  ReentrantLock",
+                               "rest of a call (session, launch, loop)"], None),
     ("compile_time.py", ["compile_jobs (passes, system jobs, Plan), median", "jobs / tasks / regsts / mem blocks"],
      None),
     ("startup.py", ["pad_Job: import + first call, warm cache", "pad_Job: import + first call, empty cache",

@@ -158,6 +158,68 @@ def test_disjoint_sections_are_held_together_intersecting_ones_are_not():
     assert not any({push_a, job_a} <= held for held in held_sets)  # intersecting: never together
 
 
+def _grantable_reference(queue: list[int], held: set[int], intersecting: dict[int, set[int]]) -> bool:
+    """OneFlow's rule from scratch: some request conflicts with no held section and with no older request."""
+    for pos, section in enumerate(queue):
+        conflicts = {section} | intersecting[section]
+        if not conflicts & held and not any(conflicts & ({older} | intersecting[older]) for older in queue[:pos]):
+            return True
+    return False
+
+
+def test_the_lock_is_ready_exactly_when_a_request_or_release_waits_or_a_grant_is_possible():
+    """The lock works out what it can grant once per act and keeps it (is_ready only reads it): after every act of
+    interleaved calls of two jobs (push sections disjoint from each other, each intersecting its job's), its
+    readiness equals the rule worked out from scratch on its queue and held sections."""
+    @flow.global_function()
+    def a(x: tp.Numpy.Placeholder((1, 1, 2, 2))) -> tp.Numpy:
+        return flow.zero_pad2d(x, padding=1)
+
+    @flow.global_function()
+    def b(x: tp.Numpy.Placeholder((1, 1, 2, 2))) -> tp.Numpy:
+        return flow.zero_pad2d(x, padding=2)
+
+    a(np.zeros((1, 1, 2, 2), np.float32))
+    plan = flow.default_session().plan
+    rt = Runtime(plan)
+    lock = rt.actor("System-Main-ReentrantLock_0")
+    op = lock.task.exec_sequence[0]
+    intersecting = {i: set(others) for i, others in enumerate(op.attrs["lock_id2intersecting_lock_ids"])}
+    assert any(intersecting.values()) and not all(len(v) == len(intersecting) - 1 for v in intersecting.values())
+    one = np.ones((1, 1, 2, 2), np.float32)
+    for k in range(2):
+        for name in ("System-Push-Input_0", "System-Push-Input_1", "a", "b", "System-Pull-Return_0",
+                     "System-Pull-Return_1"):
+            rt.launch(JobInstance(name, push_array=one * k if "Push" in name else None))
+    acts, blocked = 0, 0
+    while rt.step() is not None:
+        acts += 1
+        waiting = bool(lock.readable[lock.end[0]]) or bool(lock.readable[lock.start[0]])
+        can_grant = _grantable_reference(list(lock.queue), set(lock.held), intersecting)
+        blocked += bool(lock.queue) and not can_grant
+        assert lock.is_ready() == (waiting or (can_grant and bool(lock.writable[lock.out[0]]))), \
+            f"after act {acts}: queue {list(lock.queue)}, held {sorted(lock.held)}"
+    assert acts > 60 and blocked > 5 and not lock.queue and not lock.held
+
+
+def test_main_job_registers_read_their_ids_through_the_arrays_bytes():
+    """The main job's actors read section ids through ``Regst.ids``, a view of the register's array: a value
+    written into the array (as replay's settle does) is what they read, and what they write is in the array."""
+    rt = Runtime(pad_session().plan)
+    for regsts in rt.regsts.values():
+        for regst in regsts:
+            if regst.first is not None and regst.first.dtype.kind in "iu":
+                regst.first[0] = 7
+                assert regst.ids[0] == 7 and type(regst.ids[0]) is int
+                regst.ids[0] = 2
+                assert int(regst.first[0]) == 2
+    out: list = []
+    launch_call(rt, X, out)
+    while rt.step() is not None:
+        pass
+    np.testing.assert_array_equal(out[0], np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+
+
 def test_close_cascades_eord_until_every_actor_is_done():
     session = pad_session()
     rt = session.runtime
@@ -210,8 +272,10 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
 def test_a_queued_actor_stays_ready_until_it_acts():
     """The invariant Runtime._run_to_idle relies on to skip re-checking a popped actor: an actor is queued only
     when ready, and nothing but its own act takes its readiness away (registers only arrive in its consumed slots
-    and only return to its produced ones; the main job's actors' own conditions change only in their acts).
-    Checked after every act of a pad call and of an MLP train step with momentum, two calls queued at once."""
+    and only return to its produced ones; the main job's actors' own conditions change only in their acts). And
+    the converse, which the act loop's readiness shortcuts (ready_slots, ready_on_arrival) must keep: every ready
+    actor is queued. Checked after every act of a pad call and of an MLP train step with momentum, two calls
+    queued at once."""
     from tests.replay_models import _xy, build_mlp
 
     def check(rt: Runtime) -> int:
@@ -220,6 +284,8 @@ def test_a_queued_actor_stays_ready_until_it_acts():
             acts += 1
             for actor in rt.ready:
                 assert actor.queued and actor.is_ready(), f"{actor.name} is queued but not ready"
+            for actor in rt.actors.values():  # and the converse: the act loop's readiness shortcuts miss no one
+                assert actor.queued or not actor.is_ready(), f"{actor.name} is ready but not queued"
         return acts
 
     rt = Runtime(pad_session().plan)

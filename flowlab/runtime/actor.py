@@ -19,14 +19,16 @@ if TYPE_CHECKING:
     from .runtime import Runtime
 
 MSG_REGST, MSG_RETURN, MSG_EORD = 0, 1, 2
+OutEdge = tuple[int, "deque[Regst]", int, tuple[tuple["Actor", "deque[Regst]", "list[Any] | None"], ...]]
+InEdge = tuple[int, "deque[Regst]", "Actor", "deque[Regst]", "list[Any] | None"]
 
 
 class Actor:
     __slots__ = (
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
-        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_items", "in_items", "ready_queue", "slots",
-        "out_by_id", "in_by_id",
+        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_edges", "in_edges", "ready_queue", "slots",
+        "out_by_id", "in_by_id", "alive", "ready_slots",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -41,7 +43,13 @@ class Actor:
             d.regst_desc_id: deque(regsts[d.regst_desc_id]) for d in task.produced_regst_desc.values()
         }
         self.writable_list = list(self.writable.values())
-        self.slots = self.readable_list + self.writable_list  # is_ready's one all(): the slots never change
+        # One deque holding a token while the actor is "normal" (update_state empties it): with it, all(slots) is the
+        # whole of is_ready(), which the act loop then asks without a Python call (``ready_slots``).
+        self.alive: deque[bool] = deque((True,))
+        self.slots = [*self.readable_list, *self.writable_list, self.alive]  # they never change
+        # all(ready_slots) is is_ready() for an actor that keeps Actor's rule; None for the main job's actors, whose
+        # readiness is their own (ask is_ready()). The edges carry each peer's, so the act loop asks without a call.
+        self.ready_slots: list[Any] | None = self.slots if type(self).is_ready is Actor.is_ready else None
         self.consumers: dict[int, list[Actor]] = {}  # filled by the runtime once every actor exists
         self.producer_of: dict[int, Actor] = {}
         self.eord_received: set[int] = set()
@@ -55,24 +63,36 @@ class Actor:
         self.out_arrays: list[Any] = []
         # set when arrays rotate per act: blob names, or (register id, blob name) pairs for a boxing task
         self.io_lbns: tuple[tuple, tuple] | None = None
-        self.out_items: list[tuple[int, deque[Regst], list[Actor]]] = []  # set by finish_wiring()
-        self.in_items: list[tuple[int, deque[Regst], Actor]] = []
-        self.out_by_id: dict[int, tuple[deque[Regst], list[Actor]]] = {}  # produce()'s: slot and consumers
-        self.in_by_id: dict[int, tuple[deque[Regst], Actor]] = {}  # give_back()'s: slot and producer
+        self.out_edges: tuple[OutEdge, ...] = ()  # set by finish_wiring()
+        self.in_edges: tuple[InEdge, ...] = ()
+        self.out_by_id: dict[int, OutEdge] = {}  # produce()'s
+        self.in_by_id: dict[int, InEdge] = {}  # give_back()'s
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
 
     def finish_wiring(self) -> None:
-        """Cache (regst id, slot, peers) lists once consumers and producers are known: the act loop's inputs."""
-        self.out_items = [(i, q, self.consumers[i]) for i, q in self.writable.items()]
-        self.in_items = [(i, q, self.producer_of[i]) for i, q in self.readable.items()]
-        self.out_by_id = {i: (q, peers) for i, q, peers in self.out_items}
-        self.in_by_id = {i: (q, producer) for i, q, producer in self.in_items}
+        """The act loop's edges, once consumers and producers are known (again after flowlab.distributed puts
+        stand-ins for actors on other machines): every slot a register moves between is looked up here, once, not
+        by regst id in each act. ``out_edges``: (regst id, own free slot, reading count, ((consumer, its slot for
+        the register, its ready_on_arrival), ...)); ``in_edges``: (regst id, own slot, producer, the producer's
+        free slot, its ready_slots). Stand-ins for actors on other machines are never asked (always ``queued``)."""
+        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i], _on_arrival(c, i))
+                                                                     for c in self.consumers[i]))
+                               for i, q in self.writable.items())
+        self.in_edges = tuple((i, q, p, p.writable[i], getattr(p, "ready_slots", None))
+                              for i, q in self.readable.items() for p in (self.producer_of[i],))
+        self.out_by_id = {edge[0]: edge for edge in self.out_edges}
+        self.in_by_id = {edge[0]: edge for edge in self.in_edges}
 
     # -- readiness ---------------------------------------------------------------------------------
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """Slots whose all() is is_ready() just after a register of ``regst_id`` arrived in this actor's slot
+        (None: ask is_ready()). The main job's actors whose readiness an arrival settles say so (main_actors.py)."""
+        return self.ready_slots
+
     def is_ready(self) -> bool:
         """A register in every consumed slot and a free one in every produced slot (one all() over both: the
         protocol's most frequent question, about two per act)."""
-        return all(self.slots) and self.state == "normal"
+        return all(self.slots)  # the last slot is ``alive``: empty once the state is not "normal"
 
     def never_ready_again(self) -> bool:
         """An input ended (EORD) and its slot is empty (OneFlow's IsCustomizedReadAlwaysUnReadyFromNow)."""
@@ -104,28 +124,28 @@ class Actor:
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
         written = []
-        for regst_id, slot, consumers in self.out_items:
+        for regst_id, slot, n, consumers in self.out_edges:
             regst = slot.popleft()
             regst.act_id = act_id
-            if consumers:
-                regst.reading_cnt = n = len(consumers)
+            if n:
+                regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer in consumers:
-                    consumer.readable[regst_id].append(regst)
-                    if not consumer.queued and consumer.is_ready():
+                for consumer, inbox, ready in consumers:
+                    inbox.append(regst)
+                    if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
             written.append((regst_id, regst.index))
         read = []
-        for regst_id, slot, producer in self.in_items:  # on_return, inlined: this is the hottest loop
+        for regst_id, slot, producer, home, ready in self.in_edges:  # on_return, inlined: the hottest loop
             regst = slot.popleft()
-            regst.reading_cnt -= 1
+            regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
-            if regst.reading_cnt == 0:  # writable again: only now can the producer become ready
-                producer.writable[regst_id].append(regst)
-                if not producer.queued and producer.is_ready():
+            if left == 0:  # writable again: only now can the producer become ready
+                home.append(regst)
+                if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                     producer.queued = True
                     producer.ready_queue.append(producer)
             if producer.state == "zombie":
@@ -143,26 +163,26 @@ class Actor:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
         act_id = self.act_id = self.act_id + 1
-        for regst_id, slot, consumers in self.out_items:
+        for _, slot, n, consumers in self.out_edges:
             regst = slot.popleft()
             regst.act_id = act_id
-            if consumers:
-                regst.reading_cnt = n = len(consumers)
+            if n:
+                regst.reading_cnt = n
                 self.total_reading_cnt += n
-                for consumer in consumers:
-                    consumer.readable[regst_id].append(regst)
-                    if not consumer.queued and consumer.is_ready():
+                for consumer, inbox, ready in consumers:
+                    inbox.append(regst)
+                    if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                         consumer.queued = True
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
-        for regst_id, slot, producer in self.in_items:
+        for _, slot, producer, home, ready in self.in_edges:
             regst = slot.popleft()
-            regst.reading_cnt -= 1
+            regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
-            if regst.reading_cnt == 0:
-                producer.writable[regst_id].append(regst)
-                if not producer.queued and producer.is_ready():
+            if left == 0:
+                home.append(regst)
+                if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                     producer.queued = True
                     producer.ready_queue.append(producer)
             if producer.state == "zombie":
@@ -179,33 +199,39 @@ class Actor:
         outs = [q[0].blobs for q in self.writable_list]
         self.out_arrays = [next(b[lbn] for b in outs if lbn in b) for lbn in out_lbns]
 
-    def produce(self, regst_id: int, value: int | None = None) -> tuple[int, int]:
-        """Hand one register of ``regst_id`` to its consumers (used by actors with their own act), after writing
-        ``value`` into its first element when given (the main job's ids)."""
-        slot, consumers = self.out_by_id[regst_id]
+    def produce(self, edge: OutEdge, value: int | None = None) -> tuple[int, int]:
+        """Hand one register of an out edge (``out_by_id[regst_id]``) to its consumers (used by actors with their
+        own act), after writing ``value`` into its first element when given (the main job's ids)."""
+        regst_id, slot, n, consumers = edge
         regst = slot.popleft()
         if value is not None:
-            regst.first[0] = value
+            regst.ids[0] = value
         regst.act_id = self.act_id
-        if consumers:
-            regst.reading_cnt = n = len(consumers)
+        if n:
+            regst.reading_cnt = n
             self.total_reading_cnt += n
-            for consumer in consumers:
-                consumer.readable[regst_id].append(regst)  # on_regst and rt.wake, inlined
-                if not consumer.queued and consumer.is_ready():
+            for consumer, inbox, ready in consumers:
+                inbox.append(regst)  # on_regst and rt.wake, inlined
+                if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
                     consumer.queued = True
                     consumer.ready_queue.append(consumer)
         else:
             slot.append(regst)
         return regst_id, regst.index
 
-    def give_back(self, regst_id: int) -> tuple[int, int]:
-        slot, producer = self.in_by_id[regst_id]
+    def give_back(self, edge: InEdge) -> tuple[int, int]:
+        """Return the front register of an in edge (``in_by_id[regst_id]``) to its producer."""
+        regst_id, slot, producer, home, ready = edge
         regst = slot.popleft()
-        producer.on_return(regst)
-        if not producer.queued and producer.is_ready():  # rt.wake, inlined
-            producer.queued = True
-            producer.ready_queue.append(producer)
+        regst.reading_cnt = left = regst.reading_cnt - 1  # on_return and rt.wake, inlined
+        producer.total_reading_cnt -= 1
+        if left == 0:
+            home.append(regst)
+            if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
+                producer.queued = True
+                producer.ready_queue.append(producer)
+        if producer.state == "zombie":
+            producer.update_state()
         return regst_id, regst.index
 
     # -- messages ----------------------------------------------------------------------------------
@@ -228,6 +254,7 @@ class Actor:
         """Move normal -> zombie (sending EORD) -> done as the protocol allows."""
         if self.state == "normal" and self.never_ready_again():
             self.state = "zombie"
+            self.alive.clear()
             for regst_id, consumers in self.consumers.items():
                 for consumer in consumers:
                     self.rt.send(consumer, MSG_EORD, regst_id)
@@ -236,3 +263,9 @@ class Actor:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} act {self.act_id} {self.state}>"
+
+
+def _on_arrival(consumer: Any, regst_id: int) -> list[Any] | None:
+    """``consumer.ready_on_arrival(regst_id)``; None for a stand-in for an actor on another machine (never asked)."""
+    ask = getattr(consumer, "ready_on_arrival", None)
+    return ask(regst_id) if ask is not None else None

@@ -3,23 +3,20 @@
 from __future__ import annotations
 
 from collections import deque
+from typing import Any
 
 from .actor import Actor
-
-
-def _section_id_of(actor: Actor, regst_id: int) -> int:
-    """The section id carried by the front register of a consumed slot (an i32[1] blob)."""
-    return int(actor.readable[regst_id][0].first[0])
 
 
 class WaitAndSendIdsActor(Actor):
     """The only source: takes a job id from the wait buffer and emits that job's critical-section ids."""
 
-    __slots__ = ("buffer", "id_list", "pending", "out_regst_id")
+    __slots__ = ("buffer", "id_list", "pending", "out_regst_id", "out")
 
     def setup(self, buffer: deque[int], id_list: tuple[tuple[int, ...], ...]) -> None:
         self.buffer, self.id_list, self.pending = buffer, id_list, deque()
         (self.out_regst_id,) = self.writable
+        self.out = self.out_by_id[self.out_regst_id]
 
     def is_ready(self) -> bool:
         return self.state == "normal" and bool(self.pending or self.buffer) and all(self.writable_list)
@@ -34,9 +31,10 @@ class WaitAndSendIdsActor(Actor):
 
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         self.act_id += 1
-        if not self.pending:
-            self.pending.extend(self.id_list[self.buffer.popleft()])
-        return [], [self.produce(self.out_regst_id, self.pending.popleft())]
+        pending = self.pending
+        if not pending:
+            pending.extend(self.id_list[self.buffer.popleft()])
+        return [], [self.produce(self.out, pending.popleft())]
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
 
@@ -44,24 +42,31 @@ class WaitAndSendIdsActor(Actor):
 class ReentrantLockActor(Actor):
     """Grants critical sections: FIFO among intersecting ones, overlapping among disjoint ones."""
 
-    __slots__ = ("start_id", "end_id", "out_regst_id", "conflicts", "queue", "held")
+    __slots__ = ("start", "end", "out", "starts", "ends", "free", "conflicts", "queue", "held", "grant")
 
     def setup(self, intersecting: tuple[tuple[int, ...], ...]) -> None:
-        self.start_id = self.task.consumed_regst_desc_id["start"][0]
-        self.end_id = self.task.consumed_regst_desc_id["end"][0]
-        (self.out_regst_id,) = self.writable
+        start_id = self.task.consumed_regst_desc_id["start"][0]
+        end_id = self.task.consumed_regst_desc_id["end"][0]
+        (out_regst_id,) = self.writable
+        self.start, self.end, self.out = self.in_by_id[start_id], self.in_by_id[end_id], self.out_by_id[out_regst_id]
+        self.starts, self.ends, self.free = self.readable[start_id], self.readable[end_id], self.writable[out_regst_id]
         # A section conflicts with itself and with every section it intersects.
         self.conflicts = [frozenset((i, *others)) for i, others in enumerate(intersecting)]
         self.queue: deque[int] = deque()  # requested section ids, oldest first
         self.held: set[int] = set()
+        # _grantable() of the current queue and held sections. Only this actor's act changes either, so the act
+        # works it out once at its end and is_ready(), asked several times between two acts, only reads it.
+        self.grant: int | None = None
 
     def _grantable(self) -> int | None:
         """Position of the oldest request that conflicts with nothing held and with no older request."""
         queue = self.queue
-        if queue and not self.conflicts[queue[0]] & self.held:  # the oldest goes first: the common case, no set
+        if not queue:
+            return None
+        if not self.conflicts[queue[0]] & self.held:  # the oldest goes first: the common case, no set
             return 0
         older: set[int] = set()
-        for pos, section in enumerate(self.queue):
+        for pos, section in enumerate(queue):
             conflicts = self.conflicts[section]
             if not (conflicts & self.held or conflicts & older):
                 return pos
@@ -73,13 +78,14 @@ class ReentrantLockActor(Actor):
     def is_ready(self) -> bool:
         if self.state != "normal":
             return False
-        readable = self.readable
-        if readable[self.end_id] or readable[self.start_id]:
-            return True
-        return bool(self.queue) and bool(self.writable[self.out_regst_id]) and self._grantable() is not None
+        return bool(self.ends) or bool(self.starts) or (self.grant is not None and bool(self.free))
+
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """A request or a release arriving makes the lock ready whenever it is normal (is_ready's first two)."""
+        return [self.alive]
 
     def never_ready_again(self) -> bool:
-        return (self.start_id in self.eord_received and not self.readable[self.start_id]
+        return (self.start[0] in self.eord_received and not self.starts
                 and not self.queue and not self.held)
 
     def blocked_reason(self) -> str | None:
@@ -92,46 +98,49 @@ class ReentrantLockActor(Actor):
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         self.act_id += 1
         read: list[tuple[int, int]] = []
-        end_id, start_id = self.end_id, self.start_id
-        ends, starts = self.readable[end_id], self.readable[start_id]
+        ends, starts, queue, held = self.ends, self.starts, self.queue, self.held
         while ends:
-            self.held.discard(int(ends[0].first[0]))
-            read.append(self.give_back(end_id))
+            held.discard(ends[0].ids[0])
+            read.append(self.give_back(self.end))
         while starts:
-            self.queue.append(int(starts[0].first[0]))
-            read.append(self.give_back(start_id))
+            queue.append(starts[0].ids[0])
+            read.append(self.give_back(self.start))
         written = []
-        pos = self._grantable() if self.queue and self.writable[self.out_regst_id] else None
-        if pos is not None:
-            section = self.queue[pos]
-            del self.queue[pos]
-            self.held.add(section)
-            written.append(self.produce(self.out_regst_id, section))
+        pos = self._grantable() if queue else None  # (an empty queue, the usual case after a grant: no call)
+        if pos is not None and self.free:
+            section = queue[pos]
+            del queue[pos]
+            held.add(section)
+            written.append(self.produce(self.out, section))
+            pos = self._grantable() if queue else None
+        self.grant = pos
         return read, written
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
 
+
 class CaseActor(Actor):
     """Routes a section id to that section's branch register (one register per branch)."""
 
-    __slots__ = ("in_id", "branch_regst_ids")
+    __slots__ = ("in_id", "branch_regst_ids", "inbox", "source", "branches", "branch_free")
 
     def setup(self) -> None:
         (self.in_id,) = self.readable
+        self.inbox, self.source = self.readable[self.in_id], self.in_by_id[self.in_id]
         by_name = self.task.produced_regst_desc
         self.branch_regst_ids = [by_name[name].regst_desc_id for name in sorted(by_name, key=_branch_index)]
+        self.branches = [self.out_by_id[i] for i in self.branch_regst_ids]
+        self.branch_free = [self.writable[i] for i in self.branch_regst_ids]
 
     def is_ready(self) -> bool:
-        if self.state != "normal" or not self.readable[self.in_id]:
-            return False
-        return bool(self.writable[self.branch_regst_ids[_section_id_of(self, self.in_id)]])
+        inbox = self.inbox
+        return bool(inbox) and self.state == "normal" and bool(self.branch_free[inbox[0].ids[0]])
 
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         self.act_id += 1
-        section = _section_id_of(self, self.in_id)
-        branch = self.branch_regst_ids[section]
-        written = [self.produce(branch, section)]
-        return [self.give_back(self.in_id)], written
+        section = self.inbox[0].ids[0]
+        written = [self.produce(self.branches[section], section)]
+        return [self.give_back(self.source)], written
 
     act_silent = act  # its act builds its lists anyway (few acts a call)
 
@@ -143,22 +152,30 @@ def _branch_index(name: str) -> int:
 class EsacActor(Actor):
     """Passes on whichever branch finished: any one input makes it ready; it emits that section's id."""
 
-    __slots__ = ("in_ids", "out_regst_id")
+    __slots__ = ("in_ids", "out_regst_id", "out", "branches")
 
     def setup(self) -> None:
         self.in_ids = list(self.task.consumed_regst_desc_id["in"])  # in critical-section order
         (self.out_regst_id,) = self.writable
+        self.out = self.out_by_id[self.out_regst_id]
+        self.branches = [(section, self.readable[i], self.in_by_id[i]) for section, i in enumerate(self.in_ids)]
 
     def is_ready(self) -> bool:
         return self.state == "normal" and any(self.readable_list) and all(self.writable_list)
+
+    def ready_on_arrival(self, regst_id: int) -> list[Any] | None:
+        """With a branch register just arrived, any(readable) holds: ready iff its output is free and it is normal."""
+        return [*self.writable_list, self.alive]
 
     def never_ready_again(self) -> bool:
         return len(self.eord_received) == len(self.in_ids) and not any(self.readable_list)
 
     def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
         self.act_id += 1
-        section = next(i for i, regst_id in enumerate(self.in_ids) if self.readable[regst_id])
-        read = [self.give_back(self.in_ids[section])]
-        return read, [self.produce(self.out_regst_id, section)]
+        for section, inbox, edge in self.branches:
+            if inbox:  # the first branch holding a register (it acts only when ready: one does)
+                read = [self.give_back(edge)]
+                return read, [self.produce(self.out, section)]
+        raise AssertionError(f"{self.name} acted with no branch register")
 
     act_silent = act  # its act builds its lists anyway (few acts a call)

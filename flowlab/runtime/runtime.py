@@ -218,14 +218,17 @@ class Runtime:
     def launch(self, instance: JobInstance, job_id: bool = True) -> None:
         """Queue one run of a job (OneFlow's LaunchJob): its buffers first, then its job id for the main job.
         ``job_id=False``: only the buffers, for a layer that performs the call's acts itself."""
-        wait_id, queues = self._route(instance.job_name)
+        wait_id, queues = self._routes.get(instance.job_name) or self._route(instance.job_name)
         instance.seq = self.launched
         self.launched += 1
         for queue in queues:
             queue.append(instance)
         if job_id:
             self.buffers[WAIT_BUFFER].append(wait_id)
-            self.wake(self.wait_actor)
+            wait = self.wait_actor
+            if not wait.queued and wait.is_ready():  # self.wake(wait), inlined: three launches a call
+                wait.queued = True
+                wait.ready_queue.append(wait)
 
     def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
                  guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
@@ -272,26 +275,31 @@ class Runtime:
         a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
         act). The same acts in the same order; raises RuntimeIdle when it stops before ``last`` finished."""
         ready, msgs, popleft, append = self.ready, self.msgs, self.ready.popleft, self.ready.append
-        while True:
-            if msgs:
-                self._drain()
-            if not ready:
-                if last.finished:
-                    return
-                raise RuntimeIdle(self.describe_blocked())
-            actor = popleft()
-            actor.queued = False
-            # No readiness check here (step() has one): an actor is queued only when ready, and only its own act
-            # (or closing, which this loop never runs in) can take its readiness away. tests/test_runtime.py
-            # checks that every queued actor is ready after every act of several Plans.
-            try:
-                actor.act_silent()
-            except Exception as err:
-                raise kernel_error(self.plan, actor, err) from err
-            self._seq += 1
-            if actor.is_ready():
-                actor.queued = True
-                append(actor)
+        acts = 0  # added to _seq as the loop ends (nothing reads it meanwhile: no subscriber, no layer)
+        try:
+            while True:
+                if msgs:
+                    self._drain()
+                if not ready:
+                    if last.finished:
+                        return
+                    raise RuntimeIdle(self.describe_blocked())
+                actor = popleft()
+                actor.queued = False
+                # No readiness check here (step() has one): an actor is queued only when ready, and only its own
+                # act (or closing, which this loop never runs in) can take its readiness away. tests/test_runtime.py
+                # checks that every queued actor is ready after every act of several Plans.
+                try:
+                    actor.act_silent()
+                except Exception as err:
+                    raise kernel_error(self.plan, actor, err) from err
+                acts += 1
+                slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
+                if all(slots) if slots is not None else actor.is_ready():
+                    actor.queued = True
+                    append(actor)
+        finally:
+            self._seq += acts
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
@@ -313,7 +321,7 @@ class Runtime:
         queue = self._notifiers.get(section_id)
         if queue is None:
             queue = self.notifier(section_id)
-        queue.popleft().finish()
+        queue.popleft().finished = True  # JobInstance.finish(), inlined
 
     def notifier(self, section_id: int) -> deque[Any]:
         """The CallbackNotifier buffer of a critical section's job: its launched instances, oldest first."""

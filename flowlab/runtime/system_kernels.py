@@ -32,8 +32,11 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
         def foreign_input(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            array = _pushed(buffer.popleft().push_array)
-            np.copyto(outs[0], array.reshape(outs[0].shape), casting="no")
+            array, out = buffer.popleft().push_array, outs[0]
+            if type(array) is np.ndarray and array.dtype is out.dtype and array.shape == out.shape:
+                out[...] = array  # the common push, exactly the blob's shape and dtype: a third of copyto's time
+                return
+            np.copyto(out, _pushed(array).reshape(out.shape), casting="no")
 
         return fusable(foreign_input, lambda ins, outs: _fused_push(buffer, outs[0]))
     if kind == "foreign_output":
@@ -61,9 +64,12 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.append((uuid, a))))
     if kind == "callback_notify":
+        notifiers = rt._notifiers
 
         def callback_notify(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            rt.notify_section_done(int(ins[0][0]))
+            # rt.notify_section_done, inlined (three a call); item(0): int(ins[0][0]) makes a NumPy scalar first
+            section = ins[0].item(0)
+            (notifiers.get(section) or rt.notifier(section)).popleft().finished = True
 
         callback_notify.notifies_section = True  # type: ignore[attr-defined]  # replay notifies directly
         return callback_notify
@@ -105,7 +111,11 @@ def _pushed(value: Any) -> np.ndarray:
 
 
 def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-    np.copyto(outs[0], ins[0])
+    src, out = ins[0], outs[0]
+    if src.dtype is out.dtype:  # assignment broadcasts as copyto does, in about a third of its time on small blobs
+        out[...] = src
+    else:  # copyto's casting rule ("same_kind") decides
+        np.copyto(out, src)
 
 
 def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | None:
