@@ -8,7 +8,26 @@ import sys
 import time
 from collections.abc import Callable
 
+_ENV_BEFORE = frozenset(os.environ)  # what the caller set, before this module sets its defaults
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # one BLAS thread: stable numbers on a shared 2-core box
+
+
+def _pin_loaded_blas() -> None:
+    """OpenBLAS reads OPENBLAS_NUM_THREADS once, when it loads. The benchmarks import NumPy (and its OpenBLAS) before
+    this module, so the line above reaches only the BLAS libraries loaded later (SciPy's, which Numba calls); NumPy's
+    keeps one thread per core. threadpoolctl sets the libraries already loaded to the same count (a direct run of a
+    benchmark then times what `make bench` times)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:  # scikit-learn (the test extra) and the bench extra bring it; without it, say so
+        if "numpy" in sys.modules and "OPENBLAS_NUM_THREADS" not in _ENV_BEFORE:
+            print("note: threadpoolctl missing; NumPy's BLAS was loaded before OPENBLAS_NUM_THREADS=1 was set",
+                  file=sys.stderr)
+        return
+    threadpool_limits(int(os.environ["OPENBLAS_NUM_THREADS"]), user_api="blas")
+
+
+_pin_loaded_blas()
 # Numba's kernels from the first act (no tiered start, kernels/tiered.py): a timed step never runs a reference kernel
 # whose Numba twin is still compiling. benchmarks/startup.py sets the mode of each fresh process itself.
 os.environ.setdefault("FLOWLAB_KERNELS", "numba")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -77,3 +78,16 @@ def test_gpu_benchmark_runs_quick_in_the_simulator_or_on_a_gpu(script, labels):
         return
     for label in labels:
         assert label in result.stdout, result.stdout
+
+
+def test_a_direct_run_times_one_blas_thread_although_numpy_loads_before_util():
+    """Every benchmark imports NumPy before `_util` (import order), and OpenBLAS reads OPENBLAS_NUM_THREADS only when
+    it loads: `_util` must pin the libraries already loaded, or a direct run (not `make bench`) times NumPy's BLAS
+    on every core against torch on one. (On a 1-core box the default is 1 thread and this cannot fail.)"""
+    pytest.importorskip("threadpoolctl")
+    probe = ("import numpy, _util\nfrom threadpoolctl import threadpool_info\n"
+             "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))")
+    env = {k: v for k, v in os.environ.items() if k not in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+    got = subprocess.run([sys.executable, "-c", probe], cwd=BENCH, env=env, capture_output=True, text=True, timeout=120)
+    assert got.returncode == 0, got.stderr
+    assert got.stdout.strip() == "[1]", got.stdout
