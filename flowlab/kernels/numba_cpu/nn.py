@@ -9,12 +9,45 @@ import numpy as np
 
 from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
+from . import npblas
 from ._numba import njit
+from .npblas import DGEMM, NO_TRANS, ROW_MAJOR, SGEMM, TRANS
+
+npblas.ready()  # before _dot_np is compiled or loaded from the cache: it calls NumPy's BLAS by a registered name
 
 
 @njit
 def _dot(a, b, out):
     np.dot(a, b, out)
+
+
+@njit
+def _blas_layout(x):
+    """(CBLAS transpose flag, leading dimension) of a row-major operand that is C-contiguous or the transpose of a
+    C-contiguous array; (0, 0) for any other strides."""
+    size = x.itemsize
+    if x.strides[1] == size and x.strides[0] == x.shape[1] * size:
+        return NO_TRANS, x.shape[1]
+    if x.strides[0] == size and x.strides[1] == x.shape[0] * size:
+        return TRANS, x.shape[0]
+    return 0, 0
+
+
+@njit
+def _dot_np(a, b, out):
+    """out = a @ b (float32 / float64) through NumPy's own BLAS (npblas.py: faster than the SciPy BLAS that
+    Numba's np.dot calls, where the wheels differ); only where ``npblas.ready()``."""
+    m, k, n = a.shape[0], a.shape[1], out.shape[1]
+    ta, lda = _blas_layout(a)
+    tb, ldb = _blas_layout(b)
+    if m == 0 or n == 0 or k == 0 or ta == 0 or tb == 0 or out.strides[1] != out.itemsize \
+            or out.strides[0] != n * out.itemsize:  # BLAS wants lda >= 1; odd strides: Numba's own dot
+        np.dot(a, b, out)
+    elif out.itemsize == 4:
+        SGEMM(ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), a.ctypes, lda, b.ctypes, ldb, np.float32(0.0),
+              out.ctypes, n)
+    else:
+        DGEMM(ROW_MAJOR, ta, tb, m, n, k, 1.0, a.ctypes, lda, b.ctypes, ldb, 0.0, out.ctypes, n)
 
 
 @njit
@@ -58,7 +91,7 @@ def _dot_few_rows(a, b, out):
 
 FEW_ROWS = 16  # out rows up to which _dot_few_rows replaces BLAS ...
 LONG_ROWS = 64  # ... when rows are at least this long (shorter ones do not fill the vector loop)
-PRODUCT_KERNELS = frozenset({_dot, _dot_few_rows})  # 2-D product kernels, called (a, b, out): benchmarks count
+PRODUCT_KERNELS = frozenset({_dot, _dot_np, _dot_few_rows})  # 2-D product kernels, called (a, b, out): benchmarks count
                                                     # their FLOPs
 
 
@@ -72,6 +105,7 @@ def _batched_dot(a, b, out):
 def _matmul(ctx: KernelCtx) -> KernelFn:
     ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
     batched = len(ctx.out_descs[0].shape) > 2
+    dot = _dot_np if npblas.ready() and ctx.out_descs[0].dtype.np in (np.float32, np.float64) else _dot
 
     def kernel(ins, outs):
         a, b, out = ins[0], ins[1], outs[0]
@@ -82,7 +116,7 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
             b = b.transpose(0, 2, 1) if tb else b
             _batched_dot(np.ascontiguousarray(a), np.ascontiguousarray(b), out.reshape(-1, *out.shape[-2:]))
         else:
-            _dot(a.T if ta else a, b.T if tb else b, out)  # a transpose is a free F-order view for BLAS
+            dot(a.T if ta else a, b.T if tb else b, out)  # a transpose is a free F-order view for BLAS
         if alpha != 1.0:
             out *= alpha
 
@@ -95,8 +129,8 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
 
         return fusable(few_rows, lambda ins, outs: FusedCall(_dot_few_rows, (ins[0].T if ta else ins[0], ins[1],
                                                                             outs[0])))
-    return fusable(kernel, lambda ins, outs: FusedCall(_dot, (ins[0].T if ta else ins[0], ins[1].T if tb else ins[1],
-                                                              outs[0])))
+    return fusable(kernel, lambda ins, outs: FusedCall(dot, (ins[0].T if ta else ins[0], ins[1].T if tb else ins[1],
+                                                            outs[0])))
 
 
 @njit
