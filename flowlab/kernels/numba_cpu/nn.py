@@ -1,4 +1,4 @@
-"""Numba CPU kernels: matmul (BLAS through np.dot; a loop kernel for products of few rows), bias_add, softmax,
+"""Numba CPU kernels: matmul (BLAS through blas.py's gemm; a loop kernel for products of few rows), bias_add, softmax,
 sparse softmax cross entropy."""
 
 from __future__ import annotations
@@ -9,11 +9,10 @@ import numpy as np
 
 from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
-from . import npblas
 from ._numba import njit
-from .npblas import DGEMM, NO_TRANS, ROW_MAJOR, SGEMM, TRANS
+from .blas import blas_ready, gemm
 
-npblas.ready()  # before _dot_np is compiled or loaded from the cache: it calls NumPy's BLAS by a registered name
+blas_ready()  # before _dot_gemm is compiled or loaded from the cache: gemm's BLAS symbol is resolved by name
 
 
 @njit
@@ -23,31 +22,32 @@ def _dot(a, b, out):
 
 @njit
 def _blas_layout(x):
-    """(CBLAS transpose flag, leading dimension) of a row-major operand that is C-contiguous or the transpose of a
-    C-contiguous array; (0, 0) for any other strides."""
+    """(transposed, leading dimension) of a 2-D operand that is C-contiguous or the transpose of a C-contiguous
+    array, as a row-major GEMM takes it; leading dimension 0 for any other strides."""
     size = x.itemsize
     if x.strides[1] == size and x.strides[0] == x.shape[1] * size:
-        return NO_TRANS, x.shape[1]
+        return False, x.shape[1]
     if x.strides[0] == size and x.strides[1] == x.shape[0] * size:
-        return TRANS, x.shape[0]
-    return 0, 0
+        return True, x.shape[0]
+    return False, 0
 
 
 @njit
-def _dot_np(a, b, out):
-    """out = a @ b (float32 / float64) through NumPy's own BLAS (npblas.py: faster than the SciPy BLAS that
-    Numba's np.dot calls, where the wheels differ); only where ``npblas.ready()``."""
+def _dot_gemm(a, b, out):
+    """out = a @ b (float32 / float64) through the kernels' shared GEMM (blas.py), not Numba's np.dot: that one
+    calls SciPy's BLAS, and where the NumPy and SciPy wheels bundle different OpenBLAS builds, blas.py can call
+    NumPy's (0.3.31 here against SciPy's 0.3.30: the MLP's two 100x784x512 GEMMs ran 13-15 % faster in it)."""
     m, k, n = a.shape[0], a.shape[1], out.shape[1]
     ta, lda = _blas_layout(a)
     tb, ldb = _blas_layout(b)
-    if m == 0 or n == 0 or k == 0 or ta == 0 or tb == 0 or out.strides[1] != out.itemsize \
-            or out.strides[0] != n * out.itemsize:  # BLAS wants lda >= 1; odd strides: Numba's own dot
+    if m == 0 or n == 0 or k == 0 or lda == 0 or ldb == 0:  # BLAS wants lda >= 1
         np.dot(a, b, out)
-    elif out.itemsize == 4:
-        SGEMM(ROW_MAJOR, ta, tb, m, n, k, np.float32(1.0), a.ctypes, lda, b.ctypes, ldb, np.float32(0.0),
-              out.ctypes, n)
-    else:
-        DGEMM(ROW_MAJOR, ta, tb, m, n, k, 1.0, a.ctypes, lda, b.ctypes, ldb, 0.0, out.ctypes, n)
+        return
+    # the buffers in memory order. Arrays typed C or F only (registers, their transposes): reshape does not type
+    # for any other layout, where ravel would copy (and out would be written in the copy)
+    fa = a.T.reshape(a.size) if ta else a.reshape(a.size)
+    fb = b.T.reshape(b.size) if tb else b.reshape(b.size)
+    gemm(ta, tb, m, n, k, fa, 0, lda, fb, 0, ldb, 0.0, out.reshape(out.size), 0, n)
 
 
 @njit
@@ -91,8 +91,8 @@ def _dot_few_rows(a, b, out):
 
 FEW_ROWS = 16  # out rows up to which _dot_few_rows replaces BLAS ...
 LONG_ROWS = 64  # ... when rows are at least this long (shorter ones do not fill the vector loop)
-PRODUCT_KERNELS = frozenset({_dot, _dot_np, _dot_few_rows})  # 2-D product kernels, called (a, b, out): benchmarks count
-                                                    # their FLOPs
+# the 2-D product kernels, each called (a, b, out): the benchmarks count their FLOPs
+PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows})
 
 
 @njit
@@ -105,7 +105,7 @@ def _batched_dot(a, b, out):
 def _matmul(ctx: KernelCtx) -> KernelFn:
     ta, tb, alpha = ctx.attrs["transpose_a"], ctx.attrs["transpose_b"], ctx.attrs["alpha"]
     batched = len(ctx.out_descs[0].shape) > 2
-    dot = _dot_np if npblas.ready() and ctx.out_descs[0].dtype.np in (np.float32, np.float64) else _dot
+    dot = _dot_gemm if ctx.out_descs[0].dtype.np in (np.float32, np.float64) else _dot
 
     def kernel(ins, outs):
         a, b, out = ins[0], ins[1], outs[0]
