@@ -13,6 +13,9 @@ threadpoolctl sets the BLAS pools, ``torch.set_num_threads`` torch's. Three rati
   can beat it.
 For the tiny MLP, the bound of flowlab's design is printed too: the step's fused segment alone (every kernel of
 the push, train and pull jobs in one Numba call, without the Python of the call around it), against torch.
+For the batch-100 MLP, where that time goes: each kernel of the fused step in its order, in thread CPU time, the two
+big GEMMs there against the same GEMMs back to back, and the bound of the others: their arrays each read or written
+once at the copy rate measured in the run (segment_breakdown).
 
 Each timed block starts after a pause (PARK), so that neither library is timed while the other's idle BLAS or
 OpenMP workers still spin on the second core.
@@ -40,7 +43,6 @@ else:
 
 import time
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 from _util import CPU, QUICK, median_time, table
@@ -48,7 +50,6 @@ from _util import CPU, QUICK, median_time, table
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu.nn import _dot
-from flowlab.replay.fused import wait_compiled
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -141,9 +142,16 @@ def gemm_floor(d_in: int, hidden: int, batch: int):
 def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | None:
     """The default session's steady-state train call as its fused segment alone, on the arrays of its last call
     (None if the call was not fused): the Python of the call taken away, the kernels left."""
-    segment, args = train_segment(), []
-    if segment is None:
+    from flowlab.replay.fused import Segment, wait_compiled
+
+    wait_compiled()  # compiled in the background: until then the replay runs act by act (and segment.fn is None)
+
+    layer = flow.default_session().runtime.layer
+    segments = [step for schedule in layer.schedules.values() if "train_job" in schedule.key
+                for step in schedule.fused or () if isinstance(step, Segment)]
+    if len(segments) != 1:
         return None
+    segment, args = segments[0], []
     fn = segment.fn
 
     def recording(*a: object) -> int:
@@ -158,10 +166,11 @@ def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | No
     return lambda: fn(*args)
 
 
-def train_segment() -> Any:
-    """The default session's fused train segment (None if the train call was not fused into one)."""
-    from flowlab.replay.fused import Segment
+def train_segment() -> object | None:
+    """The default session's fused train segment, compiled (None if the train call was not fused into one)."""
+    from flowlab.replay.fused import Segment, wait_compiled
 
+    wait_compiled()  # a segment compiles on a background thread (until then the replay runs its acts)
     layer = flow.default_session().runtime.layer
     segments = [step for schedule in layer.schedules.values() if "train_job" in schedule.key
                 for step in schedule.fused or () if isinstance(step, Segment)]
@@ -279,8 +288,6 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             torch()
         for _ in range(20):
             flowlab()
-    wait_compiled()  # the segment compiles on a background thread: until then the replay runs act by act ...
-    flowlab()  # ... so without this the "fused" rows could time the unfused replay (and the segment be None)
     segment = fused_segment_alone(flowlab)
 
     def timed(key: str, threads: int, step: Callable[[], object]) -> None:
