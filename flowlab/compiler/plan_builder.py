@@ -6,7 +6,8 @@ parallel_ctx) and registers (data ``out`` holding physical blobs, control ``out_
 SBP or placement disagree (boxing.py), ordering control edges along each job's compute chain on each device,
 interface memory shared across jobs device by device, one critical section per job, then the main job
 (main_job.py) linked in place of each job's source tick (LinkMainPlan). GPU tasks get their device's threads and
-CopyHd tasks between host and device memory, and every register its mem_case (gpu_plan.py).
+CopyHd tasks between host and device memory, and every register its mem_case (gpu_plan.py). The tasks and
+registers become the Plan's TaskProtos, RegstDescs and memory blocks in plan_assemble.py.
 """
 
 from __future__ import annotations
@@ -17,24 +18,21 @@ from ..errors import CompileError
 from ..ir import (
     INTERFACE_OP_TYPES,
     BlobDesc,
-    CriticalSection,
     Job,
     OpConf,
     ParallelConf,
     Plan,
-    RegstDesc,
     SbpSignature,
-    TaskProto,
 )
 from ..ir.plan import encode_task_id
 from ..ir.sbp import input_bns
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
-from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd, mem_cases
+from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd
 from .interfaces import check_interfaces
 from .main_job import make_main_job
-from .memory import RegstMem, align, plan_memory
 from .passes import SINK_TICK, SOURCE_TICK
+from .plan_assemble import assemble
 from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
 
 TASK_TYPES = {
@@ -369,63 +367,4 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
     insert_copy_hd(pb)
     if boxing_log is not None:
         boxing_log.update(pb.boxing_log)
-    return main, _assemble(pb, all_jobs)
-
-
-def _assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
-    task_of = {t.task_id: t for t in pb.tasks}
-    chain_pos = {t.task_id: i for chain in pb.chains.values() for i, t in enumerate(chain)}
-    chain_of = {t.task_id: t.chain_id for t in pb.tasks}
-    layouts: dict[int, tuple[dict[str, int], int]] = {}
-    mems: dict[int, RegstMem] = {}
-    cases = mem_cases(pb)
-    for regst in pb.regsts:
-        if regst.regst_type != "data":
-            continue
-        offsets, size = {}, 0
-        for lbn, desc in regst.blobs.items():
-            offsets[lbn], size = size, size + align(desc.nbytes)
-        layouts[regst.regst_desc_id] = (offsets, size)
-        producer = task_of[regst.producer]
-        job = jobs[producer.job_id]
-        interface = None
-        if producer.op.op_type in INTERFACE_OP_TYPES and producer.task_type == "NormalForward":
-            interface = producer.op.name  # shared with the same-named op of other jobs, device by device
-        lifetime = None
-        in_chain = regst.producer in chain_pos and all(
-            c in chain_pos and chain_of[c] == producer.chain_id for c in regst.consumers)
-        if interface is None and in_chain and job.job_conf.get("enable_reuse_mem", True):
-            positions = [chain_pos[regst.producer], *(chain_pos[c] for c in regst.consumers)]
-            lifetime = (min(positions), max(positions))
-        mems[regst.regst_desc_id] = RegstMem(regst.regst_desc_id, producer.job_id, size * regst.register_num,
-                                             interface, lifetime, parallel_id=producer.parallel_id,
-                                             machine_id=producer.machine_id, reuse_group=producer.chain_id,
-                                             mem_case=cases[regst.regst_desc_id])
-    blocks = plan_memory(list(mems.values()))
-    tasks = []
-    for t in pb.tasks:
-        produced = {}
-        for name, r in t.produced.items():
-            mem = mems.get(r.regst_desc_id)
-            offsets, size = layouts.get(r.regst_desc_id, ({}, 0))
-            produced[name] = RegstDesc(
-                r.regst_desc_id, r.producer, tuple(r.consumers), r.register_num, r.regst_type, dict(r.blobs), offsets,
-                mem.mem_case if mem else "host", mem.enable_reuse_mem if mem else False,
-                mem.mem_block_id if mem else -1, mem.mem_block_offset if mem else 0, size,
-            )
-        tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
-                               produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
-                               t.parallel_num, t.sbp_signature))
-    sections = []
-    for job_id in range(len(jobs) - 1):
-        block_ids = sorted({mems[r.regst_desc_id].mem_block_id for t in pb.tasks if t.job_id == job_id
-                            for r in t.produced.values() if r.regst_desc_id in mems})
-        sections.append(CriticalSection(job_id, job_id, "total_job", tuple(block_ids)))
-    return Plan(
-        tasks=tuple(tasks),
-        mem_blocks=tuple(blocks),
-        job_names=tuple(j.name for j in jobs),
-        job_kinds=tuple(j.kind for j in jobs),
-        critical_sections=tuple(sections),
-        job_id2critical_section_ids={i: (i,) for i in range(len(jobs) - 1)},
-    )
+    return main, assemble(pb, all_jobs)

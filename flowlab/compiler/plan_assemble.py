@@ -1,0 +1,77 @@
+"""The last step of build_plan: the builder's tasks and registers as a Plan (OneFlow's Plan proto assembly).
+
+Each data register gets its blobs' offsets (aligned) and its size; a register produced and consumed within one
+compute chain may reuse memory over its chain positions (``enable_reuse_mem``), an interface op's is shared with
+the same-named op of other jobs device by device (memory.plan_memory lays out both); then every task becomes a
+TaskProto with its RegstDescs, and every job but the main job a critical section over its memory blocks.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..ir import INTERFACE_OP_TYPES, CriticalSection, Job, Plan, RegstDesc, TaskProto
+from .gpu_plan import mem_cases
+from .memory import RegstMem, align, plan_memory
+
+if TYPE_CHECKING:
+    from .plan_builder import _PlanBuilder
+
+
+def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
+    task_of = {t.task_id: t for t in pb.tasks}
+    chain_pos = {t.task_id: i for chain in pb.chains.values() for i, t in enumerate(chain)}
+    chain_of = {t.task_id: t.chain_id for t in pb.tasks}
+    layouts: dict[int, tuple[dict[str, int], int]] = {}
+    mems: dict[int, RegstMem] = {}
+    cases = mem_cases(pb)
+    for regst in pb.regsts:
+        if regst.regst_type != "data":
+            continue
+        offsets, size = {}, 0
+        for lbn, desc in regst.blobs.items():
+            offsets[lbn], size = size, size + align(desc.nbytes)
+        layouts[regst.regst_desc_id] = (offsets, size)
+        producer = task_of[regst.producer]
+        job = jobs[producer.job_id]
+        interface = None
+        if producer.op.op_type in INTERFACE_OP_TYPES and producer.task_type == "NormalForward":
+            interface = producer.op.name  # shared with the same-named op of other jobs, device by device
+        lifetime = None
+        in_chain = regst.producer in chain_pos and all(
+            c in chain_pos and chain_of[c] == producer.chain_id for c in regst.consumers)
+        if interface is None and in_chain and job.job_conf.get("enable_reuse_mem", True):
+            positions = [chain_pos[regst.producer], *(chain_pos[c] for c in regst.consumers)]
+            lifetime = (min(positions), max(positions))
+        mems[regst.regst_desc_id] = RegstMem(regst.regst_desc_id, producer.job_id, size * regst.register_num,
+                                             interface, lifetime, parallel_id=producer.parallel_id,
+                                             machine_id=producer.machine_id, reuse_group=producer.chain_id,
+                                             mem_case=cases[regst.regst_desc_id])
+    blocks = plan_memory(list(mems.values()))
+    tasks = []
+    for t in pb.tasks:
+        produced = {}
+        for name, r in t.produced.items():
+            mem = mems.get(r.regst_desc_id)
+            offsets, size = layouts.get(r.regst_desc_id, ({}, 0))
+            produced[name] = RegstDesc(
+                r.regst_desc_id, r.producer, tuple(r.consumers), r.register_num, r.regst_type, dict(r.blobs), offsets,
+                mem.mem_case if mem else "host", mem.enable_reuse_mem if mem else False,
+                mem.mem_block_id if mem else -1, mem.mem_block_offset if mem else 0, size,
+            )
+        tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
+                               produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
+                               t.parallel_num, t.sbp_signature))
+    sections = []
+    for job_id in range(len(jobs) - 1):
+        block_ids = sorted({mems[r.regst_desc_id].mem_block_id for t in pb.tasks if t.job_id == job_id
+                            for r in t.produced.values() if r.regst_desc_id in mems})
+        sections.append(CriticalSection(job_id, job_id, "total_job", tuple(block_ids)))
+    return Plan(
+        tasks=tuple(tasks),
+        mem_blocks=tuple(blocks),
+        job_names=tuple(j.name for j in jobs),
+        job_kinds=tuple(j.kind for j in jobs),
+        critical_sections=tuple(sections),
+        job_id2critical_section_ids={i: (i,) for i in range(len(jobs) - 1)},
+    )
