@@ -2,7 +2,8 @@
 
 All registered job functions are traced and compiled together on the first call of any of them (OneFlow's
 TryInit); later calls only run. The default session is made on first use, never at import. A call that fails or
-is interrupted is cancelled and leaves the session usable (README, "Failure semantics"; call_guard.py).
+is interrupted is cancelled and leaves the session usable (README, "Failure semantics"; call_guard.py). A call's
+job instances and result are built in job_call.py, checkpoints saved and loaded in model_io.py.
 """
 
 from __future__ import annotations
@@ -18,21 +19,24 @@ from typing import Any
 
 import numpy as np
 
-from . import replay
+from . import model_io, replay
 from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
-from .compiler.system_jobs import PATH_CAPACITY, pull_job_name, push_job_name
-from .errors import SessionStateError, WatchHandlerError
+from .errors import SessionStateError
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
-from .frontend.signature import check_inputs, exact_inputs, unflatten
+from .frontend.signature import check_inputs, exact_inputs
 from .ir import Job, JobSet, Plan
+from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches
 from .kernels.tiered import release as release_tiers
+from .model_io import encode_path
 from .runtime import JobInstance, Runtime
-from .runtime.checkpoint_io import CheckpointError, check_load, check_root, variable_dir
 from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
 from .runtime.variables import VariablePieces, variable_pieces
+
+__all__ = ["FutureRemoteBlobs", "Session", "SessionStatus", "call_instances", "clear_default_session",
+           "default_session", "encode_path", "get_all_variables", "sync_default_session"]
 
 MISS = object()  # what a generated call (replay/callgen.py) returns when the general path must run the call
 
@@ -166,43 +170,14 @@ class Session:
         """Run System-ModelSave into ``root`` (new or empty, as OneFlow requires), then mark it done. Under the
         session's lock: a save from another thread captures the variables between two calls."""
         with self.lock:
-            self._save_checkpoint(root)
-
-    def _save_checkpoint(self, root: Path) -> None:
-        self._require_jobs("save")
-        check_root(root, "save")
-        if root.exists() and any(root.iterdir()):
-            raise CheckpointError(f"checkpoint directory {root} is not empty; OneFlow refuses to save into a "
-                                  "non-empty directory, so choose a new one")
-        if "System-ModelSave" not in self.plan.job_names:
-            raise CheckpointError("the session's jobs have no variables to save")
-        for name in self.variable_arrays():
-            variable_dir(root, name)  # a name escaping the directory fails before anything is written
-        root.mkdir(parents=True, exist_ok=True)
-        self._run_jobs([JobInstance("System-ModelSave", push_array=encode_path(root))])
-        (root / "snapshot_done").touch()
+            model_io.save(self, root)
 
     def load_checkpoint(self, root: Path) -> None:
         """Check every variable's files first, then run System-ModelLoad (nothing is half-loaded: a load that
         fails mid-way is undone like any failed call); a variable the checkpoint lacks is initialized, after a
         warning (OneFlow's fine-tune behaviour)."""
         with self.lock:
-            self._load_checkpoint(root)
-
-    def _require_jobs(self, what: str) -> None:
-        if self.compiled is None and not self.function_descs:
-            raise CheckpointError(f"the session has no job functions, so it has no variables to {what}; define "
-                                  "the @flow.global_function jobs first")
-
-    def _load_checkpoint(self, root: Path) -> None:
-        self._require_jobs("load")
-        check_root(root, "load")
-        # logical shapes and dtypes (a variable split over devices is checked whole), without copying anything
-        arrays = {name: np.broadcast_to(np.zeros((), v.dtype), v.shape) for name, v in self.variables().items()}
-        if not arrays:
-            raise CheckpointError("the session's jobs have no variables to load")
-        check_load(root, arrays)  # raises on any bad file; warns for each missing variable
-        self._run_jobs([JobInstance("System-ModelLoad", push_array=encode_path(root))])
+            model_io.load(self, root)
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -245,9 +220,9 @@ class Session:
             if type(result) is list:  # a mirrored return's pieces together
                 result = np.concatenate(result)
         else:
-            result = _result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
+            result = call_result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
         if watched:  # outside the lock: handlers are the user's code, and other threads may call meanwhile
-            self._dispatch_watches(desc, watched, result)
+            dispatch_watches(self.watch_handlers, desc, watched, result)
         return result
 
     def _generate_call(self, desc: FunctionDesc, schedule: Any) -> None:
@@ -265,8 +240,8 @@ class Session:
         guard = self._snapshots[key]
         site = callgen.CallSite(
             desc.job_name, tuple(name for name, _ in signature.params), signature.array_specs,
-            structure if one else None, lambda pulled: _result(desc, pulled),
-            lambda watched, result: self._dispatch_watches(desc, watched, result),
+            structure if one else None, lambda pulled: call_result(desc, pulled),
+            lambda watched, result: dispatch_watches(self.watch_handlers, desc, watched, result),
             guard, lambda: self._cancel(guard), self, _RUNNING, MISS)
         call = callgen.generate_call(site, self.runtime.layer, key)  # type: ignore[arg-type]
         if call is not None:
@@ -329,27 +304,6 @@ class Session:
         pending.clear()
         return watched
 
-    def _dispatch_watches(self, desc: FunctionDesc, watched: list[tuple[str, np.ndarray]], result: Any) -> None:
-        """Hand watched blobs to their handlers, after the run. Every handler gets its value even if an earlier
-        one raises; then the handlers' exceptions are raised as one WatchHandlerError that carries the call's
-        result (a KeyboardInterrupt or other BaseException from a handler propagates at once)."""
-        errors: list[Exception] = []
-        failed = []
-        for uuid, array in watched:
-            handler = self.watch_handlers[uuid]
-            try:
-                handler(array)
-            except Exception as err:
-                errors.append(err)
-                failed.append(getattr(handler, "__qualname__", repr(handler)))
-        if errors:
-            first = errors[0]
-            plural = "s" * (len(errors) != 1)
-            raise WatchHandlerError(
-                f"{len(errors)} watch handler{plural} of job {desc.job_name!r} raised (the first, "
-                f"{failed[0]}: {type(first).__name__}: {first}); every watch handler of the call got its value, "
-                "and the call's result is this error's .result", result, errors) from first
-
     def sync(self) -> None:
         """Wait for every launched job instance (OneFlow's Sync): every call runs to its end or is cancelled
         under the session's lock, so this waits for the calls of other threads."""
@@ -410,75 +364,6 @@ class Session:
 
     def __repr__(self) -> str:
         return f"<Session {self.status.value} jobs={list(self.function_descs)}>"
-
-
-def encode_path(root: Path) -> np.ndarray:
-    """A path as the NUL-padded UTF-8 blob the model-io jobs' ForeignInput carries."""
-    raw = str(root.resolve()).encode("utf-8")
-    if len(raw) >= PATH_CAPACITY:
-        raise CheckpointError(f"checkpoint path is {len(raw)} bytes long; at most {PATH_CAPACITY - 1} fit")
-    blob = np.zeros(PATH_CAPACITY, np.uint8)
-    blob[: len(raw)] = np.frombuffer(raw, np.uint8)
-    return blob
-
-
-def call_instances(desc: FunctionDesc, arrays: list[np.ndarray],
-                   pulled: list[np.ndarray] | None = None) -> list[JobInstance]:
-    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return.
-    Each pull instance keeps its copy (``instance.pulled``), and also stores it into ``pulled`` when given."""
-    if not desc.launch_names:
-        desc.launch_names = (*(push_job_name(n) for n in desc.input_op_names), desc.job_name,
-                             *(pull_job_name(n) for n in desc.return_op_names))
-    names, pushes = desc.launch_names, len(arrays)
-    instances = [JobInstance(name, array) for name, array in zip(names, arrays)]
-    if pulled is None:
-        instances += [JobInstance(name) for name in names[pushes:]]  # the job itself, then its pulls
-    else:
-        instances.append(JobInstance(desc.job_name))
-        instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
-    return instances
-
-
-def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:
-    def store(array: np.ndarray) -> None:
-        pulled[index] = array
-
-    return store
-
-
-def _result(desc: FunctionDesc, pulled: list[Any]) -> Any:
-    """A call's result from its pulled arrays (in pull order), as the job function's return annotation asks."""
-    returns = desc.signature.returns
-    result = unflatten(returns, desc.return_structure, pulled)
-    if returns.kind == "future":
-        result = FutureRemoteBlobs(result)
-    if desc.signature.is_callback:
-        result = _callback_caller(result)
-    return result
-
-
-def _callback_caller(result: Any) -> Callable[[Callable[[Any], None]], None]:
-    """``tp.Callback[T]``: the call returns ``f``; ``f(cb)`` calls ``cb(result)`` (the pull is complete)."""
-
-    def register(callback: Callable[[Any], None]) -> None:
-        if not callable(callback):
-            raise TypeError(f"a tp.Callback job returns a function that takes a callable; got {callback!r}")
-        callback(result)
-
-    return register
-
-
-class FutureRemoteBlobs:
-    """The result of a job function without annotations (OneFlow's LazyFutureRemoteBlobs)."""
-
-    def __init__(self, value: Any) -> None:
-        self._value = value
-
-    def get(self) -> Any:
-        return self._value
-
-    def async_get(self, callback: Callable[[Any], None]) -> None:
-        callback(self._value)
 
 
 _default: Session | None = None

@@ -1,0 +1,101 @@
+"""One call of a job function, outside the Session: the job instances it launches (a push job per input, the job,
+a pull job per return, as OneFlow launches them), the result its return annotation asks for, and the hand-off of
+its watched blobs to their handlers. The session's call path (session.py), the debugger and the generated calls
+(replay/callgen.py) share these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .compiler.system_jobs import pull_job_name, push_job_name
+from .errors import WatchHandlerError
+from .frontend.function import FunctionDesc
+from .frontend.signature import unflatten
+from .runtime import JobInstance
+
+
+def call_instances(desc: FunctionDesc, arrays: list[np.ndarray],
+                   pulled: list[np.ndarray] | None = None) -> list[JobInstance]:
+    """One call of a job function as OneFlow launches it: a push job per input, the job, a pull job per return.
+    Each pull instance keeps its copy (``instance.pulled``), and also stores it into ``pulled`` when given."""
+    if not desc.launch_names:
+        desc.launch_names = (*(push_job_name(n) for n in desc.input_op_names), desc.job_name,
+                             *(pull_job_name(n) for n in desc.return_op_names))
+    names, pushes = desc.launch_names, len(arrays)
+    instances = [JobInstance(name, array) for name, array in zip(names, arrays)]
+    if pulled is None:
+        instances += [JobInstance(name) for name in names[pushes:]]  # the job itself, then its pulls
+    else:
+        instances.append(JobInstance(desc.job_name))
+        instances += [JobInstance(names[pushes + 1 + i], on_pull=_store(pulled, i)) for i in range(len(pulled))]
+    return instances
+
+
+def _store(pulled: list[np.ndarray], index: int) -> Callable[[np.ndarray], None]:
+    def store(array: np.ndarray) -> None:
+        pulled[index] = array
+
+    return store
+
+
+def call_result(desc: FunctionDesc, pulled: list[Any]) -> Any:
+    """A call's result from its pulled arrays (in pull order), as the job function's return annotation asks."""
+    returns = desc.signature.returns
+    result = unflatten(returns, desc.return_structure, pulled)
+    if returns.kind == "future":
+        result = FutureRemoteBlobs(result)
+    if desc.signature.is_callback:
+        result = _callback_caller(result)
+    return result
+
+
+def _callback_caller(result: Any) -> Callable[[Callable[[Any], None]], None]:
+    """``tp.Callback[T]``: the call returns ``f``; ``f(cb)`` calls ``cb(result)`` (the pull is complete)."""
+
+    def register(callback: Callable[[Any], None]) -> None:
+        if not callable(callback):
+            raise TypeError(f"a tp.Callback job returns a function that takes a callable; got {callback!r}")
+        callback(result)
+
+    return register
+
+
+class FutureRemoteBlobs:
+    """The result of a job function without annotations (OneFlow's LazyFutureRemoteBlobs)."""
+
+    def __init__(self, value: Any) -> None:
+        self._value = value
+
+    def get(self) -> Any:
+        return self._value
+
+    def async_get(self, callback: Callable[[Any], None]) -> None:
+        callback(self._value)
+
+
+def dispatch_watches(handlers: dict[str, Any], desc: FunctionDesc, watched: list[tuple[str, np.ndarray]],
+                     result: Any) -> None:
+    """Hand watched blobs to their handlers, after the run. Every handler gets its value even if an earlier
+    one raises; then the handlers' exceptions are raised as one WatchHandlerError that carries the call's
+    result (a KeyboardInterrupt or other BaseException from a handler propagates at once)."""
+    errors: list[Exception] = []
+    failed = []
+    for uuid, array in watched:
+        handler = handlers[uuid]
+        try:
+            handler(array)
+        except Exception as err:
+            errors.append(err)
+            failed.append(getattr(handler, "__qualname__", repr(handler)))
+    if errors:
+        first = errors[0]
+        plural = "s" * (len(errors) != 1)
+        raise WatchHandlerError(
+            f"{len(errors)} watch handler{plural} of job {desc.job_name!r} raised (the first, "
+            f"{failed[0]}: {type(first).__name__}: {first}); every watch handler of the call got its value, "
+            "and the call's result is this error's .result", result, errors) from first
+
