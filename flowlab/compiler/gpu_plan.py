@@ -83,7 +83,7 @@ def insert_copy_hd(pb: _PlanBuilder) -> None:
     for copy in (*d2h.values(), *h2d.values()):
         # FixRegisterNumRange: a copy's register is read on another stream, so two of them let the next copy
         # overlap the reader. A copy read by a boxing node keeps one: that dates from when boxing nodes bound
-        # their arrays once; they now look rotating registers up per act (Runtime._setup_boxing), so two would
+        # their arrays once; they now look rotating registers up per act (runtime/binding.setup_boxing), so two would
         # run and would follow OneFlow, but that change waits for a GPU to test it on (a deviation until then)
         if not any(by_id[c].task_type in BOXING_TASK_TYPES for c in copy.consumers):
             copy.register_num = 2

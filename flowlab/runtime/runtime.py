@@ -13,6 +13,8 @@ bookkeeping, which ``observe()`` brings up to date before anything reads the pro
 In run mode a Plan with two or more compute threads (or any Plan, with ``FLOWLAB_THREADS=1``) runs each of its
 thread ids on its own OS thread (``threads.ActorThreads``, OneFlow's ThreadMgr); ``step()`` is always one act at a
 time, across all threads or on one chosen thread (``step(thread=...)``), and both give the same results.
+
+The actors' wiring and kernel binding, done once when a Runtime is made, are binding.py.
 """
 
 from __future__ import annotations
@@ -25,25 +27,18 @@ import numpy as np
 
 from ..errors import kernel_error
 from ..ir import Plan
-from ..kernels import default_impl, make_kernel
 from .actor import MSG_REGST, MSG_RETURN, Actor
-from .boxing_kernels import boxing_kernel
+from .binding import ACTOR_CLASSES, WAIT_BUFFER, setup_boxing, wire
 from .events import ActEvent, RuntimeIdle
-from .gpu import GpuStreams, copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
+from .gpu import GpuStreams
 from .job_instance import JobInstance
-from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
+from .main_actors import WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
-from .system_kernels import WATCH_BUFFER, system_kernel
+from .system_kernels import WATCH_BUFFER
 from .threads import ActorThreads, wants_parallel
 from .transport import InProcessTransport, Transport
 
-ACTOR_CLASSES: dict[str, type[Actor]] = {
-    "WaitAndSendIds": WaitAndSendIdsActor,
-    "ReentrantLock": ReentrantLockActor,
-    "Case": CaseActor,
-    "Esac": EsacActor,
-}
-WAIT_BUFFER = "GlobalWaitJobId"
+__all__ = ["ACTOR_CLASSES", "WAIT_BUFFER", "CallLayer", "Runtime", "RuntimeIdle"]
 
 
 class CallLayer(Protocol):
@@ -85,120 +80,16 @@ class Runtime:
         for task in plan.tasks:
             cls = ACTOR_CLASSES.get(task.task_type, Actor)
             self.actors[task.task_id] = cls(self, task, self.regsts)
-        self._wire()
+        wire(self)
         self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
         self.thread_keys = frozenset((t.machine_id, t.thrd_id) for t in plan.tasks)
         # One OS thread per Plan thread in run mode, when the Plan gains from it (threads.wants_parallel).
         self.threads: ActorThreads | None = ActorThreads(self) if wants_parallel(plan) else None
 
-    # -- construction ------------------------------------------------------------------------------
-    def _wire(self) -> None:
-        regst_descs = self.plan.regst_descs
-        for actor in self.actors.values():
-            for regst_id in actor.writable:
-                actor.consumers[regst_id] = [self.actors[c] for c in regst_descs[regst_id].consumer_task_ids]
-            for regst_id in actor.readable:
-                actor.producer_of[regst_id] = self.actors[regst_descs[regst_id].producer_task_id]
-            actor.finish_wiring()
-            self._setup(actor)
-        self._order_host_after_gpu()
-
-    def _setup(self, actor: Actor) -> None:
-        task = actor.task
-        op = task.exec_sequence[0]
-        if task.task_type == "CopyHd":
-            self._setup_copy_hd(actor)
-            return
-        if isinstance(actor, WaitAndSendIdsActor):
-            actor.setup(self.buffer(WAIT_BUFFER), op.attrs["id_list"])
-        elif isinstance(actor, ReentrantLockActor):
-            actor.setup(op.attrs["lock_id2intersecting_lock_ids"])
-        elif isinstance(actor, (CaseActor, EsacActor)):
-            actor.setup()
-        if task.is_boxing:
-            self._setup_boxing(actor)
-            return
-        if task.task_type not in ("NormalForward", "ForeignInput", "ForeignOutput", "CallbackNotify"):
-            return
-        from ..ops.registry import get_op_def
-
-        on_gpu = task.gpu_device is not None
-        system = get_op_def(op.op_type).system
-        if system:
-            actor.kernel = system_kernel(self, op, task.parallel_id)
-        else:
-            descs = self.plan.regst_descs
-            in_descs = [self._desc_of(actor, lbn) for lbn in op.input_lbns]
-            out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
-                         for lbn in op.output_lbns]
-            parallel = (task.parallel_id, task.parallel_num)
-            actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
-                            else make_kernel(op, in_descs, out_descs, self.kernel_impl, parallel=parallel))
-            if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
-                impl = self.kernel_impl or default_impl()
-                self.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
-        consumed = [self.regsts[i] for i in actor.readable]
-        produced = [self.regsts[i] for i in actor.writable]
-        if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
-            actor.io_lbns = (op.input_lbns, op.output_lbns)
-        else:
-            blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
-            actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
-            actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
-        if on_gpu:
-            touches_host = any(not self.plan.regst_descs[i].mem_case.startswith("device") and
-                               not self.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
-            actor.kernel = (system_on_gpu(self, actor, actor.kernel) if system
-                            else device_kernel(self, actor, actor.kernel, touches_host))
-
-    def _order_host_after_gpu(self) -> None:
-        """A host act whose registers meet a GPU task waits for the GPU work pending on them (gpu.host_after_gpu):
-        GPU acts end with their copies in flight."""
-        near_gpu = {i for a in self.actors.values() if a.task.gpu_device is not None
-                    for i in (*a.readable, *a.writable)}
-        if not near_gpu:
-            return
-        for actor in self.actors.values():
-            if actor.kernel is not None and actor.task.gpu_device is None and \
-                    any(i in near_gpu for i in (*actor.readable, *actor.writable)):
-                actor.kernel = host_after_gpu(actor, actor.kernel)
-
-    def _setup_copy_hd(self, actor: Actor) -> None:
-        """A CopyHd task copies every blob of the register it reads into its own, on its H2D or D2H stream."""
-        task = actor.task
-        (src,) = task.consumed_regst_desc_id["copy_in"]
-        dst = task.produced_regst_desc["copy_out"].regst_desc_id
-        lbns = task.exec_sequence[0].input_lbns
-        if len(self.regsts[src]) > 1 or len(self.regsts[dst]) > 1:  # registers rotate: look arrays up each act
-            actor.io_lbns = (lbns, lbns)
-        else:
-            actor.in_arrays = [self.regsts[src][0].blobs[lbn] for lbn in lbns]
-            actor.out_arrays = [self.regsts[dst][0].blobs[lbn] for lbn in lbns]
-        actor.kernel = copy_hd_kernel(self, actor)
-
     def _setup_boxing(self, actor: Actor) -> None:
-        """A boxing task reads the same blob from several registers (``in_0``, ``in_1``, ...), so its arrays are
-        bound by consumed register, not by blob name; where one rotates (a SliceBoxing ``out`` has two, as in
-        OneFlow) they are looked up each act by (register, blob)."""
-        task = actor.task
-        op = task.exec_sequence[0]
-        ins = [(rid, lbn) for arg, lbns in op.inputs.items() for rid in task.consumed_regst_desc_id[arg]
-               for lbn in lbns]
-        out_id = task.produced_regst_desc["out"].regst_desc_id
-        outs = [(out_id, lbn) for lbn in op.output_lbns]
-        actor.kernel = boxing_kernel(self, task)
-        if any(len(self.regsts[rid]) > 1 for rid, _ in (*ins, *outs)):
-            actor.io_lbns = (tuple(ins), tuple(outs))
-        else:
-            actor.in_arrays = [self.regsts[rid][0].blobs[lbn] for rid, lbn in ins]
-            actor.out_arrays = [self.regsts[rid][0].blobs[lbn] for rid, lbn in outs]
-
-    def _desc_of(self, actor: Actor, lbn: str) -> Any:
-        for regst_id in actor.readable:
-            desc = self.plan.regst_descs[regst_id]
-            if lbn in desc.lbi2blob_desc:
-                return desc.lbi2blob_desc[lbn]
-        raise KeyError(f"actor {actor.name} consumes no register holding {lbn}")
+        """Bind a boxing or CopyCommNet task's kernel and arrays again (distributed/wiring.py, after it swaps the
+        transport): binding.setup_boxing."""
+        setup_boxing(self, actor)
 
     def buffer(self, name: str) -> deque[Any]:
         return self.buffers.setdefault(name, deque())

@@ -1,0 +1,143 @@
+"""Building a Runtime's actors: wiring each to its registers' producers and consumers, and binding its kernel
+and arrays (op kernels by device and tier, system kernels, boxing and CopyHd copies, the GPU wrappers). Runs once,
+when a Runtime is made; the scheduler and the act loop are runtime.py.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ..kernels import default_impl, make_kernel
+from .actor import Actor
+from .boxing_kernels import boxing_kernel
+from .gpu import copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
+from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
+from .system_kernels import system_kernel
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
+
+ACTOR_CLASSES: dict[str, type[Actor]] = {
+    "WaitAndSendIds": WaitAndSendIdsActor,
+    "ReentrantLock": ReentrantLockActor,
+    "Case": CaseActor,
+    "Esac": EsacActor,
+}
+WAIT_BUFFER = "GlobalWaitJobId"
+
+
+def wire(rt: Runtime) -> None:
+    """Connect each actor to its registers' consumers and producers, then bind its kernel and arrays."""
+    regst_descs = rt.plan.regst_descs
+    for actor in rt.actors.values():
+        for regst_id in actor.writable:
+            actor.consumers[regst_id] = [rt.actors[c] for c in regst_descs[regst_id].consumer_task_ids]
+        for regst_id in actor.readable:
+            actor.producer_of[regst_id] = rt.actors[regst_descs[regst_id].producer_task_id]
+        actor.finish_wiring()
+        setup(rt, actor)
+    order_host_after_gpu(rt)
+
+
+def setup(rt: Runtime, actor: Actor) -> None:
+    """Bind one actor's kernel (by op, device and kernel tier) and the arrays it reads and writes: fixed arrays
+    where its registers do not rotate, else the lbns to look up each act."""
+    task = actor.task
+    op = task.exec_sequence[0]
+    if task.task_type == "CopyHd":
+        setup_copy_hd(rt, actor)
+        return
+    if isinstance(actor, WaitAndSendIdsActor):
+        actor.setup(rt.buffer(WAIT_BUFFER), op.attrs["id_list"])
+    elif isinstance(actor, ReentrantLockActor):
+        actor.setup(op.attrs["lock_id2intersecting_lock_ids"])
+    elif isinstance(actor, (CaseActor, EsacActor)):
+        actor.setup()
+    if task.is_boxing:
+        setup_boxing(rt, actor)
+        return
+    if task.task_type not in ("NormalForward", "ForeignInput", "ForeignOutput", "CallbackNotify"):
+        return
+    from ..ops.registry import get_op_def
+
+    on_gpu = task.gpu_device is not None
+    system = get_op_def(op.op_type).system
+    if system:
+        actor.kernel = system_kernel(rt, op, task.parallel_id)
+    else:
+        descs = rt.plan.regst_descs
+        in_descs = [desc_of(rt, actor, lbn) for lbn in op.input_lbns]
+        out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
+                     for lbn in op.output_lbns]
+        parallel = (task.parallel_id, task.parallel_num)
+        actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
+                        else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel))
+        if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
+            impl = rt.kernel_impl or default_impl()
+            rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
+    consumed = [rt.regsts[i] for i in actor.readable]
+    produced = [rt.regsts[i] for i in actor.writable]
+    if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
+        actor.io_lbns = (op.input_lbns, op.output_lbns)
+    else:
+        blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
+        actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
+        actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
+    if on_gpu:
+        touches_host = any(not rt.plan.regst_descs[i].mem_case.startswith("device") and
+                           not rt.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
+        actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system
+                        else device_kernel(rt, actor, actor.kernel, touches_host))
+
+
+def order_host_after_gpu(rt: Runtime) -> None:
+    """A host act whose registers meet a GPU task waits for the GPU work pending on them (gpu.host_after_gpu):
+    GPU acts end with their copies in flight."""
+    near_gpu = {i for a in rt.actors.values() if a.task.gpu_device is not None
+                for i in (*a.readable, *a.writable)}
+    if not near_gpu:
+        return
+    for actor in rt.actors.values():
+        if actor.kernel is not None and actor.task.gpu_device is None and \
+                any(i in near_gpu for i in (*actor.readable, *actor.writable)):
+            actor.kernel = host_after_gpu(actor, actor.kernel)
+
+
+def setup_copy_hd(rt: Runtime, actor: Actor) -> None:
+    """A CopyHd task copies every blob of the register it reads into its own, on its H2D or D2H stream."""
+    task = actor.task
+    (src,) = task.consumed_regst_desc_id["copy_in"]
+    dst = task.produced_regst_desc["copy_out"].regst_desc_id
+    lbns = task.exec_sequence[0].input_lbns
+    if len(rt.regsts[src]) > 1 or len(rt.regsts[dst]) > 1:  # registers rotate: look arrays up each act
+        actor.io_lbns = (lbns, lbns)
+    else:
+        actor.in_arrays = [rt.regsts[src][0].blobs[lbn] for lbn in lbns]
+        actor.out_arrays = [rt.regsts[dst][0].blobs[lbn] for lbn in lbns]
+    actor.kernel = copy_hd_kernel(rt, actor)
+
+
+def setup_boxing(rt: Runtime, actor: Actor) -> None:
+    """A boxing task reads the same blob from several registers (``in_0``, ``in_1``, ...), so its arrays are
+    bound by consumed register, not by blob name; where one rotates (a SliceBoxing ``out`` has two, as in
+    OneFlow) they are looked up each act by (register, blob)."""
+    task = actor.task
+    op = task.exec_sequence[0]
+    ins = [(rid, lbn) for arg, lbns in op.inputs.items() for rid in task.consumed_regst_desc_id[arg]
+           for lbn in lbns]
+    out_id = task.produced_regst_desc["out"].regst_desc_id
+    outs = [(out_id, lbn) for lbn in op.output_lbns]
+    actor.kernel = boxing_kernel(rt, task)
+    if any(len(rt.regsts[rid]) > 1 for rid, _ in (*ins, *outs)):
+        actor.io_lbns = (tuple(ins), tuple(outs))
+    else:
+        actor.in_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in ins]
+        actor.out_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in outs]
+
+
+def desc_of(rt: Runtime, actor: Actor, lbn: str) -> Any:
+    for regst_id in actor.readable:
+        desc = rt.plan.regst_descs[regst_id]
+        if lbn in desc.lbi2blob_desc:
+            return desc.lbi2blob_desc[lbn]
+    raise KeyError(f"actor {actor.name} consumes no register holding {lbn}")
