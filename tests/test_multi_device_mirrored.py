@@ -8,6 +8,8 @@ device's piece.
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 import pytest
 
@@ -241,3 +243,49 @@ def test_a_mirrored_summed_loss_returns_each_devices_sum_and_trains_on_their_cou
     assert not np.allclose(pieces[0], whole)  # each device's own sum, not the total
     for name in ("dense1-weight", "dense1-bias", "dense2-weight", "dense2-bias"):
         np.testing.assert_allclose(got_vars[name], want_vars[name], rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_broadcast_mirrored_return_gives_every_device_the_whole_blob(devices):
+    """A mirrored blob that lies B (a variable cast into the mirrored view, a reduction of it) is each device's
+    whole blob: tp.ListNumpy returns one array per device, each the whole blob (OneFlow returns each device's
+    blob of the mirrored list), never one array."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> Tuple[tp.ListNumpy, tp.ListNumpy, tp.ListNumpy]:
+        with flow.scope.mirrored_view():
+            v = flow.get_variable("v", shape=(3,), initializer=flow.constant_initializer(0.5))
+            v = flow.cast_to_current_logical_view(v)
+            return v * 2.0, flow.math.reduce_sum(v, axis=0, keepdims=True), flow.math.square(x)
+
+    x = np.arange(6 * devices, dtype=np.float32).reshape(2 * devices, 3)
+    doubled, total, squares = job(list(np.split(x, devices)))
+    assert len(doubled) == devices and len(total) == devices
+    for got in doubled:
+        np.testing.assert_array_equal(got, np.full(3, 1.0, np.float32))
+    for got in total:
+        np.testing.assert_array_equal(got, np.array([1.5], np.float32))
+    doubled[0][0] = 7.0  # each device's array is its own
+    assert doubled[-1][0] == 1.0
+    for got, piece in zip(squares, np.split(x, devices)):
+        np.testing.assert_array_equal(got, piece * piece)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_mirrored_return_split_on_axis_1_gives_each_devices_piece(devices):
+    """A mirrored transpose of per-device rows lies S(1): each device's piece is its own rows transposed."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.transpose(x, perm=[1, 0])
+
+    x = np.arange(6 * devices, dtype=np.float32).reshape(2 * devices, 3)
+    pieces = job(list(np.split(x, devices)))
+    assert len(pieces) == devices
+    for got, piece in zip(pieces, np.split(x, devices)):
+        np.testing.assert_array_equal(got, piece.T)

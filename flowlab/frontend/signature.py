@@ -160,7 +160,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
         value = arrays[structure]
-        return np.concatenate(value) if type(value) is list else value  # a mirrored return's pieces together
+        return value.logical if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
     list_leaf = _has_kind(spec, "list_numpy")
 
     def build(node: Any) -> Any:
@@ -169,8 +169,8 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
         if isinstance(node, int):  # a mirrored return was pulled as its devices' pieces already
             value = arrays[node]
             if list_leaf:
-                return value if isinstance(value, list) else [value]
-            return np.concatenate(value) if isinstance(value, list) else value  # tp.Numpy: the pieces together
+                return list(value) if isinstance(value, tp.MirroredList) else [value]
+            return value.logical if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
         if isinstance(node, dict):
             return {k: build(v) for k, v in node.items()}
         return type(node)(build(v) for v in node)
