@@ -289,3 +289,31 @@ def test_a_mirrored_return_split_on_axis_1_gives_each_devices_piece(devices):
     assert len(pieces) == devices
     for got, piece in zip(pieces, np.split(x, devices)):
         np.testing.assert_array_equal(got, piece.T)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+@pytest.mark.parametrize("reduce", ["reduce_mean", "reduce_sum"])
+def test_a_mirrored_reduction_of_a_consistent_blob_says_what_to_write(devices, reduce):
+    """OneFlow splits a consistent S(0) blob into per-device pieces for a mirrored op (DistributeSplit) and each
+    device reduces its own rows; flowlab has only the logical shapes there, so the error names the op, the blob,
+    where the blob was made, and the two ways to write it: per-device data of one device's rows (the placeholder
+    with its exact shape), or the consistent view. reduce_sum has an S(0) -> P signature, whose P (the total) is
+    not any device's own sum, so returned per device it is the same error (it was a one-array list before)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((6, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return getattr(flow.math, reduce)(x, axis=0)
+
+    from flowlab.compiler.sbp_infer import SbpInferError
+
+    with pytest.raises(SbpInferError) as info:
+        job(np.zeros((6, 3), np.float32))
+    text = str(info.value)
+    assert f"mirrored op '{reduce}_0' ({reduce}) reads only consistent blobs" in text
+    assert "'Input_0/out' (S(0), made by 'Input_0' at test_multi_device_mirrored.py:" in text
+    assert "DistributeSplit" in text
+    assert f"tp.ListNumpy.Placeholder(({6 // devices}, 3))" in text
+    assert "flow.scope.consistent_view()" in text

@@ -112,5 +112,6 @@ def _mirrored_pieces(job: Job, ret: OpConf) -> tuple[int, int | None]:
     raise CompileError(
         f"{ret.loc + ': ' if ret.loc else ''}mirrored return {ret.name!r} of job {job.name!r} returns {lbn!r}, "
         f"which lies {sbp} on {producer.parallel_conf}: each device holds a partial sum, not its own result, so "
-        "tp.ListNumpy has no per-device blobs to give back. Feed the op per-device data (tp.ListNumpy) so each "
-        "device computes its own result, or return it as tp.Numpy (the devices' sum)")
+        "there is no device's own blob to give back (a mirrored return is cut per device from an S blob, or "
+        "copied to each from a B one). Feed the op per-device data (tp.ListNumpy placeholders) so that each device "
+        "computes its own result")

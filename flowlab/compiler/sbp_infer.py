@@ -202,10 +202,11 @@ class _JobSbp:
         """A mirrored op made from per-device data whose chosen signature leaves a partial sum (a reduce_sum over
         the batch) that a mirrored return reads: P would add the devices' results on the way out, where OneFlow
         returns each device's own. Per-device pieces change nothing else: mirrored readers take them as they lie,
-        and the gradients' partial sums come from their own signatures."""
+        and the gradients' partial sums come from their own signatures. An op that read only consistent blobs has
+        no per-device shapes to give: ``_per_device`` says so."""
         return (op.name in self.job.mirrored_op_names and op.op_type != "return"
                 and any(chosen[bn].is_partial_sum and lbn in self.returned for bn, lbn in outs)
-                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs) and self.job.holds_pieces(op.name))
+                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs))
 
     def _per_device(self, op: OpConf, ctx: SbpCtx, ins: list[tuple[str, str]], outs: list[tuple[str, str]]
                     ) -> dict[str, SbpParallel]:
@@ -215,11 +216,7 @@ class _JobSbp:
         are one device's piece: an op traced from consistent blobs only was inferred on their logical shapes."""
         whole = all(ctx.producer_sbp[bn].is_broadcast for bn, _ in ins)
         if not whole and not self.job.holds_pieces(op.name):
-            raise SbpInferError(
-                f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs "
-                f"({_sig_str(ctx.producer_sbp)}), so its shapes were inferred from their logical shapes, but no "
-                f"signature of {op.op_type} computes the logical blob from the devices' pieces. Trace it in the "
-                "consistent view, or feed it per-device data (tp.ListNumpy) so that each device reduces its piece.")
+            raise SbpInferError(self._consistent_only_message(op, ins))
         sig = dict(ctx.producer_sbp)
         for bn, _lbn in outs:
             if not whole and not ctx.descs[bn].shape:
@@ -227,6 +224,32 @@ class _JobSbp:
                                     "so the devices' pieces cannot lie side by side (S(0)); give it one axis")
             sig[bn] = BROADCAST if whole else split(0)
         return sig
+
+    def _consistent_only_message(self, op: OpConf, ins: list[tuple[str, str]]) -> str:
+        """Why a mirrored op reading only consistent blobs cannot run per device here, and what to write instead.
+        OneFlow splits each such blob into per-device pieces (FindOrCreateMirroredLbiFromCompatibleConsistentBlob:
+        DistributeSplit for S(0), DistributeClone for B) and infers each sub-op on its piece's physical shape;
+        flowlab infers one blob desc per blob, the logical one here, so no device's own result has a shape."""
+        n = op.parallel_conf.parallel_num
+        blobs, fixes = [], []
+        for _bn, lbn in ins:
+            producer = self.job.producer_of(lbn)
+            at = f" at {producer.loc}" if producer.loc else ""
+            blobs.append(f"{lbn!r} ({self.sbp.get(lbn, BROADCAST)}, made by {producer.name!r}{at})")
+            shape = self.job.blob_descs[lbn].shape
+            if producer.op_type == "input" and self.sbp.get(lbn) == split(0) and shape and shape[0] % n == 0:
+                piece = (shape[0] // n, *shape[1:])
+                fixes.append(f"declare placeholder {producer.name!r} as tp.ListNumpy.Placeholder({piece}) and pass "
+                             f"a list of {n} arrays, one device's {piece[0]} rows each")
+        fix = "; ".join(fixes) or ("make the blobs it reads per-device data (tp.ListNumpy placeholders, one "
+                                   "device's rows each), so that the ops before it run per device too")
+        return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs: "
+                f"{', '.join(blobs)}. OneFlow splits such a blob into per-device pieces (DistributeSplit) and runs "
+                f"{op.op_type} on each device's piece, but flowlab inferred this op's shapes from the logical blobs "
+                f"and no signature of {op.op_type} gives each device's own result on {op.parallel_conf}. For "
+                f"OneFlow's per-device result, {fix}. For the result over the whole blob, trace this op under "
+                "`with flow.scope.consistent_view():` (and return it, or cast it back with "
+                "flow.cast_to_current_logical_view).")
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:
