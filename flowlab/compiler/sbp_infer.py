@@ -31,6 +31,9 @@ from ..ops.sbp_rules import SbpCtx
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 INTERFACE_OPS = frozenset({"input", "output", "return", "variable"})  # their SBP is fixed, never dropped
+# consistent ops that take a mirrored blob as its consistent view without a cast: a watch hands its handler the
+# pieces joined (OneFlow's LocalMirroredTensor.numpy())
+SEES_MIRRORED_CONSISTENTLY = frozenset({"foreign_watch"})
 
 
 class SbpInferError(CompileError):
@@ -135,7 +138,8 @@ class _JobSbp:
                 shape[sbp.axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
             cast = op.op_type == "identity" and len(outs) == 1
-            if cast and self.job.blob_descs[outs[0][1]].shape == whole.shape:
+            if op.op_type in SEES_MIRRORED_CONSISTENTLY or (cast and self.job.blob_descs[outs[0][1]].shape
+                                                             == whole.shape):
                 logical[bn] = whole
             elif cast or sbp.is_split:
                 raise SbpInferError(
@@ -235,7 +239,8 @@ class _JobSbp:
         for _bn, lbn in ins:
             producer = self.job.producer_of(lbn)
             at = f" at {producer.loc}" if producer.loc else ""
-            blobs.append(f"{lbn!r} ({self.sbp.get(lbn, BROADCAST)}, made by {producer.name!r}{at})")
+            kind = "mirrored, computed from consistent blobs, " if producer.name in self.job.mirrored_op_names else ""
+            blobs.append(f"{lbn!r} ({kind}{self.sbp.get(lbn, BROADCAST)}, made by {producer.name!r}{at})")
             shape = self.job.blob_descs[lbn].shape
             if producer.op_type == "input" and self.sbp.get(lbn) == split(0) and shape and shape[0] % n == 0:
                 piece = (shape[0] // n, *shape[1:])
@@ -243,7 +248,8 @@ class _JobSbp:
                              f"a list of {n} arrays, one device's {piece[0]} rows each")
         fix = "; ".join(fixes) or ("make the blobs it reads per-device data (tp.ListNumpy placeholders, one "
                                    "device's rows each), so that the ops before it run per device too")
-        return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs: "
+        return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs or mirrored ones "
+                f"computed from them, whose shapes are logical: "
                 f"{', '.join(blobs)}. OneFlow splits such a blob into per-device pieces (DistributeSplit) and runs "
                 f"{op.op_type} on each device's piece, but flowlab inferred this op's shapes from the logical blobs "
                 f"and no signature of {op.op_type} gives each device's own result on {op.parallel_conf}. For "
