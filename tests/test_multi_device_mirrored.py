@@ -348,3 +348,33 @@ def test_watching_a_mirrored_blob_sees_it_consistently(devices, per_device_data)
     assert len(seen) == 1 and len(seen_diff) == 1
     np.testing.assert_allclose(seen[0], want, rtol=1e-6)
     np.testing.assert_array_equal(seen_diff[0], np.ones((6, 3), np.float32))  # of the summed loss (seed ones)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_mirrored_job_returns_a_consistent_blob_per_device(devices):
+    """OneFlow adds a job's return ops in the job's default view (compile_context.CurJobAddOp, after the function
+    returned): in a mirrored job a returned consistent blob is read by a mirrored return, so a B blob (a variable)
+    comes back once per device (DistributeClone) and an S(0) one as its per-device rows (DistributeSplit). A
+    consistent P blob is no device's own and comes back whole, as before."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(function_config=config)
+    def job(x: tp.Numpy.Placeholder((7, 3))) -> Tuple[tp.ListNumpy, tp.ListNumpy, tp.ListNumpy]:
+        v = flow.get_variable("v", shape=(3,), initializer=flow.constant_initializer(0.5))
+        with flow.scope.consistent_view():
+            rows = flow.math.relu(x)
+            total = flow.math.reduce_sum(x)
+        return v, rows, total
+
+    x = np.arange(21, dtype=np.float32).reshape(7, 3) - 10
+    v, rows, total = job(x)
+    assert len(v) == devices
+    for got in v:
+        np.testing.assert_array_equal(got, np.full(3, 0.5, np.float32))
+    assert [r.shape for r in rows] == [p.shape for p in np.array_split(x, devices)]
+    np.testing.assert_array_equal(np.concatenate(rows), np.maximum(x, 0))
+    assert len(total) == 1
+    np.testing.assert_allclose(total[0], [x.sum()], rtol=1e-6)

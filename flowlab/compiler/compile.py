@@ -105,10 +105,14 @@ def _mirrored_pieces(job: Job, ret: OpConf) -> tuple[int, int | None]:
     sbp = sig.bn_in_op2sbp_parallel.get(lbn.rpartition("/")[2]) if sig is not None else None
     if n == 1 or sbp is None:
         return 0, 0
-    if sbp.is_split:
+    if sbp.is_split and (sbp.axis == 0 or producer.name in job.mirrored_op_names):
         return n, sbp.axis
     if sbp.is_broadcast:
         return n, None
+    if producer.name not in job.mirrored_op_names:
+        # a consistent P (or S(k>0)) blob returned by a mirrored job comes back whole, as one array: no device
+        # holds its own (OneFlow refuses it: only B and S(0) consistent blobs convert to mirrored ones)
+        return 0, 0
     raise CompileError(
         f"{ret.loc + ': ' if ret.loc else ''}mirrored return {ret.name!r} of job {job.name!r} returns {lbn!r}, "
         f"which lies {sbp} on {producer.parallel_conf}: each device holds a partial sum, not its own result, so "

@@ -161,7 +161,8 @@ class _JobSbp:
         mirrored = set(self.job.mirrored_op_names)
         for bn, lbn in ins:
             sbp = producer[bn]
-            if lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0)):
+            if (lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0))
+                    and op.op_type != "return"):  # a mirrored job's return of any other blob gives it whole
                 raise SbpInferError(
                     f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) takes consistent blob {lbn!r}, which lies "
                     f"{sbp}: a mirrored op takes a consistent blob only if it is B (cloned to each device) or S(0) "
