@@ -378,3 +378,49 @@ def test_a_mirrored_job_returns_a_consistent_blob_per_device(devices):
     np.testing.assert_array_equal(np.concatenate(rows), np.maximum(x, 0))
     assert len(total) == 1
     np.testing.assert_allclose(total[0], [x.sum()], rtol=1e-6)
+
+
+def test_the_debugger_gives_a_mirrored_jobs_returns_per_device():
+    """The debugger's result is put together as a call's (the pulled MirroredList): per device, and tp.Numpy joined."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(3)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(function_config=config)
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> Tuple[tp.ListNumpy, tp.Numpy, tp.ListNumpy]:
+        v = flow.cast_to_current_logical_view(
+            flow.get_variable("v", shape=(3,), initializer=flow.constant_initializer(0.5)))
+        return v, flow.math.square(x), flow.transpose(x, perm=[1, 0])
+
+    x = np.arange(18, dtype=np.float32).reshape(6, 3)
+    pieces = list(np.split(x, 3))
+    want = job(pieces)
+    dbg = flow.debug(job, pieces)
+    dbg.continue_()
+    v, squares, transposed = dbg.result
+    assert len(v) == 3 and len(transposed) == 3
+    for got in v:
+        np.testing.assert_array_equal(got, np.full(3, 0.5, np.float32))
+    np.testing.assert_array_equal(squares, x * x)
+    for got, piece, called in zip(transposed, pieces, want[2]):
+        np.testing.assert_array_equal(got, piece.T)
+        np.testing.assert_array_equal(called, piece.T)
+
+
+def test_each_returned_leaf_follows_its_own_annotation_on_one_device():
+    """A tp.Numpy beside a tp.ListNumpy in a Tuple is one array (it was a one-array list: the whole annotation's
+    kinds decided every leaf); a ListNumpy leaf of a one-device job is a one-array list."""
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> Tuple[tp.Numpy, tp.ListNumpy, tp.Bundle[tp.Numpy]]:
+        return x, x, {"a": [x]}
+
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    whole, pieces, bundle = job([x])
+    np.testing.assert_array_equal(whole, x)
+    assert isinstance(pieces, list) and len(pieces) == 1
+    np.testing.assert_array_equal(pieces[0], x)
+    assert isinstance(bundle["a"], list) and len(bundle["a"]) == 1
+    np.testing.assert_array_equal(bundle["a"][0], x)
