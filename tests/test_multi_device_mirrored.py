@@ -424,3 +424,20 @@ def test_each_returned_leaf_follows_its_own_annotation_on_one_device():
     np.testing.assert_array_equal(pieces[0], x)
     assert isinstance(bundle["a"], list) and len(bundle["a"]) == 1
     np.testing.assert_array_equal(bundle["a"][0], x)
+
+
+def test_catch_nan_takes_a_mirrored_jobs_per_device_arguments():
+    """catch_nan checks the call's arguments as a call does: one array per device for a ListNumpy placeholder."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.math.square(x, name="sq")
+
+    x = np.ones((4, 3), np.float32)
+    x[3, 1] = 1e30  # the first call of the job: catch_nan names its jobs from the arguments
+    with flow.debug.catch_nan() as catcher:
+        job([x[:2], x[2:]])
+    assert catcher.caught and catcher.op == "sq"
