@@ -33,7 +33,6 @@ from .runtime.checkpoint_io import CheckpointError, check_load, check_root, vari
 from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
 from .runtime.variables import VariablePieces, variable_pieces
-from .typing import MirroredList
 
 MISS = object()  # what a generated call (replay/callgen.py) returns when the general path must run the call
 
@@ -243,7 +242,7 @@ class Session:
         signature, structure = desc.signature, desc.return_structure
         if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
             result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
-            if type(result) is MirroredList:  # a mirrored return seen consistently
+            if isinstance(result, list):  # a mirrored return (a tp.MirroredList): the blob seen consistently
                 result = result.logical
         else:
             result = _result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
