@@ -242,13 +242,16 @@ class _JobSbp:
             at = f" at {producer.loc}" if producer.loc else ""
             kind = "mirrored, computed from consistent blobs, " if producer.name in self.job.mirrored_op_names else ""
             blobs.append(f"{lbn!r} ({kind}{self.sbp.get(lbn, BROADCAST)}, made by {producer.name!r}{at})")
+        for placeholder, lbn in self._placeholders_behind(ins):
             shape = self.job.blob_descs[lbn].shape
-            if producer.op_type == "input" and self.sbp.get(lbn) == split(0) and shape and shape[0] % n == 0:
+            if self.sbp.get(lbn) == split(0) and shape and shape[0] % n == 0:
                 piece = (shape[0] // n, *shape[1:])
-                fixes.append(f"declare placeholder {producer.name!r} as tp.ListNumpy.Placeholder({piece}) and pass "
-                             f"a list of {n} arrays, one device's {piece[0]} rows each")
-        fix = "; ".join(fixes) or ("make the blobs it reads per-device data (tp.ListNumpy placeholders, one "
-                                   "device's rows each), so that the ops before it run per device too")
+                position = (f" (argument {self.job.input_op_names.index(placeholder.name) + 1} of the job "
+                            "function)" if placeholder.name in self.job.input_op_names else "")
+                fixes.append(f"declare placeholder {placeholder.name!r}{position} as tp.ListNumpy.Placeholder({piece})")
+        fix = (f"{'; '.join(fixes)}, and pass a list of {n} arrays for each, one device's rows" if fixes else
+               "make the blobs it reads per-device data (tp.ListNumpy placeholders, one device's rows each), so "
+               "that the ops before it run per device too")
         return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs or mirrored ones "
                 f"computed from them, whose shapes are logical: "
                 f"{', '.join(blobs)}. OneFlow splits such a blob into per-device pieces (DistributeSplit) and runs "
@@ -257,6 +260,22 @@ class _JobSbp:
                 f"OneFlow's per-device result, {fix}. For the result over the whole blob, trace this op under "
                 "`with flow.scope.consistent_view():` (and return it, or cast it back with "
                 "flow.cast_to_current_logical_view).")
+
+    def _placeholders_behind(self, ins: list[tuple[str, str]]) -> list[tuple[OpConf, str]]:
+        """The consistent placeholders (input ops) a mirrored op reads, directly or through mirrored ops."""
+        found: dict[str, tuple[OpConf, str]] = {}
+        todo, seen = [lbn for _bn, lbn in ins], set()
+        while todo:
+            lbn = todo.pop(0)
+            producer = self.job.producer_of(lbn)
+            if producer.name in seen:
+                continue
+            seen.add(producer.name)
+            if producer.op_type == "input" and producer.name not in self.job.mirrored_op_names:
+                found[producer.name] = (producer, lbn)
+            elif producer.name in self.job.mirrored_op_names:
+                todo.extend(producer.input_lbns)
+        return sorted(found.values(), key=lambda p: p[0].name)
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:
