@@ -275,7 +275,8 @@ class _JobSbp:
                 found[producer.name] = (producer, lbn)
             elif producer.name in self.job.mirrored_op_names:
                 todo.extend(producer.input_lbns)
-        return sorted(found.values(), key=lambda p: p[0].name)
+        order = {name: i for i, name in enumerate(self.job.input_op_names)}  # the job function's arguments
+        return sorted(found.values(), key=lambda p: (order.get(p[0].name, len(order)), p[0].name))
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:

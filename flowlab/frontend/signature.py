@@ -161,6 +161,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
         value = arrays[structure]
         return value.logical if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
+
     def leaf(spec: ReturnSpec, index: int) -> Any:
         value = arrays[index]
         if spec.kind == "list_numpy":  # a mirrored return was pulled as its devices' blobs already
