@@ -217,8 +217,8 @@ class Session:
         signature, structure = desc.signature, desc.return_structure
         if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
             result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
-            if type(result) is list:  # a mirrored return's pieces together
-                result = np.concatenate(result)
+            if isinstance(result, list):  # a mirrored return (a tp.MirroredList): the blob seen consistently
+                result = result.logical
         else:
             result = call_result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
         if watched:  # outside the lock: handlers are the user's code, and other threads may call meanwhile

@@ -61,6 +61,16 @@ class ListNumpy:
         return MirroredTensorDef(tuple(shape), dtype, batch_axis)
 
 
+class MirroredList(list):
+    """A mirrored return as pulled: one ndarray per device (what ``tp.ListNumpy`` gives), and ``logical``, the
+    blob seen consistently (the pieces joined on their split axis, or the whole blob where every device holds it,
+    B), which a ``tp.Numpy`` annotation gives (OneFlow's ``LocalMirroredTensor.numpy()`` and its ``concat_axis``)."""
+
+    def __init__(self, pieces: Sequence[object], logical: object) -> None:
+        super().__init__(pieces)
+        self.logical = logical
+
+
 class Callback(Generic[T]):
     """``-> tp.Callback[tp.Numpy]``: the call returns ``f``; ``f(cb)`` has ``cb`` called with the result."""
 

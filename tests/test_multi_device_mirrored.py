@@ -241,3 +241,58 @@ def test_a_mirrored_summed_loss_returns_each_devices_sum_and_trains_on_their_cou
     assert not np.allclose(pieces[0], whole)  # each device's own sum, not the total
     for name in ("dense1-weight", "dense1-bias", "dense2-weight", "dense2-bias"):
         np.testing.assert_allclose(got_vars[name], want_vars[name], rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+@pytest.mark.parametrize("reduce", ["reduce_mean", "reduce_sum"])
+def test_a_mirrored_reduction_of_a_consistent_blob_says_what_to_write(devices, reduce):
+    """OneFlow splits a consistent S(0) blob into per-device pieces for a mirrored op (DistributeSplit) and each
+    device reduces its own rows; flowlab has only the logical shapes there, so the error names the op, the blob,
+    where the blob was made, and the two ways to write it: per-device data of one device's rows (the placeholder
+    with its exact shape), or the consistent view. reduce_sum has an S(0) -> P signature, whose P (the total) is
+    not any device's own sum, so returned per device it is the same error (it was a one-array list before)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((6, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return getattr(flow.math, reduce)(x, axis=0)
+
+    from flowlab.compiler.sbp_infer import SbpInferError
+
+    with pytest.raises(SbpInferError) as info:
+        job(np.zeros((6, 3), np.float32))
+    text = str(info.value)
+    assert f"mirrored op '{reduce}_0' ({reduce}) reads only consistent blobs or mirrored ones" in text
+    assert "'Input_0/out' (S(0), made by 'Input_0' at test_multi_device_mirrored.py:" in text
+    assert "DistributeSplit" in text
+    assert f"'Input_0' (argument 1 of the job function) as tp.ListNumpy.Placeholder(({6 // devices}, 3))" in text
+    assert "flow.scope.consistent_view()" in text
+
+
+def test_a_mirrored_mean_loss_of_consistent_placeholders_names_each_placeholder_to_declare():
+    """The docs' mirrored job with tp.Numpy placeholders and a reduce_mean loss: the mean reads the mirrored
+    per-example loss, computed from consistent blobs; the error names every placeholder behind it, each with the
+    tp.ListNumpy.Placeholder of one device's rows (which is the docs' mirrored_strategy.py program)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(type="train", function_config=config)
+    def train(images: tp.Numpy.Placeholder((BATCH, FEATURES)),
+              labels: tp.Numpy.Placeholder((BATCH,), dtype=flow.int32)) -> tp.ListNumpy:
+        loss = _mlp_mean_loss(images, labels)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    from flowlab.compiler.sbp_infer import SbpInferError
+
+    x, y = _batches()[0]
+    with pytest.raises(SbpInferError) as info:
+        train(x, y)
+    text = str(info.value)
+    assert "mirrored op 'reduce_mean_0' (reduce_mean)" in text
+    assert f"'Input_0' (argument 1 of the job function) as tp.ListNumpy.Placeholder(({BATCH // 2}, {FEATURES}))" in text
+    assert f"'Input_1' (argument 2 of the job function) as tp.ListNumpy.Placeholder(({BATCH // 2},))" in text

@@ -6,7 +6,8 @@ import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..ir import Job, JobSet, OpConf, Plan, split
+from ..errors import CompileError
+from ..ir import Job, JobSet, OpConf, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
 from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
@@ -60,8 +61,8 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
         for name in job.return_op_names:
             op = job.op(name)
             desc = logical_desc(job, op.output_lbns[0])
-            parts = _mirrored_parts(job, op) if name in job.mirrored_op_names else 0
-            system.append(make_pull_job(op, desc, parts if parts > 1 else 0))
+            parts, axis = _mirrored_pieces(job, op) if name in job.mirrored_op_names else (0, 0)
+            system.append(make_pull_job(op, desc, parts, axis))
     variables, var_descs, seen = [], {}, set()
     for job in completed_user:
         for op in job.ops:
@@ -93,11 +94,28 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_n
                          {job_id: tuple(rows) for job_id, rows in boxing_log.items()})
 
 
-def _mirrored_parts(job: Job, ret: OpConf) -> int:
-    """How many devices' pieces a mirrored return gives back: those of the blob it returns when that lies
-    split on axis 0 (the pieces concatenated, balanced as OneFlow's splitter cuts them); 0 for a whole blob."""
+def _mirrored_pieces(job: Job, ret: OpConf) -> tuple[int, int | None]:
+    """How a mirrored return gives back its devices' blobs (OneFlow returns the mirrored list, one blob per
+    device): (device count, the axis the pulled logical blob is cut on, balanced as OneFlow's splitter cuts it),
+    or None for the axis when the blob lies B, every device holding the whole blob; (0, 0) on one device."""
     lbn = ret.input_lbns[0]
     producer = job.producer_of(lbn)
+    n = producer.parallel_conf.parallel_num
     sig = job.sbp_signatures.get(producer.name)
     sbp = sig.bn_in_op2sbp_parallel.get(lbn.rpartition("/")[2]) if sig is not None else None
-    return producer.parallel_conf.parallel_num if sbp is not None and sbp == split(0) else 0
+    if n == 1 or sbp is None:
+        return 0, 0
+    if sbp.is_split and (sbp.axis == 0 or producer.name in job.mirrored_op_names):
+        return n, sbp.axis
+    if sbp.is_broadcast:
+        return n, None
+    if producer.name not in job.mirrored_op_names:
+        # a consistent P (or S(k>0)) blob returned by a mirrored job comes back whole, as one array: no device
+        # holds its own (OneFlow refuses it: only B and S(0) consistent blobs convert to mirrored ones)
+        return 0, 0
+    raise CompileError(
+        f"{ret.loc + ': ' if ret.loc else ''}mirrored return {ret.name!r} of job {job.name!r} returns {lbn!r}, "
+        f"which lies {sbp} on {producer.parallel_conf}: each device holds a partial sum, not its own result, so "
+        "there is no device's own blob to give back (a mirrored return is cut per device from an S blob, or "
+        "copied to each from a B one). Feed the op per-device data (tp.ListNumpy placeholders) so that each device "
+        "computes its own result")

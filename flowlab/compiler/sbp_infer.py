@@ -31,6 +31,9 @@ from ..ops.sbp_rules import SbpCtx
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 INTERFACE_OPS = frozenset({"input", "output", "return", "variable"})  # their SBP is fixed, never dropped
+# consistent ops that take a mirrored blob as its consistent view without a cast: a watch hands its handler the
+# pieces joined (OneFlow's LocalMirroredTensor.numpy())
+SEES_MIRRORED_CONSISTENTLY = frozenset({"foreign_watch"})
 
 
 class SbpInferError(CompileError):
@@ -135,7 +138,8 @@ class _JobSbp:
                 shape[sbp.axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
             cast = op.op_type == "identity" and len(outs) == 1
-            if cast and self.job.blob_descs[outs[0][1]].shape == whole.shape:
+            if op.op_type in SEES_MIRRORED_CONSISTENTLY or (cast and self.job.blob_descs[outs[0][1]].shape
+                                                             == whole.shape):
                 logical[bn] = whole
             elif cast or sbp.is_split:
                 raise SbpInferError(
@@ -157,7 +161,8 @@ class _JobSbp:
         mirrored = set(self.job.mirrored_op_names)
         for bn, lbn in ins:
             sbp = producer[bn]
-            if lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0)):
+            if (lbn.rpartition("/")[0] not in mirrored and not (sbp.is_broadcast or sbp == split(0))
+                    and op.op_type != "return"):  # a mirrored job's return of any other blob gives it whole
                 raise SbpInferError(
                     f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) takes consistent blob {lbn!r}, which lies "
                     f"{sbp}: a mirrored op takes a consistent blob only if it is B (cloned to each device) or S(0) "
@@ -202,10 +207,11 @@ class _JobSbp:
         """A mirrored op made from per-device data whose chosen signature leaves a partial sum (a reduce_sum over
         the batch) that a mirrored return reads: P would add the devices' results on the way out, where OneFlow
         returns each device's own. Per-device pieces change nothing else: mirrored readers take them as they lie,
-        and the gradients' partial sums come from their own signatures."""
+        and the gradients' partial sums come from their own signatures. An op that read only consistent blobs has
+        no per-device shapes to give: ``_per_device`` says so."""
         return (op.name in self.job.mirrored_op_names and op.op_type != "return"
                 and any(chosen[bn].is_partial_sum and lbn in self.returned for bn, lbn in outs)
-                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs) and self.job.holds_pieces(op.name))
+                and all(self.job.blob_descs[lbn].shape for _bn, lbn in outs))
 
     def _per_device(self, op: OpConf, ctx: SbpCtx, ins: list[tuple[str, str]], outs: list[tuple[str, str]]
                     ) -> dict[str, SbpParallel]:
@@ -215,11 +221,7 @@ class _JobSbp:
         are one device's piece: an op traced from consistent blobs only was inferred on their logical shapes."""
         whole = all(ctx.producer_sbp[bn].is_broadcast for bn, _ in ins)
         if not whole and not self.job.holds_pieces(op.name):
-            raise SbpInferError(
-                f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs "
-                f"({_sig_str(ctx.producer_sbp)}), so its shapes were inferred from their logical shapes, but no "
-                f"signature of {op.op_type} computes the logical blob from the devices' pieces. Trace it in the "
-                "consistent view, or feed it per-device data (tp.ListNumpy) so that each device reduces its piece.")
+            raise SbpInferError(self._consistent_only_message(op, ins))
         sig = dict(ctx.producer_sbp)
         for bn, _lbn in outs:
             if not whole and not ctx.descs[bn].shape:
@@ -227,6 +229,54 @@ class _JobSbp:
                                     "so the devices' pieces cannot lie side by side (S(0)); give it one axis")
             sig[bn] = BROADCAST if whole else split(0)
         return sig
+
+    def _consistent_only_message(self, op: OpConf, ins: list[tuple[str, str]]) -> str:
+        """Why a mirrored op reading only consistent blobs cannot run per device here, and what to write instead.
+        OneFlow splits each such blob into per-device pieces (FindOrCreateMirroredLbiFromCompatibleConsistentBlob:
+        DistributeSplit for S(0), DistributeClone for B) and infers each sub-op on its piece's physical shape;
+        flowlab infers one blob desc per blob, the logical one here, so no device's own result has a shape."""
+        n = op.parallel_conf.parallel_num
+        blobs, fixes = [], []
+        for _bn, lbn in ins:
+            producer = self.job.producer_of(lbn)
+            at = f" at {producer.loc}" if producer.loc else ""
+            kind = "mirrored, computed from consistent blobs, " if producer.name in self.job.mirrored_op_names else ""
+            blobs.append(f"{lbn!r} ({kind}{self.sbp.get(lbn, BROADCAST)}, made by {producer.name!r}{at})")
+        for placeholder, lbn in self._placeholders_behind(ins):
+            shape = self.job.blob_descs[lbn].shape
+            if self.sbp.get(lbn) == split(0) and shape and shape[0] % n == 0:
+                piece = (shape[0] // n, *shape[1:])
+                position = (f" (argument {self.job.input_op_names.index(placeholder.name) + 1} of the job "
+                            "function)" if placeholder.name in self.job.input_op_names else "")
+                fixes.append(f"declare placeholder {placeholder.name!r}{position} as tp.ListNumpy.Placeholder({piece})")
+        fix = (f"{'; '.join(fixes)}, and pass a list of {n} arrays for each, one device's rows" if fixes else
+               "make the blobs it reads per-device data (tp.ListNumpy placeholders, one device's rows each), so "
+               "that the ops before it run per device too")
+        return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs or mirrored ones "
+                f"computed from them, whose shapes are logical: "
+                f"{', '.join(blobs)}. OneFlow splits such a blob into per-device pieces (DistributeSplit) and runs "
+                f"{op.op_type} on each device's piece, but flowlab inferred this op's shapes from the logical blobs "
+                f"and no signature of {op.op_type} gives each device's own result on {op.parallel_conf}. For "
+                f"OneFlow's per-device result, {fix}. For the result over the whole blob, trace this op under "
+                "`with flow.scope.consistent_view():` (and return it, or cast it back with "
+                "flow.cast_to_current_logical_view).")
+
+    def _placeholders_behind(self, ins: list[tuple[str, str]]) -> list[tuple[OpConf, str]]:
+        """The consistent placeholders (input ops) a mirrored op reads, directly or through mirrored ops."""
+        found: dict[str, tuple[OpConf, str]] = {}
+        todo, seen = [lbn for _bn, lbn in ins], set()
+        while todo:
+            lbn = todo.pop(0)
+            producer = self.job.producer_of(lbn)
+            if producer.name in seen:
+                continue
+            seen.add(producer.name)
+            if producer.op_type == "input" and producer.name not in self.job.mirrored_op_names:
+                found[producer.name] = (producer, lbn)
+            elif producer.name in self.job.mirrored_op_names:
+                todo.extend(producer.input_lbns)
+        order = {name: i for i, name in enumerate(self.job.input_op_names)}  # the job function's arguments
+        return sorted(found.values(), key=lambda p: (order.get(p[0].name, len(order)), p[0].name))
 
     def _batch_axes(self, op: OpConf, ctx: SbpCtx, cands: list[dict[str, SbpParallel]],
                     ins: list[tuple[str, str]], outs: list[tuple[str, str]]) -> None:

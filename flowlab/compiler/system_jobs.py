@@ -68,10 +68,11 @@ def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
     return b.build()
 
 
-def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0) -> Job:
+def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0, mirrored_axis: int | None = 0) -> Job:
     """An input op named like the user job's return op (its placement and SBP) -> ForeignOutput on 0:0, which
     receives the whole blob (boxing gathers the devices' pieces); ``mirrored_parts``: a mirrored return, handed
-    back as that many pieces (one per device)."""
+    back as that many blobs (one per device), the whole blob cut on ``mirrored_axis``, or a copy of it for each
+    device where that is None (a B blob)."""
     name = pull_job_name(return_op.name)
     b = SystemJobBuilder(name, "pull")
     lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
@@ -79,6 +80,7 @@ def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0) ->
     attrs = {"ofblob_buffer_name": foreign_output_buffer(name)}
     if mirrored_parts:
         attrs["mirrored_parts"] = mirrored_parts
+        attrs["mirrored_axis"] = mirrored_axis
     b.add("foreign_output", f"{name}-ForeignOutput", {"in": (lbn,)}, attrs)
     return b.build()
 

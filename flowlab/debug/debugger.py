@@ -43,7 +43,7 @@ class TimelineEntry:
 class Debugger(LiveState):
     def __init__(self, session: Any, desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         self.session, self.desc = session, desc
-        self.arrays = check_inputs(desc.signature, args, kwargs)
+        self.arrays = check_inputs(desc.signature, args, kwargs, desc.device_count)
         session.try_init()
         self.plan = session.plan
         self._breakpoints: list[Breakpoint] = []

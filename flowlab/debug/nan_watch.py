@@ -151,7 +151,7 @@ class NanCatcher:
         """The variables the call writes (copied before it) and the floating register arrays its jobs write."""
         session = self.session
         if not desc.launch_names:
-            call_instances(desc, check_inputs(desc.signature, args, kwargs))  # names the call's jobs; runs nothing
+            call_instances(desc, check_inputs(desc.signature, args, kwargs, desc.device_count))  # names its jobs
         key = desc.launch_names
         cached = self._checks.get(key)
         if cached is not None and cached[0] is session.runtime:

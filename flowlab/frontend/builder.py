@@ -178,8 +178,10 @@ class JobBuilder:
         )
 
 
-# Variables are consistent in every view (OneFlow's get_variable); the trace decides for inputs and returns.
-_ALWAYS_CONSISTENT = frozenset({"variable", "input", "return"})
+# Variables are consistent in every view (OneFlow's get_variable); the trace decides for inputs and returns. A
+# watch is the runtime's copy out, not a per-device op: its handler sees the blob consistently (OneFlow's
+# LocalMirroredTensor.numpy(), the pieces joined), so it reads a mirrored blob as a consistent op.
+_ALWAYS_CONSISTENT = frozenset({"variable", "input", "return", "foreign_watch"})
 
 
 def _where(loc: str | None) -> str:

@@ -188,7 +188,9 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             op_name = counter.next_name("Return", builder)
             placement = ParallelConf("cpu", ("0:0",)) if cfg.get("allow_cpu_return_op") else None
             builder.add_op("return", {"in": [blob]}, name=op_name, scoped=False, placement=placement, loc=desc.loc)
-            if blob.op_name in builder.mirrored_op_names:  # returned per device: tp.ListNumpy
+            # returned per device (tp.ListNumpy): a mirrored blob, or any blob of a mirrored job, whose return ops
+            # OneFlow adds in the job's default view once the function has returned (CurJobAddOp)
+            if blob.op_name in builder.mirrored_op_names or builder.default_view == "mirrored":
                 builder.mirrored_op_names.append(op_name)
             counter.generated[op_name] = desc.job_name
             names.append(op_name)

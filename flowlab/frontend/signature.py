@@ -160,26 +160,38 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
         value = arrays[structure]
-        return np.concatenate(value) if type(value) is list else value  # a mirrored return's pieces together
-    list_leaf = _has_kind(spec, "list_numpy")
+        return value.logical if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
 
-    def build(node: Any) -> Any:
+    def leaf(spec: ReturnSpec, index: int) -> Any:
+        value = arrays[index]
+        if spec.kind == "list_numpy":  # a mirrored return was pulled as its devices' blobs already
+            return list(value) if isinstance(value, tp.MirroredList) else [value]
+        return value.logical if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
+
+    def build(spec: ReturnSpec, node: Any) -> Any:
+        # each leaf as its own annotation asks (a tp.Numpy beside a tp.ListNumpy in a Tuple stays one array)
         if node is None:
             return None
-        if isinstance(node, int):  # a mirrored return was pulled as its devices' pieces already
-            value = arrays[node]
-            if list_leaf:
-                return value if isinstance(value, list) else [value]
-            return np.concatenate(value) if isinstance(value, list) else value  # tp.Numpy: the pieces together
+        if spec.kind == "bundle":
+            return bundle(spec.children[0], node)
+        if isinstance(node, int):
+            return leaf(spec, node)
+        if spec.kind == "tuple":
+            return tuple(build(s, n) for s, n in zip(spec.children, node))
         if isinstance(node, dict):
-            return {k: build(v) for k, v in node.items()}
-        return type(node)(build(v) for v in node)
+            return {k: build(spec.children[0], v) for k, v in node.items()}
+        if spec.kind == "list":
+            return [build(spec.children[0], n) for n in node]
+        return type(node)(build(spec, n) for n in node)  # an unannotated (future) tuple or list
 
-    return build(structure)
+    def bundle(spec: ReturnSpec, node: Any) -> Any:
+        if isinstance(node, (tuple, list)):
+            return type(node)(bundle(spec, n) for n in node)
+        if isinstance(node, dict):
+            return {k: bundle(spec, v) for k, v in node.items()}
+        return build(spec, node)
 
-
-def _has_kind(spec: ReturnSpec, kind: str) -> bool:
-    return spec.kind == kind or any(_has_kind(c, kind) for c in spec.children)
+    return build(spec, structure)
 
 
 def exact_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any] | None:

@@ -55,7 +55,8 @@ SYSTEM_OP_DEFS = (
     # Foreign I/O: the boundary between the runtime and Python's numpy arrays.
     OpDef("foreign_input", (), ("out",), _from_attrs, {**_SHAPED, "ofblob_buffer_name": REQUIRED}, system=True,
           sbp=broadcast_only),
-    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED, "mirrored_parts": 0}, system=True,
+    OpDef("foreign_output", ("in",), (), _nothing, {"ofblob_buffer_name": REQUIRED, "mirrored_parts": 0,
+                                                      "mirrored_axis": 0}, system=True,
           sbp=broadcast_only),  # the whole blob goes back to Python
     # Ticks (control only: they produce no data).
     OpDef("source_tick", (), (), _nothing, system=True, sbp=broadcast_only),

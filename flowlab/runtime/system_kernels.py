@@ -11,6 +11,7 @@ import numpy as np
 
 from ..ir import OpConf
 from ..kernels.registry import External, FusedCall, fusable
+from ..typing import MirroredList
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -42,11 +43,11 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
     if kind == "foreign_output":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
-        parts = op.attrs.get("mirrored_parts", 0)
+        parts, axis = op.attrs.get("mirrored_parts", 0), op.attrs.get("mirrored_axis", 0)
 
-        def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' pieces
+        def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' blobs
             instance = buffer.popleft()
-            instance.pulled = pulled = np.array_split(array, parts) if parts else array  # instance.pull(), inlined
+            instance.pulled = pulled = _mirrored_list(array, parts, axis) if parts else array  # instance.pull()
             if instance.on_pull is not None:
                 instance.on_pull(pulled)
 
@@ -103,6 +104,15 @@ def _ref_part(op: OpConf) -> tuple[tuple[int, ...], tuple[slice, ...]] | None:
     if "ref_slice" not in op.attrs:
         return None
     return tuple(op.attrs["logical_shape"]), tuple(slice(lo, hi) for lo, hi in op.attrs["ref_slice"])
+
+
+def _mirrored_list(array: np.ndarray, parts: int, axis: int | None) -> MirroredList:
+    """A mirrored return's blob per device: the pulled logical blob cut on ``axis`` (np.array_split cuts as
+    OneFlow's balanced splitter: the first pieces one row longer), or the whole blob for each device where it lies
+    B (a copy each, so that writing one leaves the others as the devices held them)."""
+    if axis is None:
+        return MirroredList([array.copy() for _ in range(parts)], array)
+    return MirroredList(np.array_split(array, parts, axis), array)
 
 
 def _pushed(value: Any) -> np.ndarray:
