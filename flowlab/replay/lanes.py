@@ -24,7 +24,6 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -65,17 +64,6 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 
 Entry = tuple[Callable[[], None], tuple[Any, ...], Any, int]  # (function, waits, signal, capture index): see Lane
 
-
-def _direct(step: Callable[[], None], call: Any) -> Callable[[], None]:
-    """A lone fusable step of a lane (one that waits on another lane and is waited on, as the reduce-scatter of a
-    gradient is): its Numba call itself, with no Python kernel around it and the GIL released throughout, where
-    the call cannot fail (unchecked) and takes no external array; else the step. The fused call computes what the
-    kernel does, bit for bit (the contract fused segments rely on too)."""
-    from ..kernels.registry import External
-
-    if call.checked or any(isinstance(a, External) for a in call.args):
-        return step
-    return partial(call.fn, *call.args)
 
 
 def _conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
@@ -251,7 +239,7 @@ class Lanes:
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
         from ..kernels.registry import External
-        from .fused import _segment, segment_call_of
+        from .fused import _segment, direct_call, segment_call_of
 
         entries: list[Entry] = []
         run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
@@ -264,7 +252,7 @@ class Lanes:
                 self.segment_of.update({index: segment for *_, index in run})
                 self.segment_starts.add(run[0][5])
             else:
-                entries.extend((_direct(step, call), waits, signal, index)
+                entries.extend((direct_call(step, call), waits, signal, index)
                                for step, _, call, waits, signal, index in run)
             entries.extend(notifies)  # a notify touches no register: nothing observes it a little later
             run.clear()
