@@ -82,3 +82,48 @@ def test_a_data_parallel_steps_boxing_runs_inside_its_lanes_segments(monkeypatch
             entries[i], "func", None) is not fused_call_of(lanes.actors[i], schedule.steps[i]).fn]
         assert not python, f"boxing acts run by their NumPy kernel between a lane's segments: {python}"
     flow.clear_default_session()
+
+
+def written_bytes(step: object, actor: object) -> list[tuple[int, int]]:
+    """The byte ranges a step's kernel really writes: its outputs, and its inputs only for an op that mutates them
+    (no outputs: the *_update ops, assign; a system op other than boxing, which only reads its inputs)."""
+    from numpy.lib.array_utils import byte_bounds
+
+    from flowlab.ops.registry import get_op_def
+
+    if actor is None:
+        return [(-2, -1)]
+    op = actor.task.exec_sequence[0]  # type: ignore[attr-defined]
+    ins, outs = step.args  # type: ignore[attr-defined]
+    mutates = not actor.task.is_boxing and (not op.output_lbns or get_op_def(op.op_type).system)  # type: ignore
+    arrays = [*outs, *(ins if mutates else ())]
+    return [byte_bounds(a) if isinstance(a, np.ndarray) else (-2, -1) for a in arrays]
+
+
+def test_every_wait_between_lanes_guards_a_real_write(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two boxing acts reading the same gradient (the two devices' halves of a reduce-scatter, the two copies of an
+    all-gather) and an op reading what a boxing act reads do not wait on each other: a lane waits on another
+    only where one of the two steps writes bytes the other touches, so the devices' boxing runs at once."""
+    from flowlab.replay.lanes import step_ranges
+
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    job = define_dp(2)
+    for x, y in batches(3):
+        job(x, y)
+    [schedule, *_] = [s for s in lane_schedules(flow.default_session().runtime.layer) if "dp_train" in s.key]
+    lanes = schedule.lanes
+    signalled = {id(signal): index for lane in lanes.lanes for *_, signal, index in lane.steps if signal is not None}
+    false = []
+    for lane in lanes.lanes:
+        for step, actor, waits, *_ in lane.steps:
+            for lock in waits:
+                other = signalled[id(lock)]
+                mine = [(lo, hi) for lo, hi, _ in step_ranges(step, actor)]
+                theirs = [(lo, hi) for lo, hi, _ in step_ranges(schedule.steps[other], lanes.actors[other])]
+                w1, w2 = written_bytes(step, actor), written_bytes(schedule.steps[other], lanes.actors[other])
+                real = any(a < d and c < b for a, b in w1 for c, d in theirs) or any(
+                    a < d and c < b for a, b in w2 for c, d in mine)
+                if not real:
+                    false.append((actor.name if actor else "notify", lanes.actors[other].name))
+    assert not false, f"waits guarding no write: {false}"
+    flow.clear_default_session()

@@ -13,9 +13,10 @@ Why the results are the capture's bit for bit: every pair of steps that touch ov
 writing them) runs in capture order, on one lane by its order or across lanes by a wait, and a kernel is a
 function of the bytes it is handed (runtime/threads.py relies on the same). Which inputs a kernel writes: its
 outputs, and for an op with no outputs or a system op every input (OneFlow's *_update ops and assign mutate
-theirs; call_guard.task_writes uses the same rule). Steps that touch the runtime itself (foreign I/O, watches,
-notifies: ``RUNTIME_KERNELS``) also conflict with each other through one shared pseudo-range, so they keep their
-order. Waits always point to earlier steps of the capture order, so lanes cannot wait on each other in a cycle.
+theirs), but for a boxing kernel only its output (so both devices' boxing of one gradient runs at once). Steps
+that touch the runtime itself (foreign I/O, watches, notifies: ``RUNTIME_KERNELS``) also conflict with each other
+through one shared pseudo-range, so they keep their order. Waits always point to earlier steps of the capture
+order, so lanes cannot wait on each other in a cycle.
 tests/test_lanes_replay.py proves lanes bit-identical to the protocol on 2 and 3 devices.
 """
 
@@ -49,7 +50,9 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 
     op = actor.task.exec_sequence[0]
     ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs), as capture.Recorder made it
-    writes_inputs = not op.output_lbns or get_op_def(op.op_type).system
+    # a boxing kernel (runtime/boxing_kernels.py) writes only its output: the two devices' adds of a reduce-scatter,
+    # or copies of an all-gather, read the same gradient or piece at once
+    writes_inputs = not actor.task.is_boxing and (not op.output_lbns or get_op_def(op.op_type).system)
     ranges = [(*_RUNTIME_RANGE, True)] if op.op_type in RUNTIME_KERNELS else []
     for arrays, written in ((ins, writes_inputs), (outs, True)):
         for a in arrays:
