@@ -127,3 +127,25 @@ def test_every_wait_between_lanes_guards_a_real_write(monkeypatch: pytest.Monkey
                     false.append((actor.name if actor else "notify", lanes.actors[other].name))
     assert not false, f"waits guarding no write: {false}"
     flow.clear_default_session()
+
+
+def test_the_train_step_counter_does_not_wait_behind_a_lanes_backward(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The train step's counter (scalar_add, a one-device op on the other device's thread) feeds the first
+    device's backward through a reused memory block: its lane runs it before its own backward, so the first
+    device does not wait for the whole of the second's (replay/lane_order.py)."""
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    job = define_dp(2)
+    for x, y in batches(3):
+        job(x, y)
+    for schedule in lane_schedules(flow.default_session().runtime.layer):
+        if "dp_train" not in schedule.key:
+            continue
+        lanes = schedule.lanes
+        op = {i: a.task.exec_sequence[0] for i, a in enumerate(lanes.actors) if a is not None}
+        [counter] = [i for i, o in op.items() if o.op_type == "scalar_add"]
+        lane = lanes.lane_of[counter]
+        backward = [i for i, o in op.items() if lanes.lane_of[i] == lane and o.op_type == "matmul"
+                    and not o.name.startswith(("hidden", "output"))]  # autograd's gradient matmuls
+        assert backward and all(lanes.positions[counter] < lanes.positions[i] for i in backward), (
+            [(lanes.positions[i], op[i].name) for i in [counter, *backward]])
+    flow.clear_default_session()
