@@ -95,3 +95,28 @@ def work_text(work: dict[int, dict[str, float]]) -> str:
         f"{kind} {v * 1e3:.2f}" for kind, v in kinds.items()) for thrd, kinds in sorted(work.items())
         if sum(kinds.values()) > 0.05 * total]
     return f"{total * 1e3:.2f} ms in all; " + "; ".join(parts)
+
+
+def lane_budget(per_lane: list[float], work: dict[int, dict[str, float]], one: dict[int, dict[str, float]],
+                t1: float, target: float = 1.6) -> list[tuple[str, str]]:
+    """Why the lanes miss ``target``, measured: each lane may spend t1 / target (t1: the 1-device step's CPU);
+    what each spends (its OS thread's CPU in the threaded run), as its half of the 1-device kernels (``one``:
+    each kernel timed alone), its own kernels beyond that (timed alone: compute, boxing, optimizer), and what
+    it spends beside them (its Python and hand-offs, and its kernels slowed by the other lane running beside
+    them: memory traffic). Lane k is the k-th compute thread; lane 0 also runs the other threads' steps."""
+    kinds = ("compute", "boxing", "optimizer")
+    whole = {kind: sum(t.get(kind, 0.0) for t in one.values()) for kind in kinds}
+    compute_threads = sorted(thrd for thrd, t in work.items() if t.get("compute", 0.0) > 0.05 * sum(whole.values()))
+    n = len(per_lane)
+    rows = []
+    for k, spent in enumerate(per_lane):
+        mine = [compute_threads[k]] if k else [t for t in work if t not in compute_threads[1:n]]
+        own = {kind: sum(work[t].get(kind, 0.0) for t in mine) for kind in kinds}
+        beyond = {kind: own[kind] - whole[kind] / n for kind in kinds}
+        kernels = sum(own.values())
+        rows.append((f"lane {k}", f"{spent * 1e3:.2f} ms = 1-device kernels / {n} {sum(whole.values()) / n * 1e3:.2f} "
+                     f"+ its kernels beyond that {sum(beyond.values()) * 1e3:+.2f} ("
+                     + ", ".join(f"{kind} {v * 1e3:+.2f}" for kind, v in beyond.items())
+                     + f") + beside its kernels {(spent - kernels) * 1e3:+.2f} (Python, hand-offs, kernels slowed "
+                     f"beside the other lane); budget for {target}x: {t1 / target * 1e3:.2f} ms"))
+    return rows

@@ -18,7 +18,9 @@
    (each device updates half of each weight). The work bound: every kernel timed alone, one at a time through the
    protocol, summed per Plan thread; 1-device kernels / the busiest thread's is the best any overlap can give.
    What limits it: two half-batch GEMMs cost more than one full-batch GEMM (timed alone, BLAS, beside the
-   layouts a kernel could use instead).
+   layouts a kernel could use instead). Where each lane's CPU goes against its budget for 1.6x (t1_cpu / 1.6):
+   its half of the 1-device kernels, its kernels beyond that (compute, boxing, optimizer, each timed alone), and
+   what it spends beside them (Python, hand-offs, and its kernels slowed by the other lane: memory traffic).
 
 BLAS runs one thread (OPENBLAS_NUM_THREADS=1, set by _util before NumPy loads): one core per device thread.
 """
@@ -30,7 +32,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _parallel_work import OPTIMIZER_OPS, half_batch_gemms, median_work, serial_work, work_text
+from _parallel_work import OPTIMIZER_OPS, half_batch_gemms, lane_budget, median_work, serial_work, work_text
 from _util import QUICK, median_time, table
 
 import flowlab as flow
@@ -330,6 +332,8 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                      ", ".join(f"lane {k} {c * 1e3:.2f} ms" for k, c in enumerate(per_lane))))
         rows.append((f"{label}: bound on 2 idle cores, 1-device CPU / max lane CPU",
                      f"{t1 / max(per_lane):.2f}x (the ratio when the lanes overlap fully)"))
+        rows += [(f"{label}: where it goes, {name}", value)
+                 for name, value in lane_budget(per_lane, work[label], work["1 device"], t1)]
         per_thread = {thrd: sum(kinds.values()) for thrd, kinds in work[label].items()}
         rows.append((f"{label}: its kernels one at a time, per Plan thread", work_text(work[label])))
         rows.append((f"{label}: work bound, 1-device kernels / busiest thread's kernels (per round, median)",

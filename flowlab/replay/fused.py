@@ -32,6 +32,7 @@ import threading
 import warnings
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -287,6 +288,16 @@ def segment_call_of(actor: Actor | None, step: Callable[[], None], table: Any) -
         except Unfusable:
             return None
     return call
+
+
+def direct_call(step: Callable[[], None], call: FusedCall) -> Callable[[], None]:
+    """A lone fusable step, one that runs between two hand-offs of a lane (replay/lanes.py: a gradient's
+    reduce-scatter waits on the other lane, which waits on it): its Numba call itself, with no Python kernel
+    around it and the GIL released throughout, where the call cannot fail (unchecked) and takes no external
+    array; else the step. The fused call computes what the kernel does, bit for bit (as in a segment)."""
+    if call.checked or any(isinstance(a, External) for a in call.args):
+        return step
+    return partial(call.fn, *call.args)
 
 
 def _write(source: str) -> Path:

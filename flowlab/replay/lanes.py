@@ -13,9 +13,10 @@ Why the results are the capture's bit for bit: every pair of steps that touch ov
 writing them) runs in capture order, on one lane by its order or across lanes by a wait, and a kernel is a
 function of the bytes it is handed (runtime/threads.py relies on the same). Which inputs a kernel writes: its
 outputs, and for an op with no outputs or a system op every input (OneFlow's *_update ops and assign mutate
-theirs; call_guard.task_writes uses the same rule). Steps that touch the runtime itself (foreign I/O, watches,
-notifies: ``RUNTIME_KERNELS``) also conflict with each other through one shared pseudo-range, so they keep their
-order. Waits always point to earlier steps of the capture order, so lanes cannot wait on each other in a cycle.
+theirs), but for a boxing kernel only its output (so both devices' boxing of one gradient runs at once). Steps
+that touch the runtime itself (foreign I/O, watches, notifies: ``RUNTIME_KERNELS``) also conflict with each other
+through one shared pseudo-range, so they keep their order. Waits always point to earlier steps of the capture
+order, so lanes cannot wait on each other in a cycle.
 tests/test_lanes_replay.py proves lanes bit-identical to the protocol on 2 and 3 devices.
 """
 
@@ -32,6 +33,7 @@ from numpy.lib.array_utils import byte_bounds
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..runtime.threads import RUNTIME_KERNELS, compute_threads
+from .lane_order import conflicts, schedule_order
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -49,7 +51,9 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 
     op = actor.task.exec_sequence[0]
     ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs), as capture.Recorder made it
-    writes_inputs = not op.output_lbns or get_op_def(op.op_type).system
+    # a boxing kernel (runtime/boxing_kernels.py) writes only its output: the two devices' adds of a reduce-scatter,
+    # or copies of an all-gather, read the same gradient or piece at once
+    writes_inputs = not actor.task.is_boxing and (not op.output_lbns or get_op_def(op.op_type).system)
     ranges = [(*_RUNTIME_RANGE, True)] if op.op_type in RUNTIME_KERNELS else []
     for arrays, written in ((ins, writes_inputs), (outs, True)):
         for a in arrays:
@@ -64,15 +68,6 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 
 Entry = tuple[Callable[[], None], tuple[Any, ...], Any, int]  # (function, waits, signal, capture index): see Lane
 
-
-def _conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
-               writes: list[bool]) -> np.ndarray:
-    """Which of the ranges so far (lows, highs, writes) overlap one of ``ranges``, either side writing."""
-    lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
-    conflict = np.zeros(len(lows), bool)
-    for low, high, written in ranges:
-        conflict |= (lo < high) & (hi > low) & (wr | written)
-    return conflict
 
 
 class Lane:
@@ -122,35 +117,9 @@ class Lanes:
     """A schedule's steps as lanes; calling it runs one replay (lane 0 on the caller's thread) and raises the
     failure earliest in capture order, as a KernelError naming its op."""
 
-    reorder = True  # order each lane's steps by exchange round (``reordered``); False: capture order
+    reorder = True  # order each lane's steps by a simulated run (lane_order.py); False: capture order
 
-    @staticmethod
-    def reordered(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int]) -> list[int]:
-        """The steps in exchange rounds: a step's round is the latest of its conflicting predecessors' (in capture
-        order), one more where that predecessor is on another lane; the order is by round, then capture index.
-
-        So each lane runs all the work it has before it waits on another (a device computes its own gradients
-        before the all-reduce needs the other's, whatever order the protocol happened to act in) and the waits
-        bunch at the exchanges. It is a topological order of every conflicting pair (same lane: the round does
-        not drop and capture order breaks the tie; two lanes: the round grows), so each pair keeps its capture
-        order: the results stay the capture's, and no two lanes wait on each other."""
-        rounds = np.zeros(len(lane_of), np.int64)
-        lows: list[int] = []
-        highs: list[int] = []
-        writes: list[bool] = []
-        step_of: list[int] = []
-        lanes = np.asarray(lane_of)
-        for index, ranges in enumerate(ranges_of):
-            if lows:
-                before = np.asarray(step_of)[_conflicts(ranges, lows, highs, writes)]
-                if before.size:
-                    rounds[index] = (rounds[before] + (lanes[before] != lane_of[index])).max()
-            for low, high, written in ranges:
-                lows.append(low)
-                highs.append(high)
-                writes.append(written)
-                step_of.append(index)
-        return sorted(range(len(lane_of)), key=lambda i: (int(rounds[i]), i))
+    reordered = staticmethod(schedule_order)
 
     def __init__(self, rt: Runtime, schedule: Schedule, keys: list[tuple[int, int]], lane_of: list[int]) -> None:
         self.rt, self.schedule = rt, schedule
@@ -177,7 +146,7 @@ class Lanes:
             clock = list(clocks[lane][-1]) if clocks[lane] else [-1] * n
             needed: list[tuple[int, int]] = []
             if lows:
-                conflict = _conflicts(ranges, lows, highs, writes)
+                conflict = conflicts(ranges, lows, highs, writes)
                 ow, po = np.array(owners), np.array(positions)
                 conflict &= ow != lane
                 for other in np.unique(ow[conflict]):
@@ -238,7 +207,7 @@ class Lanes:
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
         from ..kernels.registry import External
-        from .fused import _segment, segment_call_of
+        from .fused import _segment, direct_call, segment_call_of
 
         entries: list[Entry] = []
         run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
@@ -251,7 +220,8 @@ class Lanes:
                 self.segment_of.update({index: segment for *_, index in run})
                 self.segment_starts.add(run[0][5])
             else:
-                entries.extend((step, waits, signal, index) for step, _, _, waits, signal, index in run)
+                entries.extend((direct_call(step, call), waits, signal, index)
+                               for step, _, call, waits, signal, index in run)
             entries.extend(notifies)  # a notify touches no register: nothing observes it a little later
             run.clear()
             notifies.clear()

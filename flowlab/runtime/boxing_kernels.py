@@ -15,11 +15,18 @@ import numpy as np
 
 from ..ir import TaskProto
 from ..ir.slice_box import Box
+from ..kernels.registry import FusedCall, fusable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
 
 Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
+
+
+def _flat(part: np.ndarray) -> np.ndarray | None:
+    """A part of a register as one contiguous run (a 1-D view of the same bytes), or None when it is strided:
+    a fused boxing act takes only such parts (kernels/numba_cpu/boxing.py)."""
+    return part.reshape(-1) if part.flags.c_contiguous else None
 
 
 def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
@@ -54,7 +61,16 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
             for x, box, part in zip(ins[2:], in_boxes[2:], parts[2:]):
                 out += x.reshape(box.shape)[part]
 
-        return slice_boxing_add
+        def fused_add(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | None:
+            from ..kernels.numba_cpu.boxing import ADDS  # Numba only once a schedule is fused
+
+            addends = [_flat(x.reshape(box.shape)[part]) for x, box, part in zip(ins, in_boxes, parts)]
+            out = _flat(outs[0])
+            if out is None or len(addends) not in ADDS or any(a is None for a in addends):
+                return None
+            return FusedCall(ADDS[len(addends)], (*addends, out))
+
+        return fusable(slice_boxing_add, fused_add)
     if op.op_type == "slice_boxing_copy":
         moves = []  # (input index, its part, the output's part) for every overlapping input
         for i, box in enumerate(in_boxes):
@@ -67,5 +83,16 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
             for i, shape, src, dst in moves:
                 out[dst] = ins[i].reshape(shape)[src]
 
-        return slice_boxing_copy
+        def fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | None:
+            from ..kernels.numba_cpu.boxing import COPIES
+
+            out = outs[0].reshape(out_box.shape)
+            args = []
+            for i, shape, src, dst in moves:
+                args += [_flat(ins[i].reshape(shape)[src]), _flat(out[dst])]
+            if not moves or len(moves) not in COPIES or any(a is None for a in args):
+                return None
+            return FusedCall(COPIES[len(moves)], tuple(args))
+
+        return fusable(slice_boxing_copy, fused_copy)
     raise KeyError(f"task {task.name} ({task.task_type}) has op type {op.op_type!r}, which no boxing kernel runs")
