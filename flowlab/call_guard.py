@@ -14,7 +14,7 @@ from __future__ import annotations
 import _signal
 import signal
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any
 
@@ -86,6 +86,18 @@ def _deliver(handler: Any, signum: int, frame: FrameType | None) -> None:
 MAIN_THREAD = threading.main_thread().ident
 SIGINT = int(signal.SIGINT)
 INTERRUPTS = InterruptDeferral()
+
+
+def cancel_then_deliver(cancel: Callable[[], None], deferring: bool) -> None:
+    """A failed call's cleanup, in its ``except`` block (the session's protocol path and a generated call's): cancel
+    it, leave the interrupt deferral, and raise a Ctrl-C that arrived meanwhile: the user's stop wins over the
+    error (chained to it)."""
+    try:
+        cancel()
+    finally:
+        interrupted = deferring and INTERRUPTS.leave()
+    if interrupted:
+        INTERRUPTS.deliver()
 
 
 class VariableSnapshot:

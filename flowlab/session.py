@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from . import model_io, replay
-from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, written_variables
+from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, cancel_then_deliver, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
 from .errors import SessionStateError
 from .frontend import scope
@@ -271,12 +271,7 @@ class Session:
         try:
             runtime.run_call(instances, key, guard.before)
         except BaseException:
-            try:
-                self._cancel(guard)
-            finally:
-                interrupted = deferring and INTERRUPTS.leave()
-            if interrupted:  # Ctrl-C arrived as well: the user's stop wins over the error (chained to it)
-                INTERRUPTS.deliver()
+            cancel_then_deliver(lambda: self._cancel(guard), deferring)
             raise
         if deferring and INTERRUPTS.leave():
             # The call finished; the interrupt is raised instead of returning, so its watched values go unread

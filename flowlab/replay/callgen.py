@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, _Wrapper
+from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, _Wrapper, cancel_then_deliver
 from ..errors import KernelError, kernel_error
 from .fused import Segment
 from .layer import MAX_PENDING_RUNS, Notifies, ReplayLayer
@@ -376,11 +376,6 @@ def _fail(layer: ReplayLayer, cancel: Callable[[], None]) -> Callable[[bool], No
     def fail(deferring: bool) -> None:
         """The general path's failure handling (ReplayLayer.replay, Session._run_jobs), in the except block."""
         layer.known = None
-        try:
-            cancel()
-        finally:
-            interrupted = deferring and INTERRUPTS.leave()
-        if interrupted:  # Ctrl-C arrived as well: the user's stop wins over the error (chained to it)
-            INTERRUPTS.deliver()
+        cancel_then_deliver(cancel, deferring)
 
     return fail
