@@ -42,6 +42,7 @@ export class GraphView {
   private fitted = false;
   private touched = false;  // the user panned or zoomed: do not refit on resize
   private pending: Promise<void> = Promise.resolve();
+  private busy = 0;  // layouts and focus moves under way; the canvas says `data-layout="idle"` when none is
   private readonly resize: ResizeObserver | null;
   ready: Promise<void>;
 
@@ -93,6 +94,17 @@ export class GraphView {
 
   /** Lay out the visible graph (cached per collapse state) and redraw; calls are serialized. */
   relayout(): Promise<void> {
+    return this.settling(this.chainLayout());
+  }
+
+  /** Mark the canvas busy while `work` runs, so a reader (a person, a browser test) can tell a view that settled. */
+  private async settling(work: Promise<void>): Promise<void> {
+    this.busy++;
+    this.canvas.dataset.layout = "busy";
+    try { await work; } finally { if (--this.busy === 0) this.canvas.dataset.layout = "idle"; }
+  }
+
+  private chainLayout(): Promise<void> {
     this.pending = this.pending.then(async () => {
       const v = this.tree.visible();
       let lay = this.cache.get(v.key);
@@ -326,7 +338,11 @@ export class GraphView {
   }
 
   /** Reveal (expand its groups), select and centre a node. */
-  async focus(id: string, select = true): Promise<void> {
+  focus(id: string, select = true): Promise<void> {
+    return this.settling(this.focusNow(id, select));
+  }
+
+  private async focusNow(id: string, select: boolean): Promise<void> {
     if (!this.tree.nodes.has(id) && !this.tree.groups.has(id)) return;
     if (this.tree.reveal(id)) {
       this.tree.bound(MAX_VISIBLE, id);

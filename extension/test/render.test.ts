@@ -65,6 +65,21 @@ test("marks land on the shape's own group, or on the collapsed box holding a hid
   assert.equal(el.querySelector(".fl-count")!.textContent, "1 match");
 });
 
+test("the canvas says busy while a layout or a focus move runs, and idle once the view settled", async () => {
+  const el = document.createElement("div");
+  const r = renderPayload(el, mlpJobset(3));
+  const g = r.graph!;
+  const canvas = el.querySelector<HTMLElement>(".fl-canvas")!;
+  assert.equal(canvas.dataset.layout, "busy");  // the first layout is under way
+  await g.ready;
+  assert.equal(canvas.dataset.layout, "idle");
+  const moving = g.focus("o:fc2-relu");  // hidden in the collapsed fc2: reveals it with a new layout
+  assert.equal(canvas.dataset.layout, "busy");
+  await moving;
+  assert.equal(canvas.dataset.layout, "idle");
+  assert.ok(el.querySelector('[data-id="o:fc2-relu"]'), "the focused node is drawn once idle");
+});
+
 test("the debugger filters and sorts 1,000 actors, a page at a time, and clears the error with the next state", () => {
   const sent: unknown[] = [];
   const d = new DebuggerView((m) => sent.push(m));

@@ -47,10 +47,26 @@ def inside(box: dict, outer: dict) -> bool:
             + outer["width"] + 1 and box["y"] + box["height"] <= outer["y"] + outer["height"] + 1)
 
 
+def settled_box(page, canvas, node) -> dict:
+    """The node's box once the view stopped moving: no layout or focus under way (the canvas says
+    `data-layout="idle"`) and the same box two frames apart. A step may reveal the next actor by a new layout that
+    replaces the boxes; measuring before it lands compares a box that is about to be thrown away."""
+    canvas.locator("xpath=self::*[@data-layout='idle']").wait_for(timeout=30_000)
+    box = node.bounding_box()
+    for _ in range(50):
+        page.wait_for_timeout(50)
+        again = node.bounding_box()
+        if again == box:
+            return box
+        box = again
+    raise AssertionError(f"the next actor's box kept moving: {box}")
+
+
 def pixels_of_the_mark(page, node) -> float:
     """Mean absolute difference (0-255) between the node drawn with and without its `next` class."""
     el = node.element_handle()
     box = el.bounding_box()
+    assert box is not None, "the next actor's box is not drawn"
     marked = page.screenshot(clip=box)
     el.evaluate("e => e.classList.remove('next')")
     plain = page.screenshot(clip=box)
@@ -105,8 +121,8 @@ def test_a_newcomer_pass_in_jupyterlab_dark(lab):
                 assert took < 5.0, f"step {i}: the mark moved after {took:.1f} s"
                 node = dbg.locator(".fl-node.next")
                 assert node.count() == 1 and dbg.locator(f'.fl-node[data-id="{before}"].next').count() == 0
-                page.wait_for_timeout(100)
-                assert inside(node.bounding_box(), canvas.bounding_box()), (i, node.bounding_box())
+                box = settled_box(page, canvas, node)
+                assert inside(box, canvas.bounding_box()), (i, box)
                 assert pixels_of_the_mark(page, node) > 20, f"step {i}: the next actor's box looks unmarked"
                 assert dbg.locator("table.fl-actors tr.next").count() <= 1
             shot(dbg, "lab_dark_debugger_stepped")
