@@ -88,7 +88,8 @@ def test_flowlab_html_draws_the_views_from_disk(notebook):
             page.wait_for_function("document.querySelectorAll('.flowlab-export .fl-canvas').length === 3 && "
                                    "document.querySelectorAll('.flowlab-export .fl-node').length > 10",
                                    timeout=60_000)
-            page.wait_for_timeout(500)  # the last layout settles
+            page.wait_for_function("[...document.querySelectorAll('.flowlab-export .fl-canvas')]"
+                                   ".every(c => c.dataset.layout === 'idle')", timeout=30_000)  # every layout landed
             assert page.locator(".flowlab-drawn").count() == 2  # both outputs drew: the static overviews hide
             assert not page.locator(".flowlab-export-fallback").first.is_visible()
             assert page.locator(".fl-error, .flowlab-export-problem").count() == 0

@@ -80,6 +80,7 @@ def test_a_highlighted_node_changes_its_pixels(page):
     mount(page, "jobset_mlp30")
     page.fill(".fl-search", "loss")
     page.keyboard.press("Enter")  # jumps to the match, opening the group that holds it
+    page.wait_for_selector('.fl-canvas[data-layout="idle"]')  # the new layout and the move to the match landed
     node = page.locator('[data-id="o:loss"]')
     assert "match" in node.get_attribute("class")
     clip = node.bounding_box()
