@@ -64,3 +64,17 @@ def test_two_threads_equal_one_thread_and_each_other(ideal):
     for got, want in zip(pair[0].params, one.params):
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)  # only the half-batch sums' rounding differs
     assert pair[0].loss + pair[1].loss == pytest.approx(one.loss, rel=1e-4)
+
+
+def test_the_plan_shaped_exchange_computes_the_same_bits(ideal):
+    """The exchange shaped as the Plan's boxing (add into a buffer, update, copy both halves) is the least
+    exchange's arithmetic in another order of memory passes: the same weights, bit for bit."""
+    params, x, y = ideal.initial()
+    least, shaped = ([ideal.Replica(params, 100), ideal.Replica(params, 100)] for _ in range(2))
+    ideal.two_thread_steps(least, x, y, 3)
+    ideal.two_thread_steps(shaped, x, y, 3, plan_shaped=True)
+    for rank in range(2):
+        for a, b in zip(least[rank].params, shaped[rank].params):
+            np.testing.assert_array_equal(a, b)
+        rows = slice(rank * ideal.HIDDEN // 2, (rank + 1) * ideal.HIDDEN // 2)
+        np.testing.assert_array_equal(shaped[rank].own, least[rank].params[0][rows])
