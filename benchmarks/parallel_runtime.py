@@ -21,6 +21,8 @@
    layouts a kernel could use instead). Where each lane's CPU goes against its budget for 1.6x (t1_cpu / 1.6):
    its half of the 1-device kernels, its kernels beyond that (compute, boxing, optimizer, each timed alone), and
    what it spends beside them (Python, hand-offs, and its kernels slowed by the other lane: memory traffic).
+   Last, the ideal: the same step written by hand (BLAS + Numba nogil, benchmarks/_ideal_step.py) on two threads
+   vs one, interleaved; flowlab's ratio and CPU bound beside it, and whether 1.6x is physically reachable here.
 
 BLAS runs one thread (OPENBLAS_NUM_THREADS=1, set by _util before NumPy loads): one core per device thread.
 """
@@ -32,6 +34,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from _ideal_step import ideal_rows
 from _parallel_work import OPTIMIZER_OPS, half_batch_gemms, lane_budget, median_work, serial_work, work_text
 from _util import QUICK, median_time, table
 
@@ -323,8 +326,10 @@ def data_parallel_rows() -> list[tuple[str, str]]:
     for label, _, _ in VARIANTS:
         rows.append((f"data-parallel MLP, {label}: step (median of {len(rounds[label])} rounds)",
                      f"{wall[label] * 1e3:.2f} ms wall, {float(np.median(cpu[label])) * 1e3:.2f} ms CPU (all threads)"))
+    flowlab: dict[str, tuple[float, float]] = {}  # label -> (wall ratio, CPU bound), set beside the ideal step's
     for label, per_round in lane_cpu.items():
         per_lane = [float(np.median([r[k] for r in per_round])) for k in range(len(per_round[0]))]
+        flowlab[label] = (wall["1 device"] / wall[label], t1 / max(per_lane))
         strips, share = shares[label]
         rows.append((f"data-parallel MLP 784-512-10, batch 200: throughput {label} / 1 device",
                      f"{wall['1 device'] / wall[label]:.2f}x (target >= 1.6x on 2 idle cores)"))
@@ -346,9 +351,10 @@ def data_parallel_rows() -> list[tuple[str, str]]:
         rows.append((f"{label}: overlap, kernel time of the less busy lane while the other ran a kernel",
                      f"{share['overlap'] * 100:.0f} % (100 % on 2 idle cores)"))
     rows += half_batch_gemms()
+    gemm_pair = gemm_pair_speedup()
     rows.append(("the box now: two threads' GEMMs vs one thread's (this step's hidden GEMM)",
-                 f"{gemm_pair_speedup():.2f}x (2.0 on 2 idle cores; below, the lanes cannot overlap either)"))
-    return rows
+                 f"{gemm_pair:.2f}x (2.0 on 2 idle cores; below, the lanes cannot overlap either)"))
+    return rows + ideal_rows(gemm_pair, flowlab, rounds=3 if QUICK else 11)
 
 
 def main() -> None:
