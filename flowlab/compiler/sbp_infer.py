@@ -98,8 +98,9 @@ class _JobSbp:
         self.decisions: dict[str, SbpDecision] = {}
         self.placement = {op.name: op.parallel_conf for op in job.ops}
         mirrored = set(job.mirrored_op_names)
-        self.returned = {lbn for op in job.ops if op.op_type == "return" and op.name in mirrored
-                         for lbn in op.input_lbns}  # mirrored blobs returned per device
+        # mirrored blobs returned per device, or watched by a tp.ListNumpy handler (which gets them so too)
+        self.returned = {lbn for op in job.ops if (op.op_type == "return" and op.name in mirrored)
+                         or (op.op_type == "foreign_watch" and op.attrs.get("as_list")) for lbn in op.input_lbns}
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)

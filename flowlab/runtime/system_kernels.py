@@ -59,11 +59,15 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         if parallel_id > 0:  # it watches the whole blob (B) on every device: the first device hands it over
             return None
         buffer, uuid = rt.buffer(WATCH_BUFFER), op.attrs["handler_uuid"]
+        parts, axis = op.attrs.get("mirrored_parts", 0), op.attrs.get("mirrored_axis", 0)
+
+        def hand_over(array: np.ndarray) -> None:  # a tp.ListNumpy handler gets the blob per device
+            buffer.append((uuid, _mirrored_list(array, parts, axis) if parts else array))
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            buffer.append((uuid, ins[0].copy()))  # handlers run after the run, outside any act
+            hand_over(ins[0].copy())  # handlers run after the run, outside any act
 
-        return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.append((uuid, a))))
+        return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], hand_over))
     if kind == "callback_notify":
         notifiers = rt._notifiers
 
