@@ -105,8 +105,10 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
             rule(ctx)
             for lbn, blob in ctx.dx.items():
                 grads[lbn] = _accumulate(grads.get(lbn), blob)
-        if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too
-            builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:])
+        if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too, except where a
+            # DistributeConcat joins the pieces into the gradient of a consistent blob (a DistributeSplit's)
+            builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:]
+                                             if o.op_type != "distribute_concat")
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 

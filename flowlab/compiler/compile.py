@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..errors import CompileError
 from ..ir import Job, JobSet, OpConf, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
+from .mirrored_split import auto_distribute_split
 from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
@@ -22,6 +23,7 @@ from .verify_job import check_job
 # User-job passes (LazyJobBuildAndInferCtx::Complete), in OneFlow order. A pass that does not apply to a job
 # (the training passes on a predict job) returns it unchanged and is still recorded.
 USER_JOB_PASSES: list[tuple[str, JobPass]] = [
+    ("AutoDistributeSplit", auto_distribute_split),  # OneFlow does it while tracing: shapes depend on it
     ("OptimizerPlacementOptimizationPass", optimizer_placement_optimization),
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),

@@ -27,7 +27,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
     kind = op.op_type
     if kind in NO_KERNEL:
         return None
-    if kind in ("output", "return"):
+    if kind in ("output", "return", "distribute_split", "distribute_concat"):  # a distribute op's piece is its slice
         return _copy
     if kind == "foreign_input":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
