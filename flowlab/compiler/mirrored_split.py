@@ -93,8 +93,9 @@ def _split_op(job: Job, consumer: OpConf, lbn: str, n: int, names: set[str]) -> 
         i += 1
     name = f"{SPLIT_PREFIX}{i}"
     names.add(name)
-    return OpConf(name, "distribute_split", {"in": (lbn,)}, {"out": (f"{name}/out",)}, {"axis": 0, "parallel_num": n},
-                  consumer.parallel_conf, loc=consumer.loc, created_by="AutoDistributeSplit")
+    attrs = {"axis": 0, "parallel_num": n, "mirrored": True}
+    return OpConf(name, "distribute_split", {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
+                  loc=consumer.loc, created_by="AutoDistributeSplit")
 
 
 def _reinfer(job: Job, descs: dict[str, BlobDesc]) -> Job:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
 NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})  # memory is already right
+DISTRIBUTE_OPS = frozenset({"distribute_split", "distribute_clone", "distribute_concat", "distribute_add"})
 WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
@@ -27,7 +28,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
     kind = op.op_type
     if kind in NO_KERNEL:
         return None
-    if kind in ("output", "return", "distribute_split", "distribute_concat"):  # a distribute op's piece is its slice
+    if kind in ("output", "return") or kind in DISTRIBUTE_OPS:  # a distribute op's task copies its device's blob
         return _copy
     if kind == "foreign_input":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
