@@ -28,8 +28,9 @@ def bits(a: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
     return a.dtype.str, a.shape, a.tobytes()
 
 
-def run(callgen: bool, monkeypatch) -> dict:
+def run(callgen: bool, monkeypatch, replay: bool = True) -> dict:
     monkeypatch.setenv("FLOWLAB_CALLGEN", "1" if callgen else "0")
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     flow.clear_default_session()
     flow.config.cpu_device_num(2)
     watched: list = []
@@ -79,3 +80,14 @@ def test_a_mirrored_train_call_is_generated_and_is_the_general_path_bit_for_bit(
     for key in ("out", "watched", "variables"):
         assert general[key] == fast[key], key
     assert general["state"] == fast["state"], "\n".join(differences(general["state"], fast["state"]))
+
+
+def test_the_threads_lanes_replay_of_the_mirrored_call_is_the_protocol_bit_for_bit(monkeypatch):
+    """Run mode with a thread per device replays in lanes (replay/lanes.py), the same values as the protocol."""
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    protocol = run(False, monkeypatch, replay=False)
+    lanes = run(False, monkeypatch)
+    layer = flow.default_session().runtime.layer
+    assert layer is not None and layer.replays > 0
+    for key in ("out", "watched", "variables"):
+        assert protocol[key] == lanes[key], key
