@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..ir import (
+    COMPUTE_TASK_TYPES,
     INTERFACE_OP_TYPES,
     BlobDesc,
     Job,
@@ -46,6 +47,10 @@ TASK_TYPES = {
     "tick": "Tick",
     "esac": "Esac",
     "callback_notify": "CallbackNotify",
+    "distribute_split": "DistributeSplit",  # OneFlow's DistributeSplitLogicalNode (split and clone)
+    "distribute_clone": "DistributeSplit",
+    "distribute_concat": "DistributeConcat",  # DistributeConcatLogicalNode (concat and add)
+    "distribute_add": "DistributeConcat",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
 TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
@@ -149,16 +154,16 @@ class _PlanBuilder:
             sig = _task_signature(op, job.sbp_signatures.get(op.name)) if n > 1 else None
             tasks = []
             for parallel_id, (machine, device) in enumerate(devices):
-                if task_type == "NormalForward" and op.parallel_conf.device_tag == "gpu":
+                if task_type in COMPUTE_TASK_TYPES and op.parallel_conf.device_tag == "gpu":
                     thrd = gpu_thrd_id(COMPUTE, device, self.gpu_device_num)
-                elif task_type == "NormalForward":
+                elif task_type in COMPUTE_TASK_TYPES:
                     thrd = self.cpu_base + offset.get(machine, 0)
                     offset[machine] = (thrd - self.cpu_base + 1) % self.cpu_device_num
                 else:
                     thrd = self.thrd_of(task_type, machine)
                 task = self.new_task(job_id, _per_device_op(job, op, parallel_id, n), task_type, machine, device,
                                      thrd, parallel_id=parallel_id, parallel_num=n, sbp_signature=sig)
-                if task_type == "NormalForward":
+                if task_type in COMPUTE_TASK_TYPES:
                     # a GPU's chain is not the same-numbered CPU device's: device ids are per device type
                     dev_key = device if op.parallel_conf.device_tag == "cpu" else -1 - device
                     chain = self.chains.setdefault((job_id, machine, dev_key), [])
