@@ -47,7 +47,7 @@ def test_split_then_concat_per_device_ops_as_distribute_map(devices):
         assert str(user.sbp_signatures[concat_op.name]).endswith("out: S(0)}")
         plan = flow.default_session().plan
         tasks = plan.tasks_of_op("job", split_op.name)
-        assert len(tasks) == devices and {t.task_type for t in tasks} == {"DistributeSplit"}  # OneFlow's kDistributeSplit
+        assert len(tasks) == devices and {t.task_type for t in tasks} == {"DistributeSplit"}  # kDistributeSplit
         for i, t in enumerate(tasks):  # each device's task makes its own piece
             assert t.exec_sequence[0].output_lbns == (split_op.output_lbns[i],)
 

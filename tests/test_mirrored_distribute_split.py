@@ -126,3 +126,41 @@ def test_rows_that_do_not_divide_evenly_keep_the_logical_inference_and_say_so():
         job(np.zeros((5, 3), np.float32))
     assert "rows divide evenly over the 2 devices" in str(info.value)
     assert "tp.ListNumpy.Placeholder" not in str(info.value)  # 5 rows: no one device's placeholder to name
+
+
+@pytest.mark.parametrize("listed", [False, True])
+def test_the_devices_results_cast_back_to_the_consistent_view_are_joined(listed):
+    """cast_to_current_logical_view of the devices' own sums, from a consistent input's DistributeSplit or from
+    per-device data: the consistent blob of the pieces (S(0), joined), never their total (a reduce_sum's P)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+    holder = tp.ListNumpy.Placeholder((2, 3)) if listed else tp.Numpy.Placeholder((4, 3))
+
+    @flow.global_function()
+    def job(x: holder) -> tp.Numpy:
+        with flow.scope.mirrored_view():
+            sums = flow.math.reduce_sum(x, axis=0, keepdims=True)
+        return flow.cast_to_current_logical_view(sums) * 1.0  # a consistent op on the joined sums
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    got = job([x[:2], x[2:]] if listed else x)
+    np.testing.assert_array_equal(got, np.concatenate([x[:2].sum(axis=0, keepdims=True),
+                                                       x[2:].sum(axis=0, keepdims=True)]))
+
+
+def test_an_op_whose_shape_no_longer_fits_a_devices_piece_says_so_at_the_users_line():
+    """A mirrored reshape written for the logical blob: on one device's piece (2, 3) its (12,) does not fit;
+    OneFlow infers it on the piece too, so the error names the op, its line and the split."""
+    from flowlab.errors import OpInferError
+
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.ListNumpy:
+        with flow.scope.mirrored_view():
+            return flow.reshape(flow.math.relu(x), (12,))
+
+    with pytest.raises(OpInferError, match=r"test_mirrored_distribute_split.py:\d+: op 'reshape_0' \(reshape\) "
+                                           r"inferred again on one device's piece.*DistributeSplit"):
+        job(np.zeros((4, 3), np.float32))

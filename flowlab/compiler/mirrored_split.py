@@ -106,19 +106,20 @@ def _reinfer(job: Job, descs: dict[str, BlobDesc]) -> Job:
             continue
         op_def = get_op_def(op.op_type)
         in_descs = {arg: tuple(descs[lbn] for lbn in lbns) for arg, lbns in op.inputs.items()}
-        if op.op_type == "identity" and op.name not in mirrored and op.input_lbns[0].rpartition("/")[0] in mirrored:
-            piece = in_descs["in"][0]  # the view cast: the consistent blob of the pieces, joined on axis 0
+        piece = in_descs["in"][0] if op.op_type == "identity" else None
+        if piece is not None and piece.shape and op.name not in mirrored and op.input_lbns[0].rpartition("/")[0] \
+                in mirrored:  # the view cast: the consistent blob of the pieces, joined on axis 0
             n = job.producer_of(op.input_lbns[0]).parallel_conf.parallel_num
             in_descs = {"in": (dataclasses.replace(piece, shape=(piece.shape[0] * n, *piece.shape[1:])),)}
         try:
             out_descs = op_def.infer(InferCtx(op.name, op.op_type, in_descs, dict(op.attrs)))
         except OpInferError as err:
             where = f"{op.loc}: " if op.loc else ""
-            raise OpInferError(f"{where}mirrored op {op.name!r} ({op.op_type}), inferred on each device's piece of "
-                               f"a consistent S(0) blob as OneFlow infers it: {err}") from None
+            raise OpInferError(f"{where}op {op.name!r} ({op.op_type}) inferred again on one device's piece, since a "
+                               "mirrored op before it reads each device's piece of a consistent S(0) blob (OneFlow's "
+                               f"DistributeSplit): {err}") from None
         for arg, lbns in op.outputs.items():
             for lbn, desc in zip(lbns, out_descs.get(arg, [])):
-                if descs.get(lbn) != desc:
-                    descs[lbn] = desc
-                    changed.add(lbn)
+                descs[lbn] = desc
+                changed.add(lbn)  # a piece now, even where its shape is the one traced (a view cast joins it)
     return job.replace(blob_descs=descs)

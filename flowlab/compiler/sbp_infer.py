@@ -98,9 +98,12 @@ class _JobSbp:
         self.decisions: dict[str, SbpDecision] = {}
         self.placement = {op.name: op.parallel_conf for op in job.ops}
         mirrored = set(job.mirrored_op_names)
-        # mirrored blobs returned per device, or watched by a tp.ListNumpy handler (which gets them so too)
+        # mirrored blobs read per device: returned, watched by a tp.ListNumpy handler, or cast to the consistent view
+        # (OneFlow's identity of the devices' blobs: S(0), each device's own result, never their sum)
         self.returned = {lbn for op in job.ops if (op.op_type == "return" and op.name in mirrored)
-                         or (op.op_type == "foreign_watch" and op.attrs.get("as_list")) for lbn in op.input_lbns}
+                         or (op.op_type == "foreign_watch" and op.attrs.get("as_list"))
+                         or (op.op_type == "identity" and op.name not in mirrored) for lbn in op.input_lbns
+                         if lbn.rpartition("/")[0] in mirrored}
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
