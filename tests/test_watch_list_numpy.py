@@ -98,3 +98,37 @@ def test_a_list_numpy_watch_of_a_mirrored_sum_gets_each_devices_own_sum(devices)
     assert len(got["list"]) == devices
     for piece, rows in zip(got["list"], np.split(x, devices)):
         np.testing.assert_array_equal(piece, rows.sum(axis=0, keepdims=True))
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_watch_diff_with_a_list_numpy_handler_gets_each_devices_gradient(devices):
+    """h = x + v per device, loss = each device's mean of h**2 (seeded with ones, as OneFlow's backward):
+    dh = 2 h / 6 on each device's rows; a tp.Numpy handler gets them joined."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+    got: dict[str, object] = {}
+
+    def as_list(d: tp.ListNumpy) -> None:
+        got["list"] = d
+
+    def as_numpy(d: tp.Numpy) -> None:
+        got["numpy"] = d
+
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+
+    @flow.global_function(type="train", function_config=config)
+    def train(x: tp.ListNumpy.Placeholder((2, 3))) -> None:
+        v = flow.get_variable("v", shape=(3,), initializer=flow.constant_initializer(0.5))
+        h = x + flow.cast_to_current_logical_view(v)
+        flow.watch_diff(h, as_list)
+        flow.watch_diff(h, as_numpy)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(
+            flow.math.reduce_mean(flow.math.square(h)))
+
+    x = np.arange(6 * devices, dtype=np.float32).reshape(2 * devices, 3)
+    train(list(np.split(x, devices)))
+    assert len(got["list"]) == devices
+    for piece, rows in zip(got["list"], np.split(x, devices)):
+        np.testing.assert_allclose(piece, 2 * (rows + 0.5) / 6, rtol=1e-6)
+    np.testing.assert_allclose(got["numpy"], 2 * (x + 0.5) / 6, rtol=1e-6)

@@ -140,7 +140,7 @@ def generate_backward_and_optimizer(job: Job) -> Job:
 
     variables = [op for op in job.ops if op.op_type == "variable" and op.attrs["trainable"]]
     loss_lbns = list(train_conf["loss_lbns"])
-    watched = tuple(lbn for lbn, _uuid in job.job_conf.get("diff_watches", ()))
+    watched = tuple(lbn for lbn, *_ in job.job_conf.get("diff_watches", ()))
     builder = JobBuilder.reopen(job, "autograd")
     with building(builder):
         var_grads, watched_grads = backward(builder, job, loss_lbns, variables, watched)
@@ -164,7 +164,9 @@ def add_lbi_diff_watcher_op_confs(job: Job) -> Job:
     diff_lbns = job.job_conf["diff_lbns"]
     builder = JobBuilder.reopen(job, "AddLbiDiffWatcherOpConfs")
     with building(builder):
-        for lbn, uuid in watches:
-            builder.add_op("foreign_watch", {"in": [builder.blob(diff_lbns[lbn])]}, {"handler_uuid": uuid},
-                           name=f"System-DiffWatch-{lbn.replace('/', '-')}", scoped=False)
+        for k, (lbn, uuid, as_list) in enumerate(watches):
+            name = f"System-DiffWatch-{lbn.replace('/', '-')}"
+            name += f"-{k}" if builder.has_op(name) else ""  # the same blob's gradient watched again
+            builder.add_op("foreign_watch", {"in": [builder.blob(diff_lbns[lbn])]},
+                           {"handler_uuid": uuid, "as_list": as_list}, name=name, scoped=False)
     return builder.build()

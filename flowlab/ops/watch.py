@@ -77,4 +77,5 @@ def watch_diff(blob: LazyBlob, handler: Handler) -> None:
     loss, as OneFlow's seed-with-ones backward gives it)."""
     uuid = _register("watch_diff", blob, handler)
     builder = current_builder()
-    builder.job_conf["diff_watches"] = [*builder.job_conf.get("diff_watches", []), (blob.lbn, uuid)]
+    watch = (blob.lbn, uuid, wants_list(handler))  # a tp.ListNumpy handler gets the gradient per device
+    builder.job_conf["diff_watches"] = [*builder.job_conf.get("diff_watches", []), watch]
