@@ -1,5 +1,6 @@
 """flowlab: OneFlow's lazy mode in Python, with a debugger. ``import flowlab as flow``."""
 
+from . import advanced as advanced  # flow.advanced: OneFlow's distribute ops
 from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
@@ -15,10 +16,10 @@ from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8
 from .ops.variable import get_variable
 from .ops.watch import watch, watch_diff
 from .session import (
-    clear_default_session,
-    default_session,
-    get_all_variables,
-    sync_default_session,
+               clear_default_session,
+               default_session,
+               get_all_variables,
+               sync_default_session,
 )
 
 float = float32
@@ -30,5 +31,5 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
-    "KernelError", "WatchHandlerError", "distribute", "env",
+    "KernelError", "WatchHandlerError", "advanced", "distribute", "env",
 ]

@@ -68,7 +68,8 @@ def test_plan_prints_one_task_per_line(session):
 def test_pass_records_say_what_changed(session):
     records = [str(r) for r in session.passes if r.job_name == "pad_Job"]
     assert records == [
-        # the training passes run on every user job; predict: no-ops
+        # the training passes run on every user job; predict: no-ops (and no mirrored op to split for)
+        "AutoDistributeSplit on pad_Job: no change",
         "OptimizerPlacementOptimizationPass on pad_Job: no change",
         "AutoTrainStep on pad_Job: no change",
         "AutoLearningRate on pad_Job: no change",

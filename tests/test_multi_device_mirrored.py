@@ -154,12 +154,13 @@ def test_mirrored_reduce_mean_returns_each_devices_mean():
 
 
 def test_a_mirrored_reduction_of_a_consistent_blob_is_an_error_at_the_users_line():
-    """Its shape came from the logical blob, so per-device means would not fit it: a clear error, not a guess."""
+    """Rows that do not divide evenly (5 over 2) have no one piece shape: the mean's shape came from the logical
+    blob, so per-device means would not fit it: a clear error, not a guess (even rows are split, as OneFlow)."""
     flow.clear_default_session()
     flow.config.cpu_device_num(2)
 
     @flow.global_function()
-    def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.ListNumpy:
+    def job(x: tp.Numpy.Placeholder((5, 3))) -> tp.ListNumpy:
         with flow.scope.mirrored_view():
             return flow.math.reduce_mean(x, axis=0)
 
@@ -167,7 +168,7 @@ def test_a_mirrored_reduction_of_a_consistent_blob_is_an_error_at_the_users_line
 
     with pytest.raises(SbpInferError, match=r"test_multi_device_mirrored.py:\d+: mirrored op 'reduce_mean_0' "
                                             r"\(reduce_mean\) reads only consistent blobs"):
-        job(np.zeros((4, 3), np.float32))
+        job(np.zeros((5, 3), np.float32))
 
 
 def test_explain_sbp_says_a_mirrored_op_runs_per_device():
@@ -247,52 +248,55 @@ def test_a_mirrored_summed_loss_returns_each_devices_sum_and_trains_on_their_cou
 @pytest.mark.parametrize("reduce", ["reduce_mean", "reduce_sum"])
 def test_a_mirrored_reduction_of_a_consistent_blob_says_what_to_write(devices, reduce):
     """OneFlow splits a consistent S(0) blob into per-device pieces for a mirrored op (DistributeSplit) and each
-    device reduces its own rows; flowlab has only the logical shapes there, so the error names the op, the blob,
-    where the blob was made, and the two ways to write it: per-device data of one device's rows (the placeholder
-    with its exact shape), or the consistent view. reduce_sum has an S(0) -> P signature, whose P (the total) is
-    not any device's own sum, so returned per device it is the same error (it was a one-array list before)."""
+    device reduces its own rows; flowlab does too where the rows divide evenly (tests/
+    test_mirrored_distribute_split.py). Where they do not (7 rows), the error names the op, the blob, where the
+    blob was made, and the consistent view."""
     flow.clear_default_session()
     flow.config.cpu_device_num(devices)
 
     @flow.global_function()
-    def job(x: tp.Numpy.Placeholder((6, 3))) -> tp.ListNumpy:
+    def job(x: tp.Numpy.Placeholder((7, 3))) -> tp.ListNumpy:
         with flow.scope.mirrored_view():
             return getattr(flow.math, reduce)(x, axis=0)
 
     from flowlab.compiler.sbp_infer import SbpInferError
 
     with pytest.raises(SbpInferError) as info:
-        job(np.zeros((6, 3), np.float32))
+        job(np.zeros((7, 3), np.float32))
     text = str(info.value)
     assert f"mirrored op '{reduce}_0' ({reduce}) reads only consistent blobs or mirrored ones" in text
     assert "'Input_0/out' (S(0), made by 'Input_0' at test_multi_device_mirrored.py:" in text
-    assert "DistributeSplit" in text
-    assert f"'Input_0' (argument 1 of the job function) as tp.ListNumpy.Placeholder(({6 // devices}, 3))" in text
+    assert "DistributeSplit" in text and f"rows divide evenly over the {devices} devices" in text
     assert "flow.scope.consistent_view()" in text
 
 
-def test_a_mirrored_mean_loss_of_consistent_placeholders_names_each_placeholder_to_declare():
-    """The docs' mirrored job with tp.Numpy placeholders and a reduce_mean loss: the mean reads the mirrored
-    per-example loss, computed from consistent blobs; the error names every placeholder behind it, each with the
-    tp.ListNumpy.Placeholder of one device's rows (which is the docs' mirrored_strategy.py program)."""
-    flow.clear_default_session()
-    flow.config.cpu_device_num(2)
-    config = flow.function_config()
-    config.default_logical_view(flow.scope.mirrored_view())
+def test_a_mirrored_mean_loss_of_consistent_placeholders_trains_as_per_device_data_does():
+    """The docs' mirrored job with tp.Numpy placeholders and a reduce_mean loss: each placeholder's S(0) rows go to
+    the devices through a DistributeSplit, so it computes and trains exactly as the same job with tp.ListNumpy
+    placeholders of one device's rows (OneFlow's mirrored_strategy.py), step by step."""
+    def run(listed: bool):
+        flow.clear_default_session()
+        flow.config.cpu_device_num(2)
+        config = flow.function_config()
+        config.default_logical_view(flow.scope.mirrored_view())
+        rows = BATCH // 2 if listed else BATCH
+        holder = tp.ListNumpy if listed else tp.Numpy
 
-    @flow.global_function(type="train", function_config=config)
-    def train(images: tp.Numpy.Placeholder((BATCH, FEATURES)),
-              labels: tp.Numpy.Placeholder((BATCH,), dtype=flow.int32)) -> tp.ListNumpy:
-        loss = _mlp_mean_loss(images, labels)
-        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
-        return loss
+        @flow.global_function(type="train", function_config=config)
+        def train(images: holder.Placeholder((rows, FEATURES)),
+                  labels: holder.Placeholder((rows,), dtype=flow.int32)) -> tp.ListNumpy:
+            loss = _mlp_mean_loss(images, labels)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+            return loss
 
-    from flowlab.compiler.sbp_infer import SbpInferError
+        losses = [train(list(np.split(x, 2)), list(np.split(y, 2))) if listed else train(x, y)
+                  for x, y in _batches()]
+        return losses, flow.get_all_variables()
 
-    x, y = _batches()[0]
-    with pytest.raises(SbpInferError) as info:
-        train(x, y)
-    text = str(info.value)
-    assert "mirrored op 'reduce_mean_0' (reduce_mean)" in text
-    assert f"'Input_0' (argument 1 of the job function) as tp.ListNumpy.Placeholder(({BATCH // 2}, {FEATURES}))" in text
-    assert f"'Input_1' (argument 2 of the job function) as tp.ListNumpy.Placeholder(({BATCH // 2},))" in text
+    want, want_vars = run(listed=True)
+    got, got_vars = run(listed=False)
+    for step_got, step_want in zip(got, want):
+        assert [p.shape for p in step_got] == [(1,), (1,)]
+        np.testing.assert_array_equal(np.stack(step_got), np.stack(step_want))
+    for name, value in want_vars.items():
+        np.testing.assert_array_equal(got_vars[name], value, err_msg=name)

@@ -68,8 +68,10 @@ def test_the_scope_form_and_the_config_form_agree():
         return z  # a mirrored blob's return is mirrored: tp.ListNumpy would give the pieces
 
     user = job_set_of(lambda: job(np.zeros((4, 3), np.float32))).job("job")
-    assert user.mirrored_op_names == ("square_0", "Return_0")
-    assert sig(user, "square_0") == {"x_0": "S(0)", "y_0": "S(0)"}  # a consistent S(0) blob split into pieces
+    split = "System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-0"  # OneFlow's name
+    assert user.mirrored_op_names == (split, "square_0", "Return_0")
+    assert sig(user, split) == {"in": "S(0)", "out": "S(0)"}  # a consistent S(0) blob split into pieces
+    assert sig(user, "square_0") == {"x_0": "S(0)", "y_0": "S(0)"}
 
 
 def test_a_mirrored_op_takes_only_broadcast_or_split0_consistent_blobs():

@@ -105,8 +105,10 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
             rule(ctx)
             for lbn, blob in ctx.dx.items():
                 grads[lbn] = _accumulate(grads.get(lbn), blob)
-        if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too
-            builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:])
+        if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too, except where a
+            # DistributeConcat joins the pieces into the gradient of a consistent blob (a DistributeSplit's)
+            builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:]
+                                             if o.op_type != "distribute_concat")
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 
@@ -138,7 +140,7 @@ def generate_backward_and_optimizer(job: Job) -> Job:
 
     variables = [op for op in job.ops if op.op_type == "variable" and op.attrs["trainable"]]
     loss_lbns = list(train_conf["loss_lbns"])
-    watched = tuple(lbn for lbn, _uuid in job.job_conf.get("diff_watches", ()))
+    watched = tuple(lbn for lbn, *_ in job.job_conf.get("diff_watches", ()))
     builder = JobBuilder.reopen(job, "autograd")
     with building(builder):
         var_grads, watched_grads = backward(builder, job, loss_lbns, variables, watched)
@@ -162,7 +164,9 @@ def add_lbi_diff_watcher_op_confs(job: Job) -> Job:
     diff_lbns = job.job_conf["diff_lbns"]
     builder = JobBuilder.reopen(job, "AddLbiDiffWatcherOpConfs")
     with building(builder):
-        for lbn, uuid in watches:
-            builder.add_op("foreign_watch", {"in": [builder.blob(diff_lbns[lbn])]}, {"handler_uuid": uuid},
-                           name=f"System-DiffWatch-{lbn.replace('/', '-')}", scoped=False)
+        for k, (lbn, uuid, as_list) in enumerate(watches):
+            name = f"System-DiffWatch-{lbn.replace('/', '-')}"
+            name += f"-{k}" if builder.has_op(name) else ""  # the same blob's gradient watched again
+            builder.add_op("foreign_watch", {"in": [builder.blob(diff_lbns[lbn])]},
+                           {"handler_uuid": uuid, "as_list": as_list}, name=name, scoped=False)
     return builder.build()

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from ..errors import CompileError
 from ..ir import Job, JobSet, OpConf, Plan
 from .autograd import add_lbi_diff_watcher_op_confs, generate_backward_and_optimizer
+from .mirrored_split import auto_distribute_split
 from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
@@ -22,6 +23,7 @@ from .verify_job import check_job
 # User-job passes (LazyJobBuildAndInferCtx::Complete), in OneFlow order. A pass that does not apply to a job
 # (the training passes on a predict job) returns it unchanged and is still recorded.
 USER_JOB_PASSES: list[tuple[str, JobPass]] = [
+    ("AutoDistributeSplit", auto_distribute_split),  # OneFlow does it while tracing: shapes depend on it
     ("OptimizerPlacementOptimizationPass", optimizer_placement_optimization),
     ("AutoTrainStep", auto_train_step),
     ("AutoLearningRate", auto_learning_rate),
@@ -49,7 +51,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
     for job in user_jobs:
         job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
-        completed_user.append(job)
+        completed_user.append(_watch_pieces(job))
     check_not_sharing_moved_variables(completed_user)
     system: list[Job] = []
     for job in completed_user:
@@ -94,6 +96,19 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_n
                          {job_id: tuple(rows) for job_id, rows in boxing_log.items()})
 
 
+def _watch_pieces(job: Job) -> Job:
+    """A watch whose handler asks for tp.ListNumpy gets its blob per device, cut as a mirrored return is (OneFlow's
+    ``numpy_list()`` of the watched blob); a consistent blob is one local blob, a list of one."""
+    changed = {}
+    for op in job.ops:
+        if op.op_type == "foreign_watch" and op.attrs["as_list"]:
+            mirrored = job.producer_of(op.input_lbns[0]).name in job.mirrored_op_names
+            parts, axis = _mirrored_pieces(job, op) if mirrored else (0, 0)
+            parts, axis = (parts, axis) if parts else (1, None)
+            changed[op.name] = op.replace(attrs={**op.attrs, "mirrored_parts": parts, "mirrored_axis": axis})
+    return job.replace(ops=tuple(changed.get(op.name, op) for op in job.ops)) if changed else job
+
+
 def _mirrored_pieces(job: Job, ret: OpConf) -> tuple[int, int | None]:
     """How a mirrored return gives back its devices' blobs (OneFlow returns the mirrored list, one blob per
     device): (device count, the axis the pulled logical blob is cut on, balanced as OneFlow's splitter cuts it),
@@ -113,8 +128,9 @@ def _mirrored_pieces(job: Job, ret: OpConf) -> tuple[int, int | None]:
         # a consistent P (or S(k>0)) blob returned by a mirrored job comes back whole, as one array: no device
         # holds its own (OneFlow refuses it: only B and S(0) consistent blobs convert to mirrored ones)
         return 0, 0
+    what = "a tp.ListNumpy watch" if ret.op_type == "foreign_watch" else "mirrored return"
     raise CompileError(
-        f"{ret.loc + ': ' if ret.loc else ''}mirrored return {ret.name!r} of job {job.name!r} returns {lbn!r}, "
+        f"{ret.loc + ': ' if ret.loc else ''}{what} {ret.name!r} of job {job.name!r} returns {lbn!r}, "
         f"which lies {sbp} on {producer.parallel_conf}: each device holds a partial sum, not its own result, so "
         "there is no device's own blob to give back (a mirrored return is cut per device from an S blob, or "
         "copied to each from a B one). Feed the op per-device data (tp.ListNumpy placeholders) so that each device "

@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CompileError
-from ..ir import INTERFACE_OP_TYPES, OpConf, ParallelConf
+from ..ir import COMPUTE_TASK_TYPES, INTERFACE_OP_TYPES, OpConf, ParallelConf
 from ..ir.plan import BOXING_TASK_TYPES
 
 if TYPE_CHECKING:
@@ -34,7 +34,8 @@ def gpu_thrd_id(stream: int, device: int, gpu_device_num: int) -> int:
 
 def gpu_device_of(task: _Task) -> int | None:
     """The GPU a task runs on (its kernels on that GPU's streams), or None for a host task."""
-    if task.task_type == "CopyHd" or (task.task_type == "NormalForward" and task.op.parallel_conf.device_tag == "gpu"):
+    on_gpu = task.op.parallel_conf.device_tag == "gpu"
+    if task.task_type == "CopyHd" or (task.task_type in COMPUTE_TASK_TYPES and on_gpu):
         return task.device_id
     return None
 

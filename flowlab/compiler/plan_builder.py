@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from ..errors import CompileError
 from ..ir import (
+    COMPUTE_TASK_TYPES,
     INTERFACE_OP_TYPES,
     BlobDesc,
     Job,
@@ -25,7 +26,8 @@ from ..ir import (
     SbpSignature,
 )
 from ..ir.plan import encode_task_id
-from ..ir.sbp import input_bns
+from ..ir.sbp import BROADCAST, input_bns
+from ..ops.distribute_ops import ONE_DEVICE_INPUTS, ONE_DEVICE_OUTPUTS
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd
@@ -45,6 +47,10 @@ TASK_TYPES = {
     "tick": "Tick",
     "esac": "Esac",
     "callback_notify": "CallbackNotify",
+    "distribute_split": "DistributeSplit",  # OneFlow's DistributeSplitLogicalNode (split and clone)
+    "distribute_clone": "DistributeSplit",
+    "distribute_concat": "DistributeConcat",  # DistributeConcatLogicalNode (concat and add)
+    "distribute_add": "DistributeConcat",
 }  # every other op runs in a NormalForward task
 REGISTER_NUM = {"WaitAndSendIds": 100}  # OneFlow's min_register_num for the wait-ids source
 TICK_TOCK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
@@ -145,19 +151,19 @@ class _PlanBuilder:
             task_type = TASK_TYPES.get(op.op_type, "NormalForward")
             devices = op.parallel_conf.devices
             n = len(devices)
-            sig = job.sbp_signatures.get(op.name) if n > 1 else None
+            sig = _task_signature(op, job.sbp_signatures.get(op.name)) if n > 1 else None
             tasks = []
             for parallel_id, (machine, device) in enumerate(devices):
-                if task_type == "NormalForward" and op.parallel_conf.device_tag == "gpu":
+                if task_type in COMPUTE_TASK_TYPES and op.parallel_conf.device_tag == "gpu":
                     thrd = gpu_thrd_id(COMPUTE, device, self.gpu_device_num)
-                elif task_type == "NormalForward":
+                elif task_type in COMPUTE_TASK_TYPES:
                     thrd = self.cpu_base + offset.get(machine, 0)
                     offset[machine] = (thrd - self.cpu_base + 1) % self.cpu_device_num
                 else:
                     thrd = self.thrd_of(task_type, machine)
                 task = self.new_task(job_id, _per_device_op(job, op, parallel_id, n), task_type, machine, device,
                                      thrd, parallel_id=parallel_id, parallel_num=n, sbp_signature=sig)
-                if task_type == "NormalForward":
+                if task_type in COMPUTE_TASK_TYPES:
                     # a GPU's chain is not the same-numbered CPU device's: device ids are per device type
                     dev_key = device if op.parallel_conf.device_tag == "cpu" else -1 - device
                     chain = self.chains.setdefault((job_id, machine, dev_key), [])
@@ -246,20 +252,20 @@ class _PlanBuilder:
             tasks = self.by_op.get((job_id, op.name))
             if tasks is None:
                 continue
-            for lbn in op.output_lbns:
+            for k, lbn in enumerate(op.output_lbns):
                 desc = logical_desc(job, lbn)
                 sbp = sbp_of(job, op, _output_bn(lbn), desc)
-                for t in tasks:
+                for t in _one_device(op, tasks, k, ONE_DEVICE_OUTPUTS)[1]:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
             args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
             op_def = get_op_def(op.op_type)
             writes_in_place = op.op_type in ("model_init", "model_load") or not (op.output_lbns or op_def.system)
-            for arg, (bn, lbn) in zip(args, input_bns(op.inputs, op_def.system)):
-                decision = self.edge(job_id, job, op, bn, lbn)
+            for k, (arg, (bn, lbn)) in enumerate(zip(args, input_bns(op.inputs, op_def.system))):
+                decision = self.edge(job_id, job, op, bn, lbn, k)
                 if writes_in_place:
                     self.check_in_place(job_id, job, op, bn, lbn, decision)
                 name = arg if tasks[0].task_type == "ReentrantLock" else "in"
-                for t, node in zip(tasks, decision.nodes):
+                for t, node in zip(_one_device(op, tasks, k, ONE_DEVICE_INPUTS)[1], decision.nodes):
                     t.consume(name, self.regst_holding(node, lbn))
             for name in op.ctrl_in_op_names:
                 if name == SOURCE_TICK:
@@ -275,20 +281,22 @@ class _PlanBuilder:
                 if not any(r.regst_desc_id in ids for r in a.produced.values() for ids in b.consumed.values()):
                     b.consume("in_ctrl", self.regst(a, "out_ctrl", "ctrl"))
 
-    def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str) -> BoxingDecision:
+    def edge(self, job_id: int, job: Job, dst_op: OpConf, bn: str, lbn: str, index: int = 0) -> BoxingDecision:
         """What each task of ``dst_op`` reads for input ``bn`` (the blob ``lbn``). As OneFlow, one boxing
         sub-graph serves every consumer reading the blob with the same SBP on the same placement (the
         destination tasks differ but sit on the same devices, so the per-device nodes are the same); the boxing
         log still gets one row per op edge."""
         desc = logical_desc(job, lbn)
+        dst_op, dst_tasks = _one_device(dst_op, tuple(self.by_op[(job_id, dst_op.name)]), index, ONE_DEVICE_INPUTS)
         dst_sbp = sbp_of(job, dst_op, bn, desc)
         src_op = self.ops[(job_id, lbn.rpartition("/")[0])]
+        src_op, src_tasks = _one_device(src_op, tuple(self.by_op[(job_id, src_op.name)]),
+                                        src_op.output_lbns.index(lbn), ONE_DEVICE_OUTPUTS)
         interface = dst_op.op_type in INTERFACE_OP_TYPES
-        dst_tasks = tuple(self.by_op[(job_id, dst_op.name)])
         key = (job_id, lbn, str(dst_sbp), dst_op.parallel_conf.device_tag,
                tuple((t.machine_id, t.device_id) for t in dst_tasks), interface)
         decision = self.edges.get(key)
-        edge = Edge(job_id, src_op, dst_op, lbn, desc, tuple(self.by_op[(job_id, src_op.name)]), dst_tasks,
+        edge = Edge(job_id, src_op, dst_op, lbn, desc, src_tasks, dst_tasks,
                     sbp_of(job, src_op, _output_bn(lbn), desc), dst_sbp, interface)
         if decision is None:
             decision = self.edges[key] = build_sub_task_graph(self, edge)
@@ -330,9 +338,33 @@ def _output_bn(lbn: str) -> str:
     return lbn.rpartition("/")[2]
 
 
+def _one_device(op: OpConf, tasks: tuple, index: int, kinds: frozenset[str]) -> tuple[OpConf, tuple]:
+    """A distribute op's output (``kinds`` ONE_DEVICE_OUTPUTS) or input (ONE_DEVICE_INPUTS) ``index`` lives on
+    device ``index`` of its placement alone: the op as that device sees it, and its one task; else as given."""
+    if op.op_type not in kinds or op.attrs.get("mirrored") or len(tasks) == 1:
+        return op, tasks
+    t = tasks[index]
+    return op.replace(parallel_conf=ParallelConf(op.parallel_conf.device_tag, (f"{t.machine_id}:{t.device_id}",))), (t,)
+
+
+def _task_signature(op: OpConf, sig: SbpSignature | None) -> SbpSignature | None:
+    """A task's signature names the blobs of the op it runs: a DistributeConcat/Add task reads its own device's
+    whole blob, ``in`` (B as that device sees it), not the op's ``in_<i>``."""
+    if sig is None or op.op_type not in ONE_DEVICE_INPUTS or op.attrs.get("mirrored"):
+        return sig
+    return SbpSignature({**{bn: s for bn, s in sig.bn_in_op2sbp_parallel.items() if not bn.startswith("in")},
+                         "in": BROADCAST})
+
+
 def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) -> OpConf:
     """The op a device's task runs. Model I/O on a split variable works on its device's slice of the logical value
-    (OneFlow's check_point_v2 slice-assigns the same way): the slice and the logical shape go in its attrs."""
+    (OneFlow's check_point_v2 slice-assigns the same way): the slice and the logical shape go in its attrs. A
+    distribute op's task copies its own device's blob: only that output (or input) is its."""
+    if parallel_num > 1 and not op.attrs.get("mirrored"):
+        if op.op_type in ONE_DEVICE_OUTPUTS:
+            return op.replace(outputs={"out": (op.outputs["out"][parallel_id],)})
+        if op.op_type in ONE_DEVICE_INPUTS:
+            return op.replace(inputs={"in": (op.inputs["in"][parallel_id],)})
     if parallel_num == 1 or op.op_type not in ("model_init", "model_load", "model_save"):
         return op
     (lbn,) = op.inputs["ref"]

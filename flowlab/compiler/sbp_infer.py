@@ -98,8 +98,12 @@ class _JobSbp:
         self.decisions: dict[str, SbpDecision] = {}
         self.placement = {op.name: op.parallel_conf for op in job.ops}
         mirrored = set(job.mirrored_op_names)
-        self.returned = {lbn for op in job.ops if op.op_type == "return" and op.name in mirrored
-                         for lbn in op.input_lbns}  # mirrored blobs returned per device
+        # mirrored blobs read per device: returned, watched by a tp.ListNumpy handler, or cast to the consistent view
+        # (OneFlow's identity of the devices' blobs: S(0), each device's own result, never their sum)
+        self.returned = {lbn for op in job.ops if (op.op_type == "return" and op.name in mirrored)
+                         or (op.op_type == "foreign_watch" and op.attrs.get("as_list"))
+                         or (op.op_type == "identity" and op.name not in mirrored) for lbn in op.input_lbns
+                         if lbn.rpartition("/")[0] in mirrored}
 
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
@@ -137,7 +141,7 @@ class _JobSbp:
                 shape = list(piece.shape)
                 shape[sbp.axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
-            cast = op.op_type == "identity" and len(outs) == 1
+            cast = op.op_type in ("identity", "distribute_concat") and len(outs) == 1  # pieces joined
             if op.op_type in SEES_MIRRORED_CONSISTENTLY or (cast and self.job.blob_descs[outs[0][1]].shape
                                                              == whole.shape):
                 logical[bn] = whole
@@ -234,7 +238,9 @@ class _JobSbp:
         """Why a mirrored op reading only consistent blobs cannot run per device here, and what to write instead.
         OneFlow splits each such blob into per-device pieces (FindOrCreateMirroredLbiFromCompatibleConsistentBlob:
         DistributeSplit for S(0), DistributeClone for B) and infers each sub-op on its piece's physical shape;
-        flowlab infers one blob desc per blob, the logical one here, so no device's own result has a shape."""
+        flowlab does too (compiler/mirrored_split.py) where the rows divide evenly, since a blob desc is one
+        shape for every device's piece; elsewhere the desc is the logical one, so no device's own result has
+        a shape."""
         n = op.parallel_conf.parallel_num
         blobs, fixes = [], []
         for _bn, lbn in ins:
@@ -255,8 +261,10 @@ class _JobSbp:
         return (f"{_where(op)}mirrored op {op.name!r} ({op.op_type}) reads only consistent blobs or mirrored ones "
                 f"computed from them, whose shapes are logical: "
                 f"{', '.join(blobs)}. OneFlow splits such a blob into per-device pieces (DistributeSplit) and runs "
-                f"{op.op_type} on each device's piece, but flowlab inferred this op's shapes from the logical blobs "
-                f"and no signature of {op.op_type} gives each device's own result on {op.parallel_conf}. For "
+                f"{op.op_type} on each device's piece; flowlab does so where the blob's rows divide evenly over the "
+                f"{n} devices (every piece one shape), but they do not here or the blob is not a consistent S(0) "
+                f"one, so it inferred this op's shapes from the logical blobs and no signature of {op.op_type} "
+                f"gives each device's own result on {op.parallel_conf}. For "
                 f"OneFlow's per-device result, {fix}. For the result over the whole blob, trace this op under "
                 "`with flow.scope.consistent_view():` (and return it, or cast it back with "
                 "flow.cast_to_current_logical_view).")

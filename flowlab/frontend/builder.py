@@ -181,7 +181,9 @@ class JobBuilder:
 # Variables are consistent in every view (OneFlow's get_variable); the trace decides for inputs and returns. A
 # watch is the runtime's copy out, not a per-device op: its handler sees the blob consistently (OneFlow's
 # LocalMirroredTensor.numpy(), the pieces joined), so it reads a mirrored blob as a consistent op.
-_ALWAYS_CONSISTENT = frozenset({"variable", "input", "return", "foreign_watch"})
+# OneFlow's distribute ops are consistent ops (ConsistentForward) in either view.
+_ALWAYS_CONSISTENT = frozenset({"variable", "input", "return", "foreign_watch", "distribute_split", "distribute_clone",
+                                "distribute_concat", "distribute_add"})
 
 
 def _where(loc: str | None) -> str:

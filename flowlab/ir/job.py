@@ -135,7 +135,7 @@ def descends_from_per_device_data(ops: Mapping[str, OpConf], mirrored: Collectio
             continue
         seen.add(name)
         op = ops[name]
-        if op.op_type == "input":
+        if op.op_type in ("input", "distribute_split"):  # per-device data, or a consistent blob's pieces
             return True
         todo.extend(lbn.rpartition("/")[0] for lbns in op.inputs.values() for lbn in lbns)
     return False

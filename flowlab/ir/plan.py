@@ -13,6 +13,9 @@ from .sbp import SbpSignature
 # Task types that move or combine data between devices and machines rather than run a job's op: the boxing
 # sub-graphs (OneFlow's kSliceBoxing, kBoxingZeros) and the copy across machines (kCopyCommNet).
 BOXING_TASK_TYPES = frozenset({"SliceBoxing", "BoxingZeros", "CopyCommNet", "CopyHd"})
+# Tasks running an op's kernel on a compute thread: OneFlow's distribute ops have their own task types (kDistribute*,
+# a DistributeSplit/DistributeConcat logical node) and a NormalForwardCompActor, as here.
+COMPUTE_TASK_TYPES = frozenset({"NormalForward", "DistributeSplit", "DistributeConcat"})
 
 # Actor id bits as in OneFlow's IdManager: sign | machine 10 | thread 11 | work stream 21 | index 21.
 _MACHINE_SHIFT, _THRD_SHIFT, _STREAM_SHIFT = 53, 42, 21
@@ -131,7 +134,8 @@ class TaskProto:
     def gpu_device(self) -> int | None:
         """The GPU whose streams run this task (a GPU compute task or a CopyHd), or None for a host task."""
         op = self.exec_sequence[0] if self.exec_sequence else None
-        if op is None or op.parallel_conf.device_tag != "gpu" or self.task_type not in ("NormalForward", "CopyHd"):
+        if op is None or op.parallel_conf.device_tag != "gpu" or (self.task_type not in COMPUTE_TASK_TYPES
+                                                                  and self.task_type != "CopyHd"):
             return None
         devices = op.parallel_conf.devices
         return devices[self.parallel_id if self.parallel_id < len(devices) else 0][1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..ir import COMPUTE_TASK_TYPES
 from ..kernels import default_impl, make_kernel
 from .actor import Actor
 from .boxing_kernels import boxing_kernel
@@ -56,7 +57,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.is_boxing:
         setup_boxing(rt, actor)
         return
-    if task.task_type not in ("NormalForward", "ForeignInput", "ForeignOutput", "CallbackNotify"):
+    if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
+                                                                          "CallbackNotify"):
         return
     from ..ops.registry import get_op_def
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import MemBlock, TaskProto
+from .system_kernels import DISTRIBUTE_OPS
 
 if TYPE_CHECKING:
     from .actor import Actor
@@ -181,7 +182,7 @@ def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
     stream = rt.gpu_streams.of(actor.task)
     if kernel is None:
         return gpu_kernel(rt, actor, None, touches_host=False)
-    if op.op_type in ("output", "return"):
+    if op.op_type in ("output", "return") or op.op_type in DISTRIBUTE_OPS:  # a distribute op copies its piece
 
         def copy(ins: list[Any], outs: list[Any]) -> None:
             enqueue_copy(outs[0], ins[0], stream)

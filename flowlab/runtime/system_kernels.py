@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
 NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})  # memory is already right
+DISTRIBUTE_OPS = frozenset({"distribute_split", "distribute_clone", "distribute_concat", "distribute_add"})
 WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
@@ -27,7 +28,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
     kind = op.op_type
     if kind in NO_KERNEL:
         return None
-    if kind in ("output", "return"):
+    if kind in ("output", "return") or kind in DISTRIBUTE_OPS:  # a distribute op's task copies its device's blob
         return _copy
     if kind == "foreign_input":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
@@ -59,11 +60,15 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
         if parallel_id > 0:  # it watches the whole blob (B) on every device: the first device hands it over
             return None
         buffer, uuid = rt.buffer(WATCH_BUFFER), op.attrs["handler_uuid"]
+        parts, axis = op.attrs.get("mirrored_parts", 0), op.attrs.get("mirrored_axis", 0)
+
+        def hand_over(array: np.ndarray) -> None:  # a tp.ListNumpy handler gets the blob per device
+            buffer.append((uuid, _mirrored_list(array, parts, axis) if parts else array))
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
-            buffer.append((uuid, ins[0].copy()))  # handlers run after the run, outside any act
+            hand_over(ins[0].copy())  # handlers run after the run, outside any act
 
-        return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], lambda a: buffer.append((uuid, a))))
+        return fusable(foreign_watch, lambda ins, outs: _fused_copy_out(ins[0], hand_over))
     if kind == "callback_notify":
         notifiers = rt._notifiers
 

@@ -1,0 +1,89 @@
+"""``flow.advanced``: OneFlow's distribute ops (``python/advanced/distribute_ops.py``), a consistent blob to one
+blob per device of the current placement and back; ``flowlab/ops/distribute_ops.py`` has the ops."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .errors import OpInferError
+from .frontend import scope
+from .frontend.blob import LazyBlob
+from .frontend.builder import current_builder
+from .frontend.location import user_location
+from .ir import OpConf, ParallelConf
+from .ops._common import require_blob
+from .ops.distribute_ops import ONE_DEVICE_OUTPUTS, _add_op
+
+
+def distribute_clone(x: LazyBlob, name: str | None = None) -> tuple[LazyBlob, ...]:
+    """``x`` (B) as one blob per device of the current placement, each the whole blob on that device alone."""
+    require_blob(x, "the input of distribute_clone")
+    return tuple(_add_op("distribute_clone", [x], _attrs(), _name("DistributeClone_", name)))
+
+
+def distribute_split(x: LazyBlob, axis: int = 0, name: str | None = None) -> tuple[LazyBlob, ...]:
+    """``x`` (S(axis)) as one blob per device of the current placement: device i's balanced slice, on it alone."""
+    require_blob(x, "the input of distribute_split")
+    return tuple(_add_op("distribute_split", [x], _attrs(axis), _name("DistributeSplit_", name)))
+
+
+def distribute_concat(xs: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
+    """One blob per device of the current placement (blob i on device i alone), joined on ``axis``: S(axis)."""
+    _check_pieces("distribute_concat", xs)
+    return _add_op("distribute_concat", list(xs), _attrs(axis), _name("DistributeConcat_", name))[0]
+
+
+def distribute_add(xs: Sequence[LazyBlob], name: str | None = None) -> LazyBlob:
+    """One blob per device of the current placement (blob i on device i alone), summed: P."""
+    _check_pieces("distribute_add", xs)
+    return _add_op("distribute_add", list(xs), _attrs(), _name("DistributeAdd_", name))[0]
+
+
+def _attrs(axis: int = 0) -> dict:
+    return {"axis": axis, "parallel_num": _placement().parallel_num}
+
+
+def _placement() -> ParallelConf:
+    return scope.current_placement(current_builder().default_placement)
+
+
+def _name(prefix: str, name: str | None) -> str:
+    """OneFlow's ``id_util.UniqueStr(prefix)`` where no name is given."""
+    if name is not None:
+        return name
+    builder, i = current_builder(), 0
+    while builder.has_op(f"{prefix}{i}"):
+        i += 1
+    return f"{prefix}{i}"
+
+
+def _check_pieces(api: str, xs: Sequence[LazyBlob]) -> None:
+    """One blob per device of the current placement, blob i placed on device i alone (OneFlow asserts the count
+    and each blob's single device, ``_SoleConsistentLbn``)."""
+    placement, where = _placement(), user_location()
+    at = f"{where}: " if where else ""
+    if isinstance(xs, LazyBlob) or not isinstance(xs, (list, tuple)):
+        raise TypeError(f"{at}flow.advanced.{api} takes a list of blobs, one per device; got {type(xs).__name__}")
+    for i, x in enumerate(xs):
+        require_blob(x, f"blob {i} of {api}'s list")
+    if len(xs) != placement.parallel_num:
+        raise OpInferError(f"{at}flow.advanced.{api} takes one blob per device of the placement {placement} "
+                           f"({placement.parallel_num}); got a list of {len(xs)}")
+    ops = {op.name: op for op in current_builder().ops}
+    for i, (x, (machine, device)) in enumerate(zip(xs, placement.devices)):
+        own = _blob_placement(ops[x.op_name], x.lbn)
+        if own.devices != ((machine, device),) or own.device_tag != placement.device_tag:
+            raise OpInferError(
+                f"{at}flow.advanced.{api}: blob {i} ({x.lbn!r}) must lie on device {i} of the placement "
+                f"{placement} alone, {placement.device_tag}:{machine}:{device}, as distribute_split's and "
+                f"distribute_clone's outputs do (or an op under flow.scope.placement(\"{placement.device_tag}\", "
+                f"\"{machine}:{device}\")); it lies on {own}")
+
+
+def _blob_placement(producer: OpConf, lbn: str) -> ParallelConf:
+    """Where a blob lies: its producer's placement, or one device of it for a distribute op's ``out_i``."""
+    conf = producer.parallel_conf
+    if producer.op_type in ONE_DEVICE_OUTPUTS and not producer.attrs.get("mirrored") and conf.parallel_num > 1:
+        machine, device = conf.devices[producer.output_lbns.index(lbn)]
+        return ParallelConf(conf.device_tag, (f"{machine}:{device}",))
+    return conf
