@@ -9,7 +9,8 @@
   note where chromium or Playwright is missing);
 - a synthetic 10,000-task Plan (benchmarks/plan_svg.py's generator): its payload (target <= 1 s) and its sizes;
 - %%flowjob of the 30-layer train job in an IPython shell with a warm cache, output bundle included, as a live
-  kernel makes it (target <= 3 s), and what its output adds to the .ipynb, before (version 1) and after.
+  kernel makes it (target <= 3 s), and what its output adds to the .ipynb: version-1 payloads and every stage as
+  text/plain (as it was), version 2 with that text, version 2 with the bounded text/plain (now).
 
     .venv/bin/python benchmarks/payload_size_time.py [--quick] [--cpu]
 
@@ -156,10 +157,13 @@ def flowjob_seconds(repeat: int) -> float:
         assert result.error is None and "application/vnd.flowlab.plan+json" in bundle
         if not FLOWJOB_BYTES:
             sizes = {k.split("/")[-1]: len(v if isinstance(v, str) else json.dumps(v)) for k, v in bundle.items()}
-            before, after = notebook_bytes(unpacked(bundle, result)), notebook_bytes(bundle)
+            full_text = {**bundle, "text/plain": str(result)}  # every stage as text, as text/plain was before
+            before, packed = notebook_bytes(unpacked(full_text, result)), notebook_bytes(full_text)
+            after = notebook_bytes(bundle)
             FLOWJOB_BYTES.append(", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
-                                 + f"; in the .ipynb {before / 2**20:.2f} MiB with v1 payloads -> "
-                                   f"{after / 2**20:.2f} MiB ({before / after:.1f}x smaller)")
+                                 + f"; in the .ipynb {before / 2**20:.2f} MiB with v1 payloads and every stage as "
+                                   f"text -> {packed / 2**20:.2f} MiB with v2 payloads -> {after / 2**20:.2f} MiB "
+                                   f"with the bounded text/plain ({before / after:.1f}x smaller)")
 
     once()  # warm: Numba kernels, imports
     try:
