@@ -36,7 +36,7 @@ class FlowjobResult:
     name: str | None = None  # the variable ``-o NAME`` stored the result under (the text/plain names it)
     _payloads: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     _svg: str | None = field(default=None, repr=False)
-    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # the payloads packed, once
+    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # view -> its payload packed, once
 
     @property
     def compiled(self) -> bool:
@@ -109,7 +109,8 @@ class FlowjobResult:
         payloads = self.payloads()
         svgs = {next(iter(payloads)): self._svg} if self._svg and payloads else {}
         default = "plan" if "plan" in payloads else "jobs"
-        return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix)
+        return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix,
+                           stored=self.stored_payloads())
 
     def interactive_view(self) -> Any:
         """The plan browser above an output area; its debug button opens the debugger for the last job call
@@ -170,6 +171,15 @@ class FlowjobResult:
             self._payloads = out
         return self._payloads
 
+    def stored_payloads(self) -> dict[str, dict[str, Any]]:
+        """The payloads packed as version 2 (``payload_pack.pack``), by view: what the notebook keeps and, with the
+        body as bytes, what the live browser's comm carries; packed once."""
+        from ..viz.payload_pack import stored
+
+        if self._stored is None:
+            self._stored = {view: stored(p) for view, p in self.payloads().items()}
+        return self._stored
+
     def overview_svg(self) -> str | None:
         """The bounded static picture of the first payload (the jobs, else the Plan); None with a note in
         ``render_note`` when no renderer worked."""
@@ -189,12 +199,10 @@ class FlowjobResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..viz.payload import MIME
-        from ..viz.payload_pack import stored
 
-        if self._stored is None:  # version 2 (packed): what a notebook keeps; the kernel's views use version 1
-            self._stored = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
-                            for view, p in self.payloads().items()}
-        bundle: dict[str, Any] = dict(self._stored)
+        # version 2 (packed): what a notebook keeps; the kernel's views use version 1
+        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: p
+                                  for view, p in self.stored_payloads().items()}
         svg = self.overview_svg()
         if svg:
             bundle["image/svg+xml"] = svg
