@@ -8,6 +8,9 @@
   decode -> parse -> laid-out view), version 1 against version 2 in interleaved rounds (medians; skipped with a
   note where chromium or Playwright is missing);
 - a synthetic 10,000-task Plan (benchmarks/plan_svg.py's generator): its payload (target <= 1 s) and its sizes;
+- the live widget (benchmarks/_live_comm.py): the payload's bytes over the comm and the time from creating the widget
+  to its first box in a live JupyterLab, for the 30-layer Plan and the 10,000-task Plan, version 1 against version 2
+  (base64 and binary body), and the widget state a notebook saves;
 - %%flowjob of the 30-layer train job in an IPython shell with a warm cache, output bundle included, as a live
   kernel makes it (target <= 3 s), and what its output adds to the .ipynb: version-1 payloads and every stage as
   text/plain (as it was), version 2 with that text, version 2 with the bounded text/plain (now).
@@ -27,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's flowlab, and tests.deep_mlp
 
 import numpy as np
+from _live_comm import live_rows, saved_state_row
 from _util import QUICK, median_time, table
 from plan_svg import synthetic_plan
 
@@ -175,7 +179,9 @@ def flowjob_seconds(repeat: int) -> float:
 def main() -> None:
     repeat = 3 if QUICK else 7
     rows = rows_for("seed pad_Job", seed_session(), repeat)
-    rows += rows_for("30-layer MLP train", build_deep_mlp(), repeat)
+    deep = build_deep_mlp()
+    rows += rows_for("30-layer MLP train", deep, repeat)
+    rows.append(saved_state_row(deep))
     plan = synthetic_plan(10_000, n_jobs=8, n_threads=4)
     payload = plan_payload(plan)
     seconds = median_time(lambda: plan_payload(plan), repeat)
@@ -188,6 +194,7 @@ def main() -> None:
                  f"{flowjob_seconds(max(1, repeat // 2)):.2f} s (target <= 3 s)"))
     rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
     rows += draw_rows(1 if QUICK else 5)
+    rows += live_rows(1 if QUICK else 3)
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()
 
