@@ -165,8 +165,8 @@ def flowjob_seconds(repeat: int) -> float:
             before, packed = notebook_bytes(unpacked(full_text, result)), notebook_bytes(full_text)
             after = notebook_bytes(bundle)
             FLOWJOB_BYTES.append(", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
-                                 + f"; in the .ipynb {before / 2**20:.2f} MiB with v1 payloads and every stage as "
-                                   f"text -> {packed / 2**20:.2f} MiB with v2 payloads -> {after / 2**20:.2f} MiB "
+                                 + f"; in the .ipynb (every stage as text/plain) {before / 2**20:.2f} MiB with v1 "
+                                   f"payloads -> {packed / 2**20:.2f} MiB with v2 payloads -> {after / 2**20:.2f} MiB "
                                    f"with the bounded text/plain ({before / after:.1f}x smaller)")
 
     once()  # warm: Numba kernels, imports
