@@ -44,10 +44,13 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._inspected: str | None = None
         self._stop: Stop | None = None
         self._status = "ready"
-        payload = plan_payload(dbg.plan, dbg.session.job_set)
-        super().__init__(payload=payload, packed=live(payload), **kwargs)
+        super().__init__(payload=plan_payload(dbg.plan, dbg.session.job_set), **kwargs)
         self.on_msg(self._on_msg)
         self._publish(None)
+
+    @traitlets.observe("payload")
+    def _on_payload(self, change: dict[str, Any]) -> None:
+        self.packed = live(change["new"])
 
     # -- messages ----------------------------------------------------------------------------------
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:

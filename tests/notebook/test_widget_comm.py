@@ -135,6 +135,8 @@ def test_the_debugger_sends_the_plan_packed(pad_session, tmp_path):
     state, paths, _ = comm_message(widget)
     assert "payload" not in state and paths == [["packed", "body"]] and "state" in state
     assert decoded_in_node(widget, tmp_path)["same"]
+    widget.payload = {**widget.payload, "title": "a new title"}  # a new payload goes out packed too
+    assert unpack(widget.packed) == widget.payload
 
 
 def test_live_says_what_it_expected():
