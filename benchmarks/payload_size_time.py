@@ -8,8 +8,12 @@
   decode -> parse -> laid-out view), version 1 against version 2 in interleaved rounds (medians; skipped with a
   note where chromium or Playwright is missing);
 - a synthetic 10,000-task Plan (benchmarks/plan_svg.py's generator): its payload (target <= 1 s) and its sizes;
+- the live widget (benchmarks/_live_comm.py): the payload's bytes over the comm and the time from creating the widget
+  to its first box in a live JupyterLab, for the 30-layer Plan and the 10,000-task Plan, version 1 against version 2
+  (base64 and binary body), and the widget state a notebook saves;
 - %%flowjob of the 30-layer train job in an IPython shell with a warm cache, output bundle included, as a live
-  kernel makes it (target <= 3 s), and what its output adds to the .ipynb, before (version 1) and after.
+  kernel makes it (target <= 3 s), and what its output adds to the .ipynb: version-1 payloads and every stage as
+  text/plain (as it was), version 2 with that text, version 2 with the bounded text/plain (now).
 
     .venv/bin/python benchmarks/payload_size_time.py [--quick] [--cpu]
 
@@ -26,6 +30,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's flowlab, and tests.deep_mlp
 
 import numpy as np
+from _live_comm import live_rows, saved_state_row
 from _util import QUICK, median_time, table
 from plan_svg import synthetic_plan
 
@@ -156,10 +161,13 @@ def flowjob_seconds(repeat: int) -> float:
         assert result.error is None and "application/vnd.flowlab.plan+json" in bundle
         if not FLOWJOB_BYTES:
             sizes = {k.split("/")[-1]: len(v if isinstance(v, str) else json.dumps(v)) for k, v in bundle.items()}
-            before, after = notebook_bytes(unpacked(bundle, result)), notebook_bytes(bundle)
+            full_text = {**bundle, "text/plain": str(result)}  # every stage as text, as text/plain was before
+            before, packed = notebook_bytes(unpacked(full_text, result)), notebook_bytes(full_text)
+            after = notebook_bytes(bundle)
             FLOWJOB_BYTES.append(", ".join(f"{k} {v / 1024:.0f} KiB" for k, v in sizes.items())
-                                 + f"; in the .ipynb {before / 2**20:.2f} MiB with v1 payloads -> "
-                                   f"{after / 2**20:.2f} MiB ({before / after:.1f}x smaller)")
+                                 + f"; in the .ipynb (every stage as text/plain) {before / 2**20:.2f} MiB with v1 "
+                                   f"payloads -> {packed / 2**20:.2f} MiB with v2 payloads -> {after / 2**20:.2f} MiB "
+                                   f"with the bounded text/plain ({before / after:.1f}x smaller)")
 
     once()  # warm: Numba kernels, imports
     try:
@@ -171,7 +179,9 @@ def flowjob_seconds(repeat: int) -> float:
 def main() -> None:
     repeat = 3 if QUICK else 7
     rows = rows_for("seed pad_Job", seed_session(), repeat)
-    rows += rows_for("30-layer MLP train", build_deep_mlp(), repeat)
+    deep = build_deep_mlp()
+    rows += rows_for("30-layer MLP train", deep, repeat)
+    rows.append(saved_state_row(deep))
     plan = synthetic_plan(10_000, n_jobs=8, n_threads=4)
     payload = plan_payload(plan)
     seconds = median_time(lambda: plan_payload(plan), repeat)
@@ -184,6 +194,7 @@ def main() -> None:
                  f"{flowjob_seconds(max(1, repeat // 2)):.2f} s (target <= 3 s)"))
     rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
     rows += draw_rows(1 if QUICK else 5)
+    rows += live_rows(1 if QUICK else 3)
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()
 

@@ -2,8 +2,11 @@
 // Version 1 is the payload as flowlab builds it; version 2 is how a notebook stores it (flowlab/viz/payload_pack.py):
 // the head (kind, title, summary) as is and the rest as `body`, base64 of gzipped JSON. Decoded (readPayload), a
 // version-2 payload is a version-1 payload with every node, edge and detail row.
+// A live widget's comm carries version 2 with a binary body instead (encoding "gzip", the body an ipywidgets buffer
+// that arrives as a DataView): the gzip bytes without base64's third more.
 export const PAYLOAD_VERSION = 2;
 export const PACKED_ENCODING = "gzip+base64";
+export const BINARY_ENCODING = "gzip";
 export const MIME_TYPES = {
   jobset: "application/vnd.flowlab.jobset+json",
   plan: "application/vnd.flowlab.plan+json",
@@ -232,8 +235,15 @@ const base64Bytes = (text: string): Uint8Array<ArrayBuffer> => {
   return out;
 };
 
-/** A stored payload (version 2: head + gzipped `body`) as the full object; anything else comes back as it is.
- * Throws Bad with a message for people where the body cannot be read. */
+/** The bytes of a binary body (an ipywidgets buffer: DataView; or an ArrayBuffer or typed array), else null. */
+function binaryBytes(v: unknown): Uint8Array<ArrayBuffer> | null {
+  if (v instanceof ArrayBuffer) return new Uint8Array(v);
+  if (ArrayBuffer.isView(v) && v.buffer instanceof ArrayBuffer) return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  return null;
+}
+
+/** A stored payload (version 2: head + gzipped `body`, base64 text in a notebook, binary over a widget's comm) as the
+ * full object; anything else comes back as it is. Throws Bad with a message for people where the body cannot be read. */
 async function unpackStored(data: unknown): Promise<unknown> {
   if (typeof data === "string") {
     try { data = JSON.parse(data); } catch { return data; }  // parsePayload says it is not JSON
@@ -242,17 +252,25 @@ async function unpackStored(data: unknown): Promise<unknown> {
   // a newer flowlab may store its payloads another way: parsePayload says "newer", not "cannot decode"
   if (typeof data.flowlab_payload === "number" && data.flowlab_payload > PAYLOAD_VERSION) return data;
   const at = "payload";
-  if (data.encoding !== PACKED_ENCODING) throw new Bad(`${at}.encoding: expected ${JSON.stringify(PACKED_ENCODING)}, got ${what(data.encoding)}`);
-  const body = str(data, "body", at)!;
+  const binary = binaryBytes(data.body);
+  if (data.encoding === BINARY_ENCODING) {
+    if (!binary) throw new Bad(`${at}.body: encoding ${JSON.stringify(BINARY_ENCODING)} has a binary body (a widget buffer), got ${what(data.body)}`);
+  } else if (data.encoding === PACKED_ENCODING) {
+    str(data, "body", at);
+  } else {
+    throw new Bad(`${at}.encoding: expected ${JSON.stringify(PACKED_ENCODING)}, got ${what(data.encoding)} (${JSON.stringify(BINARY_ENCODING)} is for a binary body, as a live widget sends it)`);
+  }
   if (typeof DecompressionStream === "undefined") {
     throw new Bad("this browser cannot decompress a stored flowlab output (it has no DecompressionStream); a newer browser draws it");
   }
   let text: string;
   try {
-    const stream = new Blob([base64Bytes(body)]).stream().pipeThrough(new DecompressionStream("gzip"));
+    const bytes = binary ?? base64Bytes(data.body as string);
+    const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
     text = await new Response(stream).text();
   } catch (e) {
-    throw new Bad(`${at}.body: expected base64 of gzipped JSON, and it does not decode (${String(e)})`);
+    const form = data.encoding === BINARY_ENCODING ? "gzipped JSON" : "base64 of gzipped JSON";
+    throw new Bad(`${at}.body: expected ${form}, and it does not decode (${String(e)})`);
   }
   let rest: unknown;
   try { rest = JSON.parse(text); } catch { throw new Bad(`${at}.body: the decompressed body is not valid JSON`); }

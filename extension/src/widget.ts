@@ -1,10 +1,12 @@
-// The anywidget ES module: render({model, el}) for PlanBrowser (payload, selected, query) and DebuggerWidget
-// (payload, state), with the messages of payload.md.
+// The anywidget ES module: render({model, el}) for PlanBrowser (packed, selected, query) and DebuggerWidget
+// (packed, state), with the messages of payload.md. `packed` is the payload as version 2 with a binary body (an
+// ipywidgets buffer: the comm carries the gzip bytes, 0.1 MiB for the 30-layer MLP's Plan where its version-1 JSON
+// is 1.4 MiB); a model with no `packed` (an older flowlab, a test's own AnyWidget) draws its version-1 `payload`.
 import { button } from "./dom.js";
 import { DebuggerView, type DebugState } from "./debugger.js";
-import { parsePayload } from "./payload.js";
+import { type Parsed, readPayload } from "./payload.js";
 import { ensureStyle } from "./style.js";
-import { renderPayload, type Rendered, showProblem } from "./views.js";
+import { type Rendered, renderParsed, showProblem } from "./views.js";
 
 export interface Model {
   get(name: string): unknown;
@@ -13,6 +15,27 @@ export interface Model {
   on(event: string, cb: (...args: unknown[]) => void): void;
   off(event?: string, cb?: (...args: unknown[]) => void): void;
   send(msg: unknown): void;
+}
+
+/** The model's payload, decoded: `packed` where the kernel sent it, else the version-1 `payload` trait. */
+function modelPayload(model: Model): Promise<Parsed> {
+  const packed = model.get("packed");
+  const hasPacked = typeof packed === "object" && packed !== null && Object.keys(packed).length > 0;
+  return readPayload(hasPacked ? packed : model.get("payload"));
+}
+
+/** Calls `apply` with the model's decoded payload on each change; a decode that a newer change overtook is dropped,
+ * and none applies after `stop` (the view was closed while a payload decoded). */
+function onPayload(model: Model, apply: (parsed: Parsed) => void): { stop(): void } {
+  let calls = 0, stopped = false;
+  const update = (): void => {
+    const call = ++calls;
+    void modelPayload(model).then((parsed) => { if (call === calls && !stopped) apply(parsed); });
+  };
+  model.on("change:packed", update);
+  model.on("change:payload", update);
+  update();
+  return { stop() { stopped = true; model.off("change:packed", update); model.off("change:payload", update); } };
 }
 
 function renderBrowser(model: Model, el: HTMLElement): () => void {
@@ -26,9 +49,9 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
     debug.style.display = model.get("can_debug") === false ? "none" : "";
   };
   onDebugState();
-  const draw = (): void => {
+  const draw = (parsed: Parsed): void => {
     view?.destroy();
-    view = renderPayload(el, model.get("payload"), undefined, {
+    view = renderParsed(el, parsed, undefined, {
       tools: [debug],
       onSelect: (id) => {
         model.set("selected", id ?? "");
@@ -54,16 +77,15 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
     const msg = args[0] as { type?: string; id?: string } | null;
     if (msg?.type === "focus" && typeof msg.id === "string") void view?.graph?.focus(msg.id);
   };
-  model.on("change:payload", draw);
   model.on("change:debug_open", onDebugState);
   model.on("change:can_debug", onDebugState);
   model.on("change:query", onQuery);
   model.on("change:selected", onSelected);
   model.on("msg:custom", onMsg);
-  draw();
+  const payload = onPayload(model, draw);
   return () => {
+    payload.stop();
     view?.destroy();
-    model.off("change:payload", draw);
     model.off("change:debug_open", onDebugState);
     model.off("change:can_debug", onDebugState);
     model.off("change:query", onQuery);
@@ -77,19 +99,17 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
   el.replaceChildren();
   const view = new DebuggerView((msg) => model.send(msg));
   el.append(view.root);
-  const drawPayload = (): void => {
-    const parsed = parsePayload(model.get("payload"));
+  const drawPayload = (parsed: Parsed): void => {
     if (parsed.ok) view.setGraph(parsed.payload.graph);
     else showProblem(view.root, parsed.message);
   };
   const drawState = (): void => view.setState((model.get("state") ?? {}) as DebugState);
-  model.on("change:payload", drawPayload);
   model.on("change:state", drawState);
-  drawPayload();
+  const payload = onPayload(model, drawPayload);
   drawState();
   return () => {
+    payload.stop();
     view.graph?.destroy();
-    model.off("change:payload", drawPayload);
     model.off("change:state", drawState);
   };
 }

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { gzipSync } from "node:zlib";
 import { installDom } from "./dom.js";
 
 installDom();
@@ -148,10 +149,52 @@ test("the anywidget contract: query and selected traits both ways, focus message
   [...el.querySelectorAll("button")].find((b) => b.textContent === "debug")!.click();
   assert.deepEqual(m.sent.at(-1), { type: "debug" });
   m.set("payload", { ...mlpJobset(1), title: "replaced" });
+  await new Promise((res) => setTimeout(res, 50));  // a payload is decoded (asynchronously) before it draws
   assert.equal(el.querySelector(".fl-title")!.textContent, "replaced");
   cleanup();
   assert.equal(m.handlers["change:payload"].length, 0);
+  assert.equal(m.handlers["change:packed"].length, 0);
   el.remove();
+});
+
+/** A payload as flowlab's widgets send it (the `packed` trait): version 2 whose body is the gzip bytes, as ipywidgets
+ * hands a buffer to the model (a DataView); gzipped here by Node, independently of the Python packer. */
+function packedTrait(p: Record<string, unknown>): Record<string, unknown> {
+  const { flowlab_payload: _v, kind, title, ...rest } = p;
+  const gz = gzipSync(Buffer.from(JSON.stringify(rest), "utf-8"));
+  return { flowlab_payload: 2, kind, title, encoding: "gzip", body: new DataView(gz.buffer, gz.byteOffset, gz.byteLength) };
+}
+
+test("the widgets draw the binary `packed` trait before the version-1 `payload`, the latest change winning", async () => {
+  const { render } = (await import("../src/widget.js")).default;
+  const el = document.createElement("div");
+  document.body.append(el);
+  const m = new FakeModel({ packed: packedTrait(mlpJobset(3) as unknown as Record<string, unknown>),
+    payload: { ...mlpJobset(1), title: "the old trait" }, selected: "", query: "" });
+  const cleanup = render({ model: m, el });
+  await new Promise((res) => setTimeout(res, 300));
+  assert.equal(el.querySelector(".fl-title")!.textContent, mlpJobset(3).title);
+  assert.ok(el.querySelectorAll(".fl-node").length > 3);
+  assert.equal(el.querySelectorAll(".fl-error").length, 0);
+  // two changes in a row: the second decodes last-or-first, only it is drawn
+  m.set("packed", packedTrait({ ...mlpJobset(2), title: "first" } as unknown as Record<string, unknown>));
+  m.set("packed", packedTrait({ ...mlpJobset(1), title: "second" } as unknown as Record<string, unknown>));
+  await new Promise((res) => setTimeout(res, 100));
+  assert.equal(el.querySelector(".fl-title")!.textContent, "second");
+  m.set("packed", { ...packedTrait(mlpJobset(1) as unknown as Record<string, unknown>), body: "H4sI" });
+  await new Promise((res) => setTimeout(res, 50));
+  assert.match(el.querySelector(".fl-error")!.textContent!, /payload\.body: encoding "gzip" has a binary body \(a widget buffer\), got the string "H4sI"/);
+  m.set("packed", packedTrait({ ...mlpJobset(1), title: "after close" } as unknown as Record<string, unknown>));
+  cleanup();  // closed while it decodes: nothing is drawn into the closed view
+  await new Promise((res) => setTimeout(res, 100));
+  assert.notEqual(el.querySelector(".fl-title")?.textContent, "after close");
+  el.remove();
+  const d = document.createElement("div");
+  const dm = new FakeModel({ packed: packedTrait(smallRun() as unknown as Record<string, unknown>),
+    state: { status: "ready", next_node: "t:1", actors: [] } });
+  render({ model: dm, el: d });  // the debugger
+  await new Promise((res) => setTimeout(res, 300));
+  assert.ok(d.querySelector('[data-id="t:1"]')!.classList.contains("next"));
 });
 
 test("the debugger widget renders from `payload` and `state`, and redraws on a new state", async () => {

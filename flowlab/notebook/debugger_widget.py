@@ -19,6 +19,7 @@ import traitlets
 
 from ..debug import Debugger, Stop
 from ..viz.payload import plan_payload
+from ..viz.payload_pack import live
 
 STATIC = pathlib.Path(__file__).parent / "static"
 # the front end built from extension/ (one module for every view; it inserts its own CSS)
@@ -34,7 +35,8 @@ class DebuggerWidget(anywidget.AnyWidget):
     breakpoints, the blob inspector, the stop reason and the memory record."""
 
     _esm = _ESM
-    payload = traitlets.Dict().tag(sync=True)
+    payload = traitlets.Dict()  # the Plan's payload (version 1), in the kernel only
+    packed = traitlets.Dict().tag(sync=True)  # what the comm carries: ``payload`` as payload_pack.live makes it
     state = traitlets.Dict().tag(sync=True)
 
     def __init__(self, dbg: Debugger, **kwargs: Any) -> None:
@@ -45,6 +47,10 @@ class DebuggerWidget(anywidget.AnyWidget):
         super().__init__(payload=plan_payload(dbg.plan, dbg.session.job_set), **kwargs)
         self.on_msg(self._on_msg)
         self._publish(None)
+
+    @traitlets.observe("payload")
+    def _on_payload(self, change: dict[str, Any]) -> None:
+        self.packed = live(change["new"])
 
     # -- messages ----------------------------------------------------------------------------------
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:

@@ -30,7 +30,8 @@ class FlowMagics(Magics):
             raise UsageError(f"--show got unknown stage(s) {unknown}; stages are {', '.join(STAGES)}")
         session_module.clear_default_session()
         session = session_module.default_session()
-        result = FlowjobResult(session, show, interactive=getattr(self.shell, "kernel", None) is not None)
+        result = FlowjobResult(session, show, interactive=getattr(self.shell, "kernel", None) is not None,
+                               name=args.out)
         original = session.lazy_run
 
         def recording_run(desc: Any, call_args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -5,7 +5,9 @@
 - the plan browser widget, when a kernel is live;
 - ``image/svg+xml``: a bounded Graphviz overview (collapsed groups only, never more than a few dozen boxes), for
   nbconvert, GitHub and front ends without flowlab's renderer; ids carry a prefix unique to this output;
-- ``text/plain``: every stage as text.
+- ``text/plain``: a bounded summary (the jobs with their op counts, the Plan's size, the stages shown, how to print
+  everything): a saved .ipynb keeps it beside the payloads, and the 30-layer MLP's stages as text were 250 KiB of
+  it. ``print(res)`` prints every stage, ``res.stage_text(stage)`` one of them.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..ir import Job, JobSet
 from ..viz.payload_svg import new_id_prefix
 
 STAGES = ("user", "push", "pull", "model_io", "main", "plan")
+MAX_JOB_LINES = 24  # jobs listed by name in text/plain; a model's jobs are a handful, a cell of many functions more
 
 
 @dataclass
@@ -30,9 +33,10 @@ class FlowjobResult:
     loc_names: dict[str, str] = field(default_factory=dict)  # IPython's cell file names -> "cell [3]"
     id_prefix: str = field(default_factory=lambda: new_id_prefix())
     render_note: str | None = None  # why there is no picture, when no Graphviz renderer worked
+    name: str | None = None  # the variable ``-o NAME`` stored the result under (the text/plain names it)
     _payloads: dict[str, dict[str, Any]] | None = field(default=None, repr=False)
     _svg: str | None = field(default=None, repr=False)
-    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # the payloads packed, once
+    _stored: dict[str, dict[str, Any]] | None = field(default=None, repr=False)  # view -> its payload packed, once
 
     @property
     def compiled(self) -> bool:
@@ -77,6 +81,26 @@ class FlowjobResult:
     def __repr__(self) -> str:
         return f"<FlowjobResult {self.summary()}>"
 
+    def text_summary(self) -> str:
+        """The output's text/plain: the summary line, each job with its op count, the Plan's size, the stages shown
+        and how to print them in full; bounded whatever the model's size (``str(self)`` has every stage)."""
+        jobs = list(self.session.job_set) if self.compiled else list(self.session.partial_jobs.values())
+        lines = [self.summary(), f"jobs ({len(jobs)}):"]
+        lines += [f"  {job.kind:<9} {job.name}: {len(job.ops)} ops" for job in jobs[:MAX_JOB_LINES]]
+        res = self.name or "res"
+        if len(jobs) > MAX_JOB_LINES:
+            lines.append(f"  … and {len(jobs) - MAX_JOB_LINES} more jobs (print({res}.session.job_set))")
+        if self.compiled:
+            plan = self.plan
+            lines.append(f"plan: {len(plan.tasks)} tasks, {len(plan.regst_descs)} registers, "
+                         f"{len(plan.mem_blocks)} memory blocks")
+        lines.append(f"shown: {', '.join(self.show)}")
+        if not self.name:
+            lines.append(f"to keep this result, run the cell as %%flowjob -o {res}; then")
+        lines.append(f'full text: print({res}) (every stage and the passes), print({res}.stage_text("plan")) (one '
+                     f"stage); the objects: {res}.session, {res}.plan, {res}.session.passes")
+        return "\n".join(lines)
+
     def browser(self, view: str | None = None) -> Any:
         """The interactive plan browser over this result's session (needs anywidget); it reuses this output's
         payloads, picture and id prefix."""
@@ -85,7 +109,8 @@ class FlowjobResult:
         payloads = self.payloads()
         svgs = {next(iter(payloads)): self._svg} if self._svg and payloads else {}
         default = "plan" if "plan" in payloads else "jobs"
-        return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix)
+        return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix,
+                           stored=self.stored_payloads())
 
     def interactive_view(self) -> Any:
         """The plan browser above an output area; its debug button opens the debugger for the last job call
@@ -146,6 +171,15 @@ class FlowjobResult:
             self._payloads = out
         return self._payloads
 
+    def stored_payloads(self) -> dict[str, dict[str, Any]]:
+        """The payloads packed as version 2 (``payload_pack.pack``), by view: what the notebook keeps and, with the
+        body as bytes, what the live browser's comm carries; packed once."""
+        from ..viz.payload_pack import stored
+
+        if self._stored is None:
+            self._stored = {view: stored(p) for view, p in self.payloads().items()}
+        return self._stored
+
     def overview_svg(self) -> str | None:
         """The bounded static picture of the first payload (the jobs, else the Plan); None with a note in
         ``render_note`` when no renderer worked."""
@@ -165,16 +199,14 @@ class FlowjobResult:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from ..viz.payload import MIME
-        from ..viz.payload_pack import stored
 
-        if self._stored is None:  # version 2 (packed): what a notebook keeps; the kernel's views use version 1
-            self._stored = {MIME["jobset" if view == "jobs" else "plan"]: stored(p)
-                            for view, p in self.payloads().items()}
-        bundle: dict[str, Any] = dict(self._stored)
+        # version 2 (packed): what a notebook keeps; the kernel's views use version 1
+        bundle: dict[str, Any] = {MIME["jobset" if view == "jobs" else "plan"]: p
+                                  for view, p in self.stored_payloads().items()}
         svg = self.overview_svg()
         if svg:
             bundle["image/svg+xml"] = svg
-        text = str(self)
+        text = self.text_summary()  # bounded: a saved .ipynb keeps it beside the payloads
         bundle["text/plain"] = f"{self.render_note}\n{text}" if self.render_note else text
         if self.interactive and self.compiled:
             widget = self.debugger_widget() if self.debugger is not None else self.interactive_view()

@@ -26,10 +26,13 @@ class PlanBrowser(anywidget.AnyWidget):
     the debugger. Traits and messages are those of payload.md; ``svg`` is the bounded static picture."""
 
     _esm = _ESM
-    payload = traitlets.Dict().tag(sync=True)  # a jobset or plan payload (payload.md)
+    payload = traitlets.Dict()  # the view's jobset or plan payload (payload.md, version 1), in the kernel only
+    packed = traitlets.Dict().tag(sync=True)  # what the comm carries: ``payload`` as payload_pack.live makes it
     views = traitlets.List(traitlets.Unicode()).tag(sync=True)
     view = traitlets.Unicode("plan").tag(sync=True)
-    svg = traitlets.Unicode("").tag(sync=True)  # the bounded Graphviz overview of ``payload``
+    # the bounded Graphviz overview of ``payload``, for the mime bundle's image/svg+xml: the live view draws the
+    # payload, so the comm never carries it (it was 30 KiB a view switch)
+    svg = traitlets.Unicode("")
     selected = traitlets.Unicode("").tag(sync=True)
     query = traitlets.Unicode("").tag(sync=True)
     highlighted = traitlets.List(traitlets.Unicode()).tag(sync=True)
@@ -40,9 +43,14 @@ class PlanBrowser(anywidget.AnyWidget):
     error = traitlets.Unicode("").tag(sync=True)  # what the last click got wrong; the next good one clears it
 
     def __init__(self, session: Any, view: str = "plan", *, payloads: dict[str, dict[str, Any]] | None = None,
-                 svgs: dict[str, str] | None = None, id_prefix: str | None = None, **kwargs: Any) -> None:
+                 svgs: dict[str, str] | None = None, id_prefix: str | None = None,
+                 stored: dict[str, dict[str, Any]] | None = None, **kwargs: Any) -> None:
+        """``payloads``, ``svgs`` and ``stored`` (the payloads packed as version 2, ``payload_pack.pack``), by view,
+        are what the caller (a %%flowjob output) already made."""
         self._session = session
         self._payloads = dict(payloads or {})
+        # view -> (payload, pack(payload)): the comm's body is the notebook's, so a %%flowjob output packs once
+        self._stored = {v: (self._payloads[v], p) for v, p in (stored or {}).items() if v in self._payloads}
         self._svgs = dict(svgs or {})
         kinds = [k for k in ("user", "push", "pull", "model_io", "main") if session.job_set.of_kind(k)]
         super().__init__(views=["jobs", *kinds, "plan"], id_prefix=id_prefix or new_id_prefix(), **kwargs)
@@ -110,10 +118,11 @@ class PlanBrowser(anywidget.AnyWidget):
     def show(self, view: str) -> None:
         if view not in self.views:
             raise ValueError(f"no view {view!r}; views are {self.views}")
-        self.view, self.payload = view, self.payload_of(view)
-        self.svg = self.svg_of(view)
-        self.selected = ""  # the detail pane of another view's node would be stale here
-        self.highlighted = self._matches(self.query)  # the search box keeps its text: show its matches here
+        with self.hold_sync():  # one comm message for the whole switch, not one per trait
+            self.view, self.payload = view, self.payload_of(view)
+            self.svg = self.svg_of(view)
+            self.selected = ""  # the detail pane of another view's node would be stale here
+            self.highlighted = self._matches(self.query)  # the search box keeps its text: show its matches here
 
     def _matches(self, text: str) -> list[str]:
         return [n["id"] for n in self.payload["graph"]["nodes"] if text and text in n["label"]]
@@ -160,6 +169,16 @@ class PlanBrowser(anywidget.AnyWidget):
     def focus(self, node_id: str) -> None:
         """Ask the front end to select, highlight and scroll to a node (payload.md's kernel -> front end)."""
         self.send({"type": "focus", "id": node_id})
+
+    @traitlets.observe("payload")
+    def _on_payload(self, change: dict[str, Any]) -> None:
+        from ..viz.payload_pack import live, pack
+
+        payload = change["new"]
+        known = self._stored.get(self.view)
+        if known is None or known[0] is not payload:  # a new view, or expand/collapse made a new payload
+            known = self._stored[self.view] = (payload, pack(payload))
+        self.packed = live(payload, known[1])
 
     @traitlets.observe("query")
     def _on_query(self, change: dict[str, Any]) -> None:

@@ -15,6 +15,10 @@ So version 2 is version 1 gzipped: the head (``kind``, ``title``, a Plan's ``sum
 group and detail row), so a saved notebook draws everything with no kernel; browsers decode it with
 ``DecompressionStream("gzip")`` (extension/src/payload.ts ``decodePayload``). The gzip header's time is 0, so the
 same payload always writes the same bytes (a re-run notebook diffs clean).
+
+A live widget's comm carries version 2 too, with the body binary (``live``: encoding ``gzip``, the body the gzip
+bytes, which ipywidgets sends as a buffer beside the JSON message; the front end gets a DataView): base64 would add
+a third, and JSON-in-a-trait version 1 was 1.4 MiB per 30-layer Plan on every (re)display.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from typing import Any
 
 PACKED_VERSION = 2
 ENCODING = "gzip+base64"
+LIVE_ENCODING = "gzip"  # the same body as bytes: a widget trait (ipywidgets sends bytes as binary buffers)
 HEAD = ("kind", "title", "summary")  # left readable: what a person or a tool reading the .ipynb wants first
 LEVEL = 6  # level 9 is 5% smaller and 3x slower to write; a %%flowjob pays it on every run
 
@@ -43,17 +48,34 @@ def pack(payload: dict[str, Any]) -> dict[str, Any]:
     return {**head, "encoding": ENCODING, "body": base64.b64encode(body).decode("ascii")}
 
 
+def live(payload: dict[str, Any], packed: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A version-1 payload as a live widget sends it: version 2 with the body as bytes (see the module's doc).
+    ``packed``, the same payload already packed for the notebook (``pack``), saves packing it again."""
+    packed = packed if packed is not None else pack(payload)
+    if packed.get("flowlab_payload") != PACKED_VERSION or packed.get("kind") != payload.get("kind"):
+        raise ValueError(f"live: packed must be pack(payload) (a version-{PACKED_VERSION} {payload.get('kind')}), "
+                         f"got a version-{packed.get('flowlab_payload')!r} {packed.get('kind')!r}")
+    return {**packed, "encoding": LIVE_ENCODING, "body": base64.b64decode(packed["body"])}
+
+
 def unpack(payload: dict[str, Any]) -> dict[str, Any]:
-    """A stored payload of version 1 or 2 as version 1 (a version-1 payload comes back as it is)."""
+    """A stored payload of version 1 or 2 (its body base64 text, or bytes as ``live`` makes it) as version 1 (a
+    version-1 payload comes back as it is)."""
     version = payload.get("flowlab_payload")
     if version == 1:
         return payload
     if version != PACKED_VERSION:
         raise ValueError(f"unpack: expected flowlab_payload 1 or {PACKED_VERSION}, got {version!r}")
-    if payload.get("encoding") != ENCODING or not isinstance(payload.get("body"), str):
-        raise ValueError(f"unpack: a version-{PACKED_VERSION} payload has encoding {ENCODING!r} and a string body; "
-                         f"got encoding {payload.get('encoding')!r}")
-    rest = json.loads(gzip.decompress(base64.b64decode(payload["body"])).decode("utf-8"))
+    encoding, body = payload.get("encoding"), payload.get("body")
+    if encoding == LIVE_ENCODING and isinstance(body, (bytes, bytearray, memoryview)):
+        raw = bytes(body)
+    elif encoding == ENCODING and isinstance(body, str):
+        raw = base64.b64decode(body)
+    else:
+        raise ValueError(f"unpack: a version-{PACKED_VERSION} payload has encoding {ENCODING!r} and a string body "
+                         f"(or {LIVE_ENCODING!r} and a bytes body); got encoding {encoding!r} and a "
+                         f"{type(body).__name__} body")
+    rest = json.loads(gzip.decompress(raw).decode("utf-8"))
     head = {k: payload[k] for k in HEAD if k in payload}
     return {"flowlab_payload": 1, **head, **rest}
 

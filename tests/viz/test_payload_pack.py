@@ -82,5 +82,6 @@ def test_bad_payloads_say_what_was_expected():
         pack({"flowlab_payload": 7, "kind": "plan"})
     with pytest.raises(ValueError, match=r"unpack: expected flowlab_payload 1 or 2, got 3"):
         unpack({"flowlab_payload": 3})
-    with pytest.raises(ValueError, match=r"encoding 'gzip\+base64' and a string body; got encoding 'zstd'"):
+    with pytest.raises(ValueError, match=r"encoding 'gzip\+base64' and a string body \(or 'gzip' and a bytes body\); "
+                                         r"got encoding 'zstd' and a str body"):
         unpack({"flowlab_payload": 2, "kind": "plan", "encoding": "zstd", "body": ""})
