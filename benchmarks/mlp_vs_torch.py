@@ -209,21 +209,23 @@ def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], f
     arrays once, an update op's variable and state twice, the diff (input 1) once), and the
     GEMM floor in the same clock: the big GEMMs on the same arrays, back to back. Valid at one BLAS thread only
     (the CPU time of the calling thread). The rounds are steps: they move the variables."""
-    from flowlab.replay.fused import fused_call_of
+    from flowlab.replay.fused import fused_call_of, paired_calls
 
     segment = train_segment()
     if segment is None:
         return None
     calls = []
-    for actor, step in zip(segment.actors, segment.steps):
-        call = fused_call_of(actor, step)
+    run = [(step, actor, fused_call_of(actor, step)) for actor, step in zip(segment.actors, segment.steps)]
+    for index, call in paired_calls(run):  # as the segment calls them: two acts done in one pass are one call
+        actor = segment.actors[index]
+        name = actor.name if call is run[index][2] else f"{segment.actors[index - 1].name} + {actor.name}"
         args = [getattr(a, "like", a) for a in call.args]  # an External: an array like the pushed / pulled one
         arrays = {id(a): a for a in args if isinstance(a, np.ndarray)}
         nbytes = sum(a.nbytes for a in arrays.values())
         op_type = actor.task.exec_sequence[0].op_type if actor.task.exec_sequence else ""
         if op_type.endswith("_update"):  # OneFlow's update ops write their variable (and its state) in place
             nbytes += sum(a.nbytes for k, a in enumerate(actor.in_arrays) if k != 1 and a.shape == args[0].shape)
-        calls.append((actor.name, call.fn, args, gemm_flops(call.fn, args), nbytes))
+        calls.append((name, call.fn, args, gemm_flops(call.fn, args), nbytes))
     clock = time.thread_time
     overhead = float(np.median([-clock() + clock() for _ in range(1000)]))
     rounds, floor = np.zeros((repeat, len(calls))), []
