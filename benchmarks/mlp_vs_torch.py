@@ -138,7 +138,29 @@ def gemm_floor(d_in: int, hidden: int, batch: int):
                  + median_time(lambda: np.matmul(dh.T, x, out=dw), 3, number))
         return min(numba, numpy)
 
+    def once() -> None:  # the two GEMMs once each, with the library that ran them faster here
+        choice[0](x, w.T, h), choice[0](dh.T, x, dw)
+
+    choice = [_dot]
+    numba = median_time(lambda: (_dot(x, w.T, h), _dot(dh.T, x, dw)), 5, 5)
+    if median_time(lambda: (np.matmul(x, w.T, out=h), np.matmul(dh.T, x, out=dw)), 5, 5) < numba:
+        choice[0] = lambda a, b, out: np.matmul(a, b, out=out)
+    floor.once = once  # type: ignore[attr-defined]
     return floor
+
+
+def paired_ratio(step: Callable[[], object], floor_once: Callable[[], object], rounds: int,
+                 number: int = 5) -> tuple[float, float, float]:
+    """Step / GEMM floor from rounds a few calls long, each ``number`` steps then ``number`` floors, as (median,
+    first and third quartile) of the rounds' ratios. On this shared VM the clock's speed drifts by 30 % within
+    a minute (the floor alone measured 2.06-2.75 ms in four runs at load 0.4-1.5); the whole-round medians set
+    the step and the floor seconds apart, so their ratio moved +-0.06 from run to run; here both sides of each
+    ratio are a few ms apart."""
+    ratios = []
+    for _ in range(rounds):
+        ratios.append(median_time(step, 1, number) / median_time(floor_once, 1, number))
+    q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+    return float(med), float(q1), float(q3)
 
 
 def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor_target: float | None = None,
@@ -194,10 +216,12 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             if segment is not None:
                 timed("segment", threads, segment)
     med = {key: float(np.median(values)) for key, values in times.items()}
-    python = None
+    python, paired = None, None
     if 1 in THREADS:  # thread CPU time, valid at one BLAS thread: the wrapper's clock counts the calling thread
         set_threads(1)
         python = python_around(flowlab, 200 if batch >= 100 else 2000)
+        if floor is not None:
+            paired = paired_ratio(flowlab, floor.once, 15 if QUICK else 100)
     breakdown: list[tuple[str, str]] = []
     if floor is not None and 1 in THREADS:  # where the step's time goes (one thread: thread CPU time is all of it)
         set_threads(1)
@@ -222,6 +246,10 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             rows.append((f"{label}, {at}: ratio flowlab step / GEMM floor",
                          f"{t_flowlab / t_floor:.2f}  (target <= {floor_target}): the other "
                          f"{(t_flowlab - t_floor) * 1e6:.0f} us of the step"))
+            if paired is not None and threads == 1:
+                rows.append((f"{label}, {at}: ratio flowlab step / GEMM floor, paired rounds (5 steps, 5 floors)",
+                             f"{paired[0]:.3f}  (target <= {floor_target}; quartiles {paired[1]:.3f}-"
+                             f"{paired[2]:.3f})"))
         if segment is not None:  # what the call's Python could at best be cut to: its kernels alone
             t_segment = med[("segment", threads)]
             bound = f"{t_segment / t_torch:.3f} of torch"

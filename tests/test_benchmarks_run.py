@@ -39,7 +39,7 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
       "function calls per flowlab step (replayed)", "one generated function",
       "kernels of the fused step, one by one in its order", "hidden-weight_optimizer",
       "bound: the floor + the others' arrays each read or written once",
-      "outside the segment within the same calls"]),
+      "outside the segment within the same calls", "ratio flowlab step / GEMM floor, paired rounds"]),
     ("payload_size_time.py", ["30-layer MLP train: plan payload", "synthetic 10,000-task Plan: plan payload",
                                "%%flowjob 30-layer MLP train job, warm, with its output bundle",
                                "30-layer MLP train: plan stored in the .ipynb, v1 -> v2", "with v1 payloads ->",
