@@ -107,6 +107,10 @@ def test_no_pair_across_a_cast_a_checked_act_or_other_arrays() -> None:
     pushed = External(lambda: x, x)  # the caller's array: read once, written to both registers
     call = pairs.pair_call(FusedCall(_copy_flat, (pushed, y)), FusedCall(_copy_flat, (y, z)))
     assert call is not None and call.args == (pushed, y, z)
+    # ... but no other pair reads one: no pair (an exception here would leave the whole schedule unfused)
+    b, t = data((4,), 11), np.empty((3, 4), np.float32)
+    assert pairs.pair_call(FusedCall(_bias_add_rows, (pushed, b, t)), FusedCall(_relu, (t, z))) is None
+    assert pairs.pair_call(FusedCall(_relu_grad, (pushed, x, y)), FusedCall(_sum_leading, (y, b))) is None
 
 
 def test_the_pairs_fused_are_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:

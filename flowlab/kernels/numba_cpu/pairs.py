@@ -23,11 +23,8 @@ from typing import Any
 import numpy as np
 
 from ..registry import External, FusedCall
+from . import array, math, nn, reduce  # modules, not their kernels: a kernel is listed once, where it is defined
 from ._numba import njit
-from .array import _copy_flat
-from .math import _relu, _relu_grad
-from .nn import _bias_add_rows
-from .reduce import _sum_leading
 
 
 @njit
@@ -98,6 +95,11 @@ def _over_first_row(out: np.ndarray, a: np.ndarray, shape: tuple[int, ...]) -> b
     return out.ctypes.data == a.ctypes.data and out.dtype == a.dtype and out.size <= shape[1]
 
 
+def _arrays(*args: Any) -> bool:
+    """Register arrays, not the caller's (External) or constants: what a pair other than the copies reads."""
+    return all(isinstance(a, np.ndarray) for a in args)
+
+
 def _contiguous(*arrays: Any) -> bool:
     return all(isinstance(a, External) and a.like.flags.c_contiguous or isinstance(a, np.ndarray)
                and a.flags.c_contiguous for a in arrays)
@@ -125,10 +127,11 @@ def _copies(first: FusedCall, second: FusedCall) -> FusedCall | None:
 def _bias_relu(first: FusedCall, second: FusedCall) -> FusedCall | None:
     a, b, t = first.args
     t2, y = second.args
-    if not (_same(t, t2) and isinstance(y, np.ndarray) and _contiguous(a, b, t, y) and y.size == t.size
+    if not (_arrays(a, b, t, y) and _same(t, t2) and _contiguous(a, b, t, y) and y.size == t.size
             and len({a.dtype, b.dtype, t.dtype, y.dtype}) == 1):
         return None
-    if not (_disjoint(y, t) and _disjoint(y, b) and (_same(y, a) or _disjoint(y, a))):
+    if not (_disjoint(y, t) and _disjoint(y, b) and (_same(y, a) or _disjoint(y, a)) and _disjoint(t, b)
+            and (_same(t, a) or _disjoint(t, a))):
         return None  # y written in place of a is safe: each element of a is read before its y is written
     if _same(y, a):
         return FusedCall(_bias_add_relu_rows_in_place, (a, b, t))
@@ -138,7 +141,7 @@ def _bias_relu(first: FusedCall, second: FusedCall) -> FusedCall | None:
 def _relu_grad_sum(first: FusedCall, second: FusedCall) -> FusedCall | None:
     y, dy, dx = first.args
     x, out = second.args
-    if not (_same(dx, x) and isinstance(out, np.ndarray) and x.ndim == 2 and x.shape[0] >= 1
+    if not (_arrays(y, dy, dx, out) and _same(dx, x) and x.ndim == 2 and x.shape[0] >= 1
             and _contiguous(y, dy, dx, out) and y.size == dy.size == dx.size
             and len({y.dtype, dy.dtype, dx.dtype, out.dtype}) == 1):
         return None
@@ -149,9 +152,9 @@ def _relu_grad_sum(first: FusedCall, second: FusedCall) -> FusedCall | None:
 
 
 PAIRS: dict[tuple[Any, Any], Callable[[FusedCall, FusedCall], FusedCall | None]] = {
-    (_copy_flat, _copy_flat): _copies,
-    (_bias_add_rows, _relu): _bias_relu,
-    (_relu_grad, _sum_leading): _relu_grad_sum,
+    (array._copy_flat, array._copy_flat): _copies,
+    (nn._bias_add_rows, math._relu): _bias_relu,
+    (math._relu_grad, reduce._sum_leading): _relu_grad_sum,
 }
 
 
