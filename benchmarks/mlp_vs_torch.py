@@ -46,6 +46,7 @@ from collections.abc import Callable
 
 import numpy as np
 from _util import CPU, QUICK, median_time, python_calls, table
+from mlp_breakdown import breakdown_rows, copy_rate, fused_segment_alone, general_path, python_around, segment_breakdown
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -137,145 +138,29 @@ def gemm_floor(d_in: int, hidden: int, batch: int):
                  + median_time(lambda: np.matmul(dh.T, x, out=dw), 3, number))
         return min(numba, numpy)
 
+    def once() -> None:  # the two GEMMs once each, with the library that ran them faster here
+        choice[0](x, w.T, h), choice[0](dh.T, x, dw)
+
+    choice = [_dot]
+    numba = median_time(lambda: (_dot(x, w.T, h), _dot(dh.T, x, dw)), 5, 5)
+    if median_time(lambda: (np.matmul(x, w.T, out=h), np.matmul(dh.T, x, out=dw)), 5, 5) < numba:
+        choice[0] = lambda a, b, out: np.matmul(a, b, out=out)
+    floor.once = once  # type: ignore[attr-defined]
     return floor
 
 
-def general_path(step: Callable[[], object]) -> object:
-    """One call of ``step`` by the replay layer's general path: the session's generated call (replay/callgen.py)
-    set aside for it."""
-    session = flow.default_session()
-    fast, session._fast_calls = session._fast_calls, {}
-    try:
-        return step()
-    finally:
-        session._fast_calls = fast
-
-
-def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | None:
-    """The default session's steady-state train call as its fused segment alone, on the arrays of its last call
-    (None if the call was not fused): the Python of the call taken away, the kernels left."""
-    from flowlab.replay.fused import Segment, wait_compiled
-
-    wait_compiled()  # compiled in the background: until then the replay runs act by act (and segment.fn is None)
-
-    layer = flow.default_session().runtime.layer
-    segments = [step for schedule in layer.schedules.values() if "train_job" in schedule.key
-                for step in schedule.fused or () if isinstance(step, Segment)]
-    if len(segments) != 1:
-        return None
-    segment, args = segments[0], []
-    fn = segment.fn
-
-    def recording(*a: object) -> int:
-        args.extend(a)
-        return fn(*a)
-
-    segment.fn = recording
-    try:
-        general_path(step)  # the generated call holds the segment's own function: the layer's replay calls .fn
-    finally:
-        segment.fn = fn
-    return lambda: fn(*args)
-
-
-def train_segment() -> object | None:
-    """The default session's fused train segment, compiled (None if the train call was not fused into one)."""
-    from flowlab.replay.fused import Segment, wait_compiled
-
-    wait_compiled()  # a segment compiles on a background thread (until then the replay runs its acts)
-    layer = flow.default_session().runtime.layer
-    segments = [step for schedule in layer.schedules.values() if "train_job" in schedule.key
-                for step in schedule.fused or () if isinstance(step, Segment)]
-    return segments[0] if len(segments) == 1 else None
-
-
-def gemm_flops(fn: object, args: list[object]) -> int:
-    """2 m n k for a 2-D product kernel's call (a, b, out), 0 for any other kernel."""
-    from flowlab.kernels.numba_cpu import nn
-
-    if fn not in nn.PRODUCT_KERNELS:
-        return 0
-    a, out = args[0], args[-1]
-    return 2 * out.size * a.shape[1]  # type: ignore[union-attr]
-
-
-BIG_GEMM = 50e6  # FLOPs: the step's two mandatory 100x784x512 GEMMs have 80 M each, the others 1 M
-
-
-def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], float] | None:
-    """Each kernel of the fused train step, called in the segment's order on its own register arrays (so each
-    meets the caches its predecessors left, as inside the segment), timed by thread CPU time, median of
-    ``repeat`` rounds, the timer's own cost taken off: (op, seconds, GEMM FLOPs, bytes it must read or write: its
-    arrays once, an update op's variable and state twice, the diff (input 1) once), and the
-    GEMM floor in the same clock: the big GEMMs on the same arrays, back to back. Valid at one BLAS thread only
-    (the CPU time of the calling thread). The rounds are steps: they move the variables."""
-    from flowlab.replay.fused import fused_call_of
-
-    segment = train_segment()
-    if segment is None:
-        return None
-    calls = []
-    for actor, step in zip(segment.actors, segment.steps):
-        call = fused_call_of(actor, step)
-        args = [getattr(a, "like", a) for a in call.args]  # an External: an array like the pushed / pulled one
-        arrays = {id(a): a for a in args if isinstance(a, np.ndarray)}
-        nbytes = sum(a.nbytes for a in arrays.values())
-        op_type = actor.task.exec_sequence[0].op_type if actor.task.exec_sequence else ""
-        if op_type.endswith("_update"):  # OneFlow's update ops write their variable (and its state) in place
-            nbytes += sum(a.nbytes for k, a in enumerate(actor.in_arrays) if k != 1 and a.shape == args[0].shape)
-        calls.append((actor.name, call.fn, args, gemm_flops(call.fn, args), nbytes))
-    clock = time.thread_time
-    overhead = float(np.median([-clock() + clock() for _ in range(1000)]))
-    rounds, floor = np.zeros((repeat, len(calls))), []
-    big = [(fn, args) for _, fn, args, flops, _ in calls if flops >= BIG_GEMM]
-    for r in range(repeat):
-        for i, (_, fn, args, _, _) in enumerate(calls):
-            start = clock()
-            fn(*args)
-            rounds[r, i] = clock() - start - overhead
-        start = clock()  # the floor on the same arrays: each big GEMM 3 times back to back
-        for fn, args in big:
-            fn(*args), fn(*args), fn(*args)
-        floor.append((clock() - start) / 3)
-    med = np.median(rounds, axis=0)
-    return [(name, max(float(t), 0.0), flops, nbytes) for (name, _, _, flops, nbytes), t in zip(calls, med)], \
-        float(np.median(floor))
-
-
-def copy_rate(nbytes: int) -> float:
-    """Bytes moved per second (read + write) by a copy of ``nbytes``, as hot as the step's W1 (thread CPU time)."""
-    a, b = np.ones(nbytes // 4, np.float32), np.empty(nbytes // 4, np.float32)
-    np.copyto(b, a)
-    t = min(median_time(lambda: np.copyto(b, a), 5, 10) for _ in range(3))
-    return 2 * nbytes / t
-
-
-def breakdown_rows(label: str, per_kernel: list[tuple[str, float, int, int]], t_floor: float,
-                   rate: float) -> list[tuple[str, str]]:
-    """The step's kernels, biggest first (those over 0.5 % of the sum), the GEMMs against the floor and the
-    others against the memory-traffic bound of their arrays at the copy rate measured here."""
-    total = sum(t for _, t, _, _ in per_kernel)
-    gemms = [k for k in per_kernel if k[2] >= BIG_GEMM]  # the two mandatory GEMMs (the small ones are "others")
-    others = [k for k in per_kernel if k[2] < BIG_GEMM]
-    t_gemms, t_others = sum(k[1] for k in gemms), sum(k[1] for k in others)
-    traffic = sum(k[3] for k in others)
-    rows = [(f"{label}: kernels of the fused step, one by one in its order (thread CPU time)",
-             f"{total * 1e6:.0f} us: the 2 big GEMMs {t_gemms * 1e6:.0f} us, the other {len(others)} kernels "
-             f"{t_others * 1e6:.0f} us")]
-    for name, t, flops, nbytes in sorted(per_kernel, key=lambda k: -k[1]):
-        if t < 0.005 * total:
-            continue
-        what = f"{flops / 1e6:.1f} MFLOP, {flops / t / 1e9:.0f} GFLOP/s" if flops else f"{nbytes / 1e6:.2f} MB"
-        rows.append((f"  {name}", f"{t * 1e6:.1f} us  ({what})"))
-    rows.append((f"{label}: the 2 big GEMMs in the step / alone back to back (the floor, same arrays)",
-                 f"{t_gemms * 1e6:.0f} / {t_floor * 1e6:.0f} us = {t_gemms / t_floor:.2f}: what the caches the "
-                 "other kernels leave cost them"))
-    rows.append((f"{label}: kernels in the step / the GEMM floor", f"{total / t_floor:.2f}  (target <= 1.15)"))
-    bound = (t_floor + traffic / rate) / t_floor
-    rows.append((f"{label}: bound: the floor + the others' arrays each read or written once at the copy rate",
-                 f"{traffic / 1e6:.1f} MB at {rate / 1e9:.0f} GB/s = {traffic / rate * 1e6:.0f} us: "
-                 f"step / floor >= {bound:.2f}; the others take {t_others / (traffic / rate):.1f}x that"))
-    return rows
+def paired_ratio(step: Callable[[], object], floor_once: Callable[[], object], rounds: int,
+                 number: int = 5) -> tuple[float, float, float]:
+    """Step / GEMM floor from rounds a few calls long, each ``number`` steps then ``number`` floors, as (median,
+    first and third quartile) of the rounds' ratios. On this shared VM the clock's speed drifts by 30 % within
+    a minute (the floor alone measured 2.06-2.75 ms in four runs at load 0.4-1.5); the whole-round medians set
+    the step and the floor seconds apart, so their ratio moved +-0.06 from run to run; here both sides of each
+    ratio are a few ms apart."""
+    ratios = []
+    for _ in range(rounds):
+        ratios.append(median_time(step, 1, number) / median_time(floor_once, 1, number))
+    q1, med, q3 = np.percentile(ratios, [25, 50, 75])
+    return float(med), float(q1), float(q3)
 
 
 def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor_target: float | None = None,
@@ -331,6 +216,12 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             if segment is not None:
                 timed("segment", threads, segment)
     med = {key: float(np.median(values)) for key, values in times.items()}
+    python, paired = None, None
+    if 1 in THREADS:  # thread CPU time, valid at one BLAS thread: the wrapper's clock counts the calling thread
+        set_threads(1)
+        python = python_around(flowlab, 200 if batch >= 100 else 2000)
+        if floor is not None:
+            paired = paired_ratio(flowlab, floor.once, 15 if QUICK else 100)
     breakdown: list[tuple[str, str]] = []
     if floor is not None and 1 in THREADS:  # where the step's time goes (one thread: thread CPU time is all of it)
         set_threads(1)
@@ -355,14 +246,20 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             rows.append((f"{label}, {at}: ratio flowlab step / GEMM floor",
                          f"{t_flowlab / t_floor:.2f}  (target <= {floor_target}): the other "
                          f"{(t_flowlab - t_floor) * 1e6:.0f} us of the step"))
+            if paired is not None and threads == 1:
+                rows.append((f"{label}, {at}: ratio flowlab step / GEMM floor, paired rounds (5 steps, 5 floors)",
+                             f"{paired[0]:.3f}  (target <= {floor_target}; quartiles {paired[1]:.3f}-"
+                             f"{paired[2]:.3f})"))
         if segment is not None:  # what the call's Python could at best be cut to: its kernels alone
             t_segment = med[("segment", threads)]
             bound = f"{t_segment / t_torch:.3f} of torch"
             if floor is not None:
                 bound += f", {t_segment / med[('floor', threads)]:.2f} of the GEMM floor"
+            around = f"{(t_flowlab - t_segment) * 1e6:.1f} us"
+            if python is not None and threads == 1:
+                around += f" ({python * 1e6:.1f} us outside the segment within the same calls)"
             rows.append((f"{label}, {at}: bound: the fused segment alone (all kernels, one Numba call)",
-                         f"{t_segment * 1e6:.1f} us = {bound}; the call around it "
-                         f"{(t_flowlab - t_segment) * 1e6:.1f} us"))
+                         f"{t_segment * 1e6:.1f} us = {bound}; the call around it {around}"))
     if len(THREADS) > 1:
         best = {k: min(THREADS, key=lambda t, k=k: med[(k, t)]) for k in ("flowlab", "torch")}
         ratio = med[("flowlab", best["flowlab"])] / med[("torch", best["torch"])]

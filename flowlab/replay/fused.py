@@ -334,10 +334,23 @@ def _import(path: Path) -> Any:
         return sys.modules[name].segment
 
 
+def paired_calls(run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> list[tuple[int, FusedCall]]:
+    """The run's calls, each two consecutive acts that kernels/numba_cpu/pairs.py does in one pass as that one
+    call (indexed by the second act: a pair is never a checked call), the others as they are."""
+    from ..kernels.numba_cpu.pairs import pair_call, pairs_enabled
+
+    calls, index = [], 0
+    while index < len(run):
+        paired = pair_call(run[index][2], run[index + 1][2]) if index + 1 < len(run) and pairs_enabled() else None
+        calls.append((index + 1, paired) if paired is not None else (index, run[index][2]))
+        index += 2 if paired is not None else 1
+    return calls
+
+
 def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
     gen = _Codegen(arena_table)
-    for index, (_step, _actor, call) in enumerate(run):
+    for index, call in paired_calls(run):
         gen.call(index, call)
     segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
                       _write(gen.source()), tuple(gen.externals))

@@ -1,0 +1,171 @@
+"""Two consecutive acts of a fused segment as one pass over their arrays, where the second only reads what the
+first just wrote, element by element: a copy of a copy (the pushed x: ForeignInput's copy, then the train job's
+Input copy), bias_add then relu (a dense layer's activation), relu_grad then its rows summed (the bias gradient).
+
+Why: at batch 100 each of these arrays (200-313 KB) comes from L3 in the step (its 8.5 MB leave nothing in the
+1 MB L2), and the second pass re-reads what the first wrote. One pass reads the source once and writes both
+outputs: the two copies of x took 65 us cold as two loops and 43 as one (313 KB each, one thread).
+
+Both outputs keep every byte the two kernels would write, in the same arithmetic per element (the same float32
+expressions, the same row order of the sum), so a segment that uses a pair stays bit-identical to the protocol
+running the two acts (tests/test_fused_pairs.py, tests/test_replay_proof.py). A pair is made only where that is
+sure: one dtype, contiguous arrays, and outputs that do not overlap the inputs they are read after (an
+in-place output must be exactly its input, or a sum's output lie on the first row it reads before writing).
+``replay/fused.py`` asks ``pair_call`` for each two consecutive acts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..registry import External, FusedCall
+from . import array, math, nn, reduce  # modules, not their kernels: a kernel is listed once, where it is defined
+from ._numba import njit
+
+
+@njit
+def _copy_twice(x, y, z):
+    """y = x, then z = y (as two _copy_flat), in one pass."""
+    x, y, z = x.ravel(), y.ravel(), z.ravel()
+    for i in range(y.size):
+        v = x[i]
+        y[i] = v
+        z[i] = v
+
+
+@njit
+def _bias_add_relu_rows(a, b, t, y):
+    """t = a + b (bias on the last axis, as _bias_add_rows), then y = relu(t) (as _relu), in one pass."""
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            v = a[i, c] + b[c]
+            t[i, c] = v
+            y[i, c] = 0 if v < 0 else v
+
+
+@njit
+def _bias_add_relu_rows_in_place(a, b, t):
+    """_bias_add_relu_rows with the relu written over a: a kernel with y and a both written would fail the
+    vectorizer's overlap check at run time and go scalar (2.2x slower)."""
+    for i in range(a.shape[0]):
+        for c in range(a.shape[1]):
+            v = a[i, c] + b[c]
+            t[i, c] = v
+            a[i, c] = 0 if v < 0 else v
+
+
+@njit
+def _relu_grad_sum_rows(y, dy, dx, out):
+    """dx = relu_grad(y, dy) (as _relu_grad), then out = dx summed over rows in row order (as _sum_leading)."""
+    for c in range(dx.shape[1]):
+        dx[0, c] = dy[0, c] if y[0, c] > 0 else 0
+        out[c] = dx[0, c]
+    for r in range(1, dx.shape[0]):
+        for c in range(dx.shape[1]):
+            dx[r, c] = dy[r, c] if y[r, c] > 0 else 0
+            out[c] += dx[r, c]
+
+
+def _span(a: np.ndarray) -> tuple[int, int]:
+    start = a.ctypes.data
+    return start, start + a.nbytes
+
+
+def _disjoint(a: Any, b: Any) -> bool:
+    """Whether two arguments share no byte (an External is the caller's array: never a memory block's)."""
+    if isinstance(a, External) or isinstance(b, External):
+        return True
+    (a0, a1), (b0, b1) = _span(a), _span(b)
+    return a1 <= b0 or b1 <= a0
+
+
+def _same(a: Any, b: Any) -> bool:
+    """The same contiguous memory (shapes may differ: a kernel views a blob as it needs)."""
+    return (isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.flags.c_contiguous
+            and b.flags.c_contiguous and _span(a) == _span(b) and a.dtype == b.dtype)
+
+
+def _over_first_row(out: np.ndarray, a: np.ndarray, shape: tuple[int, ...]) -> bool:
+    """Whether ``out`` (c,) lies on the first row of ``a`` viewed as ``shape`` (r, c), element c on element c: a
+    memory block may reuse a blob read in row 0 for a sum written there, each out[c] stored after a[0, c] is read."""
+    return out.ctypes.data == a.ctypes.data and out.dtype == a.dtype and out.size <= shape[1]
+
+
+def _arrays(*args: Any) -> bool:
+    """Register arrays, not the caller's (External) or constants: what a pair other than the copies reads."""
+    return all(isinstance(a, np.ndarray) for a in args)
+
+
+def _contiguous(*arrays: Any) -> bool:
+    return all(isinstance(a, External) and a.like.flags.c_contiguous or isinstance(a, np.ndarray)
+               and a.flags.c_contiguous for a in arrays)
+
+
+def _dtype(a: Any) -> np.dtype:
+    return a.like.dtype if isinstance(a, External) else a.dtype
+
+
+def _size(a: Any) -> int:
+    return int(a.like.size if isinstance(a, External) else a.size)
+
+
+def _copies(first: FusedCall, second: FusedCall) -> FusedCall | None:
+    x, y = first.args
+    y2, z = second.args
+    if not (_same(y, y2) and _contiguous(x, y, z) and len({_dtype(x), _dtype(y), _dtype(z)}) == 1
+            and _size(x) == _size(y) == _size(z)):
+        return None  # a cast converts: the second copy must read what the first stored
+    if not (_disjoint(x, y) and _disjoint(x, z) and _disjoint(y, z)):
+        return None
+    return FusedCall(_copy_twice, (x, y, z))
+
+
+def _bias_relu(first: FusedCall, second: FusedCall) -> FusedCall | None:
+    a, b, t = first.args
+    t2, y = second.args
+    if not (_arrays(a, b, t, y) and _same(t, t2) and _contiguous(a, b, t, y) and y.size == t.size
+            and len({a.dtype, b.dtype, t.dtype, y.dtype}) == 1):
+        return None
+    if not (_disjoint(y, t) and _disjoint(y, b) and (_same(y, a) or _disjoint(y, a)) and _disjoint(t, b)
+            and (_same(t, a) or _disjoint(t, a))):
+        return None  # y written in place of a is safe: each element of a is read before its y is written
+    if _same(y, a):
+        return FusedCall(_bias_add_relu_rows_in_place, (a, b, t))
+    return FusedCall(_bias_add_relu_rows, (a, b, t, y.reshape(t.shape)))
+
+
+def _relu_grad_sum(first: FusedCall, second: FusedCall) -> FusedCall | None:
+    y, dy, dx = first.args
+    x, out = second.args
+    if not (_arrays(y, dy, dx, out) and _same(dx, x) and x.ndim == 2 and x.shape[0] >= 1
+            and _contiguous(y, dy, dx, out) and y.size == dy.size == dx.size
+            and len({y.dtype, dy.dtype, dx.dtype, out.dtype}) == 1):
+        return None
+    if not (_disjoint(out, dx) and all(_disjoint(out, a) or _over_first_row(out, a, x.shape) for a in (y, dy))
+            and _disjoint(dx, y) and (_same(dx, dy) or _disjoint(dx, dy))):
+        return None
+    return FusedCall(_relu_grad_sum_rows, (y.reshape(x.shape), dy.reshape(x.shape), x, out))
+
+
+PAIRS: dict[tuple[Any, Any], Callable[[FusedCall, FusedCall], FusedCall | None]] = {
+    (array._copy_flat, array._copy_flat): _copies,
+    (nn._bias_add_rows, math._relu): _bias_relu,
+    (math._relu_grad, reduce._sum_leading): _relu_grad_sum,
+}
+
+
+def pairs_enabled() -> bool:
+    """``FLOWLAB_FUSE_PAIRS=0`` keeps every act its own call in a segment (for comparison)."""
+    return os.environ.get("FLOWLAB_FUSE_PAIRS", "1") not in ("0", "false", "off")
+
+
+def pair_call(first: FusedCall, second: FusedCall) -> FusedCall | None:
+    """One call doing what ``first`` then ``second`` do, bit for bit, or None (see the module's docstring)."""
+    if first.checked or second.checked:
+        return None
+    build = PAIRS.get((first.fn, second.fn))
+    return None if build is None else build(first, second)
