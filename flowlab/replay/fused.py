@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KernelError, kernel_error
-from ..kernels.registry import External, FusedCall
+from ..kernels.registry import External, FusedCall, Owned, chain_at
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -186,6 +186,7 @@ class _Codegen:
         self.arena_args: list[np.ndarray] = []
         self.imports: dict[tuple[str, str], str] = {}
         self.views: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], str] = {}
+        self.owned: dict[int, str] = {}  # id of an Owned array -> its parameter
         self.lines: list[str] = []
         self.externals: list[External] = []
 
@@ -232,6 +233,16 @@ class _Codegen:
         self.views[key] = name
         return name
 
+    def owned_array(self, owned: Owned) -> str:
+        """A kernel's own array (scratch, geometry): a parameter of its own, passed as it is."""
+        key = id(owned.array)
+        if key not in self.owned:
+            if not owned.array.flags.c_contiguous:
+                raise Unfusable(f"a strided {owned!r}")
+            self.owned[key] = f"b{len(self.arena_args)}"
+            self.arena_args.append(owned.array)
+        return self.owned[key]
+
     def external(self, external: External) -> str:
         if not external.like.flags.c_contiguous:
             raise Unfusable(f"a strided external {external!r}")
@@ -254,7 +265,7 @@ class _Codegen:
     def call(self, index: int, call: FusedCall) -> None:
         name = self.fn_name(call.fn)
         args = ", ".join(self.array(a) if isinstance(a, np.ndarray) else self.external(a) if isinstance(a, External)
-                         else self.constant(a) for a in call.args)
+                         else self.owned_array(a) if isinstance(a, Owned) else self.constant(a) for a in call.args)
         if call.checked:
             self.lines.append(f"    if {name}({args}) >= 0:")
             self.lines.append(f"        return {index}")
@@ -297,7 +308,7 @@ def direct_call(step: Callable[[], None], call: FusedCall) -> Callable[[], None]
     array; else the step. The fused call computes what the kernel does, bit for bit (as in a segment)."""
     if call.checked or any(isinstance(a, External) for a in call.args):
         return step
-    return partial(call.fn, *call.args)
+    return partial(call.fn, *(a.array if isinstance(a, Owned) else a for a in call.args))
 
 
 def _write(source: str) -> Path:
@@ -337,8 +348,12 @@ def _import(path: Path) -> Any:
 def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
     gen = _Codegen(arena_table)
-    for index, (_step, _actor, call) in enumerate(run):
+    calls = [call for _, _, call in run]
+    index = 0
+    while index < len(calls):  # a chain (kernels/registry.py) runs consecutive calls as one, sample by sample
+        call, count = chain_at(calls, index)
         gen.call(index, call)
+        index += count
     segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
                       _write(gen.source()), tuple(gen.externals))
     if background_compile():
