@@ -104,7 +104,9 @@ def chain_at(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int]:
     """The call a fused segment makes for calls[index] and how many calls it stands for (1: no chain)."""
     match = _CHAINS.get(calls[index].fn)
     found = match(calls, index) if match is not None and os.environ.get("FLOWLAB_CHAINS", "1") != "0" else None
-    return found if found is not None else (calls[index], 1)
+    if found is None or found[0].checked:  # a segment returns a failing call's own index: chains never fail
+        return calls[index], 1
+    return found
 
 
 def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelFn:

@@ -8,7 +8,10 @@ the kernels in act order. One dispatch replaces a Python call per act. Arrays ou
 the function's further arguments (``External``): the caller's pushed arrays, and fresh arrays for pulled and
 watched copies, handed on once the segment ran. So a push/train/pull call is one segment. What cannot be fused
 (a kernel with no Numba form, such as model I/O or a Python-only schedule) stays a Python step between segments,
-in order. Section notifies touch no register, so a run goes on past them and they follow its segment.
+in order. Section notifies touch no register, so a run goes on past them and they follow its segment. A kernel's
+own arrays (a conv's column buffer, its geometry) are ``Owned`` arguments, passed to the function as they are.
+Consecutive calls that a chain runs together (``kernels.registry.chain_at``: a conv with its bias_add, relu and
+pool, sample by sample, kernels/numba_cpu/chains.py) are one call of the generated function.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
 per machine and cached (Numba cannot cache a function made by ``exec``); the text holds no address, only arena
