@@ -14,6 +14,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu import chains
+from flowlab.kernels.numba_cpu import conv as conv_kernels
 from flowlab.kernels.registry import FusedCall, Owned, chain_at
 from flowlab.replay.fused import fused_call_of
 
@@ -107,7 +108,7 @@ def test_a_chain_whose_order_would_change_what_is_read_is_refused(lenet) -> None
     would be overwritten by the conv of sample s + 1; the whole-batch order writes it after. The chain is refused,
     and run anyway it gives other bytes (so the check is what keeps the bits)."""
     _, calls = lenet
-    at = next(i for i, c in enumerate(calls) if c.fn is chains._conv_fwd)
+    at = next(i for i, c in enumerate(calls) if c.fn is conv_kernels._conv_fwd)
     conv, bias = calls[at], calls[at + 1]
     x, w, y, *owned = conv.args
     a3, b, _ = bias.args

@@ -32,24 +32,13 @@ from typing import NamedTuple
 import numpy as np
 
 from ..registry import FusedCall, Owned, register_chain
+from . import cnn, conv, nn, reduce
+from . import math as elementwise
 from ._numba import njit
-from .cnn import _max_pool_2x2, _max_pool_2x2_grad
-from .conv import (
-    OC,
-    OH,
-    OW,
-    N,
-    _conv_data_grad,
-    _conv_filter_grad,
-    _conv_fwd,
-    conv_sample,
-    data_grad_sample,
-    filter_grad_sample,
-)
-from .math import _relu, _relu_grad
-from .nn import _bias_add
-from .reduce import _sum_middle
+from .conv import OC, OH, OW, N
 
+# (the kernels by module: a dispatcher imported by name would be listed twice where tests/test_tiered.py lists
+# the compiled ones)
 POOL, BIAS, DATA, FILTER = 1, 2, 4, 8  # _conv_grad_chain's stages
 
 
@@ -59,7 +48,7 @@ def _conv_chain(x, w, y, xp, cols, g, b, z, r, r3, q3, stages):
     after the conv."""
     o, p = g[OC], g[OH] * g[OW]
     for s in range(g[N]):
-        conv_sample(x, w, y, xp, cols, g, s)
+        conv.conv_sample(x, w, y, xp, cols, g, s)
         lo = s * o * p
         for c in range(o):
             bc = b[c]
@@ -71,7 +60,7 @@ def _conv_chain(x, w, y, xp, cols, g, b, z, r, r3, q3, stages):
             for k in range(o * p):
                 rv[k] = 0 if zv[k] < 0 else zv[k]  # math.py's _relu
         if stages >= 3:
-            _max_pool_2x2(r3[s * o:(s + 1) * o], q3[s * o:(s + 1) * o])
+            cnn._max_pool_2x2(r3[s * o:(s + 1) * o], q3[s * o:(s + 1) * o])
 
 
 @njit
@@ -86,7 +75,7 @@ def _conv_grad_chain(x3, dy3, dr3, r, dr, dz, db, acc, w, dx, dxp, dcols, dg, xi
             dw_sum[i] = 0.0
     for s in range(n):
         if stages & POOL:
-            _max_pool_2x2_grad(x3[s * planes:(s + 1) * planes], dy3[s * planes:(s + 1) * planes],
+            cnn._max_pool_2x2_grad(x3[s * planes:(s + 1) * planes], dy3[s * planes:(s + 1) * planes],
                                dr3[s * planes:(s + 1) * planes])
         lo = s * block
         rv, drv, dzv = r[lo:], dr[lo:], dz[lo:]
@@ -100,9 +89,9 @@ def _conv_grad_chain(x3, dy3, dr3, r, dr, dz, db, acc, w, dx, dxp, dcols, dg, xi
                 for k in range(block):
                     af[k] += dzv[k]
         if stages & DATA:
-            data_grad_sample(dz, w, dx, dxp, dcols, dg, s)
+            conv.data_grad_sample(dz, w, dx, dxp, dcols, dg, s)
         if stages & FILTER:
-            filter_grad_sample(dz, xin, dw_sum, fxp, fcols, fg, s)
+            conv.filter_grad_sample(dz, xin, dw_sum, fxp, fcols, fg, s)
     if stages & BIAS:  # ... then each channel's row, as _sum_middle
         p = block // planes
         for c in range(planes):
@@ -184,7 +173,7 @@ def _none(like: np.ndarray, ndim: int) -> Owned:
 
 def _forward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] | None:
     x, w, y, xp, cols, g = calls[index].args
-    if not isinstance(g, Owned) or index + 1 >= len(calls) or calls[index + 1].fn is not _bias_add:
+    if not isinstance(g, Owned) or index + 1 >= len(calls) or calls[index + 1].fn is not nn._bias_add:
         return None
     geo = g.array
     n, o, p = int(geo[N]), int(geo[OC]), int(geo[OH] * geo[OW])
@@ -194,11 +183,12 @@ def _forward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] | 
     z = z3.reshape(-1)
     r, r3, q3 = _none(y, 1), _none(y, 3), _none(y, 3)
     count = 2
-    if index + count < len(calls) and calls[index + count].fn is _relu and _same(calls[index + count].args[0], z):
+    relu = calls[index + count] if index + count < len(calls) else None
+    if relu is not None and relu.fn is elementwise._relu and _same(relu.args[0], z):
         r = calls[index + count].args[1].reshape(-1)
         count += 1
         pool = calls[index + count] if index + count < len(calls) else None
-        if pool is not None and pool.fn is _max_pool_2x2 and _same(pool.args[0], r) \
+        if pool is not None and pool.fn is cnn._max_pool_2x2 and _same(pool.args[0], r) \
                 and pool.args[0].shape == (n * o, int(geo[OH]), int(geo[OW])):
             r3, q3 = pool.args
             count += 1
@@ -215,10 +205,10 @@ def _forward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] | 
 
 def _backward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] | None:
     k, pool = index, None
-    if calls[k].fn is _max_pool_2x2_grad:
+    if calls[k].fn is cnn._max_pool_2x2_grad:
         pool = calls[k].args
         k += 1
-    if k >= len(calls) or calls[k].fn is not _relu_grad:
+    if k >= len(calls) or calls[k].fn is not elementwise._relu_grad:
         return None
     r, dr, dz = calls[k].args
     if pool is not None and not _same(pool[2], dr):
@@ -227,17 +217,17 @@ def _backward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] |
     found: dict[int, tuple] = {}
     while k < len(calls):  # the relu gradient's consumers, in the schedule's order
         fn, args = calls[k].fn, calls[k].args
-        stage = {_sum_middle: BIAS, _conv_data_grad: DATA, _conv_filter_grad: FILTER}.get(fn)
+        stage = {reduce._sum_middle: BIAS, conv._conv_data_grad: DATA, conv._conv_filter_grad: FILTER}.get(fn)
         if stage is None or stage <= max(found, default=0) or not _same(args[0], dz):
             break  # (the chain runs them in BIAS, DATA, FILTER order)
         found[stage] = args
         k += 1
         if stage != BIAS:  # one GEMM a sample: data and filter gradients side by side (each with its own 627 KB
             break  # column buffer at LeNet's conv2) ran 2-4 % slower than the chain and the other alone
-    conv = found.get(DATA, found.get(FILTER))
-    if conv is None:  # no conv gradient: nothing reads the relu gradient while it is in cache
+    grad = found.get(DATA, found.get(FILTER))
+    if grad is None:  # no conv gradient: nothing reads the relu gradient while it is in cache
         return None
-    geo = conv[5].array
+    geo = grad[5].array
     n, o, p = int(geo[N]), int(geo[OC]), int(geo[OH] * geo[OW])
     if n == 0 or p == 0 or dz.size != n * o * p or (pool is not None and pool[0].shape[0] != n * o):
         return None
@@ -265,6 +255,6 @@ def _backward(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int] |
                                         dx, dxp, dcols, dg, xin, dw, dw_sum, fxp, fcols, fg, n, o, stages)), k - index
 
 
-register_chain(_conv_fwd, _forward)
-register_chain(_max_pool_2x2_grad, _backward)
-register_chain(_relu_grad, _backward)
+register_chain(conv._conv_fwd, _forward)
+register_chain(cnn._max_pool_2x2_grad, _backward)
+register_chain(elementwise._relu_grad, _backward)
