@@ -87,7 +87,7 @@ def test_lenet_runs_two_forward_and_two_backward_chains(lenet) -> None:
 def test_each_chain_leaves_every_block_as_its_ops_one_by_one(lenet) -> None:
     rt, calls = lenet
     arenas = list(rt.arenas.values())
-    checked = 0
+    checked = reused = 0
     for i, merged, count in _chains(calls):
         start = [a.copy() for a in arenas]
         for call in calls[i:i + count]:
@@ -100,7 +100,10 @@ def test_each_chain_leaves_every_block_as_its_ops_one_by_one(lenet) -> None:
             assert a.tobytes() == w.tobytes(), f"chain at call {i}: block {k} differs"
         assert any(not np.array_equal(s, w) for s, w in zip(start, want))  # the chain's ops did write
         checked += 1
+        if merged.fn is chains._conv_chain:  # (conv, y, relu, r): the Plan's block reuse is among the cases
+            reused += merged.args[2].ctypes.data == merged.args[8].ctypes.data
     assert checked == 4
+    assert reused >= 1
 
 
 def test_a_chain_whose_order_would_change_what_is_read_is_refused(lenet) -> None:
