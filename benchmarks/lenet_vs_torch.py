@@ -75,6 +75,8 @@ def flowlab_only(batch: int, x: np.ndarray, y: np.ndarray) -> None:
                                                               "install 'flowlab[bench]' for the ratio)"),
             (f"GEMM floor: {flops / 1e9:.2f} GFLOP at {rate / 1e9:.0f} GFLOP/s", f"{flops / rate * 1e3:.1f} ms"),
             *breakdown_rows(per_op, rate)]
+    rows += [(f"  chain {names}", f"{a * 1e3:.2f} ms one by one, {b * 1e3:.2f} ms chained")
+             for names, a, b in chain_times(1)]
     table("LeNet SGD train step through the full runtime (1 thread)", rows)
     flow.clear_default_session()
 
@@ -237,6 +239,60 @@ def breakdown(number: int) -> list[tuple[str, float, int]]:
     return sorted(times, key=lambda t: -t[1])
 
 
+def chain_times(number: int) -> list[tuple[str, float, float]]:
+    """Each chain of the fused step (kernels/numba_cpu/chains.py: a conv with its bias_add, relu and pool, sample
+    by sample; the gradients likewise) against its ops one by one, on the step's own registers, thread CPU time,
+    alternating rounds: (ops, one by one, chained)."""
+    from flowlab.kernels.registry import Owned, chain_at
+    from flowlab.replay.fused import fused_call_of
+
+    schedule = flow.default_session().runtime.layer.last
+    calls = [fused_call_of(actor, step) for step, actor in zip(schedule.steps, schedule.step_actors)
+             if actor is not None]
+    calls = [call for call in calls if call is not None]
+    run = lambda call: call.fn(*(a.array if isinstance(a, Owned) else a for a in call.args))
+    out, i = [], 0
+    while i < len(calls):
+        merged, count = chain_at(calls, i)
+        if count > 1:
+            parts = calls[i:i + count]
+            times: tuple[list[float], list[float]] = ([], [])
+            for _ in range(3 * number):
+                for k, chain in enumerate((parts, [merged])):
+                    start = time.thread_time()
+                    for call in chain:
+                        run(call)
+                    times[k].append(time.thread_time() - start)
+            names = " + ".join(c.fn.py_func.__name__.lstrip("_") for c in parts)
+            out.append((names, float(np.median(times[0])), float(np.median(times[1]))))
+        i += count
+    return out
+
+
+def where_rows(step: float, floor: float, torch: float, rate: float, per_op: list[tuple[str, float, int]],
+               chained: list[tuple[str, float, float]]) -> list[tuple[str, str]]:
+    """The bound, by kernel class: flowlab's step beyond its GEMM floor, as the kernels' time beyond their GEMMs,
+    the pools, the elementwise ops, the optimizer, less what the chains save, and the rest (runtime, pushes)."""
+    classes: dict[str, float] = {}
+    for name, t, flops in per_op:
+        op = name[name.rfind("(") + 1:-1]
+        key = ("GEMM kernels beyond their GEMMs at the SGEMM rate" if flops else
+               "max pools and their gradients" if "pool" in op else
+               "optimizer updates" if op.endswith("_update") else "bias, relu, their gradients and the rest")
+        classes[key] = classes.get(key, 0.0) + (t - flops / rate if flops else t)
+    saved = sum(a - b for _, a, b in chained)
+    rows = [(f"where flowlab's {(step - floor) * 1e3:.1f} ms beyond the floor go (kernels alone, thread CPU)", ""),
+            *((f"  {k}", f"{v * 1e3:.1f} ms") for k, v in classes.items()),
+            ("  the chains' saving (their ops one by one - chained)", f"-{saved * 1e3:.1f} ms"),
+            ("  the rest: runtime, pushes and pulls, caches (step - floor - the above)",
+             f"{(step - floor - sum(classes.values()) + saved) * 1e3:.1f} ms"),
+            ("the bound: torch's step / floor; the target <= 0.80 x torch leaves beside the floor",
+             f"{floor / torch:.2f}; {(0.8 * torch - floor) * 1e3:.1f} ms")]
+    rows += [(f"  chain {names}", f"{a * 1e3:.2f} ms one by one, {b * 1e3:.2f} ms chained ({b / a:.2f}x)")
+             for names, a, b in chained]
+    return rows
+
+
 def breakdown_rows(per_op: list[tuple[str, float, int]], rate: float) -> list[tuple[str, str]]:
     """Every kernel over 1 % of the sum; the GEMM ones with their FLOP rate and their time at the SGEMM rate."""
     total = sum(t for _, t, _ in per_op)
@@ -293,7 +349,9 @@ def main() -> None:
         ("load average (1 min) after timing", f"{os.getloadavg()[0]:.2f} (clock: "
                                               f"{'thread CPU time, --cpu' if CPU else 'wall; --cpu for CPU time'})"),
     ]
-    rows += breakdown_rows(breakdown(1 if QUICK else 5), rate)
+    per_op = breakdown(1 if QUICK else 5)
+    rows += where_rows(med["flowlab"], floor, med["torch"], rate, per_op, chain_times(1 if QUICK else 5))
+    rows += breakdown_rows(per_op, rate)
     table(f"LeNet SGD train step through the full runtime vs torch eager (1 thread, medians of {repeat} rounds)",
           rows)
     flow.clear_default_session()

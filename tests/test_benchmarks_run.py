@@ -48,9 +48,10 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
                                "draw in chromium from stored JSON, v1 / v2",
                                "live widget, 30-layer MLP plan browser: widget state saved into the .ipynb",
                                "live widget, synthetic 10,000-task Plan: creation to first box"], None),
-    ("lenet_vs_torch.py", ["LeNet batch 10, 1 thread: flowlab step", "GEMM floor", "flowlab kernels alone, summed"],
+    ("lenet_vs_torch.py", ["LeNet batch 10, 1 thread: flowlab step", "GEMM floor", "flowlab kernels alone, summed",
+                           "chain conv_fwd + bias_add + relu + max_pool_2x2"],
      ["one step against torch's (rtol 1e-4)", "ratio flowlab / torch", "bound: the target leaves for all but the GEMMs",
-      "flowlab's step beyond its GEMM floor"]),
+      "flowlab's step beyond its GEMM floor", "the chains' saving", "the bound: torch's step / floor"]),
 ])
 def test_benchmark_prints_its_figures(script, labels, torch_labels):
     """The torch comparisons print their ratios where torch is installed (`flowlab[bench]`) and say that it is

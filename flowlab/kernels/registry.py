@@ -73,6 +73,42 @@ class External:
         return f"External({self.like.dtype}{list(self.like.shape)})"
 
 
+class Owned:
+    """A FusedCall argument that no register holds: an array the kernel owns for the runtime's life (its scratch
+    buffers, its geometry). A fused segment takes it as a parameter, the same array on every call. Its bytes are
+    no protocol state: a kernel rewrites them before reading them on every act."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = array
+
+    def __repr__(self) -> str:
+        return f"Owned({self.array.dtype}[{self.array.size}])"
+
+
+# A chain: consecutive fused calls that one kernel can run together, sample by sample while each sample's data is
+# in cache (kernels/numba_cpu/chains.py: a conv with its bias_add, relu and max pool; their gradients). A matcher,
+# keyed by the Numba function of the chain's first call, takes the run's calls and an index and returns the one
+# call standing for calls[index:index + count] and count, or None. The merged call must write every register the
+# calls write, with the same bits: a fused segment runs it in their place (replay/fused.py).
+ChainMatch = Callable[[Sequence[FusedCall], int], "tuple[FusedCall, int] | None"]
+_CHAINS: dict[Any, ChainMatch] = {}
+
+
+def register_chain(first: Any, match: ChainMatch) -> None:
+    _CHAINS[first] = match
+
+
+def chain_at(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int]:
+    """The call a fused segment makes for calls[index] and how many calls it stands for (1: no chain)."""
+    match = _CHAINS.get(calls[index].fn)
+    found = match(calls, index) if match is not None and os.environ.get("FLOWLAB_CHAINS", "1") != "0" else None
+    if found is None or found[0].checked:  # a segment returns a failing call's own index: chains never fail
+        return calls[index], 1
+    return found
+
+
 def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelFn:
     """Attach ``build(ins, outs) -> FusedCall | None`` to a kernel (None: this act cannot be fused)."""
     kernel.fused = build  # type: ignore[attr-defined]

@@ -8,7 +8,10 @@ the kernels in act order. One dispatch replaces a Python call per act. Arrays ou
 the function's further arguments (``External``): the caller's pushed arrays, and fresh arrays for pulled and
 watched copies, handed on once the segment ran. So a push/train/pull call is one segment. What cannot be fused
 (a kernel with no Numba form, such as model I/O or a Python-only schedule) stays a Python step between segments,
-in order. Section notifies touch no register, so a run goes on past them and they follow its segment.
+in order. Section notifies touch no register, so a run goes on past them and they follow its segment. A kernel's
+own arrays (a conv's column buffer, its geometry) are ``Owned`` arguments, passed to the function as they are.
+Consecutive calls that a chain runs together (``kernels.registry.chain_at``: a conv with its bias_add, relu and
+pool, sample by sample, kernels/numba_cpu/chains.py) are one call of the generated function.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
 per machine and cached (Numba cannot cache a function made by ``exec``); the text holds no address, only arena
@@ -39,7 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KernelError, kernel_error
-from ..kernels.registry import External, FusedCall
+from ..kernels.registry import External, FusedCall, Owned
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -186,6 +189,7 @@ class _Codegen:
         self.arena_args: list[np.ndarray] = []
         self.imports: dict[tuple[str, str], str] = {}
         self.views: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], str] = {}
+        self.owned: dict[int, str] = {}  # id of an Owned array -> its parameter
         self.lines: list[str] = []
         self.externals: list[External] = []
 
@@ -232,6 +236,16 @@ class _Codegen:
         self.views[key] = name
         return name
 
+    def owned_array(self, owned: Owned) -> str:
+        """A kernel's own array (scratch, geometry): a parameter of its own, passed as it is."""
+        key = id(owned.array)
+        if key not in self.owned:
+            if not owned.array.flags.c_contiguous:
+                raise Unfusable(f"a strided {owned!r}")
+            self.owned[key] = f"b{len(self.arena_args)}"
+            self.arena_args.append(owned.array)
+        return self.owned[key]
+
     def external(self, external: External) -> str:
         if not external.like.flags.c_contiguous:
             raise Unfusable(f"a strided external {external!r}")
@@ -254,7 +268,7 @@ class _Codegen:
     def call(self, index: int, call: FusedCall) -> None:
         name = self.fn_name(call.fn)
         args = ", ".join(self.array(a) if isinstance(a, np.ndarray) else self.external(a) if isinstance(a, External)
-                         else self.constant(a) for a in call.args)
+                         else self.owned_array(a) if isinstance(a, Owned) else self.constant(a) for a in call.args)
         if call.checked:
             self.lines.append(f"    if {name}({args}) >= 0:")
             self.lines.append(f"        return {index}")
@@ -297,7 +311,7 @@ def direct_call(step: Callable[[], None], call: FusedCall) -> Callable[[], None]
     array; else the step. The fused call computes what the kernel does, bit for bit (as in a segment)."""
     if call.checked or any(isinstance(a, External) for a in call.args):
         return step
-    return partial(call.fn, *call.args)
+    return partial(call.fn, *(a.array if isinstance(a, Owned) else a for a in call.args))
 
 
 def _write(source: str) -> Path:
@@ -334,23 +348,12 @@ def _import(path: Path) -> Any:
         return sys.modules[name].segment
 
 
-def paired_calls(run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> list[tuple[int, FusedCall]]:
-    """The run's calls, each two consecutive acts that kernels/numba_cpu/pairs.py does in one pass as that one
-    call (indexed by the second act: a pair is never a checked call), the others as they are."""
-    from ..kernels.numba_cpu.pairs import pair_call, pairs_enabled
-
-    calls, index = [], 0
-    while index < len(run):
-        paired = pair_call(run[index][2], run[index + 1][2]) if index + 1 < len(run) and pairs_enabled() else None
-        calls.append((index + 1, paired) if paired is not None else (index, run[index][2]))
-        index += 2 if paired is not None else 1
-    return calls
-
-
 def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
     gen = _Codegen(arena_table)
-    for index, call in paired_calls(run):
+    from .combine import segment_calls
+
+    for index, call in segment_calls(run):
         gen.call(index, call)
     segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
                       _write(gen.source()), tuple(gen.externals))

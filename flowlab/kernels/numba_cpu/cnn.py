@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.cnn import dropout_stream
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -136,7 +136,10 @@ def _pool_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
         if is_max and _is_2x2_inside(ctx, ctx.in_descs[0].shape, ctx.out_descs[0].shape):
-            return lambda ins, outs: _max_pool_2x2(_planes(ins[0]), _planes(outs[0]))
+            def kernel(ins, outs):
+                _max_pool_2x2(_planes(ins[0]), _planes(outs[0]))
+
+            return fusable(kernel, lambda ins, outs: FusedCall(_max_pool_2x2, (_planes(ins[0]), _planes(outs[0]))))
         return lambda ins, outs: _pool(_planes(ins[0]), _planes(outs[0]), *args, is_max)
 
     return factory
@@ -146,7 +149,11 @@ def _pool_grad_factory(is_max: bool):
     def factory(ctx: KernelCtx) -> KernelFn:
         args = _pool_args(ctx)
         if is_max and _is_2x2_inside(ctx, ctx.in_descs[0].shape, ctx.in_descs[2].shape):
-            return lambda ins, outs: _max_pool_2x2_grad(_planes(ins[0]), _planes(ins[2]), _planes(outs[0]))
+            def kernel(ins, outs):
+                _max_pool_2x2_grad(_planes(ins[0]), _planes(ins[2]), _planes(outs[0]))
+
+            return fusable(kernel, lambda ins, outs: FusedCall(_max_pool_2x2_grad, (_planes(ins[0]), _planes(ins[2]),
+                                                                                     _planes(outs[0]))))
         return lambda ins, outs: _pool_grad(_planes(ins[0]), _planes(ins[2]), _planes(outs[0]), *args, is_max)
 
     return factory

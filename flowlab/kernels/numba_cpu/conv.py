@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from ._numba import njit
 from .blas import blas_ready, gemm
 from .runs import add_run, copy_run
@@ -97,55 +97,73 @@ def _columns(x, s, g, xp, cols):
     return cols, 0
 
 
+# The kernels are loops over the batch of one sample's work (the sample functions), so that chains.py can run a
+# sample's conv with the ops after it (or its gradients with the ops before them) while its data is in cache.
 @njit
-def _conv_fwd(x, w, y, xp, cols, g):
+def conv_sample(x, w, y, xp, cols, g, s):
+    """Sample s's output planes y[s] = W (*) x[s]."""
     o, groups, p = g[OC], g[GROUPS], g[OH] * g[OW]
     og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    b, b0 = _columns(x, s, g, xp, cols)
+    for gi in range(groups):
+        gemm(False, False, og, p, kg, w, gi * og * kg, kg, b, b0 + gi * kg * p, p, 0.0, y, (s * o + gi * og) * p, p)
+
+
+@njit
+def _conv_fwd(x, w, y, xp, cols, g):
     for s in range(g[N]):
-        b, b0 = _columns(x, s, g, xp, cols)
-        for gi in range(groups):
-            gemm(False, False, og, p, kg, w, gi * og * kg, kg, b, b0 + gi * kg * p, p, 0.0, y, (s * o + gi * og) * p, p)
+        conv_sample(x, w, y, xp, cols, g, s)
+
+
+@njit
+def filter_grad_sample(dy, x, dw, xp, cols, g, s):
+    """dW_g += dy_g[s] @ cols_g[s]^T: sample s's share, accumulated by BLAS (beta 1) in sample order."""
+    o, groups, p = g[OC], g[GROUPS], g[OH] * g[OW]
+    og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    b, b0 = _columns(x, s, g, xp, cols)
+    for gi in range(groups):
+        gemm(False, True, og, kg, p, dy, (s * o + gi * og) * p, p, b, b0 + gi * kg * p, p, 1.0, dw, gi * og * kg, kg)
 
 
 @njit
 def _conv_filter_grad(dy, x, dw, xp, cols, g):
-    o, groups, p = g[OC], g[GROUPS], g[OH] * g[OW]
-    og, kg = o // groups, g[CG] * g[KH] * g[KW]
     for i in range(dw.size):
         dw[i] = 0.0
     for s in range(g[N]):
-        b, b0 = _columns(x, s, g, xp, cols)
-        for gi in range(groups):  # dW_g += dy_g @ cols_g^T, accumulated by BLAS over the batch
-            gemm(False, True, og, kg, p, dy, (s * o + gi * og) * p, p, b, b0 + gi * kg * p, p, 1.0, dw, gi * og * kg,
-                 kg)
+        filter_grad_sample(dy, x, dw, xp, cols, g, s)
+
+
+@njit
+def data_grad_sample(dy, w, dx, xp, cols, g, s):
+    """Sample s's input gradient dx[s] = W^T dy[s], its columns added back into the planes (col2im)."""
+    c, h, wd, o, groups, p = g[C], g[H], g[W], g[OC], g[GROUPS], g[OH] * g[OW]
+    og, kg = o // groups, g[CG] * g[KH] * g[KW]
+    hp, wp, pt, pl = g[HP], g[WP], g[PT], g[PL]
+    x0 = s * c * h * wd
+    if g[KH] == 1 and g[KW] == 1 and g[SH] == 1 and g[SW] == 1 and hp == h and wp == wd:
+        for gi in range(groups):  # dx_g = W_g^T dy_g straight into the sample's planes
+            gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, dx, x0 + gi * kg * p,
+                 p)
+        return
+    for gi in range(groups):
+        gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, cols, gi * kg * p, p)
+    if xp.size:
+        for i in range(xp.size):
+            xp[i] = 0.0
+        _col2im(cols, g, xp, 0)
+        for ci in range(c):  # the interior back into dx
+            for i in range(h):
+                copy_run(dx, x0 + (ci * h + i) * wd, xp, (ci * hp + i + pt) * wp + pl, wd)
+    else:
+        for i in range(x0, x0 + c * h * wd):
+            dx[i] = 0.0
+        _col2im(cols, g, dx, x0)
 
 
 @njit
 def _conv_data_grad(dy, w, dx, xp, cols, g):
-    c, h, wd, o, groups, p = g[C], g[H], g[W], g[OC], g[GROUPS], g[OH] * g[OW]
-    og, kg = o // groups, g[CG] * g[KH] * g[KW]
-    hp, wp, pt, pl = g[HP], g[WP], g[PT], g[PL]
-    one_by_one = g[KH] == 1 and g[KW] == 1 and g[SH] == 1 and g[SW] == 1 and hp == h and wp == wd
     for s in range(g[N]):
-        x0 = s * c * h * wd
-        if one_by_one:  # dx_g = W_g^T dy_g straight into the sample's planes
-            for gi in range(groups):
-                gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, dx,
-                     x0 + gi * kg * p, p)
-            continue
-        for gi in range(groups):
-            gemm(True, False, kg, p, og, w, gi * og * kg, kg, dy, (s * o + gi * og) * p, p, 0.0, cols, gi * kg * p, p)
-        if xp.size:
-            for i in range(xp.size):
-                xp[i] = 0.0
-            _col2im(cols, g, xp, 0)
-            for ci in range(c):  # the interior back into dx
-                for i in range(h):
-                    copy_run(dx, x0 + (ci * h + i) * wd, xp, (ci * hp + i + pt) * wp + pl, wd)
-        else:
-            for i in range(x0, x0 + c * h * wd):
-                dx[i] = 0.0
-            _col2im(cols, g, dx, x0)
+        data_grad_sample(dy, w, dx, xp, cols, g, s)
 
 
 class _Conv:
@@ -168,22 +186,31 @@ class _Conv:
         return f"_Conv(geo={self.geo.tolist()}, padded={self.xp.size}, cols={self.cols.size})"
 
 
+def _conv_kernel(fn: object, c: _Conv) -> KernelFn:
+    """The kernel fn(in0, in1, out0, xp, cols, geo) on the flat registers, and its fused form (the conv's own
+    buffers and geometry passed as Owned arrays)."""
+    def args(ins, outs) -> tuple:
+        return ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1)
+
+    def kernel(ins, outs):
+        fn(*args(ins, outs), c.xp, c.cols, c.geo)  # type: ignore[operator]
+
+    return fusable(kernel, lambda ins, outs: FusedCall(fn, (*args(ins, outs), Owned(c.xp), Owned(c.cols),
+                                                            Owned(c.geo))))
+
+
 @register_kernel("conv2d", "numba")
 def _conv(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:])
-    return lambda ins, outs: _conv_fwd(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp, c.cols,
-                                       c.geo)
+    return _conv_kernel(_conv_fwd, _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:]))
 
 
 @register_kernel("conv2d_data_grad", "numba")
 def _data_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape, ctx.in_descs[0].shape[2:])
-    return lambda ins, outs: _conv_data_grad(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp,
-                                             c.cols, c.geo)
+    return _conv_kernel(_conv_data_grad, _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape,
+                                               ctx.in_descs[0].shape[2:]))
 
 
 @register_kernel("conv2d_filter_grad", "numba")
 def _filter_grad(ctx: KernelCtx) -> KernelFn:
-    c = _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape, ctx.in_descs[0].shape[2:])
-    return lambda ins, outs: _conv_filter_grad(ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1), c.xp,
-                                               c.cols, c.geo)
+    return _conv_kernel(_conv_filter_grad, _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape,
+                                                 ctx.in_descs[0].shape[2:]))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.reduce import broadcast_to_like, reduce_axes
-from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from ._numba import njit
 
 
@@ -144,7 +144,10 @@ def _reduce(fn, scale: bool = False):
                 if scale:
                     out /= middle[0] * middle[2]
 
-            return by_middle
+            if scale:
+                return by_middle
+            return fusable(by_middle, lambda ins, outs: FusedCall(_sum_middle, (ins[0].reshape(middle),
+                                                                                 outs[0].reshape(-1), Owned(acc))))
         two_d = _two_d(ctx)
 
         def kernel(ins, outs):
