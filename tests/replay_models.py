@@ -7,6 +7,7 @@ come from ``k`` alone, so two sessions see the same calls.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -18,7 +19,9 @@ import flowlab as flow
 import flowlab.typing as tp
 
 Call = Callable[[int], list[np.ndarray]]
-FOLDER = Path(tempfile.gettempdir()) / "flowlab-replay-proof"  # one path: it is data the model-io jobs push
+# One path per process: it is data the model-io jobs push (the same in every run a proof compares), and two pytest
+# processes proving at once must not save into each other's checkpoint folder.
+FOLDER = Path(tempfile.gettempdir()) / f"flowlab-replay-proof-{os.getpid()}"
 B, D, H, C = 8, 12, 6, 3
 
 
