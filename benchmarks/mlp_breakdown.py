@@ -117,14 +117,15 @@ def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], f
     arrays once, an update op's variable and state twice, the diff (input 1) once), and the
     GEMM floor in the same clock: the big GEMMs on the same arrays, back to back. Valid at one BLAS thread only
     (the CPU time of the calling thread). The rounds are steps: they move the variables."""
-    from flowlab.replay.fused import fused_call_of, paired_calls
+    from flowlab.replay.combine import segment_calls
+    from flowlab.replay.fused import fused_call_of
 
     segment = train_segment()
     if segment is None:
         return None
     calls = []
     run = [(step, actor, fused_call_of(actor, step)) for actor, step in zip(segment.actors, segment.steps)]
-    for index, call in paired_calls(run):  # as the segment calls them: two acts done in one pass are one call
+    for index, call in segment_calls(run):  # as the segment calls them: acts done in one pass are one call
         actor = segment.actors[index]
         name = actor.name if call is run[index][2] else f"{segment.actors[index - 1].name} + {actor.name}"
         args = [getattr(a, "like", a) for a in call.args]  # an External: an array like the pushed / pulled one
