@@ -75,7 +75,8 @@ def raises(fn: Callable[[], None], steps: list[tuple[Callable[[], None], Actor |
 
     - a segment: at its first act when it fetches a pushed array or allocates a pulled one, and at each checked call
       (a label out of range); its unchecked calls cannot (Numba arithmetic on the fixed shapes it was compiled
-      for, with NumPy's error model);
+      for, with NumPy's error model). ``Segment.raises_at``: a lane's runs begin at each act taking an external,
+      so it is the same act by act (while it compiles) as compiled;
     - a step run as its Python kernel, lone or with no fused form: at it (a Python kernel may raise anything; a
       push pops the caller's array, a pull copies one out), but for a boxing kernel (slices copied or added between
       registers whose shapes the Plan fixed: nothing it does depends on the data);
