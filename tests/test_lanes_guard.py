@@ -17,6 +17,7 @@ import flowlab as flow
 from flowlab.call_guard import task_writes
 from flowlab.errors import KernelError
 from flowlab.replay.fused import Segment, fused_call_of
+from flowlab.replay.lanes import Lanes
 from tests.test_lanes_replay import batches, define_dp
 
 STEP = "System-Train-TrainStep-dp_train"
@@ -82,7 +83,12 @@ def inject(schedule: Any, kind: str, lane: int, entry: int, act: int) -> Callabl
 
 
 @pytest.mark.filterwarnings("error::RuntimeWarning")  # the lanes fuse (else there would be nothing to test)
-def test_each_point_that_can_raise_in_fused_lanes_leaves_the_variables_as_before_the_call() -> None:
+@pytest.mark.parametrize("reorder", [True, False], ids=["lane_order", "capture_order"])
+def test_each_point_that_can_raise_in_fused_lanes_leaves_the_variables_as_before_the_call(
+        reorder: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """In either order of each lane's steps (a simulated run's, which pulls the loss before the updates, or the
+    capture's, where lane 0 pulls it after them, as one step between two hand-offs)."""
+    monkeypatch.setattr(Lanes, "reorder", reorder)
     data = batches(400)
     job = define_dp(2)
     good: list[tuple[np.ndarray, np.ndarray]] = []
@@ -153,10 +159,11 @@ def test_each_point_that_can_raise_in_fused_lanes_leaves_the_variables_as_before
                 np.testing.assert_allclose(final[name], value, rtol=1e-4, atol=1e-6, err_msg=name)
 
 
-def test_a_lone_pull_between_two_hand_offs_counts_as_a_step_that_can_raise() -> None:
-    """The loss's pull, a lone step of lane 0 between two hand-offs placed after optimizer updates of that lane,
-    runs as its Python kernel (it copies the loss out, allocating): it can raise, so every variable those updates
-    write is guarded, as is any whose update is not ordered after it."""
+def test_a_lone_pull_between_two_hand_offs_counts_as_a_step_that_can_raise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The loss's pull, a lone step of lane 0 between two hand-offs placed after optimizer updates of that lane
+    (in the capture's order), runs as its Python kernel (it copies the loss out, allocating): it can raise, so
+    every variable those updates write is guarded, as is any whose update is not ordered after it."""
+    monkeypatch.setattr(Lanes, "reorder", False)
     job = define_dp(2)
     for x, y in batches(12):
         job(x, y)
@@ -176,3 +183,18 @@ def test_a_lone_pull_between_two_hand_offs_counts_as_a_step_that_can_raise() -> 
         seen += bool(before - {STEP})
         assert before <= set(schedule.guarded), before - set(schedule.guarded)
     assert seen, "no lane placed its pull after an update: the case is not tested"
+
+
+def test_lanes_run_the_pull_before_the_updates_so_the_guard_is_the_step_counter() -> None:
+    """The simulated run's order (replay/lane_order.py) runs a step touching the runtime (a push, a pull, a
+    notify) first among those ready: lane 0 pulls the loss before the optimizer's updates, every update follows
+    every point that can raise, and a call copies only the step counter (set before the label checks)."""
+    job = define_dp(2)
+    for x, y in batches(12):
+        job(x, y)
+    for schedule in fused_lane_schedules():
+        lanes = schedule.lanes
+        [pull] = [i for i, a in enumerate(schedule.step_actors) if a is not None and a.name.endswith("ForeignOutput")]
+        updates = [i for i, a in enumerate(schedule.step_actors) if a is not None and a.name.endswith("_optimizer")]
+        assert len(updates) == 8 and all(lanes.happens_before(pull, u) for u in updates)
+        assert schedule.guarded == (STEP,)
