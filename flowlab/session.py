@@ -284,6 +284,7 @@ class Session:
         assert old is not None
         self.cancelled_calls += 1
         guard.undo()
+        old.stop_threads()  # a failed lanes replay leaves its lane threads parked: they go with their runtime
         try:
             self.runtime = self._start_runtime(old.arenas)
             self.runtime.hooks.extend(old.hooks)  # a user's subscribers (progress, recorders) go on receiving acts

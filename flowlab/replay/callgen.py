@@ -41,7 +41,7 @@ import numpy as np
 from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, _Wrapper, cancel_then_deliver
 from ..errors import KernelError, kernel_error
 from .fused import Segment
-from .layer import MAX_PENDING_RUNS, Notifies, ReplayLayer
+from .layer import MAX_PENDING_RUNS, Notifies, ReplayLayer, compiled
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -103,8 +103,7 @@ class GeneratedCall:
 
 def ready(schedule: Schedule) -> bool:
     """Whether every segment of a fused schedule has finished compiling (or failed to): then it can be tried."""
-    return all(step.fn is not None or step.error is not None for step in schedule.fused or ()
-               if isinstance(step, Segment))
+    return compiled(schedule)
 
 
 class _Source:
@@ -133,6 +132,7 @@ def generate_call(site: CallSite, layer: ReplayLayer, key: tuple[str, ...]) -> G
     """The generated call over every fused schedule of ``key`` that it can run (each schedule's ``callgen`` says
     "generated" or why not); None when there is none."""
     rt = layer.rt
+    layer.compiled_guards()  # a guard taken while the segments compiled is wider than a compiled call needs
     schedules, starts = [], []
     interned = {id(state): state for state in layer.states}  # a schedule is filed under its start state's id
     for (k, start), schedule in layer.schedules.items():

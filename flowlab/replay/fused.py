@@ -104,10 +104,21 @@ class Segment:
         self.like = tuple(e.like for e in externals)
         self.fetches = tuple(e.fetch for e in externals)
         self.handoffs = tuple((k, e.done) for k, e in enumerate(externals) if e.done is not None)
+        self.external_acts: tuple[int, ...] = ()  # the acts taking an external, and the checked ones (``_segment``)
+        self.checked_acts: tuple[int, ...] = ()
         self.error: BaseException | None = None
         self.warned = False
         self.cache_hit: bool | None = None  # whether Numba loaded the function from its cache
         self.future: Future[None] | None = None
+
+    @property
+    def raises_at(self) -> tuple[int, ...]:
+        """The acts at which a call can raise, as it runs now (the call guard: lanes.py, layer.py): compiled, at the
+        first when it fetches or allocates (every external, before any act: ``__call__``); act by act (compiling,
+        or its compile failed), at each act taking an external (its Python kernel fetches or allocates it there);
+        either way at each checked call."""
+        fetched = self.external_acts if self.fn is None else self.external_acts and (0,)
+        return tuple(sorted({*fetched, *self.checked_acts}))
 
     def compile(self) -> None:
         from numba import typeof
@@ -357,6 +368,9 @@ def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
         gen.call(index, call)
     segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
                       _write(gen.source()), tuple(gen.externals))
+    segment.external_acts = tuple(k for k, (_, _, call) in enumerate(run)
+                                  if any(isinstance(a, External) for a in call.args))
+    segment.checked_acts = tuple(k for k, (_, _, call) in enumerate(run) if call.checked)
     if background_compile():
         segment.compile_in_background()
     else:

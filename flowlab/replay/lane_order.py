@@ -48,6 +48,14 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
             step_of.append(len(preds) - 1)
     cost = [1.0 + sum(high - low for low, high, _ in ranges if low >= 0) / 1e3 for ranges in ranges_of]
     rank = list(cost)  # the longest chain of costs from each step to the end; successors come later
+    # A step touching the runtime (a push, a pull, a notify) goes first among those a lane can start at once, with
+    # what it waits for on its own lane: a pull can raise, and one that runs before the optimizer's updates keeps
+    # them out of the call guard (lanes.py ``guarded``).
+    first = [any(low < 0 for low, _, _ in ranges) for ranges in ranges_of]
+    for index in range(n - 1, -1, -1):
+        if first[index]:
+            for p in preds[index]:
+                first[p] = first[p] or lane_of[p] == lane_of[index]
     for index in range(n - 1, -1, -1):
         for p in preds[index]:
             rank[p] = max(rank[p], cost[p] + rank[index])
@@ -56,16 +64,16 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
     pending = [[i for i in range(n) if lane_of[i] == k] for k in range(len(clock))]
     order: list[int] = []
     while len(order) < n:
-        best: tuple[float, float, int, int] | None = None  # (start, -rank, index, lane)
+        best: tuple[float, bool, float, int, int] | None = None  # (start, not first, -rank, index, lane)
         for k, steps in enumerate(pending):
             for i in steps:
                 if all(p in finish for p in preds[i]):
                     start = max([clock[k], *(finish[p] for p in preds[i])])
-                    key = (start, -rank[i], i, k) if start > clock[k] else (clock[k], -rank[i], i, k)
+                    key = (max(start, clock[k]), not first[i], -rank[i], i, k)
                     if best is None or key < best:
                         best = key
         assert best is not None  # the capture order itself is a schedule: some step is always ready
-        start, _, i, k = best
+        start, _, _, i, k = best
         finish[i] = clock[k] = start + cost[i]
         pending[k].remove(i)
         order.append(i)

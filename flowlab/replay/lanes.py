@@ -69,6 +69,28 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
 Entry = tuple[Callable[[], None], tuple[Any, ...], Any, int]  # (function, waits, signal, capture index): see Lane
 
 
+def raises(fn: Callable[[], None], steps: list[tuple[Callable[[], None], Actor | None, int]]) -> list[int]:
+    """The capture indices at which a lane's entry ``fn``, made of ``steps`` ((step, actor, capture index) each),
+    can raise, decided from what the entry runs, so that where hand-offs cut a lane never changes the answer:
+
+    - a segment: at its first act when it fetches a pushed array or allocates a pulled one, and at each checked call
+      (a label out of range); its unchecked calls cannot (Numba arithmetic on the fixed shapes it was compiled
+      for, with NumPy's error model). ``Segment.raises_at``: a lane's runs begin at each act taking an external,
+      so it is the same act by act (while it compiles) as compiled;
+    - a step run as its Python kernel, lone or with no fused form: at it (a Python kernel may raise anything; a
+      push pops the caller's array, a pull copies one out), but for a boxing kernel (slices copied or added between
+      registers whose shapes the Plan fixed: nothing it does depends on the data);
+    - a lone step run as its Numba call (``fused.direct_call``: unchecked, no external) and a notify: nowhere."""
+    from .fused import Segment
+
+    if isinstance(fn, Segment):
+        return [steps[k][2] for k in fn.raises_at]
+    [(step, actor, index)] = steps
+    if fn is not step or actor is None or actor.task.is_boxing:
+        return []
+    return [index]
+
+
 
 class Lane:
     """One lane: its steps in capture order (``steps``: the function, the actor, the locks it waits on first,
@@ -184,6 +206,7 @@ class Lanes:
         self.trace: list[tuple[int, int, float, float, float, float]] | None = None  # see ``traced``
         self.segment_of: dict[int, Any] = {}  # capture index -> the fused segment that runs it (``fuse``)
         self.segment_starts: set[int] = set()  # the capture index of each segment's first step
+        self.raising: set[int] = set()  # the capture indices at which the fused programs can raise (``raises``)
 
     # -- fusing ------------------------------------------------------------------------------------------
     def fuse(self) -> bool:
@@ -193,6 +216,7 @@ class Lanes:
         from .fused import _arena_table
 
         table = _arena_table(self.rt)
+        self.raising.clear()
         try:
             programs = [self._fuse_lane(lane, table) for lane in self.lanes]
         except Exception as err:  # fusion is an optimization: never fail the call because of it
@@ -200,6 +224,7 @@ class Lanes:
                           f"({type(err).__name__}: {err})", RuntimeWarning, stacklevel=2)
             self.segment_of.clear()
             self.segment_starts.clear()
+            self.raising.clear()
             return False
         for lane, entries in zip(self.lanes, programs):
             lane.build(entries)
@@ -213,15 +238,20 @@ class Lanes:
         run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
         notifies: list[Entry] = []  # notifies met inside a run, with no hand-off: they follow its segment
 
+        def add(fn: Callable[[], None], waits: tuple[threading.Lock, ...], signal: threading.Lock | None,
+                steps: list[tuple[Callable[[], None], Actor | None, int]]) -> None:
+            entries.append((fn, waits, signal, steps[0][2]))
+            self.raising.update(raises(fn, steps))  # from the entry as built: ``guarded`` reads it
+
         def flush() -> None:
             if len(run) >= 2:
                 segment = _segment(self.rt, table, [(step, actor, call) for step, actor, call, *_ in run])
-                entries.append((segment, run[0][3], run[-1][4], run[0][5]))
+                add(segment, run[0][3], run[-1][4], [(step, actor, index) for step, actor, _, _, _, index in run])
                 self.segment_of.update({index: segment for *_, index in run})
                 self.segment_starts.add(run[0][5])
             else:
-                entries.extend((direct_call(step, call), waits, signal, index)
-                               for step, _, call, waits, signal, index in run)
+                for step, actor, call, waits, signal, index in run:
+                    add(direct_call(step, call), waits, signal, [(step, actor, index)])
             entries.extend(notifies)  # a notify touches no register: nothing observes it a little later
             run.clear()
             notifies.clear()
@@ -233,7 +263,7 @@ class Lanes:
             call = segment_call_of(actor, step, table)
             if call is None:
                 flush()
-                entries.append((step, waits, signal, index))
+                add(step, waits, signal, [(step, actor, index)])
                 continue
             if waits or any(isinstance(a, External) for a in call.args):
                 # a run begins where it waits, and where it fetches or allocates an array (a segment's start can
@@ -249,25 +279,10 @@ class Lanes:
         """The variables a failing replay of the fused lanes could leave half-written (layer.guarded_variables,
         for lanes): those written by a step that does not follow every step that can fail. A failure stops every
         lane at its next step and releases its waiters, which stop too, so a step that follows the failing one
-        (later on its lane, or through a chain of waits: the steps' vector clocks) never runs.
-
-        What can fail: a kernel with no fused form (a Python kernel may raise anything), a fused call that is
-        ``checked``, and the start of a segment with externals (it fetches the pushed arrays and allocates the
-        pulled ones). What
-        cannot: a kernel whose fused form is unchecked, in a segment or not (its Python form computes the same on
-        the same fixed shapes), a boxing kernel (slices copied or added between registers whose shapes the Plan
-        fixed: nothing it does depends on the data) and a notify."""
-        from .fused import fused_call_of
-
+        (later on its lane, or through a chain of waits: the steps' vector clocks) never runs. Which steps can
+        fail: ``raises``, asked of each entry as ``fuse`` built it (``self.raising``)."""
         writes = task_writes(self.rt.plan)
-        fail: list[int] = []
-        for index, actor in enumerate(self.actors):
-            if actor is None or actor.task.is_boxing:
-                continue
-            call = fused_call_of(actor, self.schedule.steps[index])
-            segment = self.segment_of.get(index)
-            if call is None or call.checked or (index in self.segment_starts and (segment.fetches or segment.like)):
-                fail.append(index)
+        fail = sorted(self.raising)
         names: set[str] = set()
         for index, actor in enumerate(self.actors):
             written = writes.get(actor.task.task_id, ()) if actor is not None else ()

@@ -51,6 +51,7 @@ class ReplayLayer:
         self.replays = 0  # calls replayed ...
         self.protocol_calls = 0  # ... and calls the protocol ran
         self.fuse = fusion_enabled()
+        self.compiling: list[Schedule] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 
     def detach(self) -> None:
@@ -191,10 +192,29 @@ class ReplayLayer:
             if fused is not None:
                 schedule.fused = batch_notifies(rt, fused)
                 schedule.guarded = guarded_variables(rt, schedule)
+                if not compiled(schedule):
+                    self.compiling.append(schedule)
+        elif self.compiling:
+            self.compiled_guards()
+
+    def compiled_guards(self) -> None:
+        """The guard of each fused schedule whose segments have compiled since it was fused, again: act by act, a
+        segment could fail at each act taking an external (a pull after the updates); compiled, only before its
+        first act. (callgen.py asks too, before it reads a schedule's guard.)"""
+        done = [schedule for schedule in self.compiling if compiled(schedule)]
+        for schedule in done:
+            self.compiling.remove(schedule)
+            schedule.guarded = guarded_variables(self.rt, schedule)
 
     def __repr__(self) -> str:
         return (f"<ReplayLayer: {len(self.schedules)} schedules, {self.replays} calls replayed, "
                 f"{self.protocol_calls} run by the protocol>")
+
+
+def compiled(schedule: Schedule) -> bool:
+    """Whether every segment of a fused schedule is past its compile (done, or failed: act by act for good)."""
+    return all(step.fn is not None or step.error is not None for step in schedule.fused or ()
+               if isinstance(step, Segment))
 
 
 def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
@@ -204,8 +224,10 @@ def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
 
     What can fail: an act not fused (a Python kernel may raise anything), a fused call that is ``checked``
     (index checks: labels, gathers), and a segment's start (it fetches the pushed arrays and allocates the pulled
-    ones). What cannot: an unchecked fused call (Numba arithmetic on the fixed shapes it was compiled for, with
-    NumPy's error model: x / 0 is inf, not an exception), a section notify and a segment's hand-offs (the runtime's
+    ones), or, while it compiles, each of its acts taking an external (``Segment.raises_at``: act by act, the
+    kernel fetches or allocates there; ``ReplayLayer.compiled_guards`` narrows the guard once compiled). What
+    cannot: an unchecked fused call (Numba arithmetic on the fixed shapes it was compiled for, with NumPy's error
+    model: x / 0 is inf, not an exception), a section notify and a segment's hand-offs (the runtime's
     own bookkeeping). A Ctrl-C cannot land in between: the session defers it, or copies everything.
     """
     writes = task_writes(rt.plan)
@@ -213,9 +235,10 @@ def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
     for step in schedule.fused or ():
         if isinstance(step, Segment):
             acts.append((True, ()))
-            for kernel, actor in zip(step.steps, step.actors):
+            raises_at = step.raises_at  # act by act while it compiles: a pull allocates at its own act
+            for k, (kernel, actor) in enumerate(zip(step.steps, step.actors)):
                 call = fused_call_of(actor, kernel)
-                acts.append((call is None or call.checked, writes.get(actor.task.task_id, ())))
+                acts.append((call is None or call.checked or k in raises_at, writes.get(actor.task.task_id, ())))
             continue
         actor = schedule.step_actors[schedule.steps.index(step)] if step in schedule.steps else None
         if actor is not None:
