@@ -50,8 +50,11 @@ def inside(box: dict, outer: dict) -> bool:
 def settled_box(page, canvas, node) -> dict:
     """The node's box once the view stopped moving: no layout or focus under way (the canvas says
     `data-layout="idle"`) and the same box two frames apart. A step may reveal the next actor by a new layout that
-    replaces the boxes; measuring before it lands compares a box that is about to be thrown away."""
+    replaces the boxes; measuring before it lands compares a box that is about to be thrown away. The canvas is
+    scrolled into the window first, as a person would: the notebook scrolls inside JupyterLab, and a screenshot
+    clipped to a box below its visible part shows whatever covers it, marked or not (CI saw a 0.0 difference)."""
     canvas.locator("xpath=self::*[@data-layout='idle']").wait_for(timeout=30_000)
+    canvas.scroll_into_view_if_needed()
     box = node.bounding_box()
     for _ in range(50):
         page.wait_for_timeout(50)
@@ -67,6 +70,11 @@ def pixels_of_the_mark(page, node) -> float:
     el = node.element_handle()
     box = el.bounding_box()
     assert box is not None, "the next actor's box is not drawn"
+    view = page.viewport_size
+    assert inside(box, {"x": 0, "y": 0, "width": view["width"], "height": view["height"]}), (box, view)
+    on_top = el.evaluate("e => { const r = e.getBoundingClientRect(); const hit = document.elementFromPoint("
+                         "r.x + r.width / 2, r.y + r.height / 2); return !!hit && e.contains(hit); }")
+    assert on_top, "something covers the next actor's box"
     marked = page.screenshot(clip=box)
     el.evaluate("e => e.classList.remove('next')")
     plain = page.screenshot(clip=box)
