@@ -10,8 +10,10 @@ a handful of rows. ``StateStream.update`` turns each new full state into the mes
   lifetimes that changed or appeared (``memory_changed``: ``first``, the absolute index of the first lifetime kept,
   ``total``, and ``lifetimes`` as ``[absolute index, lifetime]`` pairs). Block descriptions never change in a run.
 
-The front end (extension/src/debugstate.ts) keeps the last state and its ``seq``; a delta whose ``base`` is not its
-``seq`` is not applied and asks for a resync, so a lost message costs one full update, never a wrong table.
+The whole widget state (``get_state()``: the comm_open, a reloaded page's request_state, a saved notebook) carries
+``whole``, the last update's state in full at the same ``seq``. The front end (extension/src/debugstate.ts) keeps the
+last state and its ``seq``; a delta whose ``base`` is not its ``seq`` is not applied and asks for a resync, so a lost
+message costs one full update, never a wrong table.
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ class StateStream:
         if delta is None:
             return {"seq": self.seq, "base": None, **state}
         return {"seq": self.seq, "base": self.seq - 1, **delta}
+
+    def whole(self, state: dict[str, Any]) -> dict[str, Any]:
+        """The whole of the last update's state as a full update of the same ``seq`` (nothing is sent or advanced):
+        what a comm_open, a front end's request_state and a saved notebook's widget state carry."""
+        return {"seq": self.seq, "base": None, **state}
 
     def _delta(self, state: dict[str, Any], lifetimes: list[dict[str, Any]], first: int) -> dict[str, Any]:
         sent = self._actors or {}

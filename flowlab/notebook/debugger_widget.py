@@ -55,6 +55,15 @@ class DebuggerWidget(anywidget.AnyWidget):
         self.on_msg(self._on_msg)
         self._publish(None)
 
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        """A trait change sends ``update`` as it is (a delta); the whole widget state (key None: the comm_open, a
+        page's request_state, the widget state a notebook saves) carries the whole debugger state, so a reloaded
+        page or a saved notebook draws it without asking."""
+        state = super().get_state(key, drop_defaults)
+        if key is None and "update" in state:
+            state["update"] = self._stream.whole(self.state)
+        return state
+
     @traitlets.observe("payload")
     def _on_payload(self, change: dict[str, Any]) -> None:
         self.packed = live(change["new"])

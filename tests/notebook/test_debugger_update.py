@@ -135,6 +135,22 @@ def test_restart_and_resync_send_the_whole_state_and_a_missed_delta_is_refused(d
     same(apply_update(None, None, deep.update)[0], deep.state)
 
 
+def test_the_whole_widget_state_carries_the_whole_debugger_state(deep):
+    """A comm_open, a reloaded page's request_state and "save widget state" take get_state(): a full update at the
+    current seq (nothing advanced), so they draw without a resync; a trait change still sends the delta."""
+    from ipywidgets.widgets.widget import Widget
+
+    deep.step()
+    seq = deep.update["seq"]
+    whole = deep.get_state()["update"]
+    assert (whole["seq"], whole["base"]) == (seq, None) and deep.get_state("update")["update"]["base"] == seq - 1
+    same(apply_update(None, None, whole)[0], deep.state)
+    saved = Widget.get_manager_state(widgets=[deep])["state"][deep.model_id]["state"]["update"]
+    assert saved["base"] is None and len(saved["actors"]) == 754
+    deep.step()
+    assert deep.update["base"] == seq, "the whole state took nothing from the stream"
+
+
 def test_rows_that_leave_a_truncated_table_are_sent_as_gone(monkeypatch):
     """Past MAX_ACTORS rows the next actor takes the last row: the row it replaced leaves the front end's table."""
     monkeypatch.setattr(debugger_widget, "MAX_ACTORS", 4)
