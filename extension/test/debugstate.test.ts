@@ -27,6 +27,7 @@ test("the fixture has deltas, rows leaving the table, lifetimes and a restart", 
   assert.ok(ups.filter((u) => u.base !== null).length >= 7);
   assert.ok(ups.some((u) => (u.actors_gone ?? []).length > 0));
   assert.ok(ups.some((u) => (u.memory_changed?.lifetimes ?? []).length > 0));
+  assert.ok(ups.some((u) => (u.memory_changed?.first ?? 0) > 0), "the lifetimes' window slides");
   assert.equal(FIXTURE.steps.find((s) => s.command === "restart")?.update.base, null);
 });
 

@@ -172,12 +172,13 @@ def test_rows_that_leave_a_truncated_table_are_sent_as_gone(monkeypatch):
 
 
 def updates_fixture() -> dict:
-    """The pad job's debugger driven through a restart, with a table of 6 rows (so rows leave it): every update the
+    """The pad job's debugger driven through a restart, with a table of 6 rows (so rows leave it) and a window of 6
+    register lifetimes (so the window slides): every update the
     comm carried and the kernel's whole state after it. extension/test/debugstate.test.ts applies them with the real
     front-end code; ``python -m tests.notebook.test_debugger_update`` rewrites the committed fixture
     (tests/e2e/fixtures/debugger_updates.json)."""
-    saved = debugger_widget.MAX_ACTORS
-    debugger_widget.MAX_ACTORS = 6
+    saved = debugger_widget.MAX_ACTORS, debugger_widget.MAX_LIFETIMES
+    debugger_widget.MAX_ACTORS = debugger_widget.MAX_LIFETIMES = 6
     try:
         flow.clear_default_session()
 
@@ -192,9 +193,9 @@ def updates_fixture() -> dict:
                           ("restart", {}), ("step_n", {"n": 3}), ("step", {}), ("run_to_end_of_job", {})]:
             widget.command(cmd, args)
             steps.append({"command": cmd, "update": widget.update, "state": widget.state})
-        return {"job": "pad_Job", "max_actors": 6, "steps": steps}
+        return {"job": "pad_Job", "max_actors": 6, "max_lifetimes": 6, "steps": steps}
     finally:
-        debugger_widget.MAX_ACTORS = saved
+        debugger_widget.MAX_ACTORS, debugger_widget.MAX_LIFETIMES = saved
 
 
 def test_the_front_ends_fixture_is_what_the_widget_sends():
@@ -205,7 +206,14 @@ def test_the_front_ends_fixture_is_what_the_widget_sends():
     fresh = json.loads(json.dumps(updates_fixture()))
     shape = [[s.get("command"), s["update"]["base"] is None, sorted(s["update"])] for s in fresh["steps"]]
     assert shape == [[s.get("command"), s["update"]["base"] is None, sorted(s["update"])] for s in committed["steps"]]
-    assert any(s["update"]["actors_gone"] for s in fresh["steps"] if s["update"]["base"] is not None)
+    deltas = [s["update"] for s in fresh["steps"] if s["update"]["base"] is not None]
+    assert any(u["actors_gone"] for u in deltas)
+    firsts = [u["memory_changed"]["first"] for u in deltas]
+    assert max(firsts) > 0  # the lifetimes' window slides
+    state, seq = None, None
+    for s in fresh["steps"]:  # and the Python rule rebuilds every state from it
+        state, seq = apply_update(state, seq, s["update"])
+        same(state, s["state"])
 
 
 if __name__ == "__main__":
