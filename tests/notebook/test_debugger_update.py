@@ -154,6 +154,7 @@ def test_the_whole_widget_state_carries_the_whole_debugger_state(deep):
 def test_rows_that_leave_a_truncated_table_are_sent_as_gone(monkeypatch):
     """Past MAX_ACTORS rows the next actor takes the last row: the row it replaced leaves the front end's table."""
     monkeypatch.setattr(debugger_widget, "MAX_ACTORS", 4)
+    flow.clear_default_session()  # a session of its own, not the 30-layer job's
 
     @flow.global_function()
     def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
