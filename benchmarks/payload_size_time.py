@@ -11,6 +11,8 @@
 - the live widget (benchmarks/_live_comm.py): the payload's bytes over the comm and the time from creating the widget
   to its first box in a live JupyterLab, for the 30-layer Plan and the 10,000-task Plan, version 1 against version 2
   (base64 and binary body), and the widget state a notebook saves;
+- the live step debugger of the 30-layer job (benchmarks/_live_debugger.py): the bytes one step sends over the comm
+  and the time from the click to the changed view, the whole state (as before) against the delta (now);
 - %%flowjob of the 30-layer train job in an IPython shell with a warm cache, output bundle included, as a live
   kernel makes it (target <= 3 s), and what its output adds to the .ipynb: version-1 payloads and every stage as
   text/plain (as it was), version 2 with that text, version 2 with the bounded text/plain (now).
@@ -31,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np
 from _live_comm import live_rows, saved_state_row
+from _live_debugger import debugger_rows
 from _util import QUICK, median_time, table
 from plan_svg import synthetic_plan
 
@@ -195,6 +198,7 @@ def main() -> None:
     rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
     rows += draw_rows(1 if QUICK else 5)
     rows += live_rows(1 if QUICK else 3)
+    rows += debugger_rows(1 if QUICK else 3, 3 if QUICK else 10)
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()
 

@@ -4,6 +4,7 @@
 // is 1.4 MiB); a model with no `packed` (an older flowlab, a test's own AnyWidget) draws its version-1 `payload`.
 import { button } from "./dom.js";
 import { DebuggerView, type DebugState } from "./debugger.js";
+import { type DebugUpdate, StateStore } from "./debugstate.js";
 import { type Parsed, readPayload } from "./payload.js";
 import { ensureStyle } from "./style.js";
 import { type Rendered, renderParsed, showProblem } from "./views.js";
@@ -103,13 +104,31 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
     if (parsed.ok) view.setGraph(parsed.payload.graph);
     else showProblem(view.root, parsed.message);
   };
-  const drawState = (): void => view.setState((model.get("state") ?? {}) as DebugState);
+  // The kernel sends `update` (the change since its last update); a page that sets a whole `state` (the test harness,
+  // a saved state) is drawn as it is.
+  const store = new StateStore();
+  const drawUpdate = (): void => {
+    const u = model.get("update") as DebugUpdate | undefined;
+    if (u === undefined || u === null) return;
+    if (store.apply(u)) view.setState(store.state);
+    else {
+      if (store.seq === null) view.setState({});  // says it waits for the kernel's whole state
+      if (store.shouldResync()) model.send({ type: "resync" });
+    }
+  };
+  const drawState = (): void => {
+    const st = model.get("state") as DebugState | undefined;
+    if (st !== undefined || model.get("update") === undefined) view.setState(st ?? {});
+  };
+  model.on("change:update", drawUpdate);
   model.on("change:state", drawState);
   const payload = onPayload(model, drawPayload);
   drawState();
+  drawUpdate();
   return () => {
     payload.stop();
     view.graph?.destroy();
+    model.off("change:update", drawUpdate);
     model.off("change:state", drawState);
   };
 }
@@ -118,14 +137,16 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
 // deprecation warning in JupyterLab's console for it.
 function render({ model, el }: { model: Model; el: HTMLElement }): () => void {
   ensureStyle(el.ownerDocument);
-  // The debugger is the widget that has a `state` trait.
-  return model.get("state") !== undefined ? renderDebugger(model, el) : renderBrowser(model, el);
+  // The debugger is the widget that has an `update` trait (or, drawn from a saved whole state, a `state` one).
+  return model.get("update") !== undefined || model.get("state") !== undefined ? renderDebugger(model, el) : renderBrowser(model, el);
 }
 
 export default { render };
 
 // For producers' tests: the same parser the views use (node: `import("flowlab_widget.js")`, no DOM needed).
 export { parsePayload, PAYLOAD_VERSION, readPayload } from "./payload.js";
+// For the kernel's tests: the debugger's state kept from its updates, as the widget keeps it.
+export { StateStore } from "./debugstate.js";
 // For pages with no kernel and no JupyterLab (nbconvert's flowlab_html export): draw one payload into an element
 // (renderStored: as a notebook stores it, version 2 decoded first).
 export { renderPayload, renderStored } from "./views.js";

@@ -6,6 +6,10 @@ A command that fails sets ``state["error"]`` and changes nothing else (the inspe
 one); the next command that succeeds clears it. ``state`` stays bounded: the actors table up to ``MAX_ACTORS``
 rows (the next actor always among them), a blob's first 64 values, the most recent ``MAX_LIFETIMES`` register
 lifetimes.
+
+``state`` is the whole state, in the kernel only; the comm carries ``update``, the change since the last update
+(debugger_update.py: a step of the 30-layer MLP job sends a few KiB, not the ~200 KiB of its state). The front end
+asks for the whole state (``{"type": "resync"}``) when it has none or missed an update.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import traitlets
 from ..debug import Debugger, Stop
 from ..viz.payload import plan_payload
 from ..viz.payload_pack import live
+from .debugger_update import StateStream
 
 STATIC = pathlib.Path(__file__).parent / "static"
 # the front end built from extension/ (one module for every view; it inserts its own CSS)
@@ -37,16 +42,27 @@ class DebuggerWidget(anywidget.AnyWidget):
     _esm = _ESM
     payload = traitlets.Dict()  # the Plan's payload (version 1), in the kernel only
     packed = traitlets.Dict().tag(sync=True)  # what the comm carries: ``payload`` as payload_pack.live makes it
-    state = traitlets.Dict().tag(sync=True)
+    state = traitlets.Dict()  # the whole state, in the kernel only (tests and scripts read it)
+    update = traitlets.Dict().tag(sync=True)  # what the comm carries: the change of ``state`` (debugger_update.py)
 
     def __init__(self, dbg: Debugger, **kwargs: Any) -> None:
         self.dbg = dbg
         self._inspected: str | None = None
         self._stop: Stop | None = None
         self._status = "ready"
+        self._stream = StateStream()
         super().__init__(payload=plan_payload(dbg.plan, dbg.session.job_set), **kwargs)
         self.on_msg(self._on_msg)
         self._publish(None)
+
+    def get_state(self, key: Any = None, drop_defaults: bool = False) -> dict[str, Any]:
+        """A trait change sends ``update`` as it is (a delta); the whole widget state (key None: the comm_open, a
+        page's request_state, the widget state a notebook saves) carries the whole debugger state, so a reloaded
+        page or a saved notebook draws it without asking."""
+        state = super().get_state(key, drop_defaults)
+        if key is None and "update" in state:
+            state["update"] = self._stream.whole(self.state)
+        return state
 
     @traitlets.observe("payload")
     def _on_payload(self, change: dict[str, Any]) -> None:
@@ -56,6 +72,12 @@ class DebuggerWidget(anywidget.AnyWidget):
     def _on_msg(self, widget: Any, content: dict[str, Any], buffers: Any) -> None:
         if content.get("type") == "command":
             self.command(str(content.get("cmd", "")), dict(content.get("args") or {}))
+        elif content.get("type") == "resync":
+            self.resync()
+
+    def resync(self) -> None:
+        """Send the whole state again (a view that has none, or missed an update, asks for it)."""
+        self.update = self._stream.update(self.state, full=True)
 
     def command(self, cmd: str, args: dict[str, Any] | None = None) -> None:
         """Run one front-end command; its error (if any) goes to ``state["error"]``, shown once."""
@@ -108,7 +130,8 @@ class DebuggerWidget(anywidget.AnyWidget):
 
     def restart(self) -> None:
         self.dbg.restart()
-        self._done("restarted", None)
+        self._status, self._stop = "restarted", None
+        self._publish(None, full=True)  # the run's record starts over: no delta against the old one
 
     def break_(self, kind: str, target: str | None = None) -> None:
         """Set a breakpoint: ``nan``/``inf`` (target: a blob, or none for any), ``op``, ``job``, ``actor``,
@@ -202,7 +225,7 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._status, self._stop = status, stop
         self._publish(None)
 
-    def _publish(self, error: str | None) -> None:
+    def _publish(self, error: str | None, full: bool = False) -> None:
         dbg = self.dbg
         nxt = None if dbg.finished else dbg.runtime.peek()
         inspected = None
@@ -225,6 +248,7 @@ class DebuggerWidget(anywidget.AnyWidget):
             "last_act": _last_act(dbg),
             "memory": memory,
         }
+        self.update = self._stream.update(self.state, full=full)
 
     def _actors(self, nxt: Any) -> dict[str, Any]:
         dbg = self.dbg

@@ -133,7 +133,7 @@ def test_the_debugger_sends_the_plan_packed(pad_session, tmp_path):
     desc = next(iter(pad_session.function_descs.values()))
     widget = DebuggerWidget(Debugger(pad_session, desc, (np.zeros((2, 1, 3, 3), np.float32),), {}))
     state, paths, _ = comm_message(widget)
-    assert "payload" not in state and paths == [["packed", "body"]] and "state" in state
+    assert "payload" not in state and paths == [["packed", "body"]] and "update" in state and "state" not in state
     assert decoded_in_node(widget, tmp_path)["same"]
     widget.payload = {**widget.payload, "title": "a new title"}  # a new payload goes out packed too
     assert unpack(widget.packed) == widget.payload
