@@ -80,47 +80,32 @@ RUN_AND_WAIT = """async () => {
 
 
 def live_rows(rounds: int) -> list[tuple[str, str]]:
-    import nbformat
+    from _live_lab import live_lab
 
-    from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, lab_server, missing
+    from tests.e2e.harness import missing
 
     why = missing()
     if why:
         return [("live widget comm bytes and creation to first box", f"skipped: {why}")]
-    from playwright.sync_api import sync_playwright
-
     times: dict[tuple[str, str], list[float]] = {(n, f): [] for n in NAMES for f in FORMS}
     sizes: dict[tuple[str, str], int] = {}
     esm = 0
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell("make()")]
-        nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-        nbformat.write(nb, root / "live.ipynb")
         (root / "next.json").write_text(json.dumps(["v2 binary", "mlp30"]))
-        with lab_server(root, "live.ipynb") as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1500, "height": 1100})
-                page.goto(url)
-                page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
-                page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_selector(".fl-root .fl-node", timeout=300_000)  # setup and a first (warming) view
-                for k in range(rounds + 1):
-                    for name in NAMES:
-                        for form in FORMS:
-                            (root / "next.json").write_text(json.dumps([form, name]))
-                            (root / "made.json").unlink(missing_ok=True)
-                            seen = page.evaluate(RUN_AND_WAIT)
-                            if seen["error"]:
-                                raise RuntimeError(f"{form} {name}: {seen['error']}")
-                            made = json.loads((root / "made.json").read_text())
-                            sizes[name, form], esm = made["bytes"], made["esm"]
-                            if k:  # round 0 warms each form (the module's JIT, the layout worker)
-                                times[name, form].append(seen["t"] - made["t0"])
-            finally:
-                browser.close()
+        with live_lab(root, SETUP, ".fl-root .fl-node") as page:
+            for k in range(rounds + 1):
+                for name in NAMES:
+                    for form in FORMS:
+                        (root / "next.json").write_text(json.dumps([form, name]))
+                        (root / "made.json").unlink(missing_ok=True)
+                        seen = page.evaluate(RUN_AND_WAIT)
+                        if seen["error"]:
+                            raise RuntimeError(f"{form} {name}: {seen['error']}")
+                        made = json.loads((root / "made.json").read_text())
+                        sizes[name, form], esm = made["bytes"], made["esm"]
+                        if k:  # round 0 warms each form (the module's JIT, the layout worker)
+                            times[name, form].append(seen["t"] - made["t0"])
     out = []
     for name, label in NAMES.items():
         b = [sizes[name, f] / 1024 for f in FORMS]

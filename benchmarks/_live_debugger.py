@@ -71,55 +71,40 @@ STEP = """async (acts) => {
 
 
 def debugger_rows(rounds: int, steps: int) -> list[tuple[str, str]]:
-    import nbformat
+    from _live_lab import live_lab
 
-    from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, lab_server, missing
+    from tests.e2e.harness import missing
 
     why = missing()
     label = "live debugger, 30-layer MLP train job (754 actors): one step"
     if why:
         return [(f"{label}: comm bytes and click to visible change", f"skipped: {why}")]
-    from playwright.sync_api import sync_playwright
-
     times: dict[str, list[float]] = {f: [] for f in FORMS}
     frames: dict[str, list[float]] = {f: [] for f in FORMS}
     sizes: dict[str, list[int]] = {f: [] for f in FORMS}
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
-        nb = nbformat.v4.new_notebook()
-        nb.cells = [nbformat.v4.new_code_cell(SETUP), nbformat.v4.new_code_cell("make()")]
-        nb.metadata = {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}
-        nbformat.write(nb, root / "live.ipynb")
         (root / "next.json").write_text(json.dumps("delta"))
-        with lab_server(root, "live.ipynb") as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-            try:
-                page = browser.new_page(viewport={"width": 1500, "height": 1100})
-                page.goto(url)
-                page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
-                page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-                page.wait_for_selector(".fl-debugger .fl-node", timeout=300_000)
-                page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=300_000)
-                for k in range(rounds + 1):
-                    for form in FORMS:
-                        (root / "next.json").write_text(json.dumps(form))
-                        page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content;"
-                                      " nb.activeCellIndex = 1;"
-                                      " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
-                        page.locator(".fl-debugger .fl-status-line", has_text=" 0 acts").last.wait_for(
-                            timeout=120_000)
-                        page.locator(".fl-debugger .fl-node").last.wait_for(timeout=120_000)
-                        for a in range(steps):
-                            drawn, frame = page.evaluate(STEP, a)
-                            if frame < 0:
-                                raise RuntimeError(f"{form}: step {a} changed nothing in 60 s")
-                            if k:  # round 0 warms each form
-                                times[form].append(drawn)
-                                frames[form].append(frame)
-                        if k:
-                            sizes[form] += json.loads((root / "sent.json").read_text())  # every step's update
-            finally:
-                browser.close()
+        with live_lab(root, SETUP, ".fl-debugger .fl-node") as page:
+            page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=300_000)
+            for k in range(rounds + 1):
+                for form in FORMS:
+                    (root / "next.json").write_text(json.dumps(form))
+                    page.evaluate("() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+                                  " nb.activeCellIndex = 1;"
+                                  " return window.jupyterapp.commands.execute('notebook:run-cell'); }")
+                    page.locator(".fl-debugger .fl-status-line", has_text=" 0 acts").last.wait_for(
+                        timeout=120_000)
+                    page.locator(".fl-debugger .fl-node").last.wait_for(timeout=120_000)
+                    for a in range(steps):
+                        drawn, frame = page.evaluate(STEP, a)
+                        if frame < 0:
+                            raise RuntimeError(f"{form}: step {a} changed nothing in 60 s")
+                        if k:  # round 0 warms each form
+                            times[form].append(drawn)
+                            frames[form].append(frame)
+                    if k:
+                        sizes[form] += json.loads((root / "sent.json").read_text())  # every step's update
     b = {f: statistics.median(sizes[f]) / 1024 for f in FORMS}
     t = {f: statistics.median(times[f]) for f in FORMS}
     t2 = {f: statistics.median(frames[f]) for f in FORMS}
