@@ -62,7 +62,9 @@ def test_a_variable_cast_into_the_mirrored_view_trains_as_one_device_on_the_whol
     want = -0.5 * 2 * x.sum(0) / x.size
     np.testing.assert_allclose(flow.get_all_variables()["v"], want, rtol=1e-5)
     user = flow.default_session().job_set.job("train")
-    (cast,) = [op for op in user.ops if op.op_type == "identity" and op.inputs["in"] == ("v/out",)]
+    # the mirrored identity reads v through OneFlow's DistributeClone (one whole copy per device)
+    (clone,) = [op for op in user.ops if op.op_type == "distribute_clone" and op.inputs["in"] == ("v/out",)]
+    (cast,) = [op for op in user.ops if op.op_type == "identity" and op.inputs["in"] == clone.output_lbns]
     assert cast.name in user.mirrored_op_names
     assert str(user.sbp_signatures[cast.name]) == "{in_0: B, out_0: B}"
 

@@ -106,9 +106,10 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
             for lbn, blob in ctx.dx.items():
                 grads[lbn] = _accumulate(grads.get(lbn), blob)
         if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too, except where a
-            # DistributeConcat joins the pieces into the gradient of a consistent blob (a DistributeSplit's)
+            # DistributeConcat (DistributeAdd) joins the pieces into the gradient of a consistent blob (a
+            # DistributeSplit's, a DistributeClone's)
             builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:]
-                                             if o.op_type != "distribute_concat")
+                                             if o.op_type not in ("distribute_concat", "distribute_add"))
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 

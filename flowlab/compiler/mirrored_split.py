@@ -1,18 +1,22 @@
-"""AutoDistributeSplit: a mirrored op reading a consistent S(0) blob reads each device's piece of it.
+"""AutoDistributeSplit: a mirrored op reading a consistent S(0) blob reads each device's piece of it, and one
+reading a consistent B blob reads it through a DistributeClone.
 
 OneFlow does this while tracing (``JobBuildAndInferCtx::FindOrCreateMirroredLbiFromCompatibleConsistentBlob``):
-the consistent blob goes through one DistributeSplit op per blob
-(``System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-<id>``), and the mirrored op and
-those after it are inferred on one device's piece, so a mirrored reduction over the batch axis is each device's
-own. flowlab infers SBP after tracing, so this pass, the first of a user job's, does the same afterwards: it
-infers the SBP of the consistent ops that do not depend on mirrored ones (their choice does not depend on what
-comes after them), puts a ``distribute_split`` before each mirrored op reading such a blob lying S(0), and infers
-again every op downstream of a changed blob. A consistent identity reading mirrored pieces (the view cast
-``flow.cast_to_current_logical_view``) takes them concatenated on axis 0, as the cast of per-device data does.
+the consistent blob goes through one op per blob, a DistributeSplit where it lies S(0)
+(``System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-<id>``), a DistributeClone where it
+lies B (``...-DistributeClone-<id>``, a variable's weights), and the mirrored op and those after it are inferred on
+one device's piece, so a mirrored reduction over the batch axis is each device's own. flowlab infers SBP after
+tracing, so this pass, the first of a user job's, does the same afterwards: it infers the SBP of the consistent ops
+that do not depend on mirrored ones (their choice does not depend on what comes after them), puts a
+``distribute_split`` (``distribute_clone``) before each mirrored op reading such a blob lying S(0) (B), and infers
+again every op downstream of a split blob (a clone's piece is the whole blob: nothing changes shape). A consistent
+identity reading mirrored pieces (the view cast ``flow.cast_to_current_logical_view``) takes them concatenated on
+axis 0, as the cast of per-device data does.
 
 A blob whose rows do not divide evenly over the devices is left as it was (its pieces would differ in shape, and
 a flowlab blob desc is one shape): the mirrored op is inferred on the logical blob, exact where one of its
-signatures takes the blob as it lies, and a compile error naming the blob where none does.
+signatures takes the blob as it lies, and a compile error naming the blob where none does. On one device every
+blob lies S(0) in OneFlow (a one-piece split, a copy); flowlab inserts nothing there.
 """
 
 from __future__ import annotations
@@ -21,11 +25,12 @@ import dataclasses
 
 from ..errors import OpInferError
 from ..ir import BlobDesc, Job, OpConf, ParallelConf
-from ..ir.sbp import split
+from ..ir.sbp import BROADCAST, split
 from ..ops.registry import InferCtx, get_op_def
 from .sbp_infer import infer_job_sbp
 
 SPLIT_PREFIX = "System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-"
+CLONE_PREFIX = "System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeClone-"
 KEEPS_CONSISTENT_INPUT = frozenset({"return"})  # a mirrored job's return of a consistent blob gives it as it lies
 
 
@@ -34,26 +39,28 @@ def auto_distribute_split(job: Job) -> Job:
     wanted = _consistent_inputs_of_mirrored_ops(job, mirrored)
     if not wanted:
         return job
-    s0 = _lying_s0(job, mirrored, wanted)
-    if not s0:
+    lying = _lying_s0_or_b(job, mirrored, wanted)
+    if not lying:
         return job
     ops: list[OpConf] = []
-    splits: dict[str, str] = {}  # consistent lbn -> its DistributeSplit's output (one per blob, as OneFlow's cache)
+    converted: dict[str, str] = {}  # consistent lbn -> its split's or clone's output (one per blob, OneFlow's cache)
     descs = dict(job.blob_descs)
     names = {op.name for op in job.ops}
     for op in job.ops:
         if op.name in mirrored and op.op_type not in KEEPS_CONSISTENT_INPUT:
             n = op.parallel_conf.parallel_num
             for lbn in op.input_lbns:
-                if lbn in s0 and lbn not in splits and s0[lbn] == op.parallel_conf:  # else boxing moves it first
-                    split_op = _split_op(job, op, lbn, n, names)
-                    ops.append(split_op)
-                    splits[lbn] = split_op.output_lbns[0]
-            op = op.replace(inputs={arg: tuple(splits.get(lbn, lbn) if lbn in s0 else lbn for lbn in lbns)
+                if lbn in lying and lbn not in converted and lying[lbn][1] == op.parallel_conf:  # else boxing first
+                    new_op = _convert_op(lying[lbn][0], op, lbn, n, names)
+                    ops.append(new_op)
+                    converted[lbn] = new_op.output_lbns[0]
+                    if new_op.op_type == "distribute_clone":  # each device's piece is the whole blob
+                        descs[converted[lbn]] = descs[lbn]
+            op = op.replace(inputs={arg: tuple(converted.get(lbn, lbn) for lbn in lbns)
                                     for arg, lbns in op.inputs.items()})
         ops.append(op)
-    split_names = {op.name for op in ops if op.created_by == "AutoDistributeSplit"}
-    new_mirrored = tuple(op.name for op in ops if op.name in mirrored or op.name in split_names)
+    new_names = {op.name for op in ops if op.created_by == "AutoDistributeSplit"}
+    new_mirrored = tuple(op.name for op in ops if op.name in mirrored or op.name in new_names)
     return _reinfer(job.replace(ops=tuple(ops), mirrored_op_names=new_mirrored), descs)
 
 
@@ -66,9 +73,10 @@ def _consistent_inputs_of_mirrored_ops(job: Job, mirrored: set[str]) -> set[str]
     return out
 
 
-def _lying_s0(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, ParallelConf]:
-    """The wanted blobs that lie S(0) over more than one device with rows dividing evenly: lbn -> placement.
-    SBP is inferred on the consistent ops that depend on no mirrored op (OneFlow has inferred them by then)."""
+def _lying_s0_or_b(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, tuple[str, ParallelConf]]:
+    """The wanted blobs on more than one device that lie S(0) with rows dividing evenly (``"distribute_split"``)
+    or B (``"distribute_clone"``): lbn -> (the op that converts it, its placement). SBP is inferred on the
+    consistent ops that depend on no mirrored op (OneFlow has inferred them by then)."""
     after_mirrored = set(mirrored)
     for op in job.ops:
         if any(lbn.rpartition("/")[0] in after_mirrored for lbn in op.input_lbns):
@@ -81,20 +89,23 @@ def _lying_s0(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, Paral
         producer = job.op(name)
         sig, shape = sigs.get(name), job.blob_descs[lbn].shape
         n = producer.parallel_conf.parallel_num
-        if (sig is not None and sig.bn_in_op2sbp_parallel.get(bn) == split(0) and n > 1 and shape
-                and shape[0] % n == 0):
-            out[lbn] = producer.parallel_conf
+        sbp = sig.bn_in_op2sbp_parallel.get(bn) if sig is not None else None
+        if n > 1 and sbp == split(0) and shape and shape[0] % n == 0:
+            out[lbn] = ("distribute_split", producer.parallel_conf)
+        elif n > 1 and sbp == BROADCAST:
+            out[lbn] = ("distribute_clone", producer.parallel_conf)
     return out
 
 
-def _split_op(job: Job, consumer: OpConf, lbn: str, n: int, names: set[str]) -> OpConf:
+def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str]) -> OpConf:
+    prefix = SPLIT_PREFIX if op_type == "distribute_split" else CLONE_PREFIX
     i = 0
-    while f"{SPLIT_PREFIX}{i}" in names:
+    while f"{prefix}{i}" in names:
         i += 1
-    name = f"{SPLIT_PREFIX}{i}"
+    name = f"{prefix}{i}"
     names.add(name)
     attrs = {"axis": 0, "parallel_num": n, "mirrored": True}
-    return OpConf(name, "distribute_split", {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
+    return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
                   loc=consumer.loc, created_by="AutoDistributeSplit")
 
 
@@ -102,7 +113,8 @@ def _reinfer(job: Job, descs: dict[str, BlobDesc]) -> Job:
     """Infer the new splits, then again every op that reads a changed blob (in order, so changes flow on)."""
     mirrored, changed = set(job.mirrored_op_names), set()
     for op in job.ops:
-        if op.created_by != "AutoDistributeSplit" and not any(lbn in changed for lbn in op.input_lbns):
+        split_here = op.created_by == "AutoDistributeSplit" and op.op_type == "distribute_split"
+        if not split_here and not any(lbn in changed for lbn in op.input_lbns):
             continue
         op_def = get_op_def(op.op_type)
         in_descs = {arg: tuple(descs[lbn] for lbn in lbns) for arg, lbns in op.inputs.items()}

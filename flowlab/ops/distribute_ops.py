@@ -15,7 +15,9 @@ are OneFlow's (``job_rewriter/distribute_grad.cpp``): split <-> concat, clone <-
 ``mirrored=True`` is the form flowlab uses for a mirrored blob, which it writes as one blob whose desc is one
 device's piece: AutoDistributeSplit's split of a consistent S(0) blob (OneFlow's
 ``System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-<id>``) and its gradient's concat, one
-input and one output, S(axis) both sides (compiler/mirrored_split.py).
+input and one output, S(axis) both sides; its clone of a consistent B blob (``...-DistributeClone-<id>``,
+``{in: B, out: B}``, each device's piece the whole blob) and its gradient's add (``{in: P, out: P}``: each device's
+gradient is its piece of the sum) (compiler/mirrored_split.py).
 """
 
 from __future__ import annotations
@@ -86,11 +88,13 @@ def _infer_concat(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 
 def _infer_clone(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    return {"out": [ctx.input("in")] * ctx.attrs["parallel_num"]}
+    return {"out": [ctx.input("in")] * (1 if ctx.attrs["mirrored"] else ctx.attrs["parallel_num"])}
 
 
 def _infer_add(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     descs = ctx.inputs["in"]
+    if ctx.attrs["mirrored"]:  # each device's addend is one piece of a P blob: the devices' sum has its shape
+        return {"out": [descs[0]]}
     _count(ctx, ctx.attrs["parallel_num"])
     for i, desc in enumerate(descs):
         if desc != descs[0]:
