@@ -239,10 +239,11 @@ class Session:
         one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
         guard = self._snapshots[key]
         site = callgen.CallSite(
-            desc.job_name, tuple(name for name, _ in signature.params), signature.array_specs,
+            desc.job_name, tuple(name for name, _ in signature.params), signature.placeholder_specs,
             structure if one else None, lambda pulled: call_result(desc, pulled),
             lambda watched, result: dispatch_watches(self.watch_handlers, desc, watched, result),
-            guard, lambda: self._cancel(guard), self, _RUNNING, MISS)
+            guard, lambda: self._cancel(guard), self, _RUNNING, MISS,
+            signature.pieces(desc.device_count))
         call = callgen.generate_call(site, self.runtime.layer, key)  # type: ignore[arg-type]
         if call is not None:
             self.generated_calls[desc.job_name] = call

@@ -1,6 +1,6 @@
 """Mirrored returns through the generated call (replay/callgen.py): a tp.ListNumpy return is its devices' pieces,
 as the general path pulls it, bit for bit, and so are tp.ListNumpy watches, DistributeSplit of a consistent
-input and flow.advanced's distribute ops in the call. (A tp.ListNumpy argument still goes the general way.)"""
+input and flow.advanced's distribute ops in the call. (tp.ListNumpy arguments: test_callgen_list_numpy.py.)"""
 
 from __future__ import annotations
 

@@ -38,7 +38,16 @@ class JobSignature:
         slow path)."""
         if any(isinstance(t, tp.MirroredTensorDef) for _, t in self.params):
             return None
+        return self.placeholder_specs
+
+    @functools.cached_property
+    def placeholder_specs(self) -> tuple[tuple[tuple[int, ...], np.dtype, tuple[int, ...]], ...]:
+        """(shape, dtype, C strides) per parameter; a ListNumpy placeholder's are those of each device's array."""
         return tuple((tuple(t.shape), t.dtype.np, np.empty(t.shape, t.dtype.np).strides) for _, t in self.params)
+
+    def pieces(self, devices: int) -> tuple[int, ...]:
+        """Per parameter: 0, or for a ListNumpy placeholder the arrays it takes, one per device (``check_inputs``)."""
+        return tuple(devices if isinstance(t, tp.MirroredTensorDef) else 0 for _, t in self.params)
 
 
 def parse_signature(fn: Any, localns: dict[str, Any] | None = None) -> JobSignature:

@@ -10,7 +10,7 @@ Once the layer has fused a launch list's schedule and its segments are compiled,
 ``generate_call`` for one function per job function, written out as Python source (``GeneratedCall.source``;
 print it) and compiled with ``exec``. One branch per fused schedule of the launch list (a call starting from
 another order of rotating registers has its own schedule), each with the constants written in: the placeholders'
-shapes, dtypes and strides (the general path's ``exact_inputs``), the copies of the safety snapshot
+shapes, dtypes and strides (the general path's ``exact_inputs``; a tp.ListNumpy one's per device), the copies of the safety snapshot
 (call_guard.py), the segments' arenas, the caller's arrays passed straight to the segments in place of the pushes'
 buffers and fresh arrays for the pulled copies, and the layer's bookkeeping (``ReplayLayer.replay``'s, the same
 statements). No JobInstance is made: a replayed call starts with the launch buffers empty (it starts from a known
@@ -65,7 +65,7 @@ class CallSite:
 
     job_name: str
     params: tuple[str, ...]  # the placeholders' names, in order
-    specs: tuple[tuple[tuple[int, ...], np.dtype, tuple[int, ...]], ...] | None  # shape, dtype, C strides each
+    specs: tuple[tuple[tuple[int, ...], np.dtype, tuple[int, ...]], ...]  # shape, dtype, C strides (of a piece)
     result: int | None  # the pull whose array is the call's result itself (one tp.Numpy blob); None: ``finish``
     finish: Callable[[list[np.ndarray]], Any]  # the result from the pulled arrays, in pull order
     dispatch: Callable[[list[Any], Any], None]  # hands watched values and the result to the watch handlers
@@ -74,6 +74,7 @@ class CallSite:
     session: Any  # checked each call: ``session.status is running`` and ``session.runtime`` is the runtime
     running: Any
     miss: Any  # what the function returns for a call the general path must run
+    pieces: tuple[int, ...] = ()  # per placeholder: 0, or a tp.ListNumpy one's device count (its arrays)
 
 
 class GeneratedCall:
@@ -151,6 +152,7 @@ def generate_call(site: CallSite, layer: ReplayLayer, key: tuple[str, ...]) -> G
     src = _Source()
     src.names.update(
         runs=0, MISS=site.miss, ndarray=np.ndarray, empty=np.empty, copyto=np.copyto, lock=site.session.lock,
+        concatenate=np.concatenate,
         session=site.session, RUNNING=site.running, rt=rt, layer=layer, get_ident=get_ident, MAIN_THREAD=MAIN_THREAD,
         getsignal=getsignal, SIGINT=SIGINT, Wrapper=_Wrapper, interrupts=INTERRUPTS, guard=site.guard,
         MAX_PENDING_RUNS=MAX_PENDING_RUNS, watch_buffer=rt.buffers[_watch_buffer_name()], dispatch=site.dispatch,
@@ -221,17 +223,27 @@ def generate_call(site: CallSite, layer: ReplayLayer, key: tuple[str, ...]) -> G
 
 
 def _emit_arguments(src: _Source, site: CallSite, args: list[str]) -> None:
-    """The general path's ``exact_inputs``, with each placeholder's shape, dtype and strides written in."""
-    assert site.specs is not None
+    """The general path's ``exact_inputs``, with each placeholder's shape, dtype and strides written in; a
+    tp.ListNumpy argument is its list of one exact array per device, pushed joined as its push's kernel joins them
+    (``check_inputs`` then ``system_kernels._pushed``). Anything else: MISS, and ``check_inputs`` explains it."""
     src.emit(1, f"if kwargs or len(args) != {len(args)}:")
     src.emit(2, "return MISS  # the general path checks, and explains, every other call")
     if args:
         src.emit(1, f"{', '.join(args)}{',' if len(args) == 1 else ''} = args")
-    for arg, (shape, dtype, strides) in zip(args, site.specs):
-        dt = src.name(dtype, "DTYPE")
-        src.emit(1, f"if (type({arg}) is not ndarray or {arg}.shape != {shape!r} or {arg}.strides != {strides!r}")
-        src.emit(3, f"or ({arg}.dtype is not {dt} and {arg}.dtype != {dt})):  # {dtype}")
-        src.emit(2, "return MISS")
+    for arg, (shape, dtype, strides), n in zip(args, site.specs, site.pieces or (0,) * len(args)):
+        dt, arrays = src.name(dtype, "DTYPE"), [f"{arg}_{i}" for i in range(n)] or [arg]
+        if n:
+            src.emit(1, f"if (type({arg}) is not list and type({arg}) is not tuple) or len({arg}) != {n}:")
+            src.emit(2, f"return MISS  # a tp.ListNumpy argument: one array per device ({n})")
+            src.emit(1, f"{', '.join(arrays)}{',' if n == 1 else ''} = {arg}")
+        for array in arrays:
+            src.emit(1, f"if (type({array}) is not ndarray or {array}.shape != {shape!r} "
+                        f"or {array}.strides != {strides!r}")
+            src.emit(3, f"or ({array}.dtype is not {dt} and {array}.dtype != {dt})):  # {dtype}")
+            src.emit(2, "return MISS")
+        if n:
+            joined = arrays[0] if n == 1 else f"concatenate(({', '.join(arrays)}))"
+            src.emit(1, f"{arg} = {joined}  # pushed as one blob, the devices' pieces side by side")
 
 
 def _emit_schedule(src: _Source, depth: int, site: CallSite, layer: ReplayLayer, schedule: Schedule,
@@ -317,8 +329,6 @@ def _emit_segment(src: _Source, depth: int, segment: Segment, sources: dict[int,
 def _check(site: CallSite, layer: ReplayLayer, schedule: Schedule) -> None:
     """Raise NotGenerated unless the generated call would do exactly what the layer's replay does."""
     rt = layer.rt
-    if site.specs is None:
-        raise NotGenerated("an argument is not one array (ListNumpy): the general path pushes its pieces")
     if rt.threads is not None or schedule.lanes is not None:
         raise NotGenerated("replayed in lanes, one per thread (lanes.py)")
     if len(schedule.key) < len(site.params) + 1 or schedule.key[len(site.params)] != site.job_name:
