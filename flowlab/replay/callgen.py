@@ -6,11 +6,11 @@ buffers, copies the variables a failure could leave half-written, the segment fe
 those buffers and hands the pulled copies back, the notifies finish the instances, and the result is put together.
 For a 64-32-10 MLP that was ~60 Python and C calls, about as long as the kernels themselves.
 
-Once the layer has fused a launch list's schedule and its segments are compiled, the session asks
-``generate_call`` for one function per job function, written out as Python source (``GeneratedCall.source``;
-print it) and compiled with ``exec``. One branch per fused schedule of the launch list (a call starting from
-another order of rotating registers has its own schedule), each with the constants written in: the placeholders'
-shapes, dtypes and strides (the general path's ``exact_inputs``; a tp.ListNumpy one's per device), the copies of the safety snapshot
+Once the layer has fused a launch list's schedule and its segments are compiled, the session asks ``generate_call``
+for one function per job function, written out as Python source (``GeneratedCall.source``; print it) and compiled
+with ``exec``. One branch per fused schedule of the launch list (a call starting from another order of rotating
+registers has its own schedule), each with the constants written in: the placeholders' shapes, dtypes and strides
+(the general path's ``exact_inputs``; a tp.ListNumpy one's per device), the copies of the safety snapshot
 (call_guard.py), the segments' arenas, the caller's arrays passed straight to the segments in place of the pushes'
 buffers and fresh arrays for the pulled copies, and the layer's bookkeeping (``ReplayLayer.replay``'s, the same
 statements). No JobInstance is made: a replayed call starts with the launch buffers empty (it starts from a known
