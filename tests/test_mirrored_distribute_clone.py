@@ -1,8 +1,8 @@
 """A mirrored op reading a consistent B blob (a variable) reads it through OneFlow's auto-converted DistributeClone
 (``JobBuildAndInferCtx::FindOrCreateMirroredLbiFromCompatibleConsistentBlob``: B -> op
 ``System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeClone-<id>``, one per blob, ``{in: B, out: B}``),
-whose gradient is a DistributeAdd (``<clone>_grad``, output P, ``job_rewriter/distribute_grad.cpp``), with a
-DistributeSplit / DistributeConcat task per device in the Plan."""
+whose gradient is a DistributeAdd (``<clone>_grad``, output P, ``job_rewriter/distribute_grad.cpp``) summing each
+device's own gradient, with a DistributeSplit / DistributeConcat task per device in the Plan."""
 
 from __future__ import annotations
 
@@ -78,7 +78,8 @@ def test_the_clone_is_inserted_once_per_blob_with_oneflows_signature_and_gradien
         assert all(op.name not in user.mirrored_op_names or op is clone
                    for op in user.ops if lbn in op.input_lbns)
         (grad,) = [op for op in user.ops if op.name == f"{clone.name}_grad"]
-        assert grad.op_type == "distribute_add" and grad.name not in user.mirrored_op_names
+        # per device, as flowlab writes a DistributeClone's: each device's piece of the gradient is its own
+        assert grad.op_type == "distribute_add" and grad.name in user.mirrored_op_names
         assert str(user.sbp_signatures[grad.name]) == "{in: P, out: P}"
     w_clone = clones["w/out"]
     assert user.blob_descs[w_clone.output_lbns[0]].shape == (OUT, IN)
@@ -138,3 +139,46 @@ def test_a_predict_job_clones_a_consistent_b_blob_and_a_return_gives_it_per_devi
     assert clone.input_lbns == ("scalar_mul_0/y_0",)
     assert clone.name == f"{CLONE_PREFIX}0"
     assert sum(clone.output_lbns[0] in op.input_lbns for op in user.ops) == 2
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+@pytest.mark.parametrize("per_row", [False, True])
+def test_a_penalty_on_the_weights_in_a_mirrored_loss_trains_as_one_device(devices, per_row):
+    """loss_i = data term + 0.01 * sum(w * w) on each device: w's gradient there is its batch's part (P) plus the
+    penalty's, each device's own (per-device pieces), added per device and summed over the devices by the clone's
+    DistributeAdd, as OneFlow's sub-ops and DistributeAdd do; the loss count is over every device: one-device SGD."""
+
+    def define(n: int):
+        flow.clear_default_session()
+        flow.config.cpu_device_num(n)
+        config = flow.function_config()
+        config.default_logical_view(flow.scope.mirrored_view())
+
+        @flow.global_function(type="train", function_config=config)
+        def train(x: tp.ListNumpy.Placeholder((ROWS // n, IN))) -> tp.ListNumpy:
+            w = flow.get_variable("w", shape=(OUT, IN), initializer=flow.constant_initializer(0.1))
+            h = flow.matmul(x, w, transpose_b=True)
+            data = flow.math.reduce_sum(h * h, axis=1) if per_row else flow.math.reduce_mean(h * h)
+            loss = data + 0.01 * flow.math.reduce_sum(w * w)
+            _sgd(loss)
+            return loss
+
+        return train
+
+    batches = _batches(6)
+    w = np.full((OUT, IN), 0.1, np.float32)
+    for x in batches:  # NumPy: one device, the whole batch
+        h = x @ w.T
+        dh = 2 * h / ROWS if per_row else 2 * h / h.size
+        w = w - LR * (dh.T @ x + 0.02 * w)
+    results = {}
+    for n in (1, devices):
+        train = define(n)
+        results[n] = [np.concatenate(train(list(np.split(x, n)))) for x in batches]
+        np.testing.assert_allclose(flow.get_all_variables()["w"], w, rtol=1e-5, err_msg=f"{n} device(s)")
+    if per_row:
+        for one, many in zip(results[1], results[devices]):
+            np.testing.assert_allclose(many, one, rtol=1e-5)
+    user = flow.default_session().job_set.job("train")
+    (add,) = [op for op in user.ops if op.op_type == "distribute_add"]
+    assert str(user.sbp_signatures[add.name]) == "{in: S(0), out: P}"  # each device's own gradient, summed

@@ -43,10 +43,10 @@ def test_mirrored_view_marks_ops_and_their_signatures():
     assert not any(n.endswith("_optimizer") for n in mirrored)
     assert sig(job, "Input_0") == {"out": "S(0)"}
     assert sig(job, "dense1-matmul") == {"a_0": "S(0)", "b_0": "B", "out_0": "S(0)"}  # the weight is cloned
-    # each device's weight gradient is its batch's part: a partial sum the weight's DistributeClone's gradient (a
-    # consistent DistributeAdd, OneFlow's) hands the consistent update, which reduces it
+    # each device's weight gradient is its batch's part: a partial sum the weight's DistributeClone's gradient
+    # (OneFlow's DistributeAdd) hands the consistent update, which reduces it
     add = job.op(job.op("dense1-weight_optimizer").inputs["model_diff"][0].rpartition("/")[0])
-    assert add.op_type == "distribute_add" and add.name.endswith("_grad") and add.name not in mirrored
+    assert add.op_type == "distribute_add" and add.name.endswith("_grad") and add.name in mirrored
     assert sig(job, add.name) == {"in": "P", "out": "P"}
     grad = add.input_lbns[0].rpartition("/")[0]
     assert grad in mirrored and list(sig(job, grad).values())[-1] == "P"

@@ -106,10 +106,9 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
             for lbn, blob in ctx.dx.items():
                 grads[lbn] = _accumulate(grads.get(lbn), blob)
         if op.name in job.mirrored_op_names:  # a mirrored op's gradient runs per device too, except where a
-            # DistributeConcat (DistributeAdd) joins the pieces into the gradient of a consistent blob (a
-            # DistributeSplit's, a DistributeClone's)
+            # DistributeConcat joins the pieces into the gradient of a consistent blob (a DistributeSplit's)
             builder.mirrored_op_names.extend(o.name for o in builder.ops[first_new:]
-                                             if o.op_type not in ("distribute_concat", "distribute_add"))
+                                             if o.op_type != "distribute_concat")
     var_grads = {op.name: grads[op.output_lbns[0]] for op in variables if op.output_lbns[0] in grads}
     return var_grads, {lbn: grads[lbn] for lbn in watched if lbn in grads}
 

@@ -17,7 +17,7 @@ device's piece: AutoDistributeSplit's split of a consistent S(0) blob (OneFlow's
 ``System-Mirrored-Blob-Auto-Converted-From-Consistent-Blob-DistributeSplit-<id>``) and its gradient's concat, one
 input and one output, S(axis) both sides; its clone of a consistent B blob (``...-DistributeClone-<id>``,
 ``{in: B, out: B}``, each device's piece the whole blob) and its gradient's add (``{in: P, out: P}``: each device's
-gradient is its piece of the sum) (compiler/mirrored_split.py).
+gradient is its piece of the sum, per-device pieces ``S(0)`` too) (compiler/mirrored_split.py).
 """
 
 from __future__ import annotations
@@ -112,6 +112,14 @@ def _concat_rule(ctx: SbpCtx) -> list[Signature]:
     return [ctx.make({"in": axis if ctx.attrs["mirrored"] else BROADCAST, "out": axis})]
 
 
+def _add_rule(ctx: SbpCtx) -> list[Signature]:
+    """P -> P. A mirrored add (a DistributeClone's gradient) sums each device's own gradient whatever it lies as:
+    per-device pieces (S, each of the whole blob's shape: a mirrored op run per device) are summed into P too, as
+    OneFlow's DistributeAdd sums its sub-blobs; a B one (every device computed the same) stays B."""
+    lying = ctx.producer_sbp.get(ctx.bns("in")[0]) if ctx.attrs["mirrored"] else None
+    return [ctx.make({"in": lying if lying is not None and lying.is_split else PARTIAL_SUM, "out": PARTIAL_SUM})]
+
+
 def _add_op(op_type: str, xs: list[Any], attrs: dict[str, Any], name: str) -> list[Any]:
     from ..frontend.builder import add_op, current_builder
 
@@ -183,4 +191,4 @@ register_op(OpDef("distribute_concat", ("in",), ("out",), _infer_concat, dict(_A
 register_op(OpDef("distribute_clone", ("in",), ("out",), _infer_clone, dict(_ATTRS), system=True,
                   grad=_grad_clone, sbp=lambda ctx: [ctx.make({"in": BROADCAST, "out": BROADCAST})]))
 register_op(OpDef("distribute_add", ("in",), ("out",), _infer_add, dict(_ATTRS), system=True,
-                  grad=_grad_add, sbp=lambda ctx: [ctx.make({"in": PARTIAL_SUM, "out": PARTIAL_SUM})]))
+                  grad=_grad_add, sbp=_add_rule))
