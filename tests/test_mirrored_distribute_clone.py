@@ -16,8 +16,8 @@ from flowlab.compiler.mirrored_split import CLONE_PREFIX
 ROWS, IN, OUT, STEPS, LR = 6, 4, 3, 3, 0.1
 
 
-def _sgd(loss) -> None:
-    flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [LR]), momentum=0).minimize(loss)
+def _sgd(loss, momentum: float = 0.0) -> None:
+    flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [LR]), momentum=momentum).minimize(loss)
 
 
 def _batches(seed: int = 4) -> list[np.ndarray]:
@@ -25,7 +25,7 @@ def _batches(seed: int = 4) -> list[np.ndarray]:
     return [rng.standard_normal((ROWS, IN)).astype(np.float32) for _ in range(STEPS)]
 
 
-def _mirrored_train(devices: int):
+def _mirrored_train(devices: int, momentum: float = 0.0):
     """Per device: h = x_i @ w.T + b, g = (x_i / 2) @ w.T + b, loss = sum(h * g) per row: w and b each read by two
     mirrored ops, whose gradients (P) add before the clone's DistributeAdd."""
     flow.clear_default_session()
@@ -41,21 +41,25 @@ def _mirrored_train(devices: int):
         h = flow.nn.bias_add(flow.matmul(x, w, transpose_b=True), b)
         g = flow.nn.bias_add(flow.matmul(x * 0.5, w, transpose_b=True), b)
         loss = flow.math.reduce_sum(h * g, axis=1)
-        _sgd(loss)
+        _sgd(loss, momentum)
         return loss
 
     return train, per
 
 
-def _numpy_steps(batches: list[np.ndarray]) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
-    """One-device SGD on the whole batch; the loss count is one element per row, over every device."""
+def _numpy_steps(batches: list[np.ndarray], momentum: float = 0.0) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
+    """One-device SGD (OneFlow's momentum: v = beta v - lr g; w += v) on the whole batch; the loss count is one
+    element per row, over every device."""
     w, b = np.full((OUT, IN), 0.1, np.float32), np.full((OUT,), 0.2, np.float32)
+    vw, vb = np.zeros_like(w), np.zeros_like(b)
     losses = []
     for x in batches:
         h, g = x @ w.T + b, (x * 0.5) @ w.T + b
         losses.append((h * g).sum(axis=1))
         dh, dg = g / ROWS, h / ROWS
-        w, b = w - LR * (dh.T @ x + dg.T @ (x * 0.5)), b - LR * (dh.sum(axis=0) + dg.sum(axis=0))
+        vw = momentum * vw - LR * (dh.T @ x + dg.T @ (x * 0.5))
+        vb = momentum * vb - LR * (dh.sum(axis=0) + dg.sum(axis=0))
+        w, b = w + vw, b + vb
     return losses, w, b
 
 
@@ -96,10 +100,11 @@ def test_the_clone_is_inserted_once_per_blob_with_oneflows_signature_and_gradien
 
 
 @pytest.mark.parametrize("devices", [1, 2, 3])
-def test_mirrored_training_through_the_clone_is_one_device_sgd_on_the_whole_batch(devices):
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_mirrored_training_through_the_clone_is_one_device_sgd_on_the_whole_batch(devices, momentum):
     batches = _batches()
-    want_losses, want_w, want_b = _numpy_steps(batches)
-    train, _per = _mirrored_train(devices)
+    want_losses, want_w, want_b = _numpy_steps(batches, momentum)
+    train, _per = _mirrored_train(devices, momentum)
     for x, want in zip(batches, want_losses):
         pieces = train(list(np.split(x, devices)))
         assert len(pieces) == devices
