@@ -118,3 +118,37 @@ def test_bad_list_numpy_arguments_get_the_general_paths_errors_and_the_session_g
     assert "shape (2, 4)" in messages[True][2]
     assert "got dtype float64" in messages[True][3]
     assert "got ndarray" in messages[True][4]
+
+
+def test_a_list_numpy_argument_beside_a_numpy_one_is_the_protocol_bit_for_bit(monkeypatch):
+    """A tp.Numpy placeholder (consistent, split by DistributeSplit) beside a tp.ListNumpy one."""
+
+    def run_mixed(callgen: bool, replay: bool) -> dict:
+        monkeypatch.setenv("FLOWLAB_CALLGEN", "1" if callgen else "0")
+        monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
+        flow.clear_default_session()
+        flow.config.cpu_device_num(2)
+
+        @flow.global_function(type="train")
+        def train(z: tp.Numpy.Placeholder((2 * PER, IN)), x: tp.ListNumpy.Placeholder((PER, IN))) -> tp.ListNumpy:
+            v = flow.get_variable("v", shape=(IN,), initializer=flow.constant_initializer(0.5))
+            with flow.scope.mirrored_view():
+                loss = flow.math.reduce_mean(flow.math.square(x + v)) + flow.math.reduce_mean(z * v)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+            return loss
+
+        rng = np.random.default_rng(8)
+        out = []
+        for _ in range(CALLS):
+            z = rng.standard_normal((2 * PER, IN)).astype(np.float32)
+            out.append([bits(p) for p in train(z, list(rng.standard_normal((2, PER, IN)).astype(np.float32)))])
+        session = flow.default_session()
+        return {"out": out, "state": protocol_state(session.runtime), "generated": dict(session.generated_calls),
+                "variables": {k: bits(v) for k, v in flow.get_all_variables().items()}}
+
+    protocol, fast = run_mixed(False, False), run_mixed(True, True)
+    assert fast["generated"]["train"].runs > 0 and "in_x = concatenate((in_x_0, in_x_1))" in fast["generated"][
+        "train"].source
+    for key in ("out", "variables"):
+        assert protocol[key] == fast[key], key
+    assert protocol["state"] == fast["state"], "\n".join(differences(protocol["state"], fast["state"]))
