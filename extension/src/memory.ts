@@ -124,10 +124,16 @@ export class MemoryView {
     const x = LABEL_W + (a + 0.5) * this.step;
     this.cursor.setAttribute("x1", String(x));
     this.cursor.setAttribute("x2", String(x));
-    for (const r of this.byKey.values()) r.bar.classList.toggle("live", r.lt.first_act <= a && a <= r.lt.last_act);
+    for (const r of this.byKey.values()) {
+      const live = r.lt.first_act <= a && a <= r.lt.last_act;
+      if (live !== r.bar.classList.contains("live")) r.bar.classList.toggle("live", live);
+    }
+    const live = new Map<string, number>();
+    for (const l of this.memory.lifetimes) if (l.first_act <= a && a <= l.last_act) live.set(l.block, (live.get(l.block) ?? 0) + l.size);
     for (const b of this.blocks.values()) {
-      const live = this.memory.lifetimes.filter((l) => l.block === b.id && l.first_act <= a && a <= l.last_act).reduce((x2, l) => x2 + l.size, 0);
-      b.occText.textContent = `  ${bytes(live)} live at act ${a} (${Math.round((100 * live) / b.size)}%)`;
+      const n = live.get(b.id) ?? 0;
+      const text = `  ${bytes(n)} live at act ${a} (${Math.round((100 * n) / b.size)}%)`;
+      if (b.occText.textContent !== text) b.occText.textContent = text;
     }
   }
 
