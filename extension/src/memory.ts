@@ -164,7 +164,8 @@ export class MemoryView {
 
   /** The label and bar of lifetime `l` in row `row` of its block: kept, and changed only where `l` or its row did. */
   private bar(l: Lifetime, row: number, seen: Set<string>): Bar {
-    const key = keyOf(l);
+    let key = keyOf(l);
+    while (seen.has(key)) key += "'";  // (two lifetimes alike in all four: each keeps its own elements all the same)
     seen.add(key);
     let r = this.byKey.get(key);
     const y = 2 * ROW + row * ROW;

@@ -79,3 +79,14 @@ test("a step keeps every element of a lifetime that did not move", () => {
   const grown = kept.filter((r) => widthBefore.get(r.querySelector("title")!.textContent!.split(",")[0] + r.getAttribute("x")) !== r.getAttribute("width"));
   assert.ok(grown.length <= 5, `${grown.length} bars changed width`);  // the act axis is a scale on the group, not each bar
 });
+
+test("two lifetimes alike in block, offset, first act and register each get their own bar", () => {
+  const lt = { regst: "r:1", block: "b:0", offset: 0, size: 8, first_act: 0, last_act: 1 };
+  const m: Memory = { blocks: [{ id: "b:0", size: 64, mem_case: "host" }], lifetimes: [lt, { ...lt, last_act: 2 }] };
+  const view = new MemoryView();
+  view.set({ ...m, lifetimes: [lt] }, 2);
+  view.set(m, 3);
+  view.at(2);
+  assert.equal(view.root.querySelectorAll("rect.bar").length, 2);
+  assert.equal(view.root.innerHTML, fresh(m, 3));
+});
