@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's 
 
 import numpy as np
 from _live_comm import live_rows, saved_state_row
-from _live_debugger import debugger_rows
+from _live_debugger import debugger_rows, publish_rows
 from _util import QUICK, median_time, table
 from plan_svg import synthetic_plan
 
@@ -198,6 +198,7 @@ def main() -> None:
     rows.append(("%%flowjob 30-layer MLP train job: output size", FLOWJOB_BYTES[0]))
     rows += draw_rows(1 if QUICK else 5)
     rows += live_rows(1 if QUICK else 3)
+    rows += publish_rows(20 if QUICK else 100)
     rows += debugger_rows(1 if QUICK else 3, 3 if QUICK else 10)
     table("view payloads and %%flowjob", rows)
     flow.clear_default_session()

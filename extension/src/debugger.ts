@@ -172,9 +172,8 @@ export class DebuggerView {
     if (st2.memory) this.drawMemoryLater(st2.memory, st2.acts ?? 0);
   }
 
-  /** The memory view redraws its whole chart (a bar per register lifetime: ~270 for the 30-layer MLP job, two thirds
-   * of a step's drawing time): after the frame that shows the step, not before it, and only the newest of the states
-   * that arrive before it runs. */
+  /** The memory view updates its chart (only the lifetimes that moved, memory.ts) after the frame that shows the step,
+   * not before it, and only for the newest of the states that arrive before it runs. */
   private drawMemoryLater(memory: Memory, acts: number): void {
     const scheduled = this.memoryDue !== null;
     this.memoryDue = { memory, acts };

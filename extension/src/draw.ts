@@ -1,6 +1,6 @@
 // Drawing one layout as SVG: clusters, edges (with shape/dtype labels), nodes and collapsed-group boxes.
 import { s } from "./dom.js";
-import type { Layout, NodeBox } from "./layout.js";
+import { headerText, type Layout, type NodeBox } from "./layout.js";
 
 // tab10, then its light partners (tab20), so up to 20 lanes (a 14-thread seed Plan) never share a colour
 export const LANE_COLORS = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf",
@@ -56,7 +56,7 @@ export function drawLayout(layer: SVGGElement, lay: Layout, lanes: string[]): Ma
     const title = s("title", {}, `${c.label}: ${c.count} nodes (click the header to collapse)`);
     g.append(title, s("rect", { class: "fl-cluster-box", x: c.x, y: c.y, width: c.w, height: c.h, rx: 6 }),
       s("rect", { class: "fl-cluster-head", x: c.x, y: c.y, width: c.w, height: 18, rx: 6 }),
-      s("text", { class: "fl-cluster-label", x: c.x + 8, y: c.y + 13 }, `− ${clip(c.label, Math.max(c.w - 40, 200))} (${c.count})`));
+      s("text", { class: "fl-cluster-label", x: c.x + 8, y: c.y + 13 }, headerText(c.label, c.count, c.w)));
     clusters.append(g);
   }
   for (const p of lay.edges) {

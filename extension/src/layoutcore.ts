@@ -17,6 +17,22 @@ export function nodeSize(n: VNode): { w: number; h: number } {
   return { w, h: n.kind === "group" ? GROUP_H : NODE_H };
 }
 
+// A group's header ("− job_0 (user) (1000)", 12px bold): the box is made wide enough for it, up to HEAD_MAX_W, past
+// which the label (not the count) ends in an ellipsis and the whole name is in the group's tooltip. The width per
+// character is a bold sans-serif's upper bound, so the text fits where the font is a little wider than DejaVu's.
+const HEAD_CHAR_W = 7.6, HEAD_PAD = 18, HEAD_MAX_W = 420;
+
+export function headerText(label: string, count: number, width = Infinity): string {
+  const tail = ` (${count})`;
+  const room = Math.floor((width - HEAD_PAD) / HEAD_CHAR_W + 1e-6) - 2 - tail.length;  // 2: "− "
+  const text = label.length > room ? `${label.slice(0, Math.max(1, room - 1))}…` : label;
+  return `− ${text}${tail}`;
+}
+
+export function headerWidth(label: string, count: number): number {
+  return Math.min(HEAD_MAX_W, headerText(label, count).length * HEAD_CHAR_W + HEAD_PAD);
+}
+
 export function labelSize(text: string): { w: number; h: number } {
   return text ? { w: Math.min(180, text.length * 5.6 + 6), h: 12 } : { w: 0, h: 0 };
 }
@@ -136,6 +152,12 @@ export function layoutSync(v: Visible, edgeLabels = true): Layout {
       x1 = Math.max(x1, d.x + d.width / 2); y1 = Math.max(y1, d.y + d.height / 2);
     }
     if (!members.length) { x0 = y0 = 0; x1 = 80; y1 = 10; }
+    if (group !== null) {
+      // A box narrower than its header grows to hold it, its content centred.
+      const c = v.clusters.find((x) => x.id === group)!;
+      const extra = headerWidth(c.label, c.count) - (x1 - x0 + 2 * PAD);
+      if (extra > 0) { x0 -= extra / 2; x1 += extra / 2; }
+    }
     for (const m of members) {
       const d = g.node(m) as { x: number; y: number; width: number; height: number };
       local.set(m, { x: d.x - d.width / 2 - x0, y: d.y - d.height / 2 - y0 });

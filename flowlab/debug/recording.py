@@ -187,10 +187,12 @@ class Recorder:
                           "reads": [f"r:{r}" for r, _ in event.read], "writes": [f"r:{r}" for r, _ in event.written],
                           "blobs": blobs} | ({"tier": event.tier} if event.tier else {}))
 
+    def blocks(self) -> list[dict[str, Any]]:
+        return [{"id": f"b:{b.mem_block_id}", "size": b.mem_size, "mem_case": b.mem_case,
+                 "reuse": b.enable_reuse_mem} for b in self.plan.mem_blocks]
+
     def memory(self) -> Memory:
-        blocks = [{"id": f"b:{b.mem_block_id}", "size": b.mem_size, "mem_case": b.mem_case,
-                   "reuse": b.enable_reuse_mem} for b in self.plan.mem_blocks]
-        return Memory(blocks, [Lifetime(**vars(lt)) for lt in self.lifetimes], len(self.acts))
+        return Memory(self.blocks(), [Lifetime(**vars(lt)) for lt in self.lifetimes], len(self.acts))
 
     def recording(self, title: str) -> Recording:
         return Recording(title, [dict(a) for a in self.acts], self.memory())

@@ -53,14 +53,15 @@ class StateStream:
     def _delta(self, state: dict[str, Any], lifetimes: list[dict[str, Any]], first: int) -> dict[str, Any]:
         sent = self._actors or {}
         shown = {row["id"] for row in state["actors"]}
-        changed = [row for row in state["actors"] if sent.get(row["id"]) != row]
+        # (a row or lifetime the widget kept is the very dict sent last time: no need to compare its fields)
+        changed = [row for row in state["actors"] if sent.get(row["id"]) is not row and sent.get(row["id"]) != row]
         gone = [rid for rid in sent if rid not in shown]
         old, old_first = self._lifetimes, self._first
         moved = []
         for k, lifetime in enumerate(lifetimes):
             i = first + k
             j = i - old_first
-            if not 0 <= j < len(old) or old[j] != lifetime:
+            if not 0 <= j < len(old) or (old[j] is not lifetime and old[j] != lifetime):
                 moved.append([i, lifetime])
         small = {k: v for k, v in state.items() if k not in TABLES}
         return {**small, "actors_changed": changed, "actors_gone": gone,

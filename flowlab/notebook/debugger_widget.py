@@ -24,6 +24,7 @@ import traitlets
 from ..debug import Debugger, Stop
 from ..viz.payload import plan_payload
 from ..viz.payload_pack import live
+from .debugger_tables import StateTables
 from .debugger_update import StateStream
 
 STATIC = pathlib.Path(__file__).parent / "static"
@@ -51,6 +52,7 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._stop: Stop | None = None
         self._status = "ready"
         self._stream = StateStream()
+        self._tables = StateTables()  # the actors table and memory record, kept between publishes
         super().__init__(payload=plan_payload(dbg.plan, dbg.session.job_set), **kwargs)
         self.on_msg(self._on_msg)
         self._publish(None)
@@ -234,33 +236,17 @@ class DebuggerWidget(anywidget.AnyWidget):
                 inspected = dbg.blob(self._inspected).to_dict()
             except KeyError:
                 self._inspected = None
-        memory = dbg.memory().to_dict()
-        total = len(memory["lifetimes"])
-        memory["lifetimes"] = memory["lifetimes"][-MAX_LIFETIMES:]
-        memory["lifetimes_total"] = total
         self.state = {
             "status": self._status, "error": error, "acts": dbg.acts, "finished": dbg.finished,
             "next_node": f"t:{nxt.actor_id}" if nxt is not None else None,
             "next_actor": dbg.qualified(nxt) if nxt is not None else None,
-            **self._actors(nxt),
+            **self._tables.actors(dbg, nxt, MAX_ACTORS, full),
             "breakpoints": [bp.to_dict() for bp in dbg.breakpoints],
             "inspected": inspected, "stop": self._stop.to_dict() if self._stop is not None else None,
             "last_act": _last_act(dbg),
-            "memory": memory,
+            "memory": self._tables.memory(dbg, MAX_LIFETIMES, full),
         }
         self.update = self._stream.update(self.state, full=full)
-
-    def _actors(self, nxt: Any) -> dict[str, Any]:
-        dbg = self.dbg
-        rows = []
-        for actor, row in zip(dbg.runtime.actors.values(), dbg.actors()):
-            rows.append({"id": f"t:{actor.actor_id}", "name": dbg.qualified(actor), "job": row.job,
-                         "state": row.state, "why_blocked": row.reason, "acts": row.acts, "type": row.task_type,
-                         "registers": " ".join(f"r{rid} {used}/{num}" for rid, (used, num) in row.occupancy.items())})
-        shown = rows[:MAX_ACTORS]
-        if nxt is not None and len(rows) > MAX_ACTORS and all(r["id"] != f"t:{nxt.actor_id}" for r in shown):
-            shown[-1] = next(r for r in rows if r["id"] == f"t:{nxt.actor_id}")
-        return {"actors": shown, "actors_total": len(rows)}
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         bundle = super()._repr_mimebundle_(**kwargs)
