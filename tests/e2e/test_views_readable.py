@@ -13,6 +13,8 @@ from tests.e2e.harness import harness_page, least_contrast, missing
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
+from playwright.sync_api import expect
+
 from tests.e2e.test_views_browser import FIXTURES, mount, shot
 
 
@@ -35,7 +37,10 @@ def test_inject_sends_the_typed_value_to_the_inspected_blob_and_its_error_shows_
     assert "conv_0/out" in name.get_attribute("placeholder")
     row.get_by_role("button", name="inject").click()  # no value: said here, nothing sent
     error = page.locator(".fl-debugger .fl-error")
-    assert error.is_visible() and "conv_0/out needs a value" in error.inner_text()
+    # expect() polls until the text is there: the error box may be drawn a frame before its text (two plain reads
+    # raced under load and read an empty box)
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("conv_0/out needs a value")
     assert page.evaluate("window.model.sent.length") == 0
     value.fill("np.where(x == 0, 1, x)")
     row.get_by_role("button", name="inject").click()
@@ -46,9 +51,10 @@ def test_inject_sends_the_typed_value_to_the_inspected_blob_and_its_error_shows_
     row.get_by_role("button", name="inject").click()
     assert page.evaluate("window.model.sent.at(-1)")["args"] == {"name": "relu_0/y_0", "value": "nan"}
     page.evaluate("s => window.model.set('state', s)", {**state, "error": "SyntaxError: invalid syntax"})
-    assert error.is_visible() and "SyntaxError" in error.inner_text()
+    expect(error).to_be_visible()
+    expect(error).to_contain_text("SyntaxError")
     page.evaluate("s => window.model.set('state', s)", {**state, "status": "injected nan into relu_0/y_0"})
-    assert not error.is_visible()
+    expect(error).to_be_hidden()
     shot(page, "debugger_inject")
 
 
