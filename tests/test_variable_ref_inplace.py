@@ -264,3 +264,28 @@ def test_the_debugger_shows_the_ref_register_as_the_variables_memory():
     ref, var = next(iter(refs.items()))
     rows = dict(map(tuple, index.regst_section("out", plan.regst_descs[ref], plan.job_names)["rows"]))
     assert rows["in place of"].startswith(f"r{var} (w): the same bytes")
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_reading_in_place_is_the_copying_plan_bit_for_bit(monkeypatch, devices):
+    """The same calls on the Plan whose clone copies (the in-place pass off) and on the in-place one: the same
+    losses, reads and variables, bit for bit (replayed and fused calls included: 12 calls)."""
+    import flowlab.compiler.plan_builder as plan_builder
+
+    batches = _batches(12)
+    runs = {}
+    for mode in ("copy", "in place"):
+        if mode == "copy":
+            monkeypatch.setattr(plan_builder, "set_variable_ref_inplace", lambda pb: None)
+        else:
+            monkeypatch.undo()
+        train = _train(devices)
+        outs = [train(list(np.split(x, devices))) for x in batches]
+        shared = [t.produced_regst_desc["out"].inplace_consumed_regst_desc_id >= 0
+                  for t in _clone_tasks(flow.default_session().plan)]
+        assert shared and all(shared) == (mode == "in place")
+        runs[mode] = (outs, flow.get_all_variables()["w"])
+    for (losses_a, peeks_a), (losses_b, peeks_b) in zip(runs["copy"][0], runs["in place"][0]):
+        for a, b in zip([*losses_a, *peeks_a], [*losses_b, *peeks_b]):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(runs["copy"][1], runs["in place"][1])
