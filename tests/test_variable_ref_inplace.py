@@ -264,6 +264,15 @@ def test_the_debugger_shows_the_ref_register_as_the_variables_memory():
     ref, var = next(iter(refs.items()))
     rows = dict(map(tuple, index.regst_section("out", plan.regst_descs[ref], plan.job_names)["rows"]))
     assert rows["in place of"].startswith(f"r{var} (w): the same bytes")
+    # the Plan view's shared block (the variable's, with model I/O) and the DOT tooltip say it too
+    from flowlab.viz import plan_payload
+    from flowlab.viz.plan_dot import regst_tooltip
+
+    block = plan.regst_descs[ref].mem_block_id
+    detail = plan_payload(plan)["graph"]["details"][f"d:b:{block}"]
+    (memory,) = [sec for sec in detail["sections"] if sec["title"] == "memory block"]
+    assert [f"r{ref}", f"{clones[0].name} + 0 (in place of r{var})"] in [list(r) for r in memory["rows"]]
+    assert f"in place of regst {var}" in regst_tooltip(plan.regst_descs[ref], clones[0], "out", "matmul", "in")
 
 
 @pytest.mark.parametrize("devices", [2, 3])
