@@ -298,3 +298,28 @@ def test_reading_in_place_is_the_copying_plan_bit_for_bit(monkeypatch, devices):
         for a, b in zip([*losses_a, *peeks_a], [*losses_b, *peeks_b]):
             np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(runs["copy"][1], runs["in place"][1])
+
+
+def test_a_reader_after_the_update_keeps_the_clones_copy():
+    """Where the update comes before a reader (here a control edge from the update to ``peek``), ordering the
+    reader first would close a cycle: the register keeps its own memory and the task copies, as OneFlow drops such
+    an in-place edge."""
+    from flowlab.compiler.plan_builder import build_plan
+
+    _train(2)(list(np.split(_batches(1)[0], 2)))
+    session = flow.default_session()
+    jobs = list(session.job_set.jobs[:-1])  # without the main job, which build_plan makes
+    k = next(i for i, j in enumerate(jobs) if j.name == "train")
+    user = jobs[k]
+    (update,) = [op for op in user.ops if op.op_type.endswith("_update")]
+    peek = user.op("scalar_mul_0")
+    jobs[k] = user.replace(ops=tuple(op.replace(ctrl_in_op_names=(*op.ctrl_in_op_names, update.name))
+                                     if op is peek else op for op in user.ops))
+    _main, plan = build_plan(jobs, cpu_device_num=2)
+    for t in _clone_tasks(plan):
+        out = t.produced_regst_desc["out"]
+        assert out.inplace_consumed_regst_desc_id == out.force_inplace_consumed_regst_desc_id == -1
+        var = plan.regst_descs[t.consumed_regst_desc_id["in"][0]]
+        assert out.mem_block_id != var.mem_block_id
+    _main, plan = build_plan(list(session.job_set.jobs[:-1]), cpu_device_num=2)  # the job as compiled: in place
+    assert all(t.produced_regst_desc["out"].inplace_consumed_regst_desc_id >= 0 for t in _clone_tasks(plan))
