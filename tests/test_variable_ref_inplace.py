@@ -17,6 +17,7 @@ import flowlab.typing as tp
 from flowlab.compiler.plan_builder import _PlanBuilder
 from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
+from flowlab.ir import from_json, to_json
 
 ROWS, IN, OUT, LR = 6, 4, 3, 0.1
 
@@ -98,6 +99,9 @@ def test_the_clone_of_a_variable_is_its_memory_and_copies_nothing(devices):
         (array,) = session.runtime.regsts[out.regst_desc_id][0].blobs.values()
         (var_array,) = session.runtime.regsts[var_id][0].blobs.values()
         assert np.shares_memory(array, var_array)
+    back = from_json(to_json(plan))  # the in-place fields round-trip
+    assert back.regst_descs[out.regst_desc_id].inplace_consumed_regst_desc_id == out.inplace_consumed_regst_desc_id
+    check_plan(back)
     # the DistributeAdd's registers are new memory, as any other
     assert all(r.inplace_consumed_regst_desc_id < 0 for t in plan.tasks_of_op("train", f"{clone.name}_grad")
                for r in t.produced_regst_desc.values())
