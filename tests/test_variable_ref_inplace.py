@@ -327,3 +327,22 @@ def test_a_reader_after_the_update_keeps_the_clones_copy():
         assert out.mem_block_id != var.mem_block_id
     _main, plan = build_plan(list(session.job_set.jobs[:-1]), cpu_device_num=2)  # the job as compiled: in place
     assert all(t.produced_regst_desc["out"].inplace_consumed_regst_desc_id >= 0 for t in _clone_tasks(plan))
+
+
+def test_injecting_into_the_ref_writes_the_variable():
+    """The debugger's inject into the clone's blob writes the variable's bytes, which every reader then reads."""
+    train = _train(2)
+    x = _batches(1)[0]
+    dbg = flow.debug(train, list(np.split(x, 2)))
+    clone = _clone_tasks(dbg.plan)[0]
+    lbn = clone.exec_sequence[0].output_lbns[0]
+    dbg.run_to(clone.name)
+    dbg.step()  # the clone of device 0 (parallel_id 0) acted: its register is live
+    dbg.inject(lbn, np.full((OUT, IN), 0.5, np.float32))
+    var = dbg.runtime.regsts[clone.consumed_regst_desc_id["in"][0]][0].blobs["w/out"]
+    np.testing.assert_array_equal(var, np.full((OUT, IN), 0.5, np.float32))
+    dbg.continue_()
+    losses, peeks = dbg.result
+    np.testing.assert_array_equal(peeks[0], np.full((OUT, IN), 0.5, np.float32))  # device 0 read the injected w
+    np.testing.assert_allclose(losses[0], ((x[:ROWS // 2] @ np.full((IN, OUT), 0.5, np.float32)) ** 2).sum(axis=1),
+                               rtol=1e-5)
