@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, CriticalSection, Job, Plan, RegstDesc, TaskProto
 from .gpu_plan import mem_cases
 from .memory import RegstMem, align, plan_memory
@@ -85,7 +86,7 @@ def _set_force_inplace_mem_block(mem: RegstMem, consumed: RegstMem, size: int, c
     """OneFlow's PlanUtil::SetForceInplaceMemBlock: the register takes the memory of the one it consumes in place,
     which must be fixed (never reused by another register) and exactly as large."""
     if consumed.enable_reuse_mem or consumed.mem_block_id < 0 or size != consumed_size:
-        raise AssertionError(f"regst {mem.regst_desc_id} cannot be regst {consumed.regst_desc_id}'s memory in place: "
+        raise CompileError(f"regst {mem.regst_desc_id} cannot be regst {consumed.regst_desc_id}'s memory in place: "
                              f"that one is {'reused' if consumed.enable_reuse_mem else 'fixed'} in block "
                              f"{consumed.mem_block_id}, {consumed_size} B against {size} B")
     mem.mem_block_id, mem.mem_block_offset = consumed.mem_block_id, consumed.mem_block_offset
