@@ -51,7 +51,7 @@ def auto_distribute_split(job: Job) -> Job:
             n = op.parallel_conf.parallel_num
             for lbn in op.input_lbns:
                 if lbn in lying and lbn not in converted and lying[lbn][1] == op.parallel_conf:  # else boxing first
-                    new_op = _convert_op(lying[lbn][0], op, lbn, n, names)
+                    new_op = _convert_op(lying[lbn][0], op, lbn, n, names, job.producer_of(lbn).op_type)
                     ops.append(new_op)
                     converted[lbn] = new_op.output_lbns[0]
                     if new_op.op_type == "distribute_clone":  # each device's piece is the whole blob
@@ -97,14 +97,15 @@ def _lying_s0_or_b(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, 
     return out
 
 
-def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str]) -> OpConf:
+def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str], producer_type: str) -> OpConf:
     prefix = SPLIT_PREFIX if op_type == "distribute_split" else CLONE_PREFIX
     i = 0
     while f"{prefix}{i}" in names:
         i += 1
     name = f"{prefix}{i}"
     names.add(name)
-    attrs = {"axis": 0, "parallel_num": n, "mirrored": True}
+    # OneFlow's set_is_variable_ref(IsVariableLbi(lbi)): a variable's clone or split is its memory, in place
+    attrs = {"axis": 0, "parallel_num": n, "mirrored": True, "is_variable_ref": producer_type == "variable"}
     return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
                   loc=consumer.loc, created_by="AutoDistributeSplit")
 

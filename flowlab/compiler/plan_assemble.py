@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, CriticalSection, Job, Plan, RegstDesc, TaskProto
 from .gpu_plan import mem_cases
 from .memory import RegstMem, align, plan_memory
@@ -47,7 +48,10 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
                                              interface, lifetime, parallel_id=producer.parallel_id,
                                              machine_id=producer.machine_id, reuse_group=producer.chain_id,
                                              mem_case=cases[regst.regst_desc_id])
-    blocks = plan_memory(list(mems.values()))
+    inplace = {r.regst_desc_id: r.force_inplace for r in pb.regsts if r.force_inplace >= 0}
+    blocks = plan_memory([m for rid, m in mems.items() if rid not in inplace])
+    for rid, consumed in inplace.items():
+        _set_force_inplace_mem_block(mems[rid], mems[consumed], layouts[rid][1], layouts[consumed][1])
     tasks = []
     for t in pb.tasks:
         produced = {}
@@ -58,6 +62,7 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
                 r.regst_desc_id, r.producer, tuple(r.consumers), r.register_num, r.regst_type, dict(r.blobs), offsets,
                 mem.mem_case if mem else "host", mem.enable_reuse_mem if mem else False,
                 mem.mem_block_id if mem else -1, mem.mem_block_offset if mem else 0, size,
+                r.force_inplace, r.force_inplace,
             )
         tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
                                produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
@@ -75,3 +80,14 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
         critical_sections=tuple(sections),
         job_id2critical_section_ids={i: (i,) for i in range(len(jobs) - 1)},
     )
+
+
+def _set_force_inplace_mem_block(mem: RegstMem, consumed: RegstMem, size: int, consumed_size: int) -> None:
+    """OneFlow's PlanUtil::SetForceInplaceMemBlock: the register takes the memory of the one it consumes in place,
+    which must be fixed (never reused by another register) and exactly as large."""
+    if consumed.enable_reuse_mem or consumed.mem_block_id < 0 or size != consumed_size:
+        raise CompileError(f"regst {mem.regst_desc_id} cannot be regst {consumed.regst_desc_id}'s memory in place: "
+                             f"that one is {'reused' if consumed.enable_reuse_mem else 'fixed'} in block "
+                             f"{consumed.mem_block_id}, {consumed_size} B against {size} B")
+    mem.mem_block_id, mem.mem_block_offset = consumed.mem_block_id, consumed.mem_block_offset
+    mem.mem_case, mem.enable_reuse_mem = consumed.mem_case, False

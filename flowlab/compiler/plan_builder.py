@@ -31,6 +31,7 @@ from ..ops.distribute_ops import ONE_DEVICE_INPUTS, ONE_DEVICE_OUTPUTS
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
 from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd
+from .inplace import set_variable_ref_inplace, writes_variable
 from .interfaces import check_interfaces
 from .main_job import make_main_job
 from .passes import SINK_TICK, SOURCE_TICK
@@ -67,6 +68,7 @@ class _Regst:
     register_num: int = 1
     consumers: list[int] = field(default_factory=list)
     blobs: dict[str, BlobDesc] = field(default_factory=dict)
+    force_inplace: int = -1  # the consumed register whose memory this one is (compiler/inplace.py)
 
 
 @dataclass
@@ -259,7 +261,7 @@ class _PlanBuilder:
                     self.regst_holding(t, lbn).blobs[lbn] = physical_desc(desc, sbp, t.parallel_id, t.parallel_num)
             args = [arg for arg, lbns in op.inputs.items() for _ in lbns]
             op_def = get_op_def(op.op_type)
-            writes_in_place = op.op_type in ("model_init", "model_load") or not (op.output_lbns or op_def.system)
+            writes_in_place = writes_variable(op.op_type, bool(op.output_lbns))
             for k, (arg, (bn, lbn)) in enumerate(zip(args, input_bns(op.inputs, op_def.system))):
                 decision = self.edge(job_id, job, op, bn, lbn, k)
                 if writes_in_place:
@@ -274,6 +276,9 @@ class _PlanBuilder:
                 for k, t in enumerate(tasks):  # device to device when the counts agree, else all to all
                     for s in ([sources[k]] if len(sources) == len(tasks) else sources):
                         t.consume("in_ctrl", self.ctrl_from(s, t))
+        self.order_chains(job_id)
+
+    def order_chains(self, job_id: int) -> None:
         for (chain_job, _m, _d), chain in self.chains.items():
             if chain_job != job_id:
                 continue
@@ -395,6 +400,7 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):
         pb.connect(job_id, job)
+    set_variable_ref_inplace(pb)
     pb.link_main(main_id, jobs)
     insert_copy_hd(pb)
     if boxing_log is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import JobSet, Plan
+from .inplace import check_inplace_grants, check_inplace_order, inplace_root
 from .memory import lifetimes_overlap
 from .verify_devices import check_devices
 
@@ -28,6 +29,7 @@ def check_plan(plan: Plan, job_set: JobSet | None = None) -> None:
                 raise CompileError(f"task {t.name} consumes unknown regst {rid}")
             if t.task_id not in regsts[rid].consumer_task_ids:
                 raise CompileError(f"task {t.name} consumes regst {rid} but is not among its consumers")
+    check_inplace_grants(plan)
     _check_memory(plan, tasks)
     check_devices(plan, job_set)
     successors: dict[int, list[int]] = {task_id: [] for task_id in tasks}
@@ -40,6 +42,7 @@ def check_plan(plan: Plan, job_set: JobSet | None = None) -> None:
     cycle = find_cycle(successors)
     if cycle:
         raise CompileError(f"the task graph has a cycle: {' -> '.join(tasks[a].name for a in cycle)}")
+    check_inplace_order(plan, successors)
 
 
 def find_cycle(successors: dict[int, list[int]]) -> list[int]:
@@ -66,13 +69,14 @@ def find_cycle(successors: dict[int, list[int]]) -> list[int]:
 
 
 def _check_memory(plan: Plan, tasks: dict) -> None:
+    regsts = plan.regst_descs
     blocks = {b.mem_block_id: b for b in plan.mem_blocks}
     chain_pos: dict[int, int] = {}
     for chain_id in {t.chain_id for t in plan.tasks}:
         members = sorted((t for t in plan.tasks if t.chain_id == chain_id), key=lambda t: t.order_in_graph)
         chain_pos.update({t.task_id: i for i, t in enumerate(members)})
     by_block: dict[int, list] = {}
-    for regst in plan.regst_descs.values():
+    for regst in regsts.values():
         if regst.is_ctrl:
             continue
         block = blocks.get(regst.mem_block_id)
@@ -90,6 +94,10 @@ def _check_memory(plan: Plan, tasks: dict) -> None:
                 b_end = b.mem_block_offset + b.regst_size * b.register_num
                 if a.mem_block_offset >= b_end or b.mem_block_offset >= a_end:
                     continue
+                root_a, root_b = inplace_root(a, regsts), inplace_root(b, regsts)
+                if root_a.regst_desc_id == root_b.regst_desc_id:  # one is the other's memory in place (exact:
+                    continue  # check_inplace)
+                a, b = root_a, root_b  # a register in place of another overlaps what that one overlaps
                 ja, jb = tasks[a.producer_task_id].job_id, tasks[b.producer_task_id].job_id
                 if not block.enable_reuse_mem:
                     if ja == jb or tasks[a.producer_task_id].name != tasks[b.producer_task_id].name:

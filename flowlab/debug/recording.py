@@ -153,6 +153,16 @@ class Recorder:
         self.acts: list[dict[str, Any]] = []
         self.lifetimes: list[Lifetime] = []
         self._open: dict[tuple[int, int], Lifetime] = {}  # (regst, index) -> its current lifetime
+        # a register in place of another (a variable's ref: compiler/inplace.py) is that one's bytes, never an
+        # allocation of its own: its acts extend the variable's lifetime, which also lists its blob
+        descs = plan.regst_descs
+        self._inplace: dict[int, int] = {}
+        for regst_id, desc in descs.items():
+            root = desc
+            while root.inplace_consumed_regst_desc_id >= 0:
+                root = descs[root.inplace_consumed_regst_desc_id]
+            if root is not desc:
+                self._inplace[regst_id] = root.regst_desc_id
         for regst_id, regsts in runtime.regsts.items():
             producer = plan.task(regsts[0].desc.producer_task_id).exec_sequence[0]
             if producer.op_type == "variable":
@@ -168,15 +178,24 @@ class Recorder:
         self.lifetimes.append(lt)
         self._open[(regst_id, index)] = lt
 
+    def _share(self, regst_id: int, index: int, act: int) -> None:
+        lt = self._open.get((self._inplace[regst_id], index))
+        if lt is not None:
+            lt.last_act = act
+            lt.lbns += tuple(lbn for lbn in self.runtime.regsts[regst_id][index].blobs if lbn not in lt.lbns)
+
     def record(self, event: ActEvent, stats: bool = True) -> None:
         index = len(self.acts)
         for regst_id, i in event.read:
-            lt = self._open.get((regst_id, i))
+            lt = self._open.get((self._inplace.get(regst_id, regst_id), i))
             if lt is not None:
                 lt.last_act = index
         blobs: dict[str, Any] = {}
         for regst_id, i in event.written:
-            self._start(regst_id, i, index)
+            if regst_id in self._inplace:
+                self._share(regst_id, i, index)
+            else:
+                self._start(regst_id, i, index)
             if stats:
                 per_lbn = [blob_stats(lbn, array, bins=0, preview=False).stats_dict() | {"lbn": lbn}
                            for lbn, array in self.runtime.regsts[regst_id][i].blobs.items()]

@@ -73,6 +73,12 @@ class RegstDesc:
     mem_block_id: int = -1
     mem_block_offset: int = 0
     regst_size: int = 0  # bytes of one register (aligned); the block holds register_num of them
+    # OneFlow's in-place fields (register_desc.proto): the task graph asks that this register be the memory of a
+    # register its producer consumes (force: a variable's ref, compiler/inplace.py); the Plan grants it by giving
+    # it that register's block and offset (SetForceInplaceMemBlock) and says so in inplace_consumed_regst_desc_id,
+    # which the runtime acts on (its producer copies nothing). -1: none.
+    force_inplace_consumed_regst_desc_id: int = -1
+    inplace_consumed_regst_desc_id: int = -1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "consumer_task_ids", tuple(self.consumer_task_ids))
@@ -90,6 +96,10 @@ class RegstDesc:
         where = f"@blk{self.mem_block_id}+{self.mem_block_offset}" if self.mem_block_id >= 0 else ""
         if self.mem_case != "host":  # host is the default; device and pinned memory are worth a look
             where += f" {self.mem_case}"
+        if self.force_inplace_consumed_regst_desc_id >= 0:
+            where += f" force_inplace_consumed=r{self.force_inplace_consumed_regst_desc_id}"
+        if self.inplace_consumed_regst_desc_id >= 0:  # granted: the same bytes as that register
+            where += f" inplace_consumed=r{self.inplace_consumed_regst_desc_id}"
         return f"r{self.regst_desc_id}({blobs}) x{self.register_num} {where}".rstrip()
 
 

@@ -29,7 +29,9 @@ from ..ir.sbp import BROADCAST, PARTIAL_SUM, balanced_split, input_bns, output_b
 from .registry import REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import SbpCtx, Signature
 
-_ATTRS = {"axis": 0, "parallel_num": REQUIRED, "mirrored": False}
+# is_variable_ref: OneFlow's conf field, set by AutoDistributeSplit where the input is a variable's output: each
+# device's output is the variable's own memory (in place, compiler/inplace.py), not a copy
+_ATTRS = {"axis": 0, "parallel_num": REQUIRED, "mirrored": False, "is_variable_ref": False}
 # output (input) i of these lives on device i of the op's placement alone (but in the mirrored form)
 ONE_DEVICE_OUTPUTS = frozenset({"distribute_split", "distribute_clone"})
 ONE_DEVICE_INPUTS = frozenset({"distribute_concat", "distribute_add"})
@@ -123,6 +125,7 @@ def _add_rule(ctx: SbpCtx) -> list[Signature]:
 def _add_op(op_type: str, xs: list[Any], attrs: dict[str, Any], name: str) -> list[Any]:
     from ..frontend.builder import add_op, current_builder
 
+    attrs = {k: v for k, v in attrs.items() if k != "is_variable_ref"}  # a gradient is no variable's memory
     outs = add_op(op_type, {"in": xs}, attrs, name=name, scoped=False)
     if not attrs.get("mirrored"):
         fix_signature(current_builder(), name)

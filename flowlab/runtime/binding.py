@@ -66,6 +66,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
     system = get_op_def(op.op_type).system
     if system:
         actor.kernel = system_kernel(rt, op, task.parallel_id)
+        if any(r.inplace_consumed_regst_desc_id >= 0 for r in task.produced_regst_desc.values()):
+            actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
         descs = rt.plan.regst_descs
         in_descs = [desc_of(rt, actor, lbn) for lbn in op.input_lbns]
@@ -85,7 +87,7 @@ def setup(rt: Runtime, actor: Actor) -> None:
         blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
         actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
         actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
-    if on_gpu:
+    if on_gpu and actor.kernel is not None:
         touches_host = any(not rt.plan.regst_descs[i].mem_case.startswith("device") and
                            not rt.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
         actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system

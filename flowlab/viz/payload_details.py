@@ -102,6 +102,13 @@ class PlanIndex:
                       ["consumers", ", ".join(self.task_name(t) for t in regst.consumer_task_ids) or "none"],
                       ["register_num", str(regst.register_num)]]
         rows.extend([lbn, desc_text(desc)] for lbn, desc in regst.lbi2blob_desc.items())
+        if regst.inplace_consumed_regst_desc_id >= 0:  # a variable's ref (compiler/inplace.py): no bytes of its own
+            rid = regst.inplace_consumed_regst_desc_id
+            owner = self.regst_by_id.get(rid)
+            of = f" ({self.task_name(owner.producer_task_id)})" if owner is not None else ""
+            force = regst.force_inplace_consumed_regst_desc_id
+            rows.append(["in place of", f"r{rid}{of}: the same bytes, no allocation of its own"
+                                        + (f" (force_inplace_consumed_regst_desc_id r{force})" if force >= 0 else "")])
         block = self.block_by_id.get(regst.mem_block_id)
         if block is not None:
             jobs = ", ".join(job_names[j] if 0 <= j < len(job_names) else str(j) for j in block.job_ids)

@@ -48,6 +48,8 @@ def regst_tooltip(regst: RegstDesc, src: TaskProto, produced: str, dst_name: str
     lines.extend(f"{lbn}: {desc}" for lbn, desc in regst.lbi2blob_desc.items())
     if regst.mem_block_id >= 0:
         lines.append(f"mem block {regst.mem_block_id} + {regst.mem_block_offset}")
+    if regst.inplace_consumed_regst_desc_id >= 0:  # a variable's ref: that register's bytes, no copy
+        lines.append(f"in place of regst {regst.inplace_consumed_regst_desc_id}")
     return "\n".join(lines)
 
 
