@@ -100,20 +100,22 @@ def _add2_momentum(a, b, out, w, v, lr, beta, scale, l1, l2, wd):
 
 
 @njit
+def _copy_momentum_run(s, d, w, v, rate, beta, scale, l1, l2, wd):
+    for i in range(d.size):
+        g = s[i]
+        d[i] = g
+        _momentum_at(w, v, i, g, rate, beta, scale, l1, l2, wd)
+
+
+@njit
 def _copy2_momentum(s0, d0, s1, d1, w, v, lr, beta, scale, l1, l2, wd):
     """d0 = s0, d1 = s1 (as box_copy2: an all-gather of two halves, d0 then d1 the whole gradient), then the
-    momentum update reading that gradient (as _momentum_lr), in one pass."""
+    momentum update reading that gradient (as _momentum_lr), in one pass: a loop per half, over the variable's and
+    the momentum's rows of that half (one loop with an offset index did not vectorize: 2x slower)."""
     w, v = w.ravel(), v.ravel()
-    rate = lr[0]
-    for i in range(d0.size):
-        s = s0[i]
-        d0[i] = s
-        _momentum_at(w, v, i, s, rate, beta, scale, l1, l2, wd)
     n = d0.size
-    for i in range(d1.size):
-        s = s1[i]
-        d1[i] = s
-        _momentum_at(w, v, n + i, s, rate, beta, scale, l1, l2, wd)
+    _copy_momentum_run(s0, d0, w[:n], v[:n], lr[0], beta, scale, l1, l2, wd)
+    _copy_momentum_run(s1, d1, w[n:], v[n:], lr[0], beta, scale, l1, l2, wd)
 
 
 def _span(a: np.ndarray) -> tuple[int, int]:
