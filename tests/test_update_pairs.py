@@ -11,7 +11,8 @@ import pytest
 
 import flowlab as flow
 from flowlab.kernels.numba_cpu import pairs
-from flowlab.kernels.numba_cpu.boxing import box_add2, box_copy2
+from flowlab.kernels.numba_cpu.array import _copy_flat
+from flowlab.kernels.numba_cpu.boxing import box_add2, box_copy1, box_copy2
 from flowlab.kernels.numba_cpu.optimizer import _momentum_lr
 from flowlab.kernels.registry import FusedCall
 from flowlab.replay.combine import segment_calls
@@ -90,6 +91,16 @@ def test_no_update_pair_where_one_pass_could_differ() -> None:
     assert pairs.pair_call(split, FusedCall(_momentum_lr, (w2, gap[1:], v2, lr, *c))) is None
 
 
+def test_a_boxing_copy_of_one_piece_then_a_copy_is_a_copy_twice() -> None:
+    x = data((12,), 16)
+    y1, z1, y2, z2 = (np.full(6, 5.0, F) for _ in range(4))
+    box_copy1(x[6:], y1), _copy_flat(y1, z1)
+    call = pairs.pair_call(FusedCall(box_copy1, (x[6:], y2)), FusedCall(_copy_flat, (y2.reshape(2, 3), z2)))
+    assert call is not None and call.fn is pairs._copy_twice
+    call.fn(*call.args)
+    assert bits(y1, z1) == bits(y2, z2)
+
+
 def test_a_pair_skips_one_act_sharing_no_byte_with_its_first() -> None:
     """A lane's learning-rate copy between a gradient's add and its update: it runs first, then the pair; an act in
     between that touches the add's arrays keeps the three apart."""
@@ -141,6 +152,7 @@ def test_lanes_with_the_update_pairs_are_the_protocol_bit_for_bit(model: str, pa
     protocol, replayed = lanes_run(model, 2, monkeypatch)
     train = [s for s in lane_schedules(replayed["layer"]) if any("train" in n for n in s.key)]
     sources = "".join(segment.source_path.read_text() for s in train for segment in set(s.lanes.segment_of.values()))
-    assert f"pairs import {pair} " in sources, f"the lanes no longer run {pair}"
+    for kernel in (pair, "_copy_twice"):  # the copy twice: a device's rows of the pushed x, then its Input copy
+        assert f"pairs import {kernel} " in sources, f"the lanes no longer run {kernel}"
     assert_same(protocol, replayed)
     flow.clear_default_session()

@@ -1,9 +1,10 @@
-"""Two consecutive acts of a fused segment as one pass over their arrays, where the second only reads what the
-first just wrote, element by element: a copy of a copy (the pushed x: ForeignInput's copy, then the train job's
-Input copy), bias_add then relu (a dense layer's activation), relu_grad then its rows summed (the bias gradient),
-and a data-parallel weight gradient's last boxing act then the momentum update reading it (the reduce-scatter's
-add under distributed_split, the all-gather's copy of both halves otherwise: the lanes run a boxing act beside its
-reader, replay/lane_order.py ``to_reader_lanes``), so the update no longer re-reads 0.8-1.6 MB just written.
+"""Two consecutive acts of a fused segment as one pass over their arrays, where the second only reads what the first
+just wrote, element by element: a copy of a copy (the pushed x: ForeignInput's copy, or on several devices the
+boxing copy of a device's rows of it, then the train job's Input copy), bias_add then relu (a dense layer's
+activation), relu_grad then its rows summed (the bias gradient), and a data-parallel weight gradient's last boxing
+act then the momentum update reading it (the reduce-scatter's add under distributed_split, the all-gather's copy of
+both halves otherwise: the lanes run a boxing act beside its reader, replay/lane_order.py ``to_reader_lanes``), so
+the update no longer re-reads 0.8-1.6 MB just written.
 
 Why: at batch 100 each of these arrays (200-313 KB) comes from L3 in the step (its 8.5 MB leave nothing in the
 1 MB L2), and the second pass re-reads what the first wrote. One pass reads the source once and writes both
@@ -240,6 +241,7 @@ def _copy_momentum(first: FusedCall, second: FusedCall) -> FusedCall | None:
 
 PAIRS: dict[tuple[Any, Any], Callable[[FusedCall, FusedCall], FusedCall | None]] = {
     (array._copy_flat, array._copy_flat): _copies,
+    (boxing.box_copy1, array._copy_flat): _copies,  # a device's piece of the pushed batch, then its Input copy
     (nn._bias_add_rows, math._relu): _bias_relu,
     (math._relu_grad, reduce._sum_leading): _relu_grad_sum,
     (boxing.box_add2, optimizer._momentum_lr): _add_momentum,
