@@ -374,7 +374,7 @@ def interleaved_rows(rounds: dict[str, list[float]], ideal: IdealRounds, gemm_pa
     if flowlab >= 1.6:
         verdict = "flowlab reaches 1.6x"
     elif bound >= 1.6:
-        verdict = f"the ideal reaches 1.6x and flowlab does not: {1.6 / flowlab:.2f}x of its step is left to cut"
+        verdict = f"the ideal reaches 1.6x and flowlab does not: its step must get {1.6 / flowlab:.2f}x faster"
     elif box < 1.9:
         verdict = f"the box is busy (two bare GEMM threads gain {box:.2f}x, not 2x): 1.6x is out of reach for any step"
     else:

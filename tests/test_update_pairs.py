@@ -156,3 +156,25 @@ def test_lanes_with_the_update_pairs_are_the_protocol_bit_for_bit(model: str, pa
         assert f"pairs import {kernel} " in sources, f"the lanes no longer run {kernel}"
     assert_same(protocol, replayed)
     flow.clear_default_session()
+
+
+def test_the_pushes_run_on_the_last_lane_and_the_pull_on_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's lane runs the pull, the notifies and the system steps; the pushes' copies of the caller's arrays
+    go to the last lane, which evens the lanes' work (the batch's copy was the caller's lane's surplus)."""
+    from tests.test_lanes_replay import batches, define_dp
+
+    monkeypatch.setenv("FLOWLAB_THREADS", "1")
+    job = define_dp(2)
+    for x, y in batches(3):
+        job(x, y)
+    schedules = [s for s in lane_schedules(flow.default_session().runtime.layer) if "dp_train" in s.key]
+    assert schedules
+    for schedule in schedules:
+        lanes = schedule.lanes
+        kinds = {i: a.task.exec_sequence[0].op_type for i, a in enumerate(lanes.actors) if a is not None}
+        pushes = [i for i, kind in kinds.items() if kind == "foreign_input"]
+        pulls = [i for i, kind in kinds.items() if kind == "foreign_output"]
+        assert pushes and pulls
+        assert {lanes.lane_of[i] for i in pushes} == {len(lanes.lanes) - 1}
+        assert {lanes.lane_of[i] for i in pulls} == {0}
+    flow.clear_default_session()
