@@ -7,12 +7,20 @@ rows (reduce-scatter), updates those rows with momentum, and copies the other's 
 complete, and the other's updated rows only once they are written. Against the same step on one thread at full
 batch, this is the best any framework can do on this box: what flowlab's 2-device ratio is measured against.
 The same step with the exchange shaped as the Plan's boxing (two_thread_steps' ``plan_shaped``) measures what
-OneFlow's task graph itself costs, before any framework overhead."""
+OneFlow's task graph itself costs, before any framework overhead.
+
+The measurement is the same for both threads: each rank runs on a fresh thread of its own (before, rank 0 ran on
+the caller's thread, whose Python state and stack were warm), its buffers first written by itself, and the
+one-thread step runs on a fresh thread too. Pinning each to a core (``PIN``, ``os.sched_setaffinity``) is off: on
+this shared box it measured worse (2 threads / 1: 0.72x pinned against 0.95x unpinned, interleaved, load 5; a
+pinned thread waits for its core while the other is free). The barriers block (a futex), they do not spin."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from collections.abc import Callable
 
 import numpy as np
 from numba import njit
@@ -96,6 +104,7 @@ class Replica:
         self.dh = np.empty((batch, HIDDEN), np.float32)
         self.loss = 0.0
         self.own: np.ndarray | None = None  # two_thread_steps(plan_shaped=True): its rows of w1, apart from w1
+        self.touched = False  # two_thread_steps: its arrays first written by its own thread
 
     def forward_backward(self, x: np.ndarray, y: np.ndarray, scale: float) -> None:
         w1, b1, w2, b2 = self.params
@@ -119,6 +128,56 @@ def initial(seed: int = 0) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     return params, x, y
 
 
+def cores() -> list[int]:
+    """The cores this process may run on, in order."""
+    return sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+
+
+PIN = False  # True: each thread on a core of its own (measured worse on a shared box: the module's docstring)
+
+
+def pin(rank: int) -> None:
+    """The calling thread on core number ``rank`` of ``cores()`` alone (Linux: pid 0 is the calling thread);
+    nothing where there is one core or no affinity call."""
+    allowed = cores()
+    if PIN and len(allowed) > 1:
+        os.sched_setaffinity(0, {allowed[rank % len(allowed)]})
+
+
+def on_threads(work: list[Callable[[], None]]) -> None:
+    """Each of ``work`` on a fresh thread (pinned to its own core where ``PIN``), at once; returns when all are done and
+    raises the first failure."""
+    failures: list[BaseException] = []
+
+    def run(rank: int) -> None:
+        try:
+            pin(rank)
+            work[rank]()
+        except BaseException as err:  # re-raised on the caller's thread
+            failures.append(err)
+
+    threads = [threading.Thread(target=run, args=(rank,)) for rank in range(len(work))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if failures:
+        raise failures[0]
+
+
+def one_thread_round(rep: Replica, x: np.ndarray, y: np.ndarray, steps: int) -> tuple[float, float]:
+    """(wall, thread CPU) seconds per step of ``one_thread_steps`` on a fresh thread (``on_threads``)."""
+    out: list[float] = []
+
+    def work() -> None:
+        start, c = time.perf_counter(), time.thread_time()
+        one_thread_steps(rep, x, y, steps)
+        out.extend(((time.perf_counter() - start) / steps, (time.thread_time() - c) / steps))
+
+    on_threads([work])
+    return out[0], out[1]
+
+
 def one_thread_steps(rep: Replica, x: np.ndarray, y: np.ndarray, steps: int) -> None:
     for _ in range(steps):
         rep.forward_backward(x, y, 1.0 / len(x))
@@ -131,8 +190,9 @@ PHASES = ("forward + backward", "reduce-scatter + update", "all-gather")
 
 def two_thread_steps(reps: list[Replica], x: np.ndarray, y: np.ndarray, steps: int,
                      plan_shaped: bool = False) -> list[dict[str, float]]:
-    """``steps`` data-parallel steps on two threads (the caller's is rank 0); per thread, its CPU seconds per step
-    in each of PHASES, and in all ("cpu", the barriers' waits included).
+    """``steps`` data-parallel steps on two fresh threads (``on_threads``); per thread,
+    its CPU seconds per step in each of PHASES, and in all ("cpu", the barriers' waits included). A replica's
+    arrays are first written by its own thread (its first call), as a framework's device thread would.
 
     ``plan_shaped``: the exchange as the Plan's boxing does it under distributed_split (a thread's rows of w1 kept
     apart, as its S(0) variable; the reduce-scatter's add into a buffer of its own, then the update reading it;
@@ -147,6 +207,11 @@ def two_thread_steps(reps: list[Replica], x: np.ndarray, y: np.ndarray, steps: i
     cpu: list[dict[str, float]] = [{}, {}]
 
     def run(rank: int) -> None:
+        me = reps[rank]
+        if not me.touched:
+            for a in (*me.velocity, *me.grads, me.h, me.logits, me.dlogits, me.dh):
+                a.fill(0)
+            me.touched = True
         clock = time.thread_time
         start = clock()
         spent = dict.fromkeys(PHASES, 0.0)
@@ -183,10 +248,7 @@ def two_thread_steps(reps: list[Replica], x: np.ndarray, y: np.ndarray, steps: i
         cpu[rank] = {phase: v / steps for phase, v in spent.items()}
         cpu[rank]["cpu"] = (clock() - start) / steps
 
-    worker = threading.Thread(target=run, args=(1,))
-    worker.start()
-    run(0)
-    worker.join()
+    on_threads([lambda: run(0), lambda: run(1)])
     return cpu
 
 
@@ -204,56 +266,71 @@ def _lane_rows(name: str, wall: list[float], lanes: list[list[dict[str, float]]]
     return t2, busiest, rows
 
 
-def ideal_rows(gemm_pair: float, flowlab: dict[str, tuple[float, float]], rounds: int = 11, steps: int = 20
-               ) -> list[tuple[str, str]]:
-    """Interleaved rounds of the hand-written step on one thread (batch 200) and on two (100 each), with the least
-    exchange and with the exchange shaped as the Plan's: wall per step, each thread's CPU and where it goes, the
-    ratio and the CPU bound (1-thread CPU / the busier thread's: the ratio on 2 idle cores), beside ``flowlab``'s
-    (label -> (wall ratio, CPU bound)) and two bare GEMM threads' gain."""
-    params, x, y = initial()
-    one = Replica(params, 200)
-    pairs = {False: [Replica(params, 100), Replica(params, 100)], True: [Replica(params, 100), Replica(params, 100)]}
-    one_thread_steps(one, x, y, 2)  # compile (or load) the loops, warm the caches
-    for shaped, pair in pairs.items():
-        two_thread_steps(pair, x, y, 2, plan_shaped=shaped)
-    wall1, cpu1 = [], []
-    wall2: dict[bool, list[float]] = {False: [], True: []}
-    lanes: dict[bool, list[list[dict[str, float]]]] = {False: [], True: []}
-    for _ in range(rounds):
-        start, c = time.perf_counter(), time.thread_time()
-        one_thread_steps(one, x, y, steps)
-        wall1.append((time.perf_counter() - start) / steps)
-        cpu1.append((time.thread_time() - c) / steps)
-        for shaped, pair in pairs.items():
+class IdealRounds:
+    """The hand-written step's rounds, one at a time (``round``), so that the caller interleaves them with its own
+    (flowlab's variants, two bare GEMM threads): per round, the one-thread step at batch 200 and the two-thread
+    step at 100 each, with the least exchange and with the exchange shaped as the Plan's."""
+
+    def __init__(self, steps: int = 20) -> None:
+        params, self.x, self.y = initial()
+        self.steps = steps
+        self.one = Replica(params, 200)
+        self.pairs = {False: [Replica(params, 100), Replica(params, 100)],
+                      True: [Replica(params, 100), Replica(params, 100)]}
+        one_thread_round(self.one, self.x, self.y, 2)  # compile (or load) the loops, warm the caches
+        for shaped, pair in self.pairs.items():
+            two_thread_steps(pair, self.x, self.y, 2, plan_shaped=shaped)
+        self.wall1: list[float] = []
+        self.cpu1: list[float] = []
+        self.wall2: dict[bool, list[float]] = {False: [], True: []}
+        self.lanes: dict[bool, list[list[dict[str, float]]]] = {False: [], True: []}
+
+    def round(self) -> None:
+        wall, cpu = one_thread_round(self.one, self.x, self.y, self.steps)
+        self.wall1.append(wall)
+        self.cpu1.append(cpu)
+        for shaped, pair in self.pairs.items():
             start = time.perf_counter()
-            lanes[shaped].append(two_thread_steps(pair, x, y, steps, plan_shaped=shaped))
-            wall2[shaped].append((time.perf_counter() - start) / steps)
-    t1, c1 = float(np.median(wall1)), float(np.median(cpu1))
-    # least: the reduce-scatter fused into the update, the all-gather copying the other's rows; Plan-shaped:
-    # distributed_split's boxing (an add into a buffer, the update, both halves copied)
-    t2, busiest, least = _lane_rows("ideal step, 2 threads x batch 100, least exchange", wall2[False], lanes[False], c1)
-    t2s, busiest_s, shaped = _lane_rows("ideal step, 2 threads x batch 100, Plan-shaped exchange", wall2[True],
-                                        lanes[True], c1)
-    ratio, bound = t1 / t2, c1 / busiest
-    rows = [("ideal step by hand (BLAS + Numba nogil, no framework), 1 thread, batch 200",
-             f"{t1 * 1e3:.2f} ms wall, {c1 * 1e3:.2f} ms CPU"), *least, *shaped,
-            ("ideal step by hand: throughput 2 threads / 1 thread",
-             f"{ratio:.2f}x wall; CPU bound 1-thread CPU / busiest thread {bound:.2f}x; two bare GEMM threads "
-             f"{gemm_pair:.2f}x (this box now)"),
-            ("ideal step by hand, Plan-shaped exchange: throughput 2 threads / 1 thread",
-             f"{t1 / t2s:.2f}x wall; CPU bound {c1 / busiest_s:.2f}x (the Plan's exchange costs "
-             f"{(busiest_s - busiest) * 1e3:+.2f} ms a thread over the least)")]
-    rows += [(f"flowlab {label} against the ideal step", f"wall {r:.2f}x / {ratio:.2f}x = {r / ratio:.2f}; CPU bound "
-              f"{b:.2f}x / {bound:.2f}x = {b / bound:.2f} of the ideal") for label, (r, b) in flowlab.items()]
-    if bound < 1.6:
-        verdict = "out of reach: even the hand-written step's threads, overlapping fully, gain less"
-    elif ratio < 1.6:
-        verdict = "reachable on 2 idle cores (the CPU bound), not on this box now (two bare GEMM threads gain " \
-                  f"{gemm_pair:.2f}x, not 2x)"
-    else:
-        verdict = "reached by the hand-written step"
-    if bound >= 1.6 > c1 / busiest_s:
-        verdict += "; with the Plan's boxing shape even a framework costing nothing stays below it"
-    rows.append(("ideal step by hand vs the 1.6x target", f"{verdict} ({ratio:.2f}x wall, {bound:.2f}x CPU bound; "
-                 f"Plan-shaped {c1 / busiest_s:.2f}x)"))
-    return rows
+            self.lanes[shaped].append(two_thread_steps(pair, self.x, self.y, self.steps, plan_shaped=shaped))
+            self.wall2[shaped].append((time.perf_counter() - start) / self.steps)
+
+    def ratios(self, shaped: bool = False) -> list[float]:
+        """Per round, the one-thread step's wall / the two-thread step's."""
+        return [a / b for a, b in zip(self.wall1, self.wall2[shaped])]
+
+    def rows(self, gemm_pair: float, flowlab: dict[str, tuple[float, float]]) -> list[tuple[str, str]]:
+        """Wall per step, each thread's CPU and where it goes, the ratio (median of the rounds' ratios) and the CPU
+        bound (1-thread CPU / the busier thread's: the ratio on 2 idle cores), beside ``flowlab``'s (label ->
+        (wall ratio, CPU bound)) and two bare GEMM threads' gain."""
+        t1, c1 = float(np.median(self.wall1)), float(np.median(self.cpu1))
+        # least: the reduce-scatter fused into the update, the all-gather copying the other's rows; Plan-shaped:
+        # distributed_split's boxing (an add into a buffer, the update, both halves copied)
+        _, busiest, least = _lane_rows("ideal step, 2 threads x batch 100, least exchange", self.wall2[False],
+                                       self.lanes[False], c1)
+        _, busiest_s, shaped = _lane_rows("ideal step, 2 threads x batch 100, Plan-shaped exchange",
+                                          self.wall2[True], self.lanes[True], c1)
+        ratio, ratio_s = float(np.median(self.ratios())), float(np.median(self.ratios(True)))
+        bound = c1 / busiest
+        rows = [("ideal step by hand (BLAS + Numba nogil, no framework), 1 thread, batch 200",
+                 f"{t1 * 1e3:.2f} ms wall, {c1 * 1e3:.2f} ms CPU"), *least, *shaped,
+                ("ideal step by hand: throughput 2 threads / 1 thread",
+                 f"{ratio:.2f}x wall; CPU bound 1-thread CPU / busiest thread {bound:.2f}x; two bare GEMM threads "
+                 f"{gemm_pair:.2f}x (this box now)"),
+                ("ideal step by hand, Plan-shaped exchange: throughput 2 threads / 1 thread",
+                 f"{ratio_s:.2f}x wall; CPU bound {c1 / busiest_s:.2f}x (the Plan's exchange costs "
+                 f"{(busiest_s - busiest) * 1e3:+.2f} ms a thread over the least)")]
+        rows += [(f"flowlab {label} against the ideal step", f"wall {r:.2f}x / {ratio:.2f}x = {r / ratio:.2f}; "
+                  f"CPU bound {b:.2f}x / {bound:.2f}x = {b / bound:.2f} of the ideal")
+                 for label, (r, b) in flowlab.items()]
+        if bound < 1.6:
+            verdict = "out of reach: even the hand-written step's threads, overlapping fully, gain less"
+        elif ratio < 1.6:
+            verdict = "reachable on 2 idle cores (the CPU bound), not on this box now (two bare GEMM threads " \
+                      f"gain {gemm_pair:.2f}x, not 2x)"
+        else:
+            verdict = "reached by the hand-written step"
+        if bound >= 1.6 > c1 / busiest_s:
+            verdict += "; with the Plan's boxing shape even a framework costing nothing stays below it"
+        rows.append(("ideal step by hand vs the 1.6x target", f"{verdict} ({ratio:.2f}x wall, {bound:.2f}x CPU "
+                     f"bound; Plan-shaped {c1 / busiest_s:.2f}x)"))
+        return rows

@@ -20,7 +20,8 @@ def conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[
     return conflict
 
 
-def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int]) -> list[int]:
+def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int],
+                   follow: dict[int, int] | None = None) -> list[int]:
     """The steps in the order of a simulated run of the lanes (list scheduling): each step costs the bytes it
     touches (a proxy for its time), and whenever a lane is free it starts, of its steps whose conflicting
     predecessors are all done, the one on the longest chain of costs to the end (what the other lanes will
@@ -31,7 +32,11 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
     lane needs (the train step's counter, on the other device's thread) runs as soon as it can, not after a
     lane's whole backward. A step starts only after every conflicting predecessor, so this is a topological
     order of every conflicting pair: each keeps its capture order, the results stay the capture's, and no two
-    lanes wait on each other."""
+    lanes wait on each other.
+
+    ``follow``: a step -> the one step reading its output (``to_reader_lanes``): run right after it where that can
+    be (its other predecessors on the same lane and ready, which then go just before it), so that the two are
+    adjacent and a pair does them in one pass (a gradient's add and its update)."""
     n = len(lane_of)
     lows: list[int] = []
     highs: list[int] = []
@@ -59,6 +64,11 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
     for index in range(n - 1, -1, -1):
         for p in preds[index]:
             rank[p] = max(rank[p], cost[p] + rank[index])
+            # a step another lane waits on goes first too, as a pull does (the train step's identity, before its
+            # counter there): behind the pull it kept that lane's counter, and so this lane's backward, waiting for
+            # a whole backward of the other (boxing acts run beside their readers, ``to_reader_lanes``, so both
+            # lanes' losses are ready at once and the pull's chain won; tests/test_boxing_fused.py caught it)
+            first[p] = first[p] or lane_of[p] != lane_of[index]
     finish: dict[int, float] = {}
     clock = [0.0] * (max(lane_of, default=0) + 1)
     pending = [[i for i in range(n) if lane_of[i] == k] for k in range(len(clock))]
@@ -74,7 +84,54 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
                         best = key
         assert best is not None  # the capture order itself is a schedule: some step is always ready
         start, _, _, i, k = best
-        finish[i] = clock[k] = start + cost[i]
-        pending[k].remove(i)
-        order.append(i)
+        chain = [i, *_chased((follow or {}).get(i), k, lane_of, preds, finish, {i})]
+        for i in chain:
+            start = max([clock[k], *(finish[p] for p in preds[i] if p in finish)])
+            finish[i] = clock[k] = start + cost[i]
+            pending[k].remove(i)
+            order.append(i)
     return order
+
+
+def _chased(j: int | None, lane: int, lane_of: list[int], preds: list[list[int]], finish: dict[int, float],
+            done: set[int]) -> list[int]:
+    """The steps to run next so that ``j`` follows (schedule_order's ``follow``): its predecessors not done yet, in
+    capture order, and ``j``, when they all are on ``lane`` with their own predecessors done; else none."""
+    if j is None or lane_of[j] != lane:
+        return []
+    missing = [p for p in preds[j] if p not in finish and p not in done]
+    if any(lane_of[p] != lane or any(q not in finish and q not in done for q in preds[p]) for p in missing):
+        return []
+    return [*missing, j]
+
+
+def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int], movable: list[bool]
+                    ) -> tuple[list[int], dict[int, int]]:
+    """Each ``movable`` step (a boxing act) on the lane of the steps that read what it writes, where they are all
+    on one lane; the others keep theirs. Also, for schedule_order, each moved step whose reader is one step: that
+    reader (``follow``). Why: OneFlow's PickCpuThrdIdEvenly deals boxing tasks round-robin over
+    the device threads, and the one gathered loss shifts the deal, so a device's reduce-scatter add and all-gather
+    copy sit on the other device's thread. The Plan keeps its thread ids (the debugger shows them); a lane is an
+    execution detail (lanes.py), and running the act where its output is read keeps the bytes in that core's
+    cache and puts the add beside the update that reads it, which a pair (kernels/numba_cpu/pairs.py) then does
+    in one pass. The readers: the later steps touching the bytes it writes, up to the first that writes them.
+    Which lane runs a step never changes the results: the waits order every pair of steps that touch the same
+    bytes, whichever lanes they are on."""
+    lanes = list(lane_of)
+    follow: dict[int, int] = {}
+    for index in range(len(ranges_of) - 1, -1, -1):  # backwards: a reader that moves has moved already
+        if not movable[index]:
+            continue
+        written = [(low, high) for low, high, writes in ranges_of[index] if writes and low >= 0]
+        readers: list[int] = []
+        for later in range(index + 1, len(ranges_of)):
+            touched = [w for low, high, w in ranges_of[later] if any(low < b and a < high for a, b in written)]
+            if touched:
+                readers.append(later)
+                if any(touched):
+                    break
+        if len({lanes[r] for r in readers}) == 1:
+            lanes[index] = lanes[readers[0]]
+            if len(readers) == 1:
+                follow[index] = readers[0]
+    return lanes, follow

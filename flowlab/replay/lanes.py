@@ -4,7 +4,8 @@ The replay layer (layer.py) runs a captured schedule's steps in capture order on
 whose threads compute at once (several CPU devices: runtime/threads.py) that order takes the parallelism away;
 the protocol's own threaded mode keeps it but pays its per-act Python (ready queues, register hand-offs) under
 the GIL for every act. ``Lanes`` keeps both: the steps are split by the Plan thread of their actor (one lane per
-compute thread; the steps of system threads, the foreign I/O and the section notifies go to the caller's lane),
+compute thread; the steps of system threads, the foreign I/O and the section notifies go to the caller's lane,
+a boxing act to the lane that reads its output: lane_order.to_reader_lanes),
 each lane runs its steps in capture order on its own OS thread, and a step waits on another lane only where the
 two touch the same memory: one writes bytes the other reads or writes (a boxing step reading the other device's
 gradient, a memory block reused). Those waits are the only hand-offs, a released ``threading.Lock`` each.
@@ -33,7 +34,7 @@ from numpy.lib.array_utils import byte_bounds
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..runtime.threads import RUNTIME_KERNELS, compute_threads
-from .lane_order import conflicts, schedule_order
+from .lane_order import conflicts, schedule_order, to_reader_lanes
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -129,7 +130,12 @@ def build_lanes(rt: Runtime, schedule: Schedule) -> Lanes | None:
     lane_of: list[int] = []
     for actor in schedule.step_actors:
         key = (actor.task.machine_id, actor.task.thrd_id) if actor is not None else caller
-        lane_of.append(keys.index(key) if key in keys else 0)
+        if key in keys:
+            lane_of.append(keys.index(key))
+        elif Lanes.pushes_on_last_lane and actor is not None and actor.task.exec_sequence[0].op_type == "foreign_input":
+            lane_of.append(len(keys) - 1)
+        else:
+            lane_of.append(0)
     if len(set(lane_of)) < 2:
         return None
     return Lanes(rt, schedule, keys, lane_of)
@@ -142,6 +148,10 @@ class Lanes:
     reorder = True  # order each lane's steps by a simulated run (lane_order.py); False: capture order
 
     reordered = staticmethod(schedule_order)
+    boxing_with_reader = True  # run a boxing act on the lane reading its output (lane_order.to_reader_lanes)
+    # the pushes' copies of the caller's arrays on the last lane, not the caller's: that one already runs the pull, the
+    # notifies and the other system steps, and was the busier by about the batch's copy (0.6 MB on 2 devices)
+    pushes_on_last_lane = True
 
     def __init__(self, rt: Runtime, schedule: Schedule, keys: list[tuple[int, int]], lane_of: list[int]) -> None:
         self.rt, self.schedule = rt, schedule
@@ -149,7 +159,12 @@ class Lanes:
         self.actors = schedule.step_actors
         n = len(keys)
         ranges_of = [step_ranges(step, actor) for step, actor in zip(schedule.steps, self.actors)]
-        self.order = order = self.reordered(ranges_of, lane_of) if self.reorder else list(range(len(lane_of)))
+        follow: dict[int, int] = {}
+        if self.boxing_with_reader:
+            lane_of, follow = to_reader_lanes(ranges_of, lane_of, [a is not None and a.task.is_boxing
+                                                                     for a in self.actors])
+        self.order = order = (self.reordered(ranges_of, lane_of, follow) if self.reorder
+                              else list(range(len(lane_of))))
         # Every range touched so far (in ``order``), as arrays: (low, high, writes, lane, index in its lane).
         lows: list[int] = []
         highs: list[int] = []
