@@ -32,6 +32,7 @@ from .blas import gemm
 
 # the Winograd geometry vector: the conv as the core sees it (input channels CI, output channels CO, ...)
 N, CI, HI, WI, CO, HO, WO, PT, PL, R, M, A, TH, TW, HP, WP, S = range(17)
+BLOCK = 512  # values of a transform's vectors done at a time: 64 rows of 2 KB, tmp included, in L2
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2), 3, -3)  # interpolation points, in the order taken
 
 
@@ -112,14 +113,17 @@ def _comb(dst, d0, src, s0, step, idx, coef, n):
 def _tf(idx, coef, src, s0, srs, scs, dst, d0, drs, dcs, n, tmp):
     """dst(k, l) = sum_{p,q} L[k, p] L[l, q] src(p, q) for the (la x lb) matrix L given as its rows' nonzero
     terms (idx, coef), where src(p, q) is the n-vector at src[s0 + p * srs + q * scs] and dst(k, l) the one at
-    dst[d0 + k * drs + l * dcs]; two 1-D passes through tmp (la * lb * n)."""
+    dst[d0 + k * drs + l * dcs]: two 1-D passes through tmp (la * lb * BLOCK), BLOCK values of the vectors at a
+    time so that both passes' rows stay in L2."""
     la, lb = idx.shape[0], idx[0, 9]
-    for k in range(la):
-        for q in range(lb):
-            _comb(tmp, (k * lb + q) * n, src, s0 + q * scs, srs, idx[k], coef[k], n)
-    for k in range(la):
-        for kk in range(la):
-            _comb(dst, d0 + k * drs + kk * dcs, tmp, k * lb * n, n, idx[kk], coef[kk], n)
+    for b in range(0, n, BLOCK):
+        nb = min(BLOCK, n - b)
+        for k in range(la):
+            for q in range(lb):
+                _comb(tmp, (k * lb + q) * BLOCK, src, s0 + b + q * scs, srs, idx[k], coef[k], nb)
+        for k in range(la):
+            for kk in range(la):
+                _comb(dst, d0 + b + k * drs + kk * dcs, tmp, k * lb * BLOCK, BLOCK, idx[kk], coef[kk], nb)
 
 
 @njit
@@ -263,7 +267,7 @@ class Winograd:
         t = chunk * th * tw
         big = max(ci, co)
         self.d = np.empty(a * a * t * big, dtype)  # the gathered tiles
-        self.tmp = np.empty(a * a * max(t * big, co * ci), dtype)
+        self.tmp = np.empty(a * a * BLOCK, dtype)
         self.v = np.empty(a * a * t * ci, dtype)
         self.mm = np.empty(a * a * t * co, dtype)  # the products (forward), or dy's transform (filter gradient)
         self.yt = np.empty(m * m * t * co, dtype)

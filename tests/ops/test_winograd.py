@@ -1,0 +1,216 @@
+"""Winograd convolution (kernels/numba_cpu/winograd.py, winograd_conv.py): the transforms against hand values and
+exact rational arithmetic, the three kernels against the float64 direct convolution and the im2col kernel on
+random shapes, NaN / Inf / overflow reaching the outputs the im2col kernel gives them, which convs take it, and
+a conv net trained through replay and fusion bit for bit equal to the protocol."""
+
+from __future__ import annotations
+
+import os
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.ir import BlobDesc, OpConf
+from flowlab.ir.dtype import from_numpy
+from flowlab.kernels import make_kernel
+from flowlab.kernels.numba_cpu import winograd
+from flowlab.ops.registry import InferCtx, get_op_def
+from tests.test_replay_proof import assert_replayed_and_fused, assert_same, run
+
+F = Fraction
+
+
+def test_f2x2_3x3_matrices_are_lavins() -> None:
+    """Lavin & Gray's F(2x2, 3x3) at 0, 1, -1: their B^T, G and A^T, up to the sign of the row and column for the
+    point at infinity (a scaling by -1 that both sides carry: the construction uses |prod (p_j - p_l)|)."""
+    at, g, bt = winograd.matrices(2, 3)
+    assert at == [[1, 1, 1, 0], [0, 1, -1, 1]]
+    assert g == [[1, 0, 0], [F(1, 2), F(1, 2), F(1, 2)], [F(1, 2), F(-1, 2), F(1, 2)], [0, 0, 1]]
+    assert bt == [[1, 0, -1, 0], [0, 1, 1, 0], [0, -1, 1, 0], [0, -1, 0, 1]]
+
+
+@pytest.mark.parametrize("m, r", [(2, 3), (4, 3), (2, 5), (4, 5), (6, 3)])
+def test_the_matrices_compute_the_correlation_exactly(m: int, r: int) -> None:
+    """In rationals, A^T [(G g) * (B^T d)] is the correlation y_i = sum_j g_j d_{i+j}, for every unit g and d
+    (so for all, by linearity); and the 2-D nesting used by the kernels follows."""
+    at, g, bt = winograd.matrices(m, r)
+    a = m + r - 1
+    for j in range(r):
+        for k in range(a):
+            gg = [F(int(i == j)) for i in range(r)]
+            dd = [F(int(i == k)) for i in range(a)]
+            u = [sum(g[p][q] * gg[q] for q in range(r)) for p in range(a)]
+            v = [sum(bt[p][q] * dd[q] for q in range(a)) for p in range(a)]
+            y = [sum(at[i][p] * u[p] * v[p] for p in range(a)) for i in range(m)]
+            assert y == [gg[k - i] if 0 <= k - i < r else 0 for i in range(m)], (j, k)
+
+
+def _kernel(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict, wino: bool, monkeypatch):
+    monkeypatch.setenv("FLOWLAB_WINOGRAD", "1" if wino else "0")
+    op_def = get_op_def(op_type)
+    full = {**op_def.attrs, **attrs}
+    in_descs = {arg: tuple(BlobDesc(a.shape, from_numpy(a.dtype)) for a in arrays) for arg, arrays in inputs.items()}
+    out_descs = op_def.infer(InferCtx("t", op_type, in_descs, full))
+    op = OpConf("t", op_type, {arg: tuple(f"x/{arg}_{i}" for i in range(len(v))) for arg, v in inputs.items()},
+                {arg: tuple(f"t/{arg}_{i}" for i in range(len(d))) for arg, d in out_descs.items()}, full)
+    ins = [np.ascontiguousarray(a) for arg in op_def.inputs for a in inputs.get(arg, [])]
+    descs = [d for arg in op_def.outputs for d in out_descs.get(arg, [])]
+    kernel = make_kernel(op, [d for arg in op_def.inputs for d in in_descs.get(arg, ())], descs, "numba")
+    outs = [np.full(d.shape, 7, d.dtype.np) for d in descs]
+    kernel(ins, outs)
+    return outs[0], getattr(kernel, "winograd", None)
+
+
+def _all(x, w, dy, attrs, wino, monkeypatch):
+    """(y, dx, dw) and whether each ran Winograd."""
+    got = [_kernel("conv2d", {"in": [x], "weight": [w]}, attrs, wino, monkeypatch),
+           _kernel("conv2d_data_grad", {"dy": [dy], "weight": [w], "like": [x]}, attrs, wino, monkeypatch),
+           _kernel("conv2d_filter_grad", {"dy": [dy], "x": [x], "like": [w]}, attrs, wino, monkeypatch)]
+    return [g[0] for g in got], [g[1] is not None for g in got]
+
+
+def _attrs(pads: tuple[int, int, int, int]) -> dict:
+    return {"strides": (1, 1), "dilations": (1, 1), "pads": pads, "groups": 1}
+
+
+def _direct64(x, w, dy, pads):
+    """The float64 direct convolution and its gradients (loops over the filter's taps)."""
+    x, w, dy = x.astype(np.float64), w.astype(np.float64), dy.astype(np.float64)
+    n, c, h, wd = x.shape
+    o, _, r, _ = w.shape
+    pt, pb, pl, pr = pads
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    oh, ow = dy.shape[2:]
+    y = np.zeros((n, o, oh, ow))
+    dxp = np.zeros_like(xp)
+    dw = np.zeros_like(w)
+    for i in range(r):
+        for j in range(r):
+            patch = xp[:, :, i:i + oh, j:j + ow]
+            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+            dxp[:, :, i:i + oh, j:j + ow] += np.einsum("nohw,oc->nchw", dy, w[:, :, i, j])
+            dw[:, :, i, j] = np.einsum("nohw,nchw->oc", dy, patch)
+    return y, dxp[:, :, pt:pt + h, pl:pl + wd], dw
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(1, 5), c=st.integers(16, 19), o=st.integers(16, 21), h=st.integers(1, 13),
+       w=st.integers(1, 13), r=st.sampled_from([3, 5]), seed=st.integers(0, 2 ** 16),
+       pads=st.tuples(*[st.integers(0, 4)] * 4))
+def test_winograd_against_the_float64_direct_conv_and_im2col(n, c, o, h, w, r, seed, pads, monkeypatch) -> None:
+    pads = tuple(min(p, r - 1) for p in pads)
+    oh, ow = h + pads[0] + pads[1] - r + 1, w + pads[2] + pads[3] - r + 1
+    if oh < 1 or ow < 1:
+        return
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    wt = rng.standard_normal((o, c, r, r)).astype(np.float32)
+    dy = rng.standard_normal((n, o, oh, ow)).astype(np.float32)
+    got, took = _all(x, wt, dy, _attrs(pads), True, monkeypatch)
+    assert took == [True, True, True]
+    im2col, took = _all(x, wt, dy, _attrs(pads), False, monkeypatch)
+    assert took == [False, False, False]
+    for name, a, b, ref in zip(("y", "dx", "dw"), got, im2col, _direct64(x, wt, dy, pads)):
+        assert a.shape == ref.shape, name
+        scale = max(float(np.abs(ref).max()), 1e-30)
+        # F(4x4, r x r) in float32: ~5e-6 of the output's scale measured (im2col ~4e-7)
+        assert np.abs(a - ref).max() <= 5e-5 * scale, name
+        assert np.abs(a - b).max() <= 5e-5 * scale, name
+
+
+def test_float64_stays_near_float64s_precision(monkeypatch) -> None:
+    rng = np.random.default_rng(1)
+    x, wt = rng.standard_normal((3, 16, 9, 10)), rng.standard_normal((17, 16, 5, 5))
+    dy = rng.standard_normal((3, 17, 9, 10))
+    got, took = _all(x, wt, dy, _attrs((2, 2, 2, 2)), True, monkeypatch)
+    assert took == [True, True, True]
+    for name, a, ref in zip(("y", "dx", "dw"), got, _direct64(x, wt, dy, (2, 2, 2, 2))):
+        assert np.abs(a - ref).max() <= 1e-12 * np.abs(ref).max(), name
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf, 3e38])
+def test_nonfinite_values_reach_the_outputs_im2col_gives_them(bad, monkeypatch) -> None:
+    """A tile mixes its whole patch: a NaN or Inf would spread to outputs the direct conv keeps finite, and a
+    large finite input can overflow in the transform (3e38 * 1e-3 is finite, its transform is not): the kernel
+    then runs im2col over its result, bit for bit."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((2, 16, 9, 9)).astype(np.float32)
+    wt = rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * np.float32(1e-3)
+    dy = rng.standard_normal((2, 16, 9, 9)).astype(np.float32)
+    x[1, 3, 4, 5] = bad
+    if not np.isfinite(bad):
+        dy[0, 2, 1, 1] = bad
+    got, took = _all(x, wt, dy, _attrs((1, 1, 1, 1)), True, monkeypatch)
+    assert took == [True, True, True]
+    want, _ = _all(x, wt, dy, _attrs((1, 1, 1, 1)), False, monkeypatch)
+    for name, a, b in zip(("y", "dx", "dw"), got, want):
+        if name == "dx" and np.isfinite(bad):
+            continue  # dx does not read x
+        assert a.tobytes() == b.tobytes(), name
+    if np.isfinite(bad):
+        assert np.isfinite(got[0]).all()
+
+
+@pytest.mark.parametrize("x_shape, w_shape, attrs, taken", [
+    ((4, 32, 14, 14), (64, 32, 5, 5), _attrs((2, 2, 2, 2)), True),  # LeNet's conv2
+    ((4, 1, 28, 28), (32, 1, 5, 5), _attrs((2, 2, 2, 2)), False),  # conv1: one input channel
+    ((4, 16, 9, 9), (8, 16, 3, 3), _attrs((1, 1, 1, 1)), False),  # 8 output channels
+    ((4, 16, 9, 9), (16, 16, 3, 3), {**_attrs((1, 1, 1, 1)), "strides": (2, 2)}, False),
+    ((4, 16, 9, 9), (16, 16, 3, 3), {**_attrs((2, 2, 2, 2)), "dilations": (2, 2)}, False),
+    ((4, 16, 9, 9), (16, 8, 3, 3), {**_attrs((1, 1, 1, 1)), "groups": 2}, False),
+    ((4, 16, 9, 9), (16, 16, 1, 1), _attrs((0, 0, 0, 0)), False),
+    ((4, 16, 9, 9), (16, 16, 7, 7), _attrs((3, 3, 3, 3)), False),
+])
+def test_which_convs_take_winograd(x_shape, w_shape, attrs, taken, monkeypatch) -> None:
+    x = np.ones(x_shape, np.float32)
+    _, plan = _kernel("conv2d", {"in": [x], "weight": [np.ones(w_shape, np.float32)]}, attrs, True, monkeypatch)
+    assert (plan is not None) == taken
+    if taken:  # and the switch turns it off
+        _, plan = _kernel("conv2d", {"in": [x], "weight": [np.ones(w_shape, np.float32)]}, attrs, False,
+                          monkeypatch)
+        assert plan is None
+        assert "F(4x4, 5x5)" in repr(winograd.Winograd(4, 32, 14, 14, 64, 14, 14, 2, 2, 5, np.float32))
+
+
+def _build_convnet(watched: list[np.ndarray]):
+    """Two convs that take Winograd (16 -> 16 channels, 3x3 and 5x5) in a train job."""
+    batch = 3
+
+    @flow.global_function(type="train")
+    def train_job(images: tp.Numpy.Placeholder((batch, 16, 9, 9)),
+                  labels: tp.Numpy.Placeholder((batch,), dtype=flow.int32)) -> tp.Numpy:
+        init = flow.truncated_normal(0.1)
+        h = flow.layers.conv2d(images, 16, 3, padding="SAME", activation=flow.nn.relu, name="wconv1",
+                               kernel_initializer=init)
+        h = flow.layers.conv2d(h, 16, 5, padding="SAME", activation=flow.nn.relu, name="wconv2",
+                               kernel_initializer=init)
+        flow.watch(h, watched.append)
+        logits = flow.layers.dense(flow.reshape(h, [batch, -1]), 10, kernel_initializer=init, name="dense")
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(labels, logits)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.05]), momentum=0.9).minimize(loss)
+        return loss
+
+    def call(k: int) -> list[np.ndarray]:
+        rng = np.random.default_rng(100 + k)
+        return [train_job(rng.standard_normal((batch, 16, 9, 9)).astype(np.float32),
+                          rng.integers(0, 10, batch).astype(np.int32))]
+
+    return call
+
+
+def test_a_winograd_convnet_replayed_and_fused_is_the_protocol_bit_for_bit(monkeypatch) -> None:
+    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")
+    monkeypatch.setenv("FLOWLAB_WINOGRAD", "1")
+    protocol = run(_build_convnet, False, 12, monkeypatch)
+    kernels = [a.kernel for a in flow.default_session().runtime.actors.values() if a.kernel is not None]
+    assert sum(getattr(k, "winograd", None) is not None for k in kernels) == 5  # 2 forward, 2 filter, 1 data grad
+    replayed = run(_build_convnet, True, 12, monkeypatch)
+    assert_replayed_and_fused(replayed, "train")
+    assert_same(protocol, replayed)
+    flow.clear_default_session()
+    assert os.environ["FLOWLAB_WINOGRAD"] == "1"
