@@ -37,23 +37,23 @@ def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...])
 
 
 @njit
-def _wino_fwd(x, w, y, g, bi, bc, ai, ac, gi, gc, src, d, tmp, v, mm, yt, u, xp, cols, cg):
+def _wino_fwd(x, w, y, g, bi, bc, ai, ac, gi, gc, src, xq, d, tmp, v, mm, yt, u, xp, cols, cg):
     _filter_transform(w, g, False, gi, gc, src, tmp, u)
-    if winograd_core(x, u, y, g, bi, bc, ai, ac, d, tmp, v, mm, yt):
+    if winograd_core(x, u, y, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
         conv._conv_fwd(x, w, y, xp, cols, cg)  # a NaN or Inf: the im2col result stands
 
 
 @njit
-def _wino_data_grad(dy, w, dx, g, bi, bc, ai, ac, gi, gc, src, d, tmp, v, mm, yt, u, xp, cols, cg):
+def _wino_data_grad(dy, w, dx, g, bi, bc, ai, ac, gi, gc, src, xq, d, tmp, v, mm, yt, u, xp, cols, cg):
     """dx: dy's full correlation with the flipped filter, channels swapped (g: dy is the core's input)."""
     _filter_transform(w, g, True, gi, gc, src, tmp, u)
-    if winograd_core(dy, u, dx, g, bi, bc, ai, ac, d, tmp, v, mm, yt):
+    if winograd_core(dy, u, dx, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
         conv._conv_data_grad(dy, w, dx, xp, cols, cg)
 
 
 @njit
-def _wino_filter_grad(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, d, tmp, v, e, p, src, xp, cols, cg):
-    if winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, d, tmp, v, e, p, src):
+def _wino_filter_grad(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, v, e, p, src, xp, cols, cg):
+    if winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, v, e, p, src):
         conv._conv_filter_grad(dy, x, dw, xp, cols, cg)
 
 
@@ -83,7 +83,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
     n, ci, h, w = x_shape
     pt, _, pl, _ = ctx.attrs["pads"]
     p = Winograd(n, ci, h, w, w_shape[0], y_shape[2], y_shape[3], pt, pl, w_shape[2], ctx.in_descs[0].dtype.np)
-    return _kernel(_wino_fwd, (p.geo, *p.b, *p.a, *p.g, p.src, p.d, p.tmp, p.v, p.mm, p.yt, p.u, *_im2col(c)), p)
+    return _kernel(_wino_fwd, (p.geo, *p.b, *p.a, *p.g, p.src, p.xq, p.d, p.tmp, p.v, p.mm, p.yt, p.u, *_im2col(c)), p)
 
 
 @register_kernel("conv2d_data_grad", "numba")
@@ -98,7 +98,7 @@ def _data_grad(ctx: KernelCtx) -> KernelFn:
     # the core's input is dy (O channels), its output dx: padded by r - 1 - pad, the filter flipped
     p = Winograd(n, w_shape[0], dy_shape[2], dy_shape[3], ci, h, w, r - 1 - pt, r - 1 - pl, r,
                  ctx.in_descs[0].dtype.np)
-    return _kernel(_wino_data_grad, (p.geo, *p.b, *p.a, *p.g, p.src, p.d, p.tmp, p.v, p.mm, p.yt, p.u,
+    return _kernel(_wino_data_grad, (p.geo, *p.b, *p.a, *p.g, p.src, p.xq, p.d, p.tmp, p.v, p.mm, p.yt, p.u,
                                      *_im2col(c)), p)
 
 
@@ -111,5 +111,5 @@ def _filter_grad(ctx: KernelCtx) -> KernelFn:
     n, ci, h, w = x_shape
     pt, _, pl, _ = ctx.attrs["pads"]
     p = Winograd(n, ci, h, w, w_shape[0], dy_shape[2], dy_shape[3], pt, pl, w_shape[2], ctx.in_descs[0].dtype.np)
-    return _kernel(_wino_filter_grad, (p.geo, *p.b, *p.am, *p.gt, p.d, p.tmp, p.v, p.mm, p.u, p.src,
+    return _kernel(_wino_filter_grad, (p.geo, *p.b, *p.am, *p.gt, p.xq, p.dq, p.d, p.tmp, p.v, p.mm, p.u, p.src,
                                        *_im2col(c)), p)
