@@ -339,6 +339,10 @@ class Winograd:
         self.u = np.empty(a * a * co * ci, dtype)  # the filter's transform, or the filter gradient's sums
         self.src = np.empty(r * r * co * ci, dtype)
 
+    @property
+    def algorithm(self) -> str:
+        return f"F({self.geo[M]}x{self.geo[M]}, {self.geo[R]}x{self.geo[R]})"
+
     def products(self) -> int:
         """Multiplications of the a*a GEMMs over the batch (the transforms' are not counted)."""
         n, ci, co, a, th, tw = (int(self.geo[i]) for i in (N, CI, CO, A, TH, TW))
@@ -346,5 +350,5 @@ class Winograd:
 
     def __repr__(self) -> str:
         g = self.geo
-        return (f"Winograd(F({g[M]}x{g[M]}, {g[R]}x{g[R]}), {g[CI]}->{g[CO]} channels, {g[HO]}x{g[WO]} out, "
+        return (f"Winograd({self.algorithm}, {g[CI]}->{g[CO]} channels, {g[HO]}x{g[WO]} out, "
                 f"{g[TH] * g[TW]} tiles a sample, {g[S]} samples a chunk)")
