@@ -2,11 +2,19 @@
 measured faster, else im2col and a GEMM (conv.py), the reference algorithm.
 
 Winograd is taken for a stride-1, undilated, ungrouped conv with a square 3x3 or 5x5 filter whose channel counts
-(both sides) are at least ``MIN_CHANNELS``: its transforms are vectorized over the channels and its GEMMs have
-the channels as their short side. At LeNet's conv2 (5x5, 32 -> 64, 14x14, batch 100) the three kernels took
-(see README); conv1 (one input channel) stays on im2col. The choice is made once per task when its kernel is
-built; ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col. A Winograd kernel whose result holds a NaN or an Inf
-runs the im2col kernel over it (winograd.py says why), so non-finite values reach the outputs they reach there.
+(both sides) are at least ``MIN_CHANNELS`` and whose tiles do at most ``MAX_PRODUCTS`` of im2col's products (a
+small output wastes most of a 4x4 tile). Its transforms are vectorized over the tiles and channels, linear in
+the channel counts, while its GEMMs grow with their product, so few channels lose. Measured (thread CPU,
+Winograd / im2col time of the forward, data and filter gradients): 16 -> 16 channels, 3x3 on 9x9: 1.68, 1.09,
+1.53; on 4x4: 0.98, 1.06, 0.88; outputs of 1x1: 2.3-4.4; 16 -> 16, 5x5 on 14x14: 0.87, 0.63, 0.72; 32 -> 32, 3x3
+on 28x28: 0.78, 0.73, 0.74; 64 -> 64, 3x3 on 8x8: 0.66, 0.58, 0.58, 5x5 on 6x6: 0.62, 0.60, 0.59; LeNet's conv2
+(5x5, 32 -> 64, 14x14, batch 100): 0.55, 0.49, 0.56. conv1 (one input channel) stays on im2col.
+
+The conv chains (chains.py) match the im2col kernels only, so they yield to Winograd: conv2's bias, relu and
+pool run as their own kernels (the chains took 1-4 % off conv2's ops; Winograd about 40 ms off the step). The
+choice is made once per task when its kernel is built; ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col. A
+Winograd kernel whose result holds a NaN or an Inf runs the im2col kernel over it (winograd.py says why), so
+non-finite values reach the outputs they reach there.
 """
 
 from __future__ import annotations
@@ -18,22 +26,27 @@ import numpy as np
 from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from . import conv
 from ._numba import njit
-from .winograd import Winograd, _filter_transform, winograd_core, winograd_filter_core
+from .winograd import Winograd, _filter_transform, tile_for, winograd_core, winograd_filter_core
 
-MIN_CHANNELS = 16
+MIN_CHANNELS = 32
+MAX_PRODUCTS = 0.4  # Winograd's a*a products a tile against im2col's r*r an output: 0.21-0.25 on whole tiles
 
 
 def winograd_enabled() -> bool:
     return os.environ.get("FLOWLAB_WINOGRAD", "1") != "0"
 
 
-def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...]) -> bool:
-    """Whether this conv (input x_shape, filter w_shape) runs Winograd's algorithm."""
+def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...], y_hw: tuple[int, ...]) -> bool:
+    """Whether this conv (input x_shape, filter w_shape, output planes y_hw) runs Winograd's algorithm."""
     (sh, sw), (dh, dw) = ctx.attrs["strides"], ctx.attrs["dilations"]
     o, cg, kh, kw = w_shape
-    return (winograd_enabled() and (sh, sw, dh, dw) == (1, 1, 1, 1) and ctx.attrs["groups"] == 1
-            and kh == kw and kh in (3, 5) and min(o, cg) >= MIN_CHANNELS and len(x_shape) == 4
-            and ctx.in_descs[0].dtype.np in (np.float32, np.float64))
+    if not (winograd_enabled() and (sh, sw, dh, dw) == (1, 1, 1, 1) and ctx.attrs["groups"] == 1 and kh == kw
+            and kh in (3, 5) and min(o, cg) >= MIN_CHANNELS and len(x_shape) == 4
+            and ctx.in_descs[0].dtype.np in (np.float32, np.float64)):
+        return False
+    m = tile_for(kh)
+    a, tiles = m + kh - 1, -(-y_hw[0] // m) * -(-y_hw[1] // m)
+    return a * a * tiles <= MAX_PRODUCTS * kh * kh * y_hw[0] * y_hw[1]
 
 
 @njit
@@ -78,7 +91,7 @@ def _im2col(c: conv._Conv) -> tuple[np.ndarray, ...]:
 def _conv(ctx: KernelCtx) -> KernelFn:
     x_shape, w_shape, y_shape = ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape
     c = conv._Conv(ctx, x_shape, w_shape, y_shape[2:])
-    if not plan_for(ctx, x_shape, w_shape):
+    if not plan_for(ctx, x_shape, w_shape, y_shape[2:]):
         return conv._conv_kernel(conv._conv_fwd, c)
     n, ci, h, w = x_shape
     pt, _, pl, _ = ctx.attrs["pads"]
@@ -90,7 +103,7 @@ def _conv(ctx: KernelCtx) -> KernelFn:
 def _data_grad(ctx: KernelCtx) -> KernelFn:
     dy_shape, w_shape, x_shape = ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.in_descs[2].shape
     c = conv._Conv(ctx, x_shape, w_shape, dy_shape[2:])
-    if not plan_for(ctx, x_shape, w_shape):
+    if not plan_for(ctx, x_shape, w_shape, dy_shape[2:]):
         return conv._conv_kernel(conv._conv_data_grad, c)
     n, ci, h, w = x_shape
     r = w_shape[2]
@@ -106,7 +119,7 @@ def _data_grad(ctx: KernelCtx) -> KernelFn:
 def _filter_grad(ctx: KernelCtx) -> KernelFn:
     dy_shape, x_shape, w_shape = ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.in_descs[2].shape
     c = conv._Conv(ctx, x_shape, w_shape, dy_shape[2:])
-    if not plan_for(ctx, x_shape, w_shape):
+    if not plan_for(ctx, x_shape, w_shape, dy_shape[2:]):
         return conv._conv_kernel(conv._conv_filter_grad, c)
     n, ci, h, w = x_shape
     pt, _, pl, _ = ctx.attrs["pads"]
