@@ -126,6 +126,21 @@ def test_winograd_against_the_float64_direct_conv_and_im2col(n, c, o, h, w, r, s
         assert np.abs(a - b).max() <= 5e-5 * scale, name
 
 
+def test_several_chunks_and_a_partial_last_one(monkeypatch) -> None:
+    """19 samples of 9 tiles: chunks of 14 and 5 samples (about 128 tiles a chunk); the filter gradient sums the
+    chunks' GEMMs (beta 1), the forward and data gradient write each chunk's samples."""
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((19, 32, 12, 12)).astype(np.float32)
+    wt = rng.standard_normal((33, 32, 5, 5)).astype(np.float32)
+    dy = rng.standard_normal((19, 33, 12, 12)).astype(np.float32)
+    plan = winograd.Winograd(19, 32, 12, 12, 33, 12, 12, 2, 2, 5, np.float32)
+    assert int(plan.geo[winograd.S]) == 14
+    got, took = _all(x, wt, dy, _attrs((2, 2, 2, 2)), True, monkeypatch)
+    assert took == [True, True, True]
+    for name, a, ref in zip(("y", "dx", "dw"), got, _direct64(x, wt, dy, (2, 2, 2, 2))):
+        assert np.abs(a - ref).max() <= 5e-5 * np.abs(ref).max(), name
+
+
 def test_float64_stays_near_float64s_precision(monkeypatch) -> None:
     rng = np.random.default_rng(1)
     x, wt = rng.standard_normal((3, 32, 9, 10)), rng.standard_normal((33, 32, 5, 5))
