@@ -14,11 +14,12 @@ The three kernels of a conv share the transforms:
 - filter gradient: the trilinear form read the other way, ``dW = G^T [ sum_tiles (A dy A^T) * (B^T x B) ] G``:
   a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
 
-Each transform is a pair of 1-D passes vectorized over the tiles of a chunk of samples (tiles innermost), and a
-matrix's zero entries are skipped. A Winograd tile mixes every input of its a x a patch, so a NaN or Inf would
-reach outputs the direct convolution keeps finite (and an Inf becomes NaN): when any output comes out non-finite
-the call is done again by the im2col kernel (conv.py), whose result then stands. Which algorithm a conv gets is
-decided when its kernel is built (``plan_for``); ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col.
+Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
+are gathered from a channels-last copy of the chunk and the output scattered back to NCHW. A Winograd tile mixes
+every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
+Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
+whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
+``plan_for``); ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col.
 """
 
 from __future__ import annotations
@@ -29,10 +30,10 @@ import numpy as np
 
 from ._numba import njit
 from .blas import gemm
+from .winograd_tf import BLOCK, _tf, terms
 
 # the Winograd geometry vector: the conv as the core sees it (input channels CI, output channels CO, ...)
 N, CI, HI, WI, CO, HO, WO, PT, PL, R, M, A, TH, TW, HP, WP, S = range(17)
-BLOCK = 512  # values of a transform's vectors done at a time: 64 rows of 2 KB, tmp included, in L2
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2), 3, -3)  # interpolation points, in the order taken
 
 
@@ -81,82 +82,6 @@ def tile_for(r: int) -> int:
     """The output tile m of F(m x m, r x r): a = m + r - 1 = 8 (3x3: F(6x6) would do fewer products but loses
     more precision; F(4x4, 3x3) and F(4x4, 5x5) stay near 5e-6 of the output's scale)."""
     return 4
-
-
-@njit
-def _comb(dst, d0, src, s0, step, cols, coef, n):
-    """dst[d0 + i] = sum_j coef[j] * src[s0 + cols[j] * step + i] for i < n over a matrix row's nonzero terms
-    (cols[8] of them, padded to 2, 4 or 8 with zero terms): one expression, so the sum stays in registers."""
-    cnt = cols[8]
-    dv = dst[d0:]
-    v0, v1 = src[s0 + cols[0] * step:], src[s0 + cols[1] * step:]
-    c0, c1 = coef[0], coef[1]
-    if cnt <= 2:
-        for i in range(n):
-            dv[i] = c0 * v0[i] + c1 * v1[i]
-        return
-    v2, v3 = src[s0 + cols[2] * step:], src[s0 + cols[3] * step:]
-    c2, c3 = coef[2], coef[3]
-    if cnt <= 4:
-        for i in range(n):
-            dv[i] = c0 * v0[i] + c1 * v1[i] + c2 * v2[i] + c3 * v3[i]
-        return
-    v4, v5, v6, v7 = (src[s0 + cols[4] * step:], src[s0 + cols[5] * step:], src[s0 + cols[6] * step:],
-                      src[s0 + cols[7] * step:])
-    c4, c5, c6, c7 = coef[4], coef[5], coef[6], coef[7]
-    for i in range(n):
-        dv[i] = (c0 * v0[i] + c1 * v1[i] + c2 * v2[i] + c3 * v3[i] + c4 * v4[i] + c5 * v5[i] + c6 * v6[i]
-                 + c7 * v7[i])
-
-
-@njit
-def _comb_pair(dst, d0, d1, src, s0, step, cols, coef, n):
-    """A pair of rows L[k] = E + O, L[k + 1] = E - O (the points p and -p: even powers alike, odd ones negated):
-    e and o from their own few terms (cols[0:4], cols[4:8]; padded to 3 or 4), dst rows d0 = e + o, d1 = e - o."""
-    de, do = dst[d0:], dst[d1:]
-    e0, e1, e2 = src[s0 + cols[0] * step:], src[s0 + cols[1] * step:], src[s0 + cols[2] * step:]
-    o0, o1, o2 = src[s0 + cols[4] * step:], src[s0 + cols[5] * step:], src[s0 + cols[6] * step:]
-    a0, a1, a2, b0, b1, b2 = coef[0], coef[1], coef[2], coef[4], coef[5], coef[6]
-    if cols[8] <= 3:
-        for i in range(n):
-            e = a0 * e0[i] + a1 * e1[i] + a2 * e2[i]
-            o = b0 * o0[i] + b1 * o1[i] + b2 * o2[i]
-            de[i] = e + o
-            do[i] = e - o
-        return
-    e3, o3, a3, b3 = src[s0 + cols[3] * step:], src[s0 + cols[7] * step:], coef[3], coef[7]
-    for i in range(n):
-        e = a0 * e0[i] + a1 * e1[i] + a2 * e2[i] + a3 * e3[i]
-        o = b0 * o0[i] + b1 * o1[i] + b2 * o2[i] + b3 * o3[i]
-        de[i] = e + o
-        do[i] = e - o
-
-
-@njit
-def _rows(idx, coef, dst, d0, dstep, src, s0, step, n):
-    """dst row k (at d0 + k * dstep) = L[k] applied to src's rows (at s0 + p * step), for every row k of L, by
-    the groups of ``terms``: a single row or a +/- pair."""
-    for gi in range(idx.shape[0]):
-        k = idx[gi, 9]
-        if idx[gi, 10] == 2:
-            _comb_pair(dst, d0 + k * dstep, d0 + (k + 1) * dstep, src, s0, step, idx[gi], coef[gi], n)
-        else:
-            _comb(dst, d0 + k * dstep, src, s0, step, idx[gi], coef[gi], n)
-
-
-@njit
-def _tf(idx, coef, src, s0, srs, scs, dst, d0, drs, dcs, n, tmp):
-    """dst(k, l) = sum_{p,q} L[k, p] L[l, q] src(p, q) for the (la x lb) matrix L given by ``terms``, where
-    src(p, q) is the n-vector at src[s0 + p * srs + q * scs] and dst(k, l) the one at dst[d0 + k * drs + l * dcs]:
-    two 1-D passes through tmp (la * lb * BLOCK), BLOCK values of the vectors at a time so that both passes' rows
-    stay in L2."""
-    la, lb = idx[0, 11], idx[0, 12]
-    for b in range(0, n, BLOCK):
-        nb = min(BLOCK, n - b)
-        for q in range(lb):  # tmp(k, q) = sum_p L[k, p] src(p, q)
-            _rows(idx, coef, tmp, q * BLOCK, lb * BLOCK, src, s0 + b + q * scs, srs, nb)
-        for k in range(la):  # dst(k, l) = sum_q L[l, q] tmp(k, q)
-            _rows(idx, coef, dst, d0 + b + k * drs, dcs, tmp, k * lb * BLOCK, BLOCK, nb)
 
 
 @njit
@@ -274,38 +199,6 @@ def winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tm
             for k in range(r * r):
                 dw[(o * ci + c) * r * r + k] = src[k * nn + o * ci + c]
     return _nonfinite(src, r * r * nn)
-
-
-def terms(mat: list[list[Fraction]], dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
-    """An exact matrix L (la x lb) as the groups ``_rows`` applies: a pair of rows k, k + 1 whose half sum E and
-    half difference O have fewer nonzero entries between them (at most 4 each) than the two rows, else a single
-    row. idx (groups, 13) int64: [0:8] the columns of the nonzero terms (a pair: E's in [0:4], O's in [4:8]),
-    padded with column 0 and a zero coefficient; [8] how many (a pair: the larger of E's and O's); [9] the row k;
-    [10] 1 or 2 rows; [11], [12] la and lb. coef (groups, 8) the terms' values."""
-    la, lb = len(mat), len(mat[0])
-    groups: list[tuple[int, list[tuple[int, Fraction]], list[tuple[int, Fraction]] | None]] = []
-    k = 0
-    while k < la:
-        row = [(j, v) for j, v in enumerate(mat[k]) if v != 0]
-        if k + 1 < la:
-            e = [(j, (u + v) / 2) for j, (u, v) in enumerate(zip(mat[k], mat[k + 1])) if u + v != 0]
-            o = [(j, (u - v) / 2) for j, (u, v) in enumerate(zip(mat[k], mat[k + 1])) if u - v != 0]
-            twin = [(j, v) for j, v in enumerate(mat[k + 1]) if v != 0]
-            if len(e) <= 4 and len(o) <= 4 and len(e) + len(o) < len(row) + len(twin):
-                groups.append((k, e, o))
-                k += 2
-                continue
-        groups.append((k, row, None))
-        k += 1
-    idx = np.zeros((len(groups), 13), np.int64)
-    coef = np.zeros((len(groups), 8), dtype)
-    for gi, (k, first, second) in enumerate(groups):
-        idx[gi, 9:] = k, 1 if second is None else 2, la, lb
-        for at, part in ((0, first), (4, second or [])):
-            for j, (col, v) in enumerate(part):
-                idx[gi, at + j], coef[gi, at + j] = col, float(v)
-        idx[gi, 8] = len(first) if second is None else max(len(first), len(second), 3)
-    return idx, coef
 
 
 class Winograd:
