@@ -18,7 +18,7 @@ import flowlab.typing as tp
 from flowlab.ir import BlobDesc, OpConf
 from flowlab.ir.dtype import from_numpy
 from flowlab.kernels import make_kernel
-from flowlab.kernels.numba_cpu import winograd
+from flowlab.kernels.numba_cpu import winograd, winograd_tf
 from flowlab.kernels.numba_cpu.winograd_conv import MAX_PRODUCTS
 from flowlab.ops.registry import InferCtx, get_op_def
 from tests.test_replay_proof import assert_replayed_and_fused, assert_same, run
@@ -49,6 +49,25 @@ def test_the_matrices_compute_the_correlation_exactly(m: int, r: int) -> None:
             v = [sum(bt[p][q] * dd[q] for q in range(a)) for p in range(a)]
             y = [sum(at[i][p] * u[p] * v[p] for p in range(a)) for i in range(m)]
             assert y == [gg[k - i] if 0 <= k - i < r else 0 for i in range(m)], (j, k)
+
+
+@pytest.mark.parametrize("r", [3, 5])
+def test_each_encoded_transform_is_its_matrix(r: int) -> None:
+    """_tf over each matrix's encoding (single rows, +/- row pairs, the whole-matrix passes) against L X L^T in
+    float64, on vectors longer than one block (BLOCK) and with a stride between the rows."""
+    plan = winograd.Winograd(2, 32, 8, 8, 32, 8, 8, 1, 1, r, np.float64)
+    rng = np.random.default_rng(r)
+    n = winograd_tf.BLOCK + 37
+    for name, (idx, coef) in zip(("BT", "AT", "A", "G", "GT"), (plan.b, plan.a, plan.am, plan.g, plan.gt)):
+        mat = np.array([[float(v) for v in row] for row in plan.mats[name]])
+        la, lb = mat.shape
+        src = rng.standard_normal((lb, lb, n))
+        dst = np.zeros((la, la, n + 3))  # rows n + 3 apart
+        tmp = np.empty(la * lb * winograd_tf.BLOCK)
+        winograd_tf._tf(idx, coef, src.reshape(-1), 0, lb * n, n, dst.reshape(-1), 0, la * (n + 3), n + 3, n, tmp)
+        want = np.einsum("kp,pqi,lq->kli", mat, src, mat)
+        np.testing.assert_allclose(dst[:, :, :n], want, rtol=1e-12, atol=1e-12, err_msg=name)
+        assert not dst[:, :, n:].any(), name  # nothing written between the rows
 
 
 def _kernel(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict, wino: bool, monkeypatch):
