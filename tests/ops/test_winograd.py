@@ -160,6 +160,20 @@ def test_several_chunks_and_a_partial_last_one(monkeypatch) -> None:
         assert np.abs(a - ref).max() <= 5e-5 * np.abs(ref).max(), name
 
 
+def test_a_pad_over_r_minus_1_stays_exact(monkeypatch) -> None:
+    """A pad of 3 on a 3x3 filter: the data gradient would need dy cropped (padded by r - 1 - pad < 0), so such a
+    conv stays on im2col, and its three results match the float64 direct conv."""
+    rng = np.random.default_rng(6)
+    pads = (3, 1, 0, 2)
+    x = rng.standard_normal((2, 32, 9, 9)).astype(np.float32)
+    wt = rng.standard_normal((32, 32, 3, 3)).astype(np.float32)
+    dy = rng.standard_normal((2, 32, 11, 9)).astype(np.float32)
+    got, took = _all(x, wt, dy, _attrs(pads), True, monkeypatch)
+    assert took == [False, False, False]
+    for name, a, ref in zip(("y", "dx", "dw"), got, _direct64(x, wt, dy, pads)):
+        assert np.abs(a - ref).max() <= 5e-5 * np.abs(ref).max(), name
+
+
 def test_float64_stays_near_float64s_precision(monkeypatch) -> None:
     rng = np.random.default_rng(1)
     x, wt = rng.standard_normal((3, 32, 9, 10)), rng.standard_normal((33, 32, 5, 5))
@@ -206,6 +220,7 @@ def test_nonfinite_values_reach_the_outputs_im2col_gives_them(bad, monkeypatch) 
     ((4, 32, 9, 9), (32, 16, 3, 3), {**_attrs((1, 1, 1, 1)), "groups": 2}, False),
     ((4, 32, 9, 9), (32, 32, 1, 1), _attrs((0, 0, 0, 0)), False),
     ((4, 32, 9, 9), (32, 32, 7, 7), _attrs((3, 3, 3, 3)), False),
+    ((4, 32, 9, 9), (32, 32, 3, 3), _attrs((3, 1, 1, 1)), False),  # a pad over r - 1: dy would be cropped
 ])
 def test_which_convs_take_winograd(x_shape, w_shape, attrs, taken, monkeypatch) -> None:
     x = np.ones(x_shape, np.float32)

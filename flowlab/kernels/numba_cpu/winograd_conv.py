@@ -42,7 +42,8 @@ def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
     o, cg, kh, kw = w_shape
     if not (winograd_enabled() and (sh, sw, dh, dw) == (1, 1, 1, 1) and ctx.attrs["groups"] == 1 and kh == kw
             and kh in (3, 5) and min(o, cg) >= MIN_CHANNELS and len(x_shape) == 4
-            and ctx.in_descs[0].dtype.np in (np.float32, np.float64)):
+            and ctx.in_descs[0].dtype.np in (np.float32, np.float64)
+            and all(0 <= p < kh for p in ctx.attrs["pads"])):  # the data gradient pads dy by r - 1 - pad
         return False
     m = tile_for(kh)
     a, tiles = m + kh - 1, -(-y_hw[0] // m) * -(-y_hw[1] // m)
