@@ -15,7 +15,10 @@ updated variable, to rtol 1e-4. Printed beside the ratio:
   everything but the GEMMs, beside what flowlab's and torch's steps spend beyond the floor;
 - a per-op breakdown of flowlab's step: each kernel of the train job timed alone on its own register arrays (thread
   CPU time), the GEMM ones (convolutions, their gradients, dense) with their FLOPs, FLOP rate and time at the
-  SGEMM rate, so the distance of each kernel from its own floor shows.
+  SGEMM rate, so the distance of each kernel from its own floor shows;
+- the conv kernels that run Winograd's algorithm (kernels/numba_cpu/winograd.py) with their multiplications
+  against im2col's, and the floor recomputed with the FLOPs the chosen algorithms do (Winograd's GEMMs in place of
+  those kernels' im2col GEMMs; its transforms are not counted, as im2col's copies are not).
 """
 
 from __future__ import annotations
@@ -75,6 +78,7 @@ def flowlab_only(batch: int, x: np.ndarray, y: np.ndarray) -> None:
                                                               "install 'flowlab[bench]' for the ratio)"),
             (f"GEMM floor: {flops / 1e9:.2f} GFLOP at {rate / 1e9:.0f} GFLOP/s", f"{flops / rate * 1e3:.1f} ms"),
             *breakdown_rows(per_op, rate)]
+    rows += winograd_rows(per_op, rate, flops, None)[0]
     rows += [(f"  chain {names}", f"{a * 1e3:.2f} ms one by one, {b * 1e3:.2f} ms chained")
              for names, a, b in chain_times(1)]
     table("LeNet SGD train step through the full runtime (1 thread)", rows)
@@ -234,9 +238,41 @@ def breakdown(number: int) -> list[tuple[str, float, int]]:
             for _ in range(number):
                 actor.kernel(actor.in_arrays, actor.out_arrays)
             rounds.append((time.thread_time() - start) / number)
-        times.append((f"{actor.name} ({op_type})", float(np.median(rounds)),
-                      kernel_flops(op_type, actor.in_arrays, actor.out_arrays)))
+        plan = getattr(actor.kernel, "winograd", None)  # a Winograd conv kernel: its own GEMMs' FLOPs
+        flops = 2 * plan.products() if plan is not None else kernel_flops(op_type, actor.in_arrays, actor.out_arrays)
+        times.append((f"{actor.name} ({op_type}{', Winograd ' + plan.algorithm if plan is not None else ''})",
+                      float(np.median(rounds)), flops))
     return sorted(times, key=lambda t: -t[1])
+
+
+def winograd_kernels() -> list[tuple[str, object, int]]:
+    """(actor, Winograd plan, the im2col GEMM FLOPs it replaces) of each conv kernel that runs Winograd."""
+    out = []
+    for actor in flow.default_session().runtime.actors.values():
+        plan = getattr(actor.kernel, "winograd", None)
+        if plan is not None:
+            op_type = actor.task.exec_sequence[0].op_type
+            out.append((actor.name, plan, kernel_flops(op_type, actor.in_arrays, actor.out_arrays)))
+    return out
+
+
+def winograd_rows(per_op: list[tuple[str, float, int]], rate: float, flops: int, torch: float | None,
+                  ) -> tuple[list[tuple[str, str]], float]:
+    """The Winograd kernels (multiplications, time alone) and the floor with the chosen algorithms' FLOPs."""
+    kernels = winograd_kernels()
+    times = {name[:name.find(" (")]: t for name, t, _ in per_op}
+    chosen = flops - sum(im2col - 2 * plan.products() for _, plan, im2col in kernels)
+    floor = chosen / rate
+    rows = [(f"conv kernels on Winograd's algorithm (FLOWLAB_WINOGRAD=0: all im2col): {len(kernels)}", "")]
+    for name, plan, im2col in kernels:
+        rows.append((f"  {name}: {plan.algorithm}, {plan.products() / 1e6:.0f} M multiplications (im2col "
+                     f"{im2col / 2e6:.0f} M, {im2col / 2 / plan.products():.1f}x)",
+                     f"{times.get(name, float('nan')) * 1e3:.2f} ms alone; its GEMMs at the SGEMM rate "
+                     f"{2 * plan.products() / rate * 1e3:.1f} ms"))
+    of_torch = f" = {floor / torch:.2f} of torch's step" if torch else ""
+    rows.append((f"GEMM floor with the chosen algorithms: {chosen / 1e9:.2f} GFLOP (Winograd's GEMMs, transforms "
+                 "not counted)", f"{floor * 1e3:.1f} ms{of_torch}"))
+    return rows, floor
 
 
 def chain_times(number: int) -> list[tuple[str, float, float]]:
@@ -339,8 +375,8 @@ def main() -> None:
         (f"LeNet batch {batch}, 1 thread: ratio flowlab / torch", f"{med['flowlab'] / med['torch']:.2f}  "
                                                                   "(target <= 0.80)"),
         ("single-thread SGEMM rate (conv2 GEMM, fastest BLAS and shape)", f"{rate / 1e9:.0f} GFLOP/s"),
-        (f"GEMM floor: {flops / 1e9:.2f} GFLOP at that rate", f"{floor * 1e3:.1f} ms = {floor / med['torch']:.2f} "
-                                                             "of torch's step"),
+        (f"GEMM floor: {flops / 1e9:.2f} GFLOP at that rate (every conv as im2col GEMMs)",
+         f"{floor * 1e3:.1f} ms = {floor / med['torch']:.2f} of torch's step"),
         ("bound: the target leaves for all but the GEMMs (0.80 x torch - floor)",
          f"{(0.8 * med['torch'] - floor) * 1e3:.1f} ms"),
         ("flowlab's step beyond its GEMM floor (step - floor)", f"{(med['flowlab'] - floor) * 1e3:.1f} ms"
@@ -350,7 +386,12 @@ def main() -> None:
                                               f"{'thread CPU time, --cpu' if CPU else 'wall; --cpu for CPU time'})"),
     ]
     per_op = breakdown(1 if QUICK else 5)
-    rows += where_rows(med["flowlab"], floor, med["torch"], rate, per_op, chain_times(1 if QUICK else 5))
+    wino, chosen_floor = winograd_rows(per_op, rate, flops, med["torch"])
+    rows += wino
+    rows.append(("bound with the chosen algorithms: 0.80 x torch - that floor",
+                 f"{(0.8 * med['torch'] - chosen_floor) * 1e3:.1f} ms"))
+    # the kernels' classes below count each kernel's own algorithm's FLOPs: beside the chosen algorithms' floor
+    rows += where_rows(med["flowlab"], chosen_floor, med["torch"], rate, per_op, chain_times(1 if QUICK else 5))
     rows += breakdown_rows(per_op, rate)
     table(f"LeNet SGD train step through the full runtime vs torch eager (1 thread, medians of {repeat} rounds)",
           rows)

@@ -14,14 +14,15 @@ again with these kernels on h/conv: 1, 2, 4, 8, 16 samples side by side gave 1.0
 1.03-1.09, 1.12-1.26x the per-sample time for conv2's three kernels, thread CPU, interleaved, load 1). The
 GEMM's layout does not matter at these shapes: conv2's filter gradient as NT (now), NN on a transposed im2col, TN,
 or its transpose C^T = cols @ dy^T all ran within 5 % of each other and of the forward's NN (numpy's OpenBLAS).
-benchmarks/lenet_vs_torch.py prints each kernel's time beside its GEMM time.
+benchmarks/lenet_vs_torch.py prints each kernel's time beside its GEMM time. Which kernel a conv gets (this im2col
+one or Winograd's) is chosen in winograd_conv.py, where the three ops' factories are registered.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable
 from ._numba import njit
 from .blas import blas_ready, gemm
 from .runs import add_run, copy_run
@@ -197,20 +198,3 @@ def _conv_kernel(fn: object, c: _Conv) -> KernelFn:
 
     return fusable(kernel, lambda ins, outs: FusedCall(fn, (*args(ins, outs), Owned(c.xp), Owned(c.cols),
                                                             Owned(c.geo))))
-
-
-@register_kernel("conv2d", "numba")
-def _conv(ctx: KernelCtx) -> KernelFn:
-    return _conv_kernel(_conv_fwd, _Conv(ctx, ctx.in_descs[0].shape, ctx.in_descs[1].shape, ctx.out_descs[0].shape[2:]))
-
-
-@register_kernel("conv2d_data_grad", "numba")
-def _data_grad(ctx: KernelCtx) -> KernelFn:
-    return _conv_kernel(_conv_data_grad, _Conv(ctx, ctx.in_descs[2].shape, ctx.in_descs[1].shape,
-                                               ctx.in_descs[0].shape[2:]))
-
-
-@register_kernel("conv2d_filter_grad", "numba")
-def _filter_grad(ctx: KernelCtx) -> KernelFn:
-    return _conv_kernel(_conv_filter_grad, _Conv(ctx, ctx.in_descs[1].shape, ctx.in_descs[2].shape,
-                                                 ctx.in_descs[0].shape[2:]))

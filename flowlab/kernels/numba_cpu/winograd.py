@@ -1,0 +1,248 @@
+"""Winograd convolution (Lavin & Gray 2015, "Fast Algorithms for Convolutional Neural Networks") for stride-1,
+undilated, ungrouped convolutions with square 3x3 or 5x5 filters: fewer multiplications than im2col's GEMM.
+
+F(m x m, r x r) computes an m x m output tile from an a x a input tile (a = m + r - 1) as
+``Y = A^T [ (G g G^T) * (B^T d B) ] A``: the a*a elementwise products, summed over the input channels, are a*a
+GEMMs [out channels x in channels] x [in channels x tiles]. At LeNet's conv2 (5x5, 32 -> 64, 14x14) F(4x4, 5x5)
+does 64 * 64 * 32 * 16 products a sample against im2col's 64 * 800 * 196: 4.8x fewer, at 5e-6 of the output's
+scale in float32 (im2col: 4e-7); F(6x6) and F(7x7) lose 5e-4 and 8e-4, F(2x2) gives 2.8x (see README).
+
+The three kernels of a conv share the transforms:
+- forward: the input tiles' B^T d B, the filter's G g G^T, a*a GEMMs, the output tiles' A^T M A;
+- data gradient: the same algorithm on dy, padded by r - 1 - pad, with the filter flipped and its channels
+  swapped (dx is dy's full correlation with the flipped filter);
+- filter gradient: the trilinear form read the other way, ``dW = G^T [ sum_tiles (A dy A^T) * (B^T x B) ] G``:
+  a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
+
+Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
+are gathered from a channels-last copy of the chunk and the output scattered back to NCHW. A Winograd tile mixes
+every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
+Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
+whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
+``plan_for``); ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+
+from ._numba import njit
+from .blas import gemm
+from .winograd_tf import BLOCK, _tf, terms
+
+# the Winograd geometry vector: the conv as the core sees it (input channels CI, output channels CO, ...)
+N, CI, HI, WI, CO, HO, WO, PT, PL, R, M, A, TH, TW, HP, WP, S = range(17)
+POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2), 3, -3)  # interpolation points, in the order taken
+
+
+def _inverse(rows: list[list[Fraction]]) -> list[list[Fraction]]:
+    """The exact inverse of a square rational matrix (Gauss-Jordan)."""
+    n = len(rows)
+    aug = [list(row) + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(rows)]
+    for col in range(n):
+        pivot = next(r for r in range(col, n) if aug[r][col] != 0)
+        aug[col], aug[pivot] = aug[pivot], aug[col]
+        p = aug[col][col]
+        aug[col] = [v / p for v in aug[col]]
+        for r in range(n):
+            if r != col and aug[r][col] != 0:
+                f = aug[r][col]
+                aug[r] = [v - f * u for v, u in zip(aug[r], aug[col])]
+    return [row[n:] for row in aug]
+
+
+def matrices(m: int, r: int) -> tuple[list[list[Fraction]], list[list[Fraction]], list[list[Fraction]]]:
+    """Exact (A^T, G, B^T) of F(m, r) for correlation, ``y = A^T [(G g) * (B^T d)]``, at the first a - 1 of POINTS
+    and infinity (Lavin's construction, by the Toom-Cook linear convolution and the transposition principle):
+    with V_k the a x k Vandermonde matrix (the row for infinity picks the leading coefficient), A = V_m,
+    G = D V_r and B^T = D^-1 V_a^-T, D = diag(1 / |prod_{l != j} (p_j - p_l)|), which keeps B^T's entries small."""
+    a = m + r - 1
+    points = [Fraction(p) for p in POINTS[:a - 1]]
+
+    def vandermonde(k: int) -> list[list[Fraction]]:
+        return [[p ** i for i in range(k)] for p in points] + [[Fraction(0)] * (k - 1) + [Fraction(1)]]
+
+    scale = []
+    for j, p in enumerate(points):
+        f = Fraction(1)
+        for q in points[:j] + points[j + 1:]:
+            f *= p - q
+        scale.append(abs(f))
+    scale.append(Fraction(1))
+    vm, vr, inv = vandermonde(m), vandermonde(r), _inverse(vandermonde(a))
+    at = [[vm[k][i] for k in range(a)] for i in range(m)]
+    g = [[vr[k][j] / scale[k] for j in range(r)] for k in range(a)]
+    bt = [[scale[k] * inv[j][k] for j in range(a)] for k in range(a)]
+    return at, g, bt
+
+
+def tile_for(r: int) -> int:
+    """The output tile m of F(m x m, r x r): 4 for both filters (a = 8 for 5x5, 6 for 3x3). Float32 error against
+    float64, of the output's scale (32 channels, numpy): F(4x4, 5x5) 3.5e-6, F(4x4, 3x3) 2.8e-6, F(6x6, 3x3)
+    5.0e-6 (21 % fewer products than F(4x4, 3x3), more of a partial tile wasted; not measured for speed)."""
+    return 4
+
+
+@njit
+def _gather_tiles(x, s0, ns, c, hs, ws, pt, pl, g, size, step, xq, d):
+    """d[p, q, tile, ci] = x[s0 + s, ci, ti * step + p - pt, tj * step + q - pl] (zero outside x) for the
+    size x size patches of the chunk's tiles (s, ti, tj): each tile's pixel a contiguous vector of channels.
+    The samples go first into xq, (ns, hq, wq, c) with x at row pt, column pl and a zero border, so that each
+    pixel's channels are one contiguous copy (a gather straight from NCHW read them 4 bytes at a time)."""
+    th, tw = g[TH], g[TW]
+    t = ns * th * tw
+    hq, wq = (th - 1) * step + size, (tw - 1) * step + size
+    for s in range(ns):
+        for ci in range(c):
+            for i in range(hs):
+                src = x[((s0 + s) * c + ci) * hs * ws + i * ws:]
+                dv = xq[((s * hq + i + pt) * wq + pl) * c + ci:]
+                for j in range(ws):
+                    dv[j * c] = src[j]
+    for s in range(ns):
+        for ti in range(th):
+            for tj in range(tw):
+                tile = (s * th + ti) * tw + tj
+                for p in range(size):
+                    sv = xq[((s * hq + ti * step + p) * wq + tj * step) * c:]
+                    for q in range(size):
+                        dv = d[((p * size + q) * t + tile) * c:]
+                        for ci in range(c):
+                            dv[ci] = sv[q * c + ci]
+
+
+@njit
+def _nonfinite(a, n):
+    """How many of a[:n] are NaN or infinite (x - x is NaN exactly then); an integer sum, so it vectorizes."""
+    count = 0
+    for i in range(n):
+        count += (a[i] - a[i]) != 0.0
+    return count
+
+
+@njit
+def _scatter_tiles(yt, s0, ns, c, hs, ws, g, y):
+    """y[s0 + s, ci, ti * m + i, tj * m + j] = yt[i, j, tile, ci] where inside y: each pixel's channels read as
+    one contiguous run (reading them across the tiles' rows instead took 1.8x the time)."""
+    th, tw, m = g[TH], g[TW], g[M]
+    t = ns * th * tw
+    plane = hs * ws
+    for s in range(ns):
+        ys = y[(s0 + s) * c * plane:]
+        for ti in range(th):
+            for i in range(min(m, hs - ti * m)):
+                for tj in range(tw):
+                    tile = (s * th + ti) * tw + tj
+                    for j in range(min(m, ws - tj * m)):
+                        src = yt[((i * m + j) * t + tile) * c:]
+                        yv = ys[(ti * m + i) * ws + tj * m + j:]
+                        for ci in range(c):
+                            yv[ci * plane] = src[ci]
+
+
+@njit
+def _filter_transform(w, g, flip, gi, gc, src, tmp, u):
+    """u[kl, o, c] = (G w[o, c] G^T)[kl], w (CO, CI, R, R); with flip the data gradient's filter: w is
+    (CI, CO, R, R) and its planes are turned by 180 degrees."""
+    co, ci, r, a = g[CO], g[CI], g[R], g[A]
+    n = co * ci
+    for o in range(co):
+        for c in range(ci):
+            for i in range(r):
+                for j in range(r):
+                    if flip:
+                        src[(i * r + j) * n + o * ci + c] = w[((c * co + o) * r + r - 1 - i) * r + r - 1 - j]
+                    else:
+                        src[(i * r + j) * n + o * ci + c] = w[((o * ci + c) * r + i) * r + j]
+    _tf(gi, gc, src, 0, r * n, n, u, 0, a * n, n, n, tmp)
+
+
+@njit
+def winograd_core(x, u, y, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
+    """y = the correlation of x with the transformed filter u, chunk by chunk of g[S] samples; returns how many
+    outputs are not finite."""
+    n, ci, co, a, m, th, tw, chunk = g[N], g[CI], g[CO], g[A], g[M], g[TH], g[TW], g[S]
+    bad = 0
+    for s0 in range(0, n, chunk):
+        ns = min(chunk, n - s0)
+        t = ns * th * tw
+        _gather_tiles(x, s0, ns, ci, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        _tf(bi, bc, d, 0, a * t * ci, t * ci, v, 0, a * t * ci, t * ci, t * ci, tmp)  # V = B^T d B
+        for kl in range(a * a):  # M_kl (tiles x CO) = V_kl (tiles x CI) U_kl^T
+            gemm(False, True, t, co, ci, v, kl * t * ci, ci, u, kl * co * ci, ci, 0.0, mm, kl * t * co, co)
+        _tf(ai, ac, mm, 0, a * t * co, t * co, yt, 0, m * t * co, t * co, t * co, tmp)  # Y = A^T M A
+        bad += _nonfinite(yt, m * m * t * co)
+        _scatter_tiles(yt, s0, ns, co, g[HO], g[WO], g, y)
+    return bad
+
+
+@njit
+def winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, v, e, p, src):
+    """dW[o, c] = G^T [ sum over the batch's tiles (A dy A^T) * (B^T x B) ] G, summed chunk by chunk (beta 1);
+    returns how many values of dW are not finite."""
+    n, ci, co, a, th, tw, chunk, r, m = g[N], g[CI], g[CO], g[A], g[TH], g[TW], g[S], g[R], g[M]
+    for s0 in range(0, n, chunk):
+        ns = min(chunk, n - s0)
+        t = ns * th * tw
+        _gather_tiles(x, s0, ns, ci, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        _tf(bi, bc, d, 0, a * t * ci, t * ci, v, 0, a * t * ci, t * ci, t * ci, tmp)  # B^T x B
+        _gather_tiles(dy, s0, ns, co, g[HO], g[WO], 0, 0, g, m, m, dq, d)
+        _tf(ami, amc, d, 0, m * t * co, t * co, e, 0, a * t * co, t * co, t * co, tmp)  # A dy A^T
+        beta = 0.0 if s0 == 0 else 1.0
+        for kl in range(a * a):  # P_kl (CO x CI) += E_kl^T (CO x tiles) V_kl (tiles x CI)
+            gemm(True, False, co, ci, t, e, kl * t * co, co, v, kl * t * ci, ci, beta, p, kl * co * ci, ci)
+    nn = co * ci
+    _tf(gti, gtc, p, 0, a * nn, nn, src, 0, r * nn, nn, nn, tmp)  # G^T P G
+    for o in range(co):
+        for c in range(ci):
+            for k in range(r * r):
+                dw[(o * ci + c) * r * r + k] = src[k * nn + o * ci + c]
+    return _nonfinite(src, r * r * nn)
+
+
+class Winograd:
+    """One conv's Winograd plan and buffers, made once when the runtime builds the kernel: ``geo`` the core's
+    geometry (for the data gradient, dy is the core's input and dx its output), the matrices as their rows'
+    nonzero terms, and the chunk of samples done at a time: about 128 tiles (8 samples at LeNet's conv2; the
+    three kernels took 0.72-0.75x the time of 512-tile chunks, 0.97-1.05x of 64-tile ones), so that a chunk's
+    tiles, transforms and products (0.5-1 MB each) stay near L2."""
+
+    def __init__(self, n: int, ci: int, hi: int, wi: int, co: int, ho: int, wo: int, pt: int, pl: int, r: int,
+                 dtype: np.dtype, chunk_tiles: int = 128) -> None:
+        m = tile_for(r)
+        a = m + r - 1
+        th, tw = -(-ho // m), -(-wo // m)
+        hp, wp = th * m + r - 1, tw * m + r - 1
+        chunk = max(1, min(n, chunk_tiles // (th * tw)))
+        self.geo = np.array([n, ci, hi, wi, co, ho, wo, pt, pl, r, m, a, th, tw, hp, wp, chunk], np.int64)
+        at, g, bt = matrices(m, r)
+        transpose = lambda mat: [list(col) for col in zip(*mat)]
+        self.mats = {"BT": bt, "AT": at, "A": transpose(at), "G": g, "GT": transpose(g)}
+        self.b, self.a, self.am, self.g, self.gt = (terms(mat, dtype) for mat in self.mats.values())
+        t = chunk * th * tw
+        big = max(ci, co)
+        self.xq = np.zeros(chunk * hp * wp * ci, dtype)  # the input's samples, channels last, zero-bordered
+        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)  # dy's (the filter gradient)
+        self.d = np.empty(a * a * t * big, dtype)  # the gathered tiles
+        self.tmp = np.empty(a * a * BLOCK, dtype)
+        self.v = np.empty(a * a * t * ci, dtype)
+        self.mm = np.empty(a * a * t * co, dtype)  # the products (forward), or dy's transform (filter gradient)
+        self.yt = np.empty(m * m * t * co, dtype)
+        self.u = np.empty(a * a * co * ci, dtype)  # the filter's transform, or the filter gradient's sums
+        self.src = np.empty(r * r * co * ci, dtype)
+
+    @property
+    def algorithm(self) -> str:
+        return f"F({self.geo[M]}x{self.geo[M]}, {self.geo[R]}x{self.geo[R]})"
+
+    def products(self) -> int:
+        """Multiplications of the a*a GEMMs over the batch (the transforms' are not counted)."""
+        n, ci, co, a, th, tw = (int(self.geo[i]) for i in (N, CI, CO, A, TH, TW))
+        return a * a * co * ci * n * th * tw
+
+    def __repr__(self) -> str:
+        g = self.geo
+        return (f"Winograd({self.algorithm}, {g[CI]}->{g[CO]} channels, {g[HO]}x{g[WO]} out, "
+                f"{g[TH] * g[TW]} tiles a sample, {g[S]} samples a chunk)")
