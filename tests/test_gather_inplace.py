@@ -241,3 +241,75 @@ def test_the_verifier_accepts_the_overlap_only_for_the_piece_grant():
         check_plan(with_out(piece_inplace_consumed_regst_desc_id=other.regst_desc_id))
     with pytest.raises(CompileError, match="does not lie there"):  # rotating over one variable
         check_plan(with_out(register_num=2))
+
+
+@pytest.mark.parametrize("replay", [True, False], ids=["replay", "protocol"])
+def test_a_failed_update_leaves_no_half_updated_weight_visible(monkeypatch, replay):
+    """The last update of a call fails after the others wrote their rows, which are the gathered weights' rows
+    too: the call guard puts every variable back, so the next call gathers the last step's weights, and the
+    training goes on as a session that never saw the failed call, bit for bit."""
+    from tests.test_failure_semantics import assert_same_variables, failing_late
+
+    monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
+    state = failing_late(monkeypatch, "momentum_update")
+    good = [*batches(), *batches()][:6]
+    ref = define(2)
+    ref_losses = [ref(x, y) for x, y in good]
+    ref_vars = flow.get_all_variables()
+    job = define(2)
+    state["acts"] = 0
+    losses = [job(x, y) for x, y in good[:4]]
+    state["per_call"] = state["acts"] // 4  # one update act per variable and device
+    assert state["per_call"] == 8 and gathers(flow.default_session().plan)
+    state["acts"], state["armed"] = 0, True
+    before = flow.get_all_variables()
+    with pytest.raises(flow.errors.KernelError, match="simulated failure of the last update"):
+        job(*good[4])
+    assert_same_variables(flow.get_all_variables(), before)
+    state["armed"] = False
+    losses += [job(x, y) for x, y in good[4:]]
+    for got, want in zip(losses, ref_losses, strict=True):
+        np.testing.assert_array_equal(got, want)
+    assert_same_variables(flow.get_all_variables(), ref_vars)
+
+
+def test_the_debugger_shows_the_gathered_weights_memory_as_shared():
+    """The register pane of a gathered weight says which bytes are the variable's; the variable's pane says which
+    register gathers around it; the memory chart's bars for the gathered weight leave out the variable's rows
+    (no byte counted twice) and a read of it keeps the variable's bar live."""
+    from flowlab.viz import plan_payload
+    from flowlab.viz.payload_details import PlanIndex
+    from flowlab.viz.plan_dot import regst_tooltip
+
+    job = define(2)
+    x, y = batches()[0]
+    job(x, y)
+    dbg = flow.debug(job, x, y)
+    dbg.continue_()
+    plan = dbg.plan
+    task = gathers(plan)[1]  # device 1: the variable's rows come last
+    out = task.produced_regst_desc["out"]
+    var = out.piece_inplace_consumed_regst_desc_id
+    var_task = next(t for t in plan.tasks if var in {r.regst_desc_id for r in t.produced_regst_desc.values()})
+    index = PlanIndex(plan.tasks, plan.mem_blocks)
+    rows = [tuple(r) for r in index.regst_section("out", out, plan.job_names)["rows"]]
+    assert ("shared memory", f"bytes {out.piece_inplace_offset}.. are r{var} ({var_task.name}), held in place: not "
+            "copied, its update writes them (piece_inplace_consumed_regst_desc_id)") in rows
+    var_rows = [tuple(r) for r in index.regst_section("out", plan.regst_descs[var], plan.job_names)["rows"]]
+    assert ("shared memory", f"also r{out.regst_desc_id} ({task.name}) from its byte {out.piece_inplace_offset}: "
+            "it gathers around it") in var_rows
+    assert f"holds regst {var} in place at byte {out.piece_inplace_offset}" in regst_tooltip(
+        out, task, "out", "matmul", "in")
+    detail = plan_payload(plan)["graph"]["details"][f"d:b:{out.mem_block_id}"]
+    (memory,) = [sec for sec in detail["sections"] if sec["title"] == "memory block"]
+    assert [f"r{out.regst_desc_id}", f"{task.name} + {out.mem_block_offset} (holds r{var} at "
+            f"+{out.piece_inplace_offset})"] in [list(r) for r in memory["rows"]]
+    mem = dbg.memory()
+    bars = [lt for lt in mem.lifetimes if lt.regst == out.regst_desc_id]
+    var_bar = [lt for lt in mem.lifetimes if lt.regst == var][-1]
+    assert bars and all(lt.offset + lt.size <= var_bar.offset or lt.offset >= var_bar.offset + var_bar.size
+                        for lt in bars)  # never over the variable's bytes
+    own = sum(d.nbytes for d in plan.regst_descs[var].lbi2blob_desc.values())
+    assert sum(lt.size for lt in bars) == out.regst_size - own
+    reads = [a["index"] for a in dbg.recording().acts if f"r:{out.regst_desc_id}" in a["reads"]]
+    assert var_bar.last_act >= max(reads)
