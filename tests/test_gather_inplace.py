@@ -313,3 +313,39 @@ def test_the_debugger_shows_the_gathered_weights_memory_as_shared():
     assert sum(lt.size for lt in bars) == out.regst_size - own
     reads = [a["index"] for a in dbg.recording().acts if f"r:{out.regst_desc_id}" in a["reads"]]
     assert var_bar.last_act >= max(reads)
+
+
+def test_a_gathers_lane_step_writes_only_around_its_variable():
+    """The lanes (replay/lanes.py) order steps by the bytes they touch: a gather's step reads its variable and
+    writes only the rows around it, so the other device's gather reading that variable waits on neither it nor it
+    on that one (with the whole output counted as written, it did, and the busiest lane took longer than copying)."""
+    from flowlab.replay.lane_order import without_piece
+    from flowlab.replay.lanes import step_ranges
+    from tests.test_lanes_replay import lane_schedules
+
+    assert without_piece([(0, 10, False), (100, 200, True)], []) == [(0, 10, False), (100, 200, True)]
+    other, whole = np.zeros(30, np.uint8), np.zeros(40, np.uint8)
+    own = whole[10:20]  # a piece inside the output: its bytes are read, the rest written
+    lo, hi = whole.ctypes.data, whole.ctypes.data + 40
+    assert without_piece([(own.ctypes.data, own.ctypes.data + 10, False), (other.ctypes.data,
+                          other.ctypes.data + 30, False), (lo, hi, True)], [own, other]) == [
+        (own.ctypes.data, own.ctypes.data + 10, False), (other.ctypes.data, other.ctypes.data + 30, False),
+        (lo, lo + 10, True), (lo + 20, hi, True)]
+    job = define(2)
+    for _ in range(12):
+        job(*batches()[0])
+    rt = flow.default_session().runtime
+    schedules = [s for s in lane_schedules(rt.layer) if any("train" in n for n in s.key)]
+    assert schedules  # one per order of the rotating registers
+    seen = 0
+    for step, actor in ((st, a) for s in schedules for st, a in zip(s.steps, s.step_actors)):
+        if actor is None or actor.task not in gathers(rt.plan):
+            continue
+        out = actor.task.produced_regst_desc["out"]
+        var = next(iter(rt.regsts[out.piece_inplace_consumed_regst_desc_id][0].blobs.values()))
+        low, high = var.ctypes.data, var.ctypes.data + var.nbytes
+        ranges = step_ranges(step, actor)
+        assert (low, high, False) in ranges
+        assert not [r for r in ranges if r[2] and r[0] < high and low < r[1]]
+        seen += 1
+    assert seen == 8 * len(schedules)  # 4 variables on 2 devices
