@@ -10,7 +10,8 @@ all-gather copies every piece), and the copy kernel moves only the other devices
 (runtime/boxing_kernels.py). The variable's update, which writes its rows in place, then writes the gathered
 register's own rows too.
 
-Only where that is exact: the input is the register of a ``variable`` task on the same device, holding one blob,
+Only where that is exact: the input is the register of a ``variable`` task on the same CPU device (a GPU variable
+reaches the CPU boxing through a CopyD2H task inserted later: not its memory), holding one blob,
 one register (as the gathered one then has: it cannot rotate over one variable), the same dtype, and its box is a
 run of whole rows of the gathered box (axis 0; every other axis whole), so its bytes are one contiguous run there.
 
@@ -86,7 +87,8 @@ def _own_piece(pb: _PlanBuilder, task: _Task, task_of: dict[int, _Task]) -> tupl
         regst = pb.regsts[ids[0]]
         producer = task_of[regst.producer]
         if (producer.op.op_type != "variable" or (producer.machine_id, producer.device_id) != (
-                task.machine_id, task.device_id) or regst.register_num != 1 or len(regst.blobs) != 1
+                task.machine_id, task.device_id) or producer.op.parallel_conf.device_tag != "cpu"
+                or regst.register_num != 1 or len(regst.blobs) != 1
                 or regst.force_inplace >= 0 or _has_ref(pb, regst)):
             continue
         (desc,) = regst.blobs.values()
