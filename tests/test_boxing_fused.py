@@ -17,7 +17,8 @@ from tests.test_lanes_replay import batches, define_dp, lane_schedules
 
 def task(op_type: str, in_slices: list[list[tuple[int, int]]], out_slice: list[tuple[int, int]]) -> SimpleNamespace:
     op = SimpleNamespace(op_type=op_type, attrs={"in_slice": in_slices, "out_slice": out_slice})
-    return SimpleNamespace(exec_sequence=(op,), name="box", task_type="SliceBoxing")
+    return SimpleNamespace(exec_sequence=(op,), name="box", task_type="SliceBoxing", consumed_regst_desc_id={},
+                           produced_regst_desc={"out": SimpleNamespace(piece_inplace_consumed_regst_desc_id=-1)})
 
 
 def both(kind: str, in_slices: list, out_slice: list, ins: list[np.ndarray], out_size: int) -> tuple[bytes, bytes]:

@@ -128,11 +128,13 @@ def check_inplace_grants(plan: Plan) -> None:
 
 
 def check_inplace_order(plan: Plan, successors: dict[int, list[int]]) -> None:
-    """Every reader of a granted in-place register reaches every task of its job that writes the memory it shares
+    """Every reader of a granted in-place register (or of one holding another as a piece: gather_inplace.py)
+    reaches every task of its job that writes the memory it shares
     (an update, an assign), so no update overtakes a reader. ``successors``: task id -> consumer task ids."""
     tasks = {t.task_id: t for t in plan.tasks}
     reach = {k: set(v) for k, v in successors.items()}
-    for regst, other, where in _grants(plan, tasks, plan.regst_descs):
+    for regst, other, where in (*_grants(plan, tasks, plan.regst_descs),
+                                *_grants(plan, tasks, plan.regst_descs, "piece_inplace_consumed_regst_desc_id")):
         producer = tasks[regst.producer_task_id]
         writers = [tasks[c] for c in other.consumer_task_ids if c != producer.task_id
                    and tasks[c].job_id == producer.job_id and tasks[c].exec_sequence
@@ -146,9 +148,13 @@ def check_inplace_order(plan: Plan, successors: dict[int, list[int]]) -> None:
                                        "memory: the update could overtake the read")
 
 
-def _grants(plan: Plan, tasks: dict, regsts: dict[int, RegstDesc]) -> Iterator[tuple[RegstDesc, Any, str]]:
+def _grants(plan: Plan, tasks: dict, regsts: dict[int, RegstDesc], field: str = "inplace_consumed_regst_desc_id"
+            ) -> Iterator[tuple[RegstDesc, Any, str]]:
+    """Each register granted another's memory by ``field`` (the whole of it, or a piece: gather_inplace.py),
+    with that register and a phrase naming it for errors."""
     for regst in regsts.values():
-        if regst.inplace_consumed_regst_desc_id >= 0:
+        rid = getattr(regst, field)
+        if rid >= 0:
             producer = tasks[regst.producer_task_id]
             where = f"regst {regst.regst_desc_id} of {producer.name} (job {plan.job_names[producer.job_id]!r})"
-            yield regst, regsts.get(regst.inplace_consumed_regst_desc_id), where
+            yield regst, regsts.get(rid), where

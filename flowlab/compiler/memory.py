@@ -37,6 +37,10 @@ class RegstMem:
     mem_block_id: int = -1
     mem_block_offset: int = 0
     enable_reuse_mem: bool = False
+    # bytes a register laid out around this one needs before and after it (compiler/gather_inplace.py): a fixed
+    # register sits that far into its block, which is that much larger
+    room_before: int = 0
+    room_after: int = 0
 
 
 @dataclass
@@ -60,10 +64,11 @@ def plan_memory(regsts: list[RegstMem]) -> list[MemBlock]:
     for group in by_name.values():
         jobs = tuple(sorted({r.job_id for r in group}))
         case = common_mem_case([r.mem_case for r in group], f"interface blob {group[0].interface_name!r}")
-        block_id = plan.new_block(jobs, max(r.size for r in group), reuse=False, machine_id=group[0].machine_id,
-                                  mem_case=case)
+        offset = align(max(r.room_before for r in group))
+        block_id = plan.new_block(jobs, offset + max(r.size + r.room_after for r in group), reuse=False,
+                                  machine_id=group[0].machine_id, mem_case=case)
         for r in group:
-            r.mem_block_id, r.mem_block_offset, r.mem_case = block_id, 0, case
+            r.mem_block_id, r.mem_block_offset, r.mem_case = block_id, offset, case
     # Reusable registers: first fit by lifetime inside one block per compute chain (a job's chain on a device).
     by_chain: dict[tuple[int, str], list[RegstMem]] = {}
     for r in regsts:
@@ -81,8 +86,9 @@ def plan_memory(regsts: list[RegstMem]) -> list[MemBlock]:
     # Everything else: a block of its own.
     for r in regsts:
         if r.mem_block_id < 0:
-            r.mem_block_id = plan.new_block((r.job_id,), r.size, reuse=False, machine_id=r.machine_id,
-                                            mem_case=r.mem_case)
+            r.mem_block_offset = align(r.room_before)
+            r.mem_block_id = plan.new_block((r.job_id,), r.mem_block_offset + r.size + r.room_after, reuse=False,
+                                            machine_id=r.machine_id, mem_case=r.mem_case)
     return plan.blocks
 
 

@@ -49,9 +49,15 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
                                              machine_id=producer.machine_id, reuse_group=producer.chain_id,
                                              mem_case=cases[regst.regst_desc_id])
     inplace = {r.regst_desc_id: r.force_inplace for r in pb.regsts if r.force_inplace >= 0}
-    blocks = plan_memory([m for rid, m in mems.items() if rid not in inplace])
+    pieces = {r.regst_desc_id: r.piece_inplace for r in pb.regsts if r.piece_inplace[0] >= 0}
+    for rid, (piece, offset) in pieces.items():  # the piece's block makes room for the register around it
+        mems[piece].room_before = max(mems[piece].room_before, offset)
+        mems[piece].room_after = max(mems[piece].room_after, mems[rid].size - offset - mems[piece].size)
+    blocks = plan_memory([m for rid, m in mems.items() if rid not in inplace and rid not in pieces])
     for rid, consumed in inplace.items():
         _set_force_inplace_mem_block(mems[rid], mems[consumed], layouts[rid][1], layouts[consumed][1])
+    for rid, (piece, offset) in pieces.items():
+        _set_piece_mem_block(mems[rid], mems[piece], offset)
     tasks = []
     for t in pb.tasks:
         produced = {}
@@ -62,7 +68,7 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
                 r.regst_desc_id, r.producer, tuple(r.consumers), r.register_num, r.regst_type, dict(r.blobs), offsets,
                 mem.mem_case if mem else "host", mem.enable_reuse_mem if mem else False,
                 mem.mem_block_id if mem else -1, mem.mem_block_offset if mem else 0, size,
-                r.force_inplace, r.force_inplace,
+                r.force_inplace, r.force_inplace, *r.piece_inplace,
             )
         tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
                                produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
@@ -91,3 +97,14 @@ def _set_force_inplace_mem_block(mem: RegstMem, consumed: RegstMem, size: int, c
                              f"{consumed.mem_block_id}, {consumed_size} B against {size} B")
     mem.mem_block_id, mem.mem_block_offset = consumed.mem_block_id, consumed.mem_block_offset
     mem.mem_case, mem.enable_reuse_mem = consumed.mem_case, False
+
+
+def _set_piece_mem_block(mem: RegstMem, piece: RegstMem, offset: int) -> None:
+    """The register lies around the fixed register it holds as a piece (compiler/gather_inplace.py): that one
+    ``offset`` bytes into it, in the room memory.plan_memory left around it."""
+    if piece.enable_reuse_mem or piece.mem_block_id < 0 or piece.mem_block_offset < offset:
+        raise CompileError(f"regst {mem.regst_desc_id} cannot hold regst {piece.regst_desc_id} as its piece at "
+                           f"byte {offset}: that one is {'reused' if piece.enable_reuse_mem else 'fixed'} in block "
+                           f"{piece.mem_block_id} at byte {piece.mem_block_offset}")
+    mem.mem_block_id, mem.mem_block_offset = piece.mem_block_id, piece.mem_block_offset - offset
+    mem.mem_case, mem.enable_reuse_mem = piece.mem_case, False

@@ -30,6 +30,7 @@ from ..ir.sbp import BROADCAST, input_bns
 from ..ops.distribute_ops import ONE_DEVICE_INPUTS, ONE_DEVICE_OUTPUTS
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
+from .gather_inplace import set_all_gather_inplace
 from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd
 from .inplace import set_variable_ref_inplace, writes_variable
 from .interfaces import check_interfaces
@@ -69,6 +70,7 @@ class _Regst:
     consumers: list[int] = field(default_factory=list)
     blobs: dict[str, BlobDesc] = field(default_factory=dict)
     force_inplace: int = -1  # the consumed register whose memory this one is (compiler/inplace.py)
+    piece_inplace: tuple[int, int] = (-1, 0)  # a consumed register lying inside this one, at (id, byte offset)
 
 
 @dataclass
@@ -401,6 +403,7 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
     for job_id, job in enumerate(all_jobs):
         pb.connect(job_id, job)
     set_variable_ref_inplace(pb)
+    set_all_gather_inplace(pb)
     pb.link_main(main_id, jobs)
     insert_copy_hd(pb)
     if boxing_log is not None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..errors import CompileError
 from ..ir import JobSet, Plan
+from .gather_inplace import check_piece_grants, piece_roots
 from .inplace import check_inplace_grants, check_inplace_order, inplace_root
 from .memory import lifetimes_overlap
 from .verify_devices import check_devices
@@ -30,6 +31,7 @@ def check_plan(plan: Plan, job_set: JobSet | None = None) -> None:
             if t.task_id not in regsts[rid].consumer_task_ids:
                 raise CompileError(f"task {t.name} consumes regst {rid} but is not among its consumers")
     check_inplace_grants(plan)
+    check_piece_grants(plan)
     _check_memory(plan, tasks)
     check_devices(plan, job_set)
     successors: dict[int, list[int]] = {task_id: [] for task_id in tasks}
@@ -94,9 +96,9 @@ def _check_memory(plan: Plan, tasks: dict) -> None:
                 b_end = b.mem_block_offset + b.regst_size * b.register_num
                 if a.mem_block_offset >= b_end or b.mem_block_offset >= a_end:
                     continue
-                root_a, root_b = inplace_root(a, regsts), inplace_root(b, regsts)
+                root_a, root_b = piece_roots(inplace_root(a, regsts), inplace_root(b, regsts), regsts)
                 if root_a.regst_desc_id == root_b.regst_desc_id:  # one is the other's memory in place (exact:
-                    continue  # check_inplace)
+                    continue  # check_inplace), or a piece of it (check_piece_grants)
                 a, b = root_a, root_b  # a register in place of another overlaps what that one overlaps
                 ja, jb = tasks[a.producer_task_id].job_id, tasks[b.producer_task_id].job_id
                 if not block.enable_reuse_mem:

@@ -153,6 +153,9 @@ class Recorder:
         self.acts: list[dict[str, Any]] = []
         self.lifetimes: list[Lifetime] = []
         self._open: dict[tuple[int, int], Lifetime] = {}  # (regst, index) -> its current lifetime
+        self._rest: dict[tuple[int, int], Lifetime] = {}  # a gathered weight's part after its variable's rows
+        self._held = {r.regst_desc_id: r.piece_inplace_consumed_regst_desc_id for r in plan.regst_descs.values()
+                      if r.piece_inplace_consumed_regst_desc_id >= 0}  # a gathered weight -> the variable it holds
         # a register in place of another (a variable's ref: compiler/inplace.py) is that one's bytes, never an
         # allocation of its own: its acts extend the variable's lifetime, which also lists its blob
         descs = plan.regst_descs
@@ -173,10 +176,20 @@ class Recorder:
         desc = self.runtime.regsts[regst_id][index].desc
         if desc.mem_block_id < 0 or desc.regst_size == 0:  # control registers hold no bytes
             return
-        lt = Lifetime(regst_id, index, desc.mem_block_id, desc.mem_block_offset + index * desc.regst_size,
-                      desc.regst_size, act, act, tuple(desc.lbi2blob_desc))
-        self.lifetimes.append(lt)
-        self._open[(regst_id, index)] = lt
+        start = desc.mem_block_offset + index * desc.regst_size
+        spans = [(start, desc.regst_size)]
+        piece = desc.piece_inplace_consumed_regst_desc_id
+        if piece >= 0:  # a gathered weight around a variable (gather_inplace.py): its bars leave out the variable's
+            own = sum(d.nbytes for d in self.plan.regst_descs[piece].lbi2blob_desc.values())  # rows (its own bar)
+            at = desc.piece_inplace_offset
+            spans = [(a, n) for a, n in ((start, at), (start + at + own, desc.regst_size - at - own)) if n > 0]
+        parts = [Lifetime(regst_id, index, desc.mem_block_id, a, n, act, act, tuple(desc.lbi2blob_desc))
+                 for a, n in spans]
+        self.lifetimes += parts
+        if parts:
+            self._open[(regst_id, index)] = parts[0]
+        if len(parts) > 1:
+            self._rest[(regst_id, index)] = parts[1]
 
     def _share(self, regst_id: int, index: int, act: int) -> None:
         lt = self._open.get((self._inplace[regst_id], index))
@@ -187,9 +200,11 @@ class Recorder:
     def record(self, event: ActEvent, stats: bool = True) -> None:
         index = len(self.acts)
         for regst_id, i in event.read:
-            lt = self._open.get((self._inplace.get(regst_id, regst_id), i))
-            if lt is not None:
-                lt.last_act = index
+            # a gathered weight's read reads its part after its variable's rows and the variable it holds too
+            for lt in (self._open.get((self._inplace.get(regst_id, regst_id), i)), self._rest.get((regst_id, i)),
+                       self._open.get((self._held.get(regst_id, -1), 0))):
+                if lt is not None:
+                    lt.last_act = index
         blobs: dict[str, Any] = {}
         for regst_id, i in event.written:
             if regst_id in self._inplace:

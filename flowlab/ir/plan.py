@@ -79,6 +79,11 @@ class RegstDesc:
     # which the runtime acts on (its producer copies nothing). -1: none.
     force_inplace_consumed_regst_desc_id: int = -1
     inplace_consumed_regst_desc_id: int = -1
+    # flowlab's piece grant (compiler/gather_inplace.py; OneFlow has no such field): a register its producer
+    # consumes lies inside this one, ``piece_inplace_offset`` bytes from its start (a device's own rows of an
+    # all-gathered S(0) variable are the variable's memory, so the gather copies only the other devices' rows)
+    piece_inplace_consumed_regst_desc_id: int = -1
+    piece_inplace_offset: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "consumer_task_ids", tuple(self.consumer_task_ids))
@@ -100,6 +105,8 @@ class RegstDesc:
             where += f" force_inplace_consumed=r{self.force_inplace_consumed_regst_desc_id}"
         if self.inplace_consumed_regst_desc_id >= 0:  # granted: the same bytes as that register
             where += f" inplace_consumed=r{self.inplace_consumed_regst_desc_id}"
+        if self.piece_inplace_consumed_regst_desc_id >= 0:  # that register's bytes are a piece of this one
+            where += f" piece_inplace_consumed=r{self.piece_inplace_consumed_regst_desc_id}+{self.piece_inplace_offset}"
         return f"r{self.regst_desc_id}({blobs}) x{self.register_num} {where}".rstrip()
 
 

@@ -7,7 +7,10 @@ conflict graph with the bytes a step touches as its cost.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.lib.array_utils import byte_bounds
 
 
 def conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
@@ -135,3 +138,20 @@ def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[
             if len(readers) == 1:
                 follow[index] = readers[0]
     return lanes, follow
+
+
+def without_piece(ranges: list[tuple[int, int, bool]], ins: list[Any]) -> list[tuple[int, int, bool]]:
+    """A gather holding its device's variable as a piece (compiler/gather_inplace.py) reads the piece and writes
+    only the bytes around it: its written ranges leave the inputs lying inside them out, so it does not wait on
+    the other device's gather reading that variable, nor that one on it."""
+    inside = [byte_bounds(a) for a in ins if isinstance(a, np.ndarray) and a.nbytes]
+    out = []
+    for low, high, written in ranges:
+        if written:
+            for lo, hi in sorted(b for b in inside if low <= b[0] and b[1] <= high):
+                if lo > low:
+                    out.append((low, lo, True))
+                low = hi
+        if high > low:
+            out.append((low, high, written))
+    return out

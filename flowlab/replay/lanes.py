@@ -34,7 +34,7 @@ from numpy.lib.array_utils import byte_bounds
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..runtime.threads import RUNTIME_KERNELS, compute_threads
-from .lane_order import conflicts, schedule_order, to_reader_lanes
+from .lane_order import conflicts, schedule_order, to_reader_lanes, without_piece
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -64,6 +64,8 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
             if a.nbytes:
                 low, high = byte_bounds(a)
                 ranges.append((low, high, written))
+    if actor.task.is_boxing and actor.task.produced_regst_desc["out"].piece_inplace_consumed_regst_desc_id >= 0:
+        ranges = without_piece(ranges, ins)
     return ranges
 
 

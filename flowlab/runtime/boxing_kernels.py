@@ -73,9 +73,12 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
         return fusable(slice_boxing_add, fused_add)
     if op.op_type == "slice_boxing_copy":
         moves = []  # (input index, its part, the output's part) for every overlapping input
+        # an input the Plan laid inside the output (a device's own rows of a gathered variable: compiler/
+        # gather_inplace.py) is already there, the same bytes: nothing to move
+        piece = task.produced_regst_desc["out"].piece_inplace_consumed_regst_desc_id
         for i, box in enumerate(in_boxes):
             common = box.intersect(out_box)
-            if common is not None:
+            if common is not None and (piece < 0 or task.consumed_regst_desc_id.get(f"in_{i}") != (piece,)):
                 moves.append((i, box.shape, common.relative_to(box), common.relative_to(out_box)))
 
         def slice_boxing_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:

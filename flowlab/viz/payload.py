@@ -215,7 +215,9 @@ def _plan_blocks(g: GraphBuilder, plan: Plan, idx: PlanIndex) -> None:
                 ["jobs", ", ".join(plan.job_names[j] for j in block.job_ids if j < len(plan.job_names))]]
         rows += [[f"r{r.regst_desc_id}", f"{idx.task_name(r.producer_task_id)} + {r.mem_block_offset}"
                   + (f" (in place of r{r.inplace_consumed_regst_desc_id})" if r.inplace_consumed_regst_desc_id >= 0
-                     else "")] for r in regsts]
+                     else "")
+                  + (f" (holds r{r.piece_inplace_consumed_regst_desc_id} at +{r.piece_inplace_offset})"
+                     if r.piece_inplace_consumed_regst_desc_id >= 0 else "")] for r in regsts]
         g.node(f"b:{block.mem_block_id}", f"block {block.mem_block_id}: {label}", "memblock", parent,
                {"title": f"memory block {block.mem_block_id}", "sections": [section("memory block", rows)]})
         _hand_off(g, f"b:{block.mem_block_id}", tenants, label)

@@ -90,6 +90,11 @@ class PlanIndex:
                 self.regst_by_id[regst.regst_desc_id] = regst
                 if regst.mem_block_id >= 0:
                     self.tenants.setdefault(regst.mem_block_id, []).append(regst.regst_desc_id)
+        # a variable register -> the gathered registers holding it as their rows (compiler/gather_inplace.py)
+        self.piece_holders: dict[int, list[RegstDesc]] = {}
+        for regst in self.regst_by_id.values():
+            if regst.piece_inplace_consumed_regst_desc_id >= 0:
+                self.piece_holders.setdefault(regst.piece_inplace_consumed_regst_desc_id, []).append(regst)
         self.block_by_id = {b.mem_block_id: b for b in blocks}
 
     def task_name(self, task_id: int) -> str:
@@ -109,6 +114,15 @@ class PlanIndex:
             force = regst.force_inplace_consumed_regst_desc_id
             rows.append(["in place of", f"r{rid}{of}: the same bytes, no allocation of its own"
                                         + (f" (force_inplace_consumed_regst_desc_id r{force})" if force >= 0 else "")])
+        if regst.piece_inplace_consumed_regst_desc_id >= 0:  # an all-gather around a device's own rows
+            piece = self.regst_by_id.get(regst.piece_inplace_consumed_regst_desc_id)
+            of = f" ({self.task_name(piece.producer_task_id)})" if piece is not None else ""
+            rows.append(["shared memory", f"bytes {regst.piece_inplace_offset}.. are r"
+                         f"{regst.piece_inplace_consumed_regst_desc_id}{of}, held in place: not copied, its update "
+                         "writes them (piece_inplace_consumed_regst_desc_id)"])
+        for holder in self.piece_holders.get(regst.regst_desc_id, ()):
+            rows.append(["shared memory", f"also r{holder.regst_desc_id} ({self.task_name(holder.producer_task_id)})"
+                                          f" from its byte {holder.piece_inplace_offset}: it gathers around it"])
         block = self.block_by_id.get(regst.mem_block_id)
         if block is not None:
             jobs = ", ".join(job_names[j] if 0 <= j < len(job_names) else str(j) for j in block.job_ids)

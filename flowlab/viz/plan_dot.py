@@ -50,6 +50,9 @@ def regst_tooltip(regst: RegstDesc, src: TaskProto, produced: str, dst_name: str
         lines.append(f"mem block {regst.mem_block_id} + {regst.mem_block_offset}")
     if regst.inplace_consumed_regst_desc_id >= 0:  # a variable's ref: that register's bytes, no copy
         lines.append(f"in place of regst {regst.inplace_consumed_regst_desc_id}")
+    if regst.piece_inplace_consumed_regst_desc_id >= 0:  # a gathered weight: its own rows are the variable's
+        lines.append(f"holds regst {regst.piece_inplace_consumed_regst_desc_id} in place at byte "
+                     f"{regst.piece_inplace_offset} (shared memory)")
     return "\n".join(lines)
 
 
