@@ -17,6 +17,7 @@ from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
 from flowlab.runtime.variables import variable_pieces
+from tests.adversarial import data_successors, reaches_any, step_updates_first, update_tasks
 from tests.test_optimizer_placement import C, D, H, batches, config, initial_weights, optimizer
 
 
@@ -130,47 +131,19 @@ def test_the_gather_in_place_is_the_copying_plan_bit_for_bit(monkeypatch, device
 def _adversarial_call(job, args):
     """Step one call, acting every update as soon as it is ready and every reader of a gathered weight that feeds
     no update of that weight (the backward's matmul by the output weight) as late as any actor can act."""
+
+    def loose(plan) -> set[int]:
+        succ, updates, regsts = data_successors(plan), update_tasks(plan), plan.regst_descs
+        late: set[int] = set()
+        for task in gathers(plan):
+            out = task.produced_regst_desc["out"]
+            writers = set(regsts[out.piece_inplace_consumed_regst_desc_id].consumer_task_ids) & updates
+            late |= {c for c in out.consumer_task_ids if not reaches_any(succ, c, writers)}
+        return late
+
     dbg = flow.debug(job, *args)
-    rt = dbg.runtime
-    plan = rt.plan
-    regsts = plan.regst_descs
-    data_succ: dict[int, set[int]] = {}
-    for t in plan.tasks:
-        for name, ids in t.consumed_regst_desc_id.items():
-            for i in ids:
-                if name != "in_ctrl":
-                    data_succ.setdefault(regsts[i].producer_task_id, set()).add(t.task_id)
-
-    def reaches(src: int, targets: set[int]) -> bool:
-        seen, stack = {src}, [src]
-        while stack:
-            for nxt in data_succ.get(stack.pop(), ()):
-                if nxt in targets:
-                    return True
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return False
-
-    updates = {t.task_id for t in plan.tasks if t.exec_sequence and t.op_types[0].endswith("_update")}
-    loose = set()
-    for task in gathers(plan):
-        out = task.produced_regst_desc["out"]
-        writers = set(regsts[out.piece_inplace_consumed_regst_desc_id].consumer_task_ids) & updates
-        loose |= {c for c in out.consumer_task_ids if not reaches(c, writers)}
-    assert loose  # the output weight's reader in the backward
-
-    def rank(actor) -> int:
-        return 0 if actor.actor_id in updates else 2 if actor.actor_id in loose else 1
-
-    while not dbg.finished:
-        ready = [a for a in rt.ready if a.is_ready()]
-        if ready:
-            best = min(ready, key=rank)
-            rt.ready.remove(best)
-            rt.ready.appendleft(best)
-        dbg.step()
-    return {name: [a.copy() for a in pieces.arrays] for name, pieces in variable_pieces(rt).items()}
+    step_updates_first(dbg, loose)
+    return {name: [a.copy() for a in pieces.arrays] for name, pieces in variable_pieces(dbg.runtime).items()}
 
 
 def _without_update_ctrl_edges(monkeypatch) -> None:

@@ -18,6 +18,7 @@ from flowlab.compiler.plan_builder import _PlanBuilder
 from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
+from tests.adversarial import data_successors, reaches_any, step_updates_first, update_tasks
 
 ROWS, IN, OUT, LR = 6, 4, 3, 0.1
 
@@ -144,43 +145,14 @@ def _adversarial_call(train, xs):
     """Step one call, always acting a variable's update as soon as it is ready, and a reader of a variable's ref
     register that no update waits on by data as late as any other actor can act: what an unordered Plan lets a
     scheduler do."""
+
+    def loose(plan) -> set[int]:
+        succ, updates = data_successors(plan), update_tasks(plan)
+        return {c for r in plan.regst_descs.values() if r.inplace_consumed_regst_desc_id >= 0
+                for c in r.consumer_task_ids if not reaches_any(succ, c, updates)}
+
     dbg = flow.debug(train, xs)
-    rt = dbg.runtime
-    plan = rt.plan
-    regsts = plan.regst_descs
-    data_succ: dict[int, set[int]] = {}
-    for t in plan.tasks:
-        for name, ids in t.consumed_regst_desc_id.items():
-            for i in ids:
-                if name != "in_ctrl":
-                    data_succ.setdefault(regsts[i].producer_task_id, set()).add(t.task_id)
-    updates = {t.task_id for t in plan.tasks if t.exec_sequence and t.op_types[0].endswith("_update")}
-
-    def feeds_an_update(task_id: int) -> bool:
-        seen, stack = {task_id}, [task_id]
-        while stack:
-            for nxt in data_succ.get(stack.pop(), ()):
-                if nxt in updates:
-                    return True
-                if nxt not in seen:
-                    seen.add(nxt)
-                    stack.append(nxt)
-        return False
-
-    loose = {c for r in regsts.values() if r.inplace_consumed_regst_desc_id >= 0 for c in r.consumer_task_ids
-             if not feeds_an_update(c)}
-    assert loose  # the job has such a reader (peek)
-
-    def rank(actor) -> int:
-        return 0 if actor.actor_id in updates else 2 if actor.actor_id in loose else 1
-
-    while not dbg.finished:
-        ready = [a for a in rt.ready if a.is_ready()]
-        if ready:
-            best = min(ready, key=rank)
-            rt.ready.remove(best)
-            rt.ready.appendleft(best)
-        dbg.step()
+    step_updates_first(dbg, loose)
     return dbg.result
 
 

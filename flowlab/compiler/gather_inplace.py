@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CompileError
 from ..ir import Plan, RegstDesc
-from .inplace import _reaches, _successors, writes_variable
+from .inplace import _successors, order_readers_before_writers, writes_variable
 
 if TYPE_CHECKING:
     from .plan_builder import _PlanBuilder, _Regst, _Task
@@ -57,15 +57,8 @@ def set_all_gather_inplace(pb: _PlanBuilder) -> None:
             successors = _successors(pb)
         writers = [task_of[c] for c in var_regst.consumers if task_of[c].job_id == task.job_id
                    and writes_variable(task_of[c].op.op_type, bool(task_of[c].op.output_lbns))]
-        if any(_reaches(successors, w.task_id, r.task_id) for w in writers for r in readers):
+        if not order_readers_before_writers(pb, successors, readers, writers):
             continue  # a reader after the update must see the rows the gather took: keep the copy
-        for w in writers:
-            for r in readers:
-                if not _reaches(successors, r.task_id, w.task_id):
-                    ctrl = pb.ctrl_from(r, w)
-                    w.consume("in_ctrl", ctrl)
-                    successors.setdefault(ctrl.producer, set()).add(w.task_id)
-                    successors.setdefault(r.task_id, set()).add(ctrl.producer)
         out.register_num = 1
         out.piece_inplace = (var_regst.regst_desc_id, offset)
         granted.add(var_regst.regst_desc_id)

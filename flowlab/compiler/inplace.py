@@ -29,7 +29,7 @@ from ..ir import Plan, RegstDesc
 from ..ops.registry import get_op_def
 
 if TYPE_CHECKING:
-    from .plan_builder import _PlanBuilder, _Regst
+    from .plan_builder import _PlanBuilder, _Regst, _Task
 
 VARIABLE_REF_OPS = frozenset({"distribute_clone", "distribute_split"})
 
@@ -59,16 +59,27 @@ def set_variable_ref_inplace(pb: _PlanBuilder) -> None:
                    and task_of[c].job_id == task.job_id
                    and writes_variable(task_of[c].op.op_type, bool(task_of[c].op.output_lbns))]
         readers = [task_of[c] for c in out.consumers]
-        if any(_reaches(successors, w.task_id, r.task_id) for w in writers for r in readers):
+        if not order_readers_before_writers(pb, successors, readers, writers):
             continue  # a reader after the update: it must see the value the clone took, so keep the copy
-        for w in writers:
-            for r in readers:
-                if not _reaches(successors, r.task_id, w.task_id):
-                    ctrl = pb.ctrl_from(r, w)
-                    w.consume("in_ctrl", ctrl)
-                    successors.setdefault(ctrl.producer, set()).add(w.task_id)
-                    successors.setdefault(r.task_id, set()).add(ctrl.producer)
         out.force_inplace = in_id
+
+
+def order_readers_before_writers(pb: _PlanBuilder, successors: dict[int, set[int]], readers: list[_Task],
+                                 writers: list[_Task]) -> bool:
+    """Make every reader of memory shared with a variable reach every writer of that variable (a control edge
+    where no path exists yet; ``successors`` is kept up to date), so no update overtakes a reader. False, adding
+    nothing, if some writer already reaches some reader: that reader must see the value from before the update,
+    so the memory cannot be shared. One rule for every grant kind (variable ref here, piece in gather_inplace.py)."""
+    if any(_reaches(successors, w.task_id, r.task_id) for w in writers for r in readers):
+        return False
+    for w in writers:
+        for r in readers:
+            if not _reaches(successors, r.task_id, w.task_id):
+                ctrl = pb.ctrl_from(r, w)
+                w.consume("in_ctrl", ctrl)
+                successors.setdefault(ctrl.producer, set()).add(w.task_id)
+                successors.setdefault(r.task_id, set()).add(ctrl.producer)
+    return True
 
 
 def _same_bytes(var_regst: _Regst, out: _Regst) -> bool:
