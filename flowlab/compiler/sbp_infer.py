@@ -87,6 +87,15 @@ def copy_cost(producer: SbpParallel, candidate: SbpParallel, nbytes: int) -> int
     return nbytes
 
 
+def _joined_axis(op: OpConf, sbp: SbpParallel, piece: BlobDesc) -> int | None:
+    """The axis a consistent op's mirrored input pieces lie side by side on: a split's. A mirrored concat (a
+    DistributeSplit's gradient, OneFlow's DistributeConcat of the sub-blobs) joins each device's own piece on its
+    axis whatever the pieces lie as (a gradient lying P is still that device's own rows)."""
+    if op.op_type == "distribute_concat" and op.attrs.get("mirrored") and piece.shape:
+        return op.attrs["axis"] % len(piece.shape)
+    return sbp.axis if sbp.is_split else None
+
+
 class _JobSbp:
     """The SBP and batch axis of each lbn of one job, filled op by op in topological order."""
 
@@ -136,10 +145,10 @@ class _JobSbp:
             if name not in mirrored or n == 1:
                 continue
             piece, sbp = self.job.blob_descs[lbn], producer[bn]
-            whole = piece
-            if sbp.is_split and self.job.holds_pieces(name):  # else its desc was inferred logical already
+            whole, axis = piece, _joined_axis(op, sbp, piece)
+            if axis is not None and (op.attrs.get("mirrored") or self.job.holds_pieces(name)):  # else logical already
                 shape = list(piece.shape)
-                shape[sbp.axis] *= n
+                shape[axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
             cast = op.op_type in ("identity", "distribute_concat") and len(outs) == 1  # pieces joined
             if op.op_type in SEES_MIRRORED_CONSISTENTLY or (cast and self.job.blob_descs[outs[0][1]].shape

@@ -110,8 +110,14 @@ def _split_rule(ctx: SbpCtx) -> list[Signature]:
 
 
 def _concat_rule(ctx: SbpCtx) -> list[Signature]:
+    """B pieces -> S(axis). A mirrored concat (a DistributeSplit's gradient) joins each device's own piece whatever
+    it lies as, as OneFlow's DistributeConcat joins its sub-blobs: a mirrored gradient lying P (a matmul's over the
+    device's batch) is that device's gradient of its own rows, not a share of a sum to be reduced first."""
     axis = split(ctx.attrs["axis"] % len(ctx.shape("out")))
-    return [ctx.make({"in": axis if ctx.attrs["mirrored"] else BROADCAST, "out": axis})]
+    if not ctx.attrs["mirrored"]:
+        return [ctx.make({"in": BROADCAST, "out": axis})]
+    lying = ctx.producer_sbp.get(ctx.bns("in")[0])
+    return [ctx.make({"in": lying if lying is not None else axis, "out": axis})]
 
 
 def _add_rule(ctx: SbpCtx) -> list[Signature]:
