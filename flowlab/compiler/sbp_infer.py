@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..errors import CompileError
 from ..ir import BlobDesc, Job, OpConf
 from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, balanced_split, input_bns, output_bns, split
+from ..ops.distribute_ops import joined_axis
 from ..ops.registry import get_op_def
 from ..ops.sbp_rules import SbpCtx
 
@@ -87,15 +88,6 @@ def copy_cost(producer: SbpParallel, candidate: SbpParallel, nbytes: int) -> int
     return nbytes
 
 
-def _joined_axis(op: OpConf, sbp: SbpParallel, piece: BlobDesc) -> int | None:
-    """The axis a consistent op's mirrored input pieces lie side by side on: a split's. A mirrored concat (a
-    DistributeSplit's gradient, OneFlow's DistributeConcat of the sub-blobs) joins each device's own piece on its
-    axis whatever the pieces lie as (a gradient lying P is still that device's own rows)."""
-    if op.op_type == "distribute_concat" and op.attrs.get("mirrored") and piece.shape:
-        return op.attrs["axis"] % len(piece.shape)
-    return sbp.axis if sbp.is_split else None
-
-
 class _JobSbp:
     """The SBP and batch axis of each lbn of one job, filled op by op in topological order."""
 
@@ -145,8 +137,10 @@ class _JobSbp:
             if name not in mirrored or n == 1:
                 continue
             piece, sbp = self.job.blob_descs[lbn], producer[bn]
-            whole, axis = piece, _joined_axis(op, sbp, piece)
-            if axis is not None and (op.attrs.get("mirrored") or self.job.holds_pieces(name)):  # else logical already
+            whole, axis = piece, joined_axis(op, piece)  # a mirrored concat joins its pieces whatever they lie as
+            if axis is None and sbp.is_split and self.job.holds_pieces(name):  # else its desc is logical already
+                axis = sbp.axis
+            if axis is not None:
                 shape = list(piece.shape)
                 shape[axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
