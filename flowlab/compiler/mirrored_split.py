@@ -50,8 +50,8 @@ def auto_distribute_split(job: Job) -> Job:
         if op.name in mirrored and op.op_type not in KEEPS_CONSISTENT_INPUT:
             n = op.parallel_conf.parallel_num
             for lbn in op.input_lbns:
-                if lbn in lying and lbn not in converted and lying[lbn][1] == op.parallel_conf:  # else boxing first
-                    new_op = _convert_op(lying[lbn][0], op, lbn, n, names, job.producer_of(lbn).op_type)
+                if lbn in lying and lbn not in converted and lying[lbn][1].parallel_num == n:  # else boxing first
+                    new_op = _convert_op(lying[lbn][0], op, lying[lbn][1], lbn, names, job.producer_of(lbn).op_type)
                     ops.append(new_op)
                     converted[lbn] = new_op.output_lbns[0]
                     if new_op.op_type == "distribute_clone":  # each device's piece is the whole blob
@@ -97,7 +97,11 @@ def _lying_s0_or_b(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, 
     return out
 
 
-def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str], producer_type: str) -> OpConf:
+def _convert_op(op_type: str, consumer: OpConf, placement: ParallelConf, lbn: str, names: set[str],
+                producer_type: str) -> OpConf:
+    """The conversion of ``lbn`` on its producer's placement (OneFlow's ``ParallelDesc4Lbi(lbi)``), whichever
+    mirrored reader asked first: a reader on other devices (as many) reads device i's piece through a copy, as
+    OneFlow's sub-op i reads sub-blob i."""
     prefix = SPLIT_PREFIX if op_type == "distribute_split" else CLONE_PREFIX
     i = 0
     while f"{prefix}{i}" in names:
@@ -105,8 +109,9 @@ def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str
     name = f"{prefix}{i}"
     names.add(name)
     # OneFlow's set_is_variable_ref(IsVariableLbi(lbi)): a variable's clone or split is its memory, in place
-    attrs = {"axis": 0, "parallel_num": n, "mirrored": True, "is_variable_ref": producer_type == "variable"}
-    return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
+    attrs = {"axis": 0, "parallel_num": placement.parallel_num, "mirrored": True,
+             "is_variable_ref": producer_type == "variable"}
+    return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, placement,
                   loc=consumer.loc, created_by="AutoDistributeSplit")
 
 
