@@ -11,7 +11,8 @@ that do not depend on mirrored ones (their choice does not depend on what comes 
 ``distribute_split`` (``distribute_clone``) before each mirrored op reading such a blob lying S(0) (B), and infers
 again every op downstream of a split blob (a clone's piece is the whole blob: nothing changes shape). A consistent
 identity reading mirrored pieces (the view cast ``flow.cast_to_current_logical_view``) takes them concatenated on
-axis 0, as the cast of per-device data does.
+axis 0, as the cast of per-device data does. As in OneFlow, a blob is converted once, on its own placement,
+whichever mirrored reader asks first; a reader on other devices (as many) reads device i's piece through a copy.
 
 A blob whose rows do not divide evenly over the devices is left as it was (its pieces would differ in shape, and
 a flowlab blob desc is one shape): the mirrored op is inferred on the logical blob, exact where one of its
