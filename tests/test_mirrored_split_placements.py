@@ -91,3 +91,37 @@ def test_a_reader_on_other_devices_trains_the_variable(kind):
             grad[rows] += np.broadcast_to(2.0 * 2.0 * (r + x) / count, w[rows].shape)
         w = w - 0.1 * grad
     np.testing.assert_allclose(flow.get_all_variables()["w"], w, rtol=1e-5)
+
+
+@pytest.mark.parametrize("reader", [HOME, OTHER])
+def test_a_split_variable_trains_through_a_matmul_on_either_placement(reader):
+    """Device i's gradient of its rows of w, a matmul's over its batch (lying P), reaches the split's concat on
+    w's placement as that device's own piece (through a copy where the reader is elsewhere), never summed with the
+    other device's."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(4)
+    config = flow.function_config()
+    config.default_logical_view(flow.scope.mirrored_view())
+    config.default_placement_scope(flow.scope.placement("cpu", reader))
+
+    @flow.global_function(type="train", function_config=config)
+    def job(x: tp.ListNumpy.Placeholder((2, 4))) -> tp.ListNumpy:
+        with flow.scope.placement("cpu", HOME):
+            w = flow.get_variable("w", shape=(4, 4), initializer=flow.zeros_initializer(),
+                                  distribute=flow.distribute.split(0))
+        h = flow.matmul(x, w, transpose_b=True)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.0).minimize(h * h)
+        return h
+
+    value = VALUE / 10
+    flow.load_variables({"w": value})
+    xs = [np.ones((2, 4), np.float32), np.arange(8, dtype=np.float32).reshape(2, 4)]
+    got, want = job(xs), value.copy()
+    for i, (piece, x) in enumerate(zip(got, xs)):
+        h = x @ value[2 * i:2 * i + 2].T
+        np.testing.assert_allclose(piece, h, rtol=1e-6)
+        want[2 * i:2 * i + 2] -= 0.1 * (2 * h / 8).T @ x  # the loss count: 2 x 2 elements on each device
+    np.testing.assert_allclose(flow.get_all_variables()["w"], want, rtol=1e-5)
+    user = flow.default_session().job_set.job("job")
+    (concat,) = [op for op in user.ops if op.op_type == "distribute_concat"]
+    assert str(user.sbp_signatures[concat.name]) == "{in: P, out: S(0)}"
