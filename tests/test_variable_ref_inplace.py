@@ -108,37 +108,47 @@ def test_the_clone_of_a_variable_is_its_memory_and_copies_nothing(devices):
                for r in t.produced_regst_desc.values())
 
 
-def test_a_split_variable_read_by_a_mirrored_op_is_split_in_place():
-    """A variable lying S(0) is split for a mirrored reader: device i's variable register already holds its rows,
-    so the split's piece is that register, at offset 0."""
+@pytest.mark.parametrize("devices", [2, 3])
+def test_a_split_variable_read_by_a_mirrored_op_is_split_in_place(devices):
+    """A variable lying S(0) is split for a mirrored reader in a train job: device i's variable register already
+    holds its rows, so the split's piece is that register, at offset 0; the split's gradient (a DistributeConcat
+    of each device's own gradient of its rows, a matmul's lying P) updates those rows, after the read."""
     flow.clear_default_session()
-    flow.config.cpu_device_num(2)
+    flow.config.cpu_device_num(devices)
     config = flow.function_config()
     config.default_logical_view(flow.scope.mirrored_view())
-    value = np.arange(16, dtype=np.float32).reshape(4, 4)
+    rows = 2 * devices
+    value = np.arange(rows * 4, dtype=np.float32).reshape(rows, 4) / 10
 
-    @flow.global_function(function_config=config)
+    @flow.global_function(type="train", function_config=config)
     def job(x: tp.ListNumpy.Placeholder((1, 4))) -> tp.ListNumpy:
-        w = flow.get_variable("w", shape=(4, 4), initializer=flow.zeros_initializer(),
+        w = flow.get_variable("w", shape=(rows, 4), initializer=flow.zeros_initializer(),
                               distribute=flow.distribute.split(0))
-        return w + x
+        h = flow.matmul(x, w, transpose_b=True)
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [LR])).minimize(h * h)
+        return h
 
     flow.load_variables({"w": value})
-    xs = [np.full((1, 4), 10.0 * (i + 1), np.float32) for i in range(2)]
+    xs = [np.full((1, 4), 0.5 * (i + 1), np.float32) for i in range(devices)]
     got = job(xs)
-    for i, piece in enumerate(got):  # device i's rows of w, plus its own x
-        np.testing.assert_array_equal(piece, value[2 * i:2 * i + 2] + xs[i])
+    want_w = value.copy()
+    for i, piece in enumerate(got):  # device i's rows of w (before their update), times its own x
+        h = xs[i] @ value[2 * i:2 * i + 2].T
+        np.testing.assert_allclose(piece, h, rtol=1e-6)
+        want_w[2 * i:2 * i + 2] -= LR * (2 * h / rows).T @ xs[i]  # the loss count: 2 elements on each device
+    np.testing.assert_allclose(flow.get_all_variables()["w"], want_w, rtol=1e-6)
     plan = flow.default_session().plan
     user = flow.default_session().job_set.job("job")
     (split_op,) = [op for op in user.ops if op.op_type == "distribute_split"]
     assert split_op.attrs["is_variable_ref"] is True
     tasks = plan.tasks_of_op("job", split_op.name)
-    assert len(tasks) == 2
+    assert len(tasks) == devices
     for t in tasks:
         out = t.produced_regst_desc["out"]
         var = plan.regst_descs[t.consumed_regst_desc_id["in"][0]]
         assert out.inplace_consumed_regst_desc_id == var.regst_desc_id
         assert (out.mem_block_id, out.mem_block_offset) == (var.mem_block_id, var.mem_block_offset)
+    check_plan(plan)
 
 
 def _adversarial_call(train, xs):

@@ -11,7 +11,8 @@ that do not depend on mirrored ones (their choice does not depend on what comes 
 ``distribute_split`` (``distribute_clone``) before each mirrored op reading such a blob lying S(0) (B), and infers
 again every op downstream of a split blob (a clone's piece is the whole blob: nothing changes shape). A consistent
 identity reading mirrored pieces (the view cast ``flow.cast_to_current_logical_view``) takes them concatenated on
-axis 0, as the cast of per-device data does.
+axis 0, as the cast of per-device data does. As in OneFlow, a blob is converted once, on its own placement,
+whichever mirrored reader asks first; a reader on other devices (as many) reads device i's piece through a copy.
 
 A blob whose rows do not divide evenly over the devices is left as it was (its pieces would differ in shape, and
 a flowlab blob desc is one shape): the mirrored op is inferred on the logical blob, exact where one of its
@@ -50,8 +51,8 @@ def auto_distribute_split(job: Job) -> Job:
         if op.name in mirrored and op.op_type not in KEEPS_CONSISTENT_INPUT:
             n = op.parallel_conf.parallel_num
             for lbn in op.input_lbns:
-                if lbn in lying and lbn not in converted and lying[lbn][1] == op.parallel_conf:  # else boxing first
-                    new_op = _convert_op(lying[lbn][0], op, lbn, n, names, job.producer_of(lbn).op_type)
+                if lbn in lying and lbn not in converted and lying[lbn][1].parallel_num == n:  # else boxing first
+                    new_op = _convert_op(lying[lbn][0], op, lying[lbn][1], lbn, names, job.producer_of(lbn).op_type)
                     ops.append(new_op)
                     converted[lbn] = new_op.output_lbns[0]
                     if new_op.op_type == "distribute_clone":  # each device's piece is the whole blob
@@ -97,7 +98,11 @@ def _lying_s0_or_b(job: Job, mirrored: set[str], wanted: set[str]) -> dict[str, 
     return out
 
 
-def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str], producer_type: str) -> OpConf:
+def _convert_op(op_type: str, consumer: OpConf, placement: ParallelConf, lbn: str, names: set[str],
+                producer_type: str) -> OpConf:
+    """The conversion of ``lbn`` on its producer's placement (OneFlow's ``ParallelDesc4Lbi(lbi)``), whichever
+    mirrored reader asked first: a reader on other devices (as many) reads device i's piece through a copy, as
+    OneFlow's sub-op i reads sub-blob i."""
     prefix = SPLIT_PREFIX if op_type == "distribute_split" else CLONE_PREFIX
     i = 0
     while f"{prefix}{i}" in names:
@@ -105,8 +110,9 @@ def _convert_op(op_type: str, consumer: OpConf, lbn: str, n: int, names: set[str
     name = f"{prefix}{i}"
     names.add(name)
     # OneFlow's set_is_variable_ref(IsVariableLbi(lbi)): a variable's clone or split is its memory, in place
-    attrs = {"axis": 0, "parallel_num": n, "mirrored": True, "is_variable_ref": producer_type == "variable"}
-    return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, consumer.parallel_conf,
+    attrs = {"axis": 0, "parallel_num": placement.parallel_num, "mirrored": True,
+             "is_variable_ref": producer_type == "variable"}
+    return OpConf(name, op_type, {"in": (lbn,)}, {"out": (f"{name}/out",)}, attrs, placement,
                   loc=consumer.loc, created_by="AutoDistributeSplit")
 
 

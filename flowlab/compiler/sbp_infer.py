@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from ..errors import CompileError
 from ..ir import BlobDesc, Job, OpConf
 from ..ir.sbp import BROADCAST, SbpParallel, SbpSignature, balanced_split, input_bns, output_bns, split
+from ..ops.distribute_ops import joined_axis
 from ..ops.registry import get_op_def
 from ..ops.sbp_rules import SbpCtx
 
@@ -136,10 +137,12 @@ class _JobSbp:
             if name not in mirrored or n == 1:
                 continue
             piece, sbp = self.job.blob_descs[lbn], producer[bn]
-            whole = piece
-            if sbp.is_split and self.job.holds_pieces(name):  # else its desc was inferred logical already
+            whole, axis = piece, joined_axis(op, piece)  # a mirrored concat joins its pieces whatever they lie as
+            if axis is None and sbp.is_split and self.job.holds_pieces(name):  # else its desc is logical already
+                axis = sbp.axis
+            if axis is not None:
                 shape = list(piece.shape)
-                shape[sbp.axis] *= n
+                shape[axis] *= n
                 whole = BlobDesc(tuple(shape), piece.dtype, piece.is_dynamic)
             cast = op.op_type in ("identity", "distribute_concat") and len(outs) == 1  # pieces joined
             if op.op_type in SEES_MIRRORED_CONSISTENTLY or (cast and self.job.blob_descs[outs[0][1]].shape

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..ir import BlobDesc
+from ..ir import BlobDesc, OpConf
 from ..ir.sbp import BROADCAST, PARTIAL_SUM, balanced_split, input_bns, output_bns, split
 from .registry import REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import SbpCtx, Signature
@@ -110,8 +110,14 @@ def _split_rule(ctx: SbpCtx) -> list[Signature]:
 
 
 def _concat_rule(ctx: SbpCtx) -> list[Signature]:
+    """B pieces -> S(axis). A mirrored concat (a DistributeSplit's gradient) joins each device's own piece whatever
+    it lies as, as OneFlow's DistributeConcat joins its sub-blobs: a mirrored gradient lying P (a matmul's over the
+    device's batch) is that device's gradient of its own rows, not a share of a sum to be reduced first."""
     axis = split(ctx.attrs["axis"] % len(ctx.shape("out")))
-    return [ctx.make({"in": axis if ctx.attrs["mirrored"] else BROADCAST, "out": axis})]
+    if not ctx.attrs["mirrored"]:
+        return [ctx.make({"in": BROADCAST, "out": axis})]
+    lying = ctx.producer_sbp.get(ctx.bns("in")[0])
+    return [ctx.make({"in": lying if lying is not None else axis, "out": axis})]
 
 
 def _add_rule(ctx: SbpCtx) -> list[Signature]:
@@ -148,6 +154,15 @@ SIGNATURES = {  # op type -> (attrs, an output's desc) -> the SBP of every input
     "distribute_concat": lambda attrs, d: {"in": BROADCAST, "out": split(attrs["axis"] % len(d.shape))},
     "distribute_add": lambda attrs, d: {"in": PARTIAL_SUM, "out": PARTIAL_SUM},
 }
+
+
+def joined_axis(op: OpConf, piece: BlobDesc) -> int | None:
+    """The axis a mirrored concat (a DistributeSplit's gradient, OneFlow's DistributeConcat of the sub-blobs) joins
+    its input pieces on, whatever they lie as (a gradient lying P is still that device's own rows); None for any
+    other op, whose mirrored input pieces lie side by side only where they are split."""
+    if op.op_type == "distribute_concat" and op.attrs.get("mirrored") and piece.shape:
+        return op.attrs["axis"] % len(piece.shape)
+    return None
 
 
 def _dys(ctx: Any) -> list[Any] | None:
