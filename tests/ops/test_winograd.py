@@ -15,12 +15,9 @@ from hypothesis import strategies as st
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.ir import BlobDesc, OpConf
-from flowlab.ir.dtype import from_numpy
-from flowlab.kernels import make_kernel
 from flowlab.kernels.numba_cpu import winograd, winograd_tf
 from flowlab.kernels.numba_cpu.winograd_conv import MAX_PRODUCTS
-from flowlab.ops.registry import InferCtx, get_op_def
+from tests.ops.helpers import op_kernel
 from tests.test_replay_proof import assert_replayed_and_fused, assert_same, run
 
 F = Fraction
@@ -72,16 +69,7 @@ def test_each_encoded_transform_is_its_matrix(r: int) -> None:
 
 def _kernel(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict, wino: bool, monkeypatch):
     monkeypatch.setenv("FLOWLAB_WINOGRAD", "1" if wino else "0")
-    op_def = get_op_def(op_type)
-    full = {**op_def.attrs, **attrs}
-    in_descs = {arg: tuple(BlobDesc(a.shape, from_numpy(a.dtype)) for a in arrays) for arg, arrays in inputs.items()}
-    out_descs = op_def.infer(InferCtx("t", op_type, in_descs, full))
-    op = OpConf("t", op_type, {arg: tuple(f"x/{arg}_{i}" for i in range(len(v))) for arg, v in inputs.items()},
-                {arg: tuple(f"t/{arg}_{i}" for i in range(len(d))) for arg, d in out_descs.items()}, full)
-    ins = [np.ascontiguousarray(a) for arg in op_def.inputs for a in inputs.get(arg, [])]
-    descs = [d for arg in op_def.outputs for d in out_descs.get(arg, [])]
-    kernel = make_kernel(op, [d for arg in op_def.inputs for d in in_descs.get(arg, ())], descs, "numba")
-    outs = [np.full(d.shape, 7, d.dtype.np) for d in descs]
+    kernel, ins, outs = op_kernel(op_type, inputs, attrs, "numba")
     kernel(ins, outs)
     return outs[0], getattr(kernel, "winograd", None)
 
