@@ -173,11 +173,15 @@ def test_cast_gradient():
     np.testing.assert_allclose(got["x"], 2.0 * feeds["weight"], rtol=1e-6)  # by hand: d(2 cast(x)) = 2
 
 
-@pytest.mark.parametrize("op, mode", [(flow.reflection_pad2d, "reflect"), (flow.zero_pad2d, "constant")])
-def test_pads(op, mode):
+@pytest.mark.parametrize("op, mode, padding, widths, shape", [
+    # OneFlow v0.3.4's reflection_pad2d: padding[2] pads the height and padding[3] the width, on both sides.
+    (flow.reflection_pad2d, "reflect", [0, 0, 1, 2], ((1, 1), (2, 2)), (1, 2, 5, 8)),
+    (flow.zero_pad2d, "constant", [2, 1, 1, 2], ((1, 2), (2, 1)), (1, 2, 6, 7)),  # v0.4.0's [left, right, top, bottom]
+])
+def test_pads(op, mode, padding, widths, shape):
     x = v(1, 2, 3, 4)
-    check({"x": x}, lambda b, f: op(b["x"], padding=[2, 1, 1, 2]),
-          lambda s, f: np.pad(s["x"], ((0, 0), (0, 0), (1, 2), (2, 1)), mode=mode), {}, (1, 2, 6, 7))
+    check({"x": x}, lambda b, f: op(b["x"], padding=padding),
+          lambda s, f: np.pad(s["x"], ((0, 0), (0, 0)) + widths, mode=mode), {}, shape)
 
 
 def test_dense_layer_gradients():

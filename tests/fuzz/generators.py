@@ -277,12 +277,12 @@ def g_pad(draw: Any, vals: Values) -> tuple[Node, Value] | None:
         return None
     n, c, h, w = vals[x].shape
     if draw(st.booleans()) and h > 1 and w > 1:
-        pads = [draw(st.integers(0, w - 1)), draw(st.integers(0, w - 1)), draw(st.integers(0, h - 1)),
-                draw(st.integers(0, h - 1))]
-        fn = "reflection_pad2d"
+        # OneFlow v0.3.4's list: padding[2] pads the height and padding[3] the width, each on both sides.
+        top, left = draw(st.integers(0, h - 1)), draw(st.integers(0, w - 1))
+        pads, fn, (right, bottom) = [0, 0, top, left], "reflection_pad2d", (left, top)
     else:
-        pads, fn = [draw(st.integers(0, 2)) for _ in range(4)], "zero_pad2d"
-    left, right, top, bottom = pads
+        pads, fn = [draw(st.integers(0, 2)) for _ in range(4)], "zero_pad2d"  # v0.4.0's [left, right, top, bottom]
+        left, right, top, bottom = pads
     return Node(fn, (x,), (("padding", pads),)), Value((n, c, h + top + bottom, w + left + right), vals[x].dtype)
 
 
