@@ -11,6 +11,7 @@ from typing import Any
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
+from ..ir.dtype import int8, int32
 from ._common import require_blob, same_dtype
 from .array_ops import reshape
 from .registry import ANY, ARITHMETIC, FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
@@ -80,7 +81,14 @@ def _infer_slice_grad(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 def _infer_xent(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     logits, labels = ctx.input("prediction"), ctx.input("label")
-    same_dtype(ctx, logits, labels)
+    if ctx.op_type.startswith("sigmoid_cross_entropy"):
+        # OneFlow v0.3.4's sigmoid_cross_entropy (a label_type in its conf): int8 or int32 labels, or labels of
+        # the logits' own floating dtype; the loss has the logits' dtype
+        if labels.dtype.is_floating and labels.dtype != logits.dtype:
+            raise ctx.fail(f"labels {labels} must be int8, int32 or of the logits' dtype; the logits are {logits} "
+                           "(cast the labels with flow.cast)")
+    else:
+        same_dtype(ctx, logits, labels)
     if logits.shape != labels.shape:
         raise ctx.fail(f"labels {labels} must have the shape of logits {logits}")
     out_shape = logits.shape[:-1] if ctx.op_type == "softmax_cross_entropy" else logits.shape
@@ -103,6 +111,7 @@ def _grad_sigmoid_xent(ctx: Any) -> None:
 
 
 _ANY = ("slice",)  # a copy
+_SIGMOID_LABELS = FLOATING + (int8, int32)  # core/kernel/sigmoid_cross_entropy_kernel.cu's label types
 for _op in (
     OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act, sbp=elementwise("x")),
     OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x"), sbp=elementwise("x")),
@@ -120,8 +129,9 @@ for _op in (
     OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), _dx_like("prob"),
           sbp=elementwise("prob", keep_last=False)),
     OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_xent, grad=_grad_sigmoid_xent,
-          sbp=elementwise("prediction")),
+          dtypes=dtypes_of(("prediction", "label"), FLOATING, label=_SIGMOID_LABELS), sbp=elementwise("prediction")),
     OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",), _dx_like("prediction"),
+          dtypes=dtypes_of(("prediction", "label", "dy"), FLOATING, label=_SIGMOID_LABELS),
           sbp=elementwise("prediction")),
 ):
     if not _op.dtypes:  # the activations and cross entropies (and their gradients) are floating only
@@ -208,7 +218,8 @@ def softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: 
 
 
 def sigmoid_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
-    """Elementwise binary cross entropy of sigmoid(logits) against labels in [0, 1]."""
+    """Elementwise binary cross entropy of sigmoid(logits) against labels in [0, 1]: float labels of the logits'
+    dtype, or int8/int32 labels (as OneFlow v0.3.4); the loss has the logits' dtype."""
     return add_op("sigmoid_cross_entropy", {"prediction": [require_blob(logits, "logits")],
                                             "label": [require_blob(labels, "labels")]}, name=name)[0]
 

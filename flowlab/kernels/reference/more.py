@@ -115,8 +115,9 @@ def _softmax_xent(ctx: KernelCtx) -> KernelFn:
 def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         prob, labels, dy = ins
-        # d/dlogits of -sum(l log p) = p * sum(l) - l
-        outs[0][...] = (prob * labels.sum(-1, keepdims=True) - labels) * dy.reshape(prob.shape[:-1] + (1,))
+        # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), also where a row of l does not sum to 1 (the loss's
+        # derivative would be p * sum(l) - l there; OneFlow and TensorFlow assume distributions)
+        outs[0][...] = (prob - labels) * dy.reshape(prob.shape[:-1] + (1,))
 
     return kernel
 
