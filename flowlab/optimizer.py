@@ -6,6 +6,7 @@ GenerateBackwardAndOptimizerOpConfs pass adds the gradient and update ops when t
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -62,6 +63,64 @@ class LinearCosineScheduler(LrScheduler):
         decay = {"type": "linear_cosine", "decay_batches": int(steps), "num_periods": float(num_periods),
                  "alpha": float(alpha), "beta": float(beta)}
         super().__init__(base_lr, decay, warmup)
+
+
+class PiecewiseScalingScheduler(LrScheduler):
+    """``base_lr * scale[i]`` after ``boundaries[i - 1]`` (OneFlow's piecewise_scaling_conf; the first segment keeps
+    ``base_lr``). A single ``scale`` applies at every boundary."""
+
+    def __init__(self, base_lr: float, boundaries: Sequence[int], scale: float | Sequence[float],
+                 warmup: Any = None) -> None:
+        scales = [scale] * len(boundaries) if isinstance(scale, (int, float)) else list(scale)
+        if len(scales) != len(boundaries):
+            raise ValueError(f"PiecewiseScalingScheduler needs one scale per boundary; got {len(boundaries)} "
+                             f"boundaries and {len(scales)} scale(s)")
+        decay = {"type": "piecewise_scaling", "boundaries": [int(b) for b in boundaries],
+                 "scales": [1.0] + [float(v) for v in scales]}
+        super().__init__(base_lr, decay, warmup)
+
+
+def _rate_decay(kind: str, cls: str, steps: int, decay_rate: float, staircase: bool) -> dict[str, Any]:
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps <= 0:
+        raise ValueError(f"{cls} needs steps (the decay_batches) > 0, as OneFlow's kernel checks; got {steps!r}")
+    return {"type": kind, "decay_batches": steps, "decay_rate": float(decay_rate), "staircase": bool(staircase)}
+
+
+class ExponentialScheduler(LrScheduler):
+    """``base_lr * decay_rate ** (step / steps)`` (floored when ``staircase``)."""
+
+    def __init__(self, base_lr: float, steps: int, decay_rate: float, staircase: bool = False,
+                 warmup: Any = None) -> None:
+        super().__init__(base_lr, _rate_decay("exponential", type(self).__name__, steps, decay_rate, staircase),
+                         warmup)
+
+
+class InverseTimeScheduler(LrScheduler):
+    """``base_lr / (1 + decay_rate * (step / steps))`` (the ratio floored when ``staircase``)."""
+
+    def __init__(self, base_lr: float, steps: int, decay_rate: float, staircase: bool = False,
+                 warmup: Any = None) -> None:
+        super().__init__(base_lr, _rate_decay("inverse_time", type(self).__name__, steps, decay_rate, staircase),
+                         warmup)
+
+
+class NaturalExpScheduler(LrScheduler):
+    """``base_lr * exp(-decay_rate * (step / steps))`` (the ratio floored when ``staircase``)."""
+
+    def __init__(self, base_lr: float, steps: int, decay_rate: float, staircase: bool = False,
+                 warmup: Any = None) -> None:
+        super().__init__(base_lr, _rate_decay("natural_exp", type(self).__name__, steps, decay_rate, staircase),
+                         warmup)
+
+
+class PolynomialSchduler(PolynomialScheduler):
+    """OneFlow's misspelt, deprecated alias of PolynomialScheduler (OneFlow-Benchmark's BERT uses it)."""
+
+    def __init__(self, base_lr: float, steps: int, end_learning_rate: float = 0.0001, power: float = 1.0,
+                 cycle: bool = False, warmup: Any = None) -> None:
+        warnings.warn("flow.optimizer.PolynomialSchduler will be removed in the future, use "
+                      "flow.optimizer.PolynomialScheduler instead", FutureWarning, stacklevel=2)
+        super().__init__(base_lr, steps, end_learning_rate, power, cycle, warmup)
 
 
 class CustomScheduler(LrScheduler):

@@ -39,3 +39,17 @@ def test_sigmoid_xent_takes_integer_labels(label_dtype):
     assert loss.dtype == dx.dtype == np.float32
     np.testing.assert_allclose(loss, -(z64 * np.log(s) + (1 - z64) * np.log(1 - s)), rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(dx, (s - z64) * dy, rtol=1e-5, atol=1e-6)
+
+
+def test_learning_rate_schedule_matches_oneflow_at_every_step():
+    import itertools
+
+    from ..ops.oneflow_lr import DECAYS, STEPS, WARMUPS, oneflow_lr
+
+    for decay, warmup in itertools.product(DECAYS, WARMUPS):
+        attrs = {"learning_rate": 0.1, "decay": decay, "warmup": warmup}
+        for step in STEPS:
+            (lr,) = run("learning_rate_schedule", {"train_step": [np.array([step], np.int64)]}, attrs, "gpu")
+            want = oneflow_lr(0.1, step, decay, warmup)
+            assert abs(int(lr.view(np.int32)[0]) - int(np.array([want]).view(np.int32)[0])) <= 1, \
+                (decay, warmup, step, lr[0], want)  # within one float32 ulp

@@ -21,6 +21,10 @@ DECAYS = [
     {"type": "polynomial", "decay_batches": 5, "end_learning_rate": 0.001, "power": 1.0, "cycle": True},
     {"type": "cosine", "decay_batches": 6, "alpha": 0.1},
     {"type": "linear_cosine", "decay_batches": 6, "num_periods": 0.5, "alpha": 0.0, "beta": 0.001},
+    {"type": "piecewise_scaling", "boundaries": [3, 7], "scales": [1.0, 0.5, 0.1]},
+    {"type": "exponential", "decay_batches": 4, "decay_rate": 0.5, "staircase": True},
+    {"type": "inverse_time", "decay_batches": 3, "decay_rate": 0.9, "staircase": False},
+    {"type": "natural_exp", "decay_batches": 5, "decay_rate": 0.3, "staircase": False},
 ]
 WARMUPS = [None, {"type": "linear", "warmup_batches": 3, "start_multiplier": 0.2},
            {"type": "constant", "warmup_batches": 2, "multiplier": 0.5}]
@@ -38,7 +42,7 @@ def test_numba_learning_rate_matches_the_reference_at_every_step(decay: dict | N
 
 
 def test_an_unknown_schedule_has_no_numba_constants() -> None:
-    assert schedule_constants(0.1, {"type": "exponential"}, None) is None
+    assert schedule_constants(0.1, {"type": "cubic_spline"}, None) is None
     assert schedule_constants(0.1, None, {"type": "cubic", "warmup_batches": 2}) is None
 
 

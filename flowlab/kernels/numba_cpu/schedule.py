@@ -11,6 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..reference.optimizer import _assign as _assign_reference
 from ..reference.optimizer import _lr as _lr_reference
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
@@ -18,7 +20,8 @@ from ._numba import njit
 from .array import _copy_flat
 
 WARMUPS = {"linear": 1, "constant": 2}
-DECAYS = {"piecewise_constant": 1, "polynomial": 2, "cosine": 3, "linear_cosine": 4}
+DECAYS = {"piecewise_constant": 1, "polynomial": 2, "cosine": 3, "linear_cosine": 4, "exponential": 5,
+          "inverse_time": 6, "natural_exp": 7, "piecewise_scaling": 8}
 
 
 @njit
@@ -26,24 +29,34 @@ def _learning_rate(step, base, warmup_kind, warmup_batches, warmup_param, decay_
                    boundaries, values):
     # warmup_param: linear's start_multiplier or constant's multiplier. p0..p3 by decay kind: polynomial
     # (decay_batches, end_learning_rate, power, cycle), cosine (decay_batches, alpha), linear_cosine
-    # (decay_batches, num_periods, alpha, beta). boundaries: piecewise's, padded with inf to len(values).
+    # (decay_batches, num_periods, alpha, beta), exponential / inverse_time / natural_exp (decay_batches,
+    # decay_rate, staircase). boundaries: the piecewise ones', padded with inf to len(values); values: piecewise
+    # constant's rates or piecewise scaling's scales. As OneFlow's kernel, the decay sees the global step.
     if warmup_kind != 0 and step < warmup_batches:
         if warmup_kind == 1:
-            return base * (warmup_param + (1.0 - warmup_param) * step / warmup_batches)
+            return base * (warmup_param + (1.0 - warmup_param) * (step / warmup_batches))
         return base * warmup_param
-    if warmup_kind != 0:
-        step -= warmup_batches
     if decay_kind == 0:
         return base
-    if decay_kind == 1:
+    if decay_kind == 1 or decay_kind == 8:
         for k in range(len(boundaries)):
             if step <= boundaries[k]:
-                return values[k]
-        return values[len(values) - 1]
+                return values[k] if decay_kind == 1 else values[k] * base
+        return values[len(values) - 1] if decay_kind == 1 else values[len(values) - 1] * base
     batches = p0
+    if decay_kind >= 5:
+        p = step / batches
+        if p2 != 0.0:
+            p = float(math.floor(p))
+        if decay_kind == 5:
+            return base * math.pow(p1, p)
+        if decay_kind == 6:
+            return base / (1.0 + p1 * p)
+        return base * math.exp(-p1 * p)
     if decay_kind == 2:
         if p3 != 0.0:
-            batches = batches * math.ceil(max(step, 1) / batches)
+            step = max(step, 1)  # OneFlow: step 0 decays as step 1
+            batches = batches * math.ceil(step / batches)
         else:
             step = min(step, batches)
         return (base - p1) * (1 - step / batches) ** p2 + p1
@@ -77,8 +90,8 @@ def schedule_constants(base: float, decay: dict[str, Any] | None, warmup: dict[s
     params: tuple[float, ...] = (0.0, 0.0, 0.0, 0.0)
     boundaries: tuple[float, ...] = (math.inf,)
     values: tuple[float, ...] = (float(base),)
-    if kind == 1:
-        values = tuple(float(v) for v in decay["values"])
+    if kind in (1, 8):
+        values = tuple(float(v) for v in decay["values" if kind == 1 else "scales"])
         padding = (math.inf,) * (len(values) - len(decay["boundaries"]))
         boundaries = tuple(float(b) for b in decay["boundaries"]) + padding
     elif kind == 2:
@@ -89,7 +102,10 @@ def schedule_constants(base: float, decay: dict[str, Any] | None, warmup: dict[s
     elif kind == 4:
         params = (int(decay["decay_batches"]), float(decay["num_periods"]), float(decay["alpha"]),
                   float(decay["beta"]))
-    return (float(base), warmup_kind, warmup_batches, warmup_param, kind, *params, boundaries, values)
+    elif kind in (5, 6, 7):
+        params = (int(decay["decay_batches"]), float(decay["decay_rate"]), float(bool(decay["staircase"])), 0.0)
+    base = float(np.float32(base))  # OneFlow's kernel reads the conf's learning_rate into a float
+    return (base, warmup_kind, warmup_batches, warmup_param, kind, *params, boundaries, values)
 
 
 @register_kernel("learning_rate_schedule", "numba")

@@ -114,38 +114,46 @@ def _clip(ctx: KernelCtx) -> KernelFn:
 
 
 def learning_rate(base: float, step: int, decay: dict[str, Any] | None, warmup: dict[str, Any] | None) -> float:
-    """OneFlow's learning_rate_schedule kernel: warmup first, then the decay policy."""
+    """OneFlow v0.3.4's learning_rate_schedule kernel (core/kernel/learning_rate_schedule_kernel.cpp): the warmup's
+    rate while ``step < warmup_batches``, then the decay policy at the global ``step`` (the warmup steps count)."""
+    lr = float(np.float32(base))  # the kernel reads the conf's learning_rate into a float
     if warmup and step < warmup["warmup_batches"]:
         if warmup["type"] == "linear":
             start = warmup["start_multiplier"]
-            return base * (start + (1.0 - start) * step / warmup["warmup_batches"])
-        return base * warmup["multiplier"]
-    if warmup:
-        step -= warmup["warmup_batches"]
+            return lr * (start + (1.0 - start) * (step / warmup["warmup_batches"]))
+        return lr * warmup["multiplier"]
     if not decay:
-        return base
+        return lr
     kind = decay["type"]
-    if kind == "piecewise_constant":
-        boundaries, values = decay["boundaries"], decay["values"]
+    if kind in ("piecewise_constant", "piecewise_scaling"):
+        boundaries = decay["boundaries"]
         i = next((k for k, b in enumerate(boundaries) if step <= b), len(boundaries))
-        return float(values[i])
+        return float(decay["values"][i]) if kind == "piecewise_constant" else decay["scales"][i] * lr
+    if kind in ("exponential", "inverse_time", "natural_exp"):
+        p, rate = step / decay["decay_batches"], decay["decay_rate"]
+        if decay["staircase"]:
+            p = float(math.floor(p))
+        if kind == "exponential":
+            return lr * math.pow(rate, p)
+        return lr / (1.0 + rate * p) if kind == "inverse_time" else lr * math.exp(-rate * p)
     if kind == "polynomial":
         batches, end, power = decay["decay_batches"], decay["end_learning_rate"], decay["power"]
         if decay["cycle"]:
-            batches = batches * math.ceil(max(step, 1) / batches)
+            step = max(step, 1)  # OneFlow: step 0 decays as step 1
+            batches = batches * math.ceil(step / batches)
         else:
             step = min(step, batches)
-        return (base - end) * (1 - step / batches) ** power + end
+        return (lr - end) * (1 - step / batches) ** power + end
     if kind == "cosine":
         batches, alpha = decay["decay_batches"], decay["alpha"]
         step = min(step, batches)
-        return base * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * step / batches)) + alpha)
+        return lr * ((1 - alpha) * 0.5 * (1 + math.cos(math.pi * step / batches)) + alpha)
     if kind == "linear_cosine":
         batches = decay["decay_batches"]
         step = min(step, batches)
         linear = (batches - step) / batches
         cosine = 0.5 * (1 + math.cos(math.pi * 2 * decay["num_periods"] * step / batches))
-        return base * ((decay["alpha"] + linear) * cosine + decay["beta"])
+        return lr * ((decay["alpha"] + linear) * cosine + decay["beta"])
     raise ValueError(f"unknown learning-rate decay {kind!r}")
 
 
