@@ -65,9 +65,9 @@ def test_relu_grad_sum_is_the_two_kernels_with_the_sum_over_the_first_row() -> N
     y[:], dy[:] = data((5, 13), 3), data((5, 13), 4)
     y_before = y.copy()
     dx1, dx2, out1 = np.empty_like(y), np.empty_like(y), np.empty(13, np.float32)
-    _relu_grad(y, dy, dx1), _sum_leading(dx1, out1)
+    _relu_grad(y, dy, dx1), _sum_leading(dx1, out1, np.empty(13))  # the sum's float64 accumulator
     out2 = block[:13]  # y's first row
-    call = pairs.pair_call(FusedCall(_relu_grad, (y, dy, dx2)), FusedCall(_sum_leading, (dx2, out2)))
+    call = pairs.pair_call(FusedCall(_relu_grad, (y, dy, dx2)), FusedCall(_sum_leading, (dx2, out2, np.empty(13))))
     assert call is not None and call.fn is pairs._relu_grad_sum_rows
     call.fn(*call.args)
     assert bits(dx1, out1) == bits(dx2, out2)
@@ -92,9 +92,10 @@ def test_one_pass_over_overlapping_arrays_is_refused() -> None:
                            FusedCall(_relu, (t, shifted[1:33].reshape(4, 8)))) is None  # y on a, one off
     assert pairs.pair_call(FusedCall(_bias_add_rows, (a, b, t)), FusedCall(_relu, (t, t))) is None  # y over t
     y, dy, dx = data((4, 8), 8), data((4, 8), 9), np.empty((4, 8), np.float32)
-    assert pairs.pair_call(FusedCall(_relu_grad, (y, dy, dx)), FusedCall(_sum_leading, (dx, dx[1]))) is None
+    acc = np.empty(8)
+    assert pairs.pair_call(FusedCall(_relu_grad, (y, dy, dx)), FusedCall(_sum_leading, (dx, dx[1], acc))) is None
     assert pairs.pair_call(FusedCall(_relu_grad, (y, dy, dx)),
-                           FusedCall(_sum_leading, (dx, y.reshape(-1)[1:9]))) is None  # on y's row, one off
+                           FusedCall(_sum_leading, (dx, y.reshape(-1)[1:9], acc))) is None  # on y's row, one off
 
 
 def test_no_pair_across_a_cast_a_checked_act_or_other_arrays() -> None:
@@ -110,7 +111,7 @@ def test_no_pair_across_a_cast_a_checked_act_or_other_arrays() -> None:
     # ... but no other pair reads one: no pair (an exception here would leave the whole schedule unfused)
     b, t = data((4,), 11), np.empty((3, 4), np.float32)
     assert pairs.pair_call(FusedCall(_bias_add_rows, (pushed, b, t)), FusedCall(_relu, (t, z))) is None
-    assert pairs.pair_call(FusedCall(_relu_grad, (pushed, x, y)), FusedCall(_sum_leading, (y, b))) is None
+    assert pairs.pair_call(FusedCall(_relu_grad, (pushed, x, y)), FusedCall(_sum_leading, (y, b, np.empty(4)))) is None
 
 
 def test_the_pairs_fused_are_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -53,3 +53,28 @@ def test_learning_rate_schedule_matches_oneflow_at_every_step():
             want = oneflow_lr(0.1, step, decay, warmup)
             assert abs(int(lr.view(np.int32)[0]) - int(np.array([want]).view(np.int32)[0])) <= 1, \
                 (decay, warmup, step, lr[0], want)  # within one float32 ulp
+
+
+@pytest.mark.parametrize("op", ["reduce_sum", "reduce_mean"])
+@pytest.mark.parametrize("shape, axis", [((3, 4096), (1,)), ((4096, 3), (0,)), ((2, 2048, 2), (1,)),
+                                         ((64, 64), None)])
+def test_float32_sums_keep_small_terms_after_a_large_one(op, shape, axis):
+    # 1e-8 added to 1.0 in float32 is lost: a float32 accumulator would return about 1.0 here (4e-5 off); the CUDA
+    # kernels accumulate in float64 (the CPU tiers: tests/ops/test_reduce_accuracy.py at 2^20 elements)
+    x = np.full(shape, 1e-8, np.float32)
+    x.reshape(-1)[:: max(1, x.size // 4)] = 1.0  # a few large terms, the rest tiny
+    with launch_config(threads=64, max_blocks=4):
+        (y,) = run(op, {"input_tensor": [x]}, {"axis": axis, "keepdims": False}, "gpu")
+    want = x.astype(np.float64).sum(axis=axis)
+    if op == "reduce_mean":
+        want = want / (x.size / np.size(want))
+    np.testing.assert_allclose(y, want, rtol=1e-6, atol=0)
+
+
+@pytest.mark.parametrize("like", [(3,), (1, 3)])
+def test_reduce_sum_like_accumulates_in_float64(like):
+    x = np.full((4096, 3), 1e-8, np.float32)
+    x[0] = 1.0
+    with launch_config(threads=64, max_blocks=4):
+        (y,) = run("reduce_sum_like", {"x": [x], "like": [np.zeros(like, np.float32)]}, {}, "gpu")
+    np.testing.assert_allclose(y.reshape(-1), x.astype(np.float64).sum(0), rtol=1e-6, atol=0)

@@ -63,15 +63,18 @@ def _bias_add_relu_rows_in_place(a, b, t):
 
 
 @njit
-def _relu_grad_sum_rows(y, dy, dx, out):
-    """dx = relu_grad(y, dy) (as _relu_grad), then out = dx summed over rows in row order (as _sum_leading)."""
+def _relu_grad_sum_rows(y, dy, dx, out, acc):
+    """dx = relu_grad(y, dy) (as _relu_grad), then out = dx summed over rows in row order in the sum's own
+    accumulator ``acc`` (float64 for floats), as _sum_leading."""
     for c in range(dx.shape[1]):
         dx[0, c] = dy[0, c] if y[0, c] > 0 else 0
-        out[c] = dx[0, c]
+        acc[c] = dx[0, c]
     for r in range(1, dx.shape[0]):
         for c in range(dx.shape[1]):
             dx[r, c] = dy[r, c] if y[r, c] > 0 else 0
-            out[c] += dx[r, c]
+            acc[c] += dx[r, c]
+    for c in range(dx.shape[1]):
+        out[c] = acc[c]
 
 
 @njit
@@ -189,7 +192,7 @@ def _bias_relu(first: FusedCall, second: FusedCall) -> FusedCall | None:
 
 def _relu_grad_sum(first: FusedCall, second: FusedCall) -> FusedCall | None:
     y, dy, dx = first.args
-    x, out = second.args
+    x, out, acc = second.args
     if not (_arrays(y, dy, dx, out) and _same(dx, x) and x.ndim == 2 and x.shape[0] >= 1
             and _contiguous(y, dy, dx, out) and y.size == dy.size == dx.size
             and len({y.dtype, dy.dtype, dx.dtype, out.dtype}) == 1):
@@ -197,7 +200,7 @@ def _relu_grad_sum(first: FusedCall, second: FusedCall) -> FusedCall | None:
     if not (_disjoint(out, dx) and all(_disjoint(out, a) or _over_first_row(out, a, x.shape) for a in (y, dy))
             and _disjoint(dx, y) and (_same(dx, dy) or _disjoint(dx, dy))):
         return None
-    return FusedCall(_relu_grad_sum_rows, (y.reshape(x.shape), dy.reshape(x.shape), x, out))
+    return FusedCall(_relu_grad_sum_rows, (y.reshape(x.shape), dy.reshape(x.shape), x, out, acc))
 
 
 def _momentum_pair(fn: Any, sources: tuple[Any, ...], parts: tuple[np.ndarray, ...], second: FusedCall

@@ -12,10 +12,36 @@ from ._numba import njit
 
 @njit
 def _sum_rows(x, out):
+    # integers: in their own arithmetic, wrapping into out's dtype as NumPy's sums do
     for r in range(x.shape[0]):
-        s = x[r, 0]  # not x - x, a zero of x's type that is NaN for an inf
+        s = x[r, 0]
         for c in range(1, x.shape[1]):
             s += x[r, c]
+        out[r] = s
+
+
+@njit
+def _sum_rows_float(x, out):
+    # floats: eight float64 lanes (independent add chains, so the loop runs at the adders' throughput, not their
+    # latency), combined pairwise, then the tail. A sequential float32 sum of 2^20 values was 3e-5 off; this one is
+    # the float64 sum rounded once (OneFlow's test_reduce_sum expects 1e-5; the CUDA kernels accumulate in float64 too)
+    n = x.shape[1]
+    end = n - n % 8
+    for r in range(x.shape[0]):
+        row = x[r]
+        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
+        for i in range(0, end, 8):
+            s0 += row[i]
+            s1 += row[i + 1]
+            s2 += row[i + 2]
+            s3 += row[i + 3]
+            s4 += row[i + 4]
+            s5 += row[i + 5]
+            s6 += row[i + 6]
+            s7 += row[i + 7]
+        s = ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+        for i in range(end, n):
+            s += row[i]
         out[r] = s
 
 
@@ -48,21 +74,24 @@ def _argmax_rows(x, out):
 
 
 @njit
-def _sum_leading(x, out):
-    # x (reduced, kept): add rows in memory order, cache-friendly (a bias gradient's reduction)
-    for c in range(x.shape[1]):  # not out[:] = x[0]: see _numba.py on slice assignment
-        out[c] = x[0, c]
+def _sum_leading(x, out, acc):
+    # x (reduced, kept): add rows in memory order into acc, cache-friendly (a bias gradient's reduction); acc is
+    # float64 for floats (accumulator_dtype), so a long run of rows loses nothing to float32 rounding
+    for c in range(x.shape[1]):  # not acc[:] = x[0]: see _numba.py on slice assignment
+        acc[c] = x[0, c]
     for r in range(1, x.shape[0]):
         for c in range(x.shape[1]):
-            out[c] += x[r, c]
+            acc[c] += x[r, c]
+    for c in range(x.shape[1]):
+        out[c] = acc[c]
 
 
 @njit
 def _sum_middle(x, out, acc):
-    # x (outer, kept, inner): the outer blocks added elementwise into acc (kept, inner), vector adds in memory
-    # order, then each row of acc summed (a bias gradient of NCHW: over N, then H*W). Row views indexed from 0
-    # let Numba drop its negative-index test, so the adds vectorize. Before: a transposed copy of x, then a
-    # scalar sum per row (4.2 -> 1 ms on LeNet's 100x32x28x28 conv1 gradient).
+    # x (outer, kept, inner): the outer blocks added elementwise into acc (kept, inner; float64 for floats), vector
+    # adds in memory order, then each row of acc summed (a bias gradient of NCHW: over N, then H*W). Row views
+    # indexed from 0 let Numba drop its negative-index test, so the adds vectorize. Before: a transposed copy of x,
+    # then a scalar sum per row (4.2 -> 1 ms on LeNet's 100x32x28x28 conv1 gradient).
     if x.shape[0] == 0 or x.shape[2] == 0:
         for k in range(x.shape[1]):
             out[k] = 0
@@ -82,6 +111,12 @@ def _sum_middle(x, out, acc):
         for i in range(1, x.shape[2]):
             s += ar[i]
         out[k] = s
+
+
+def accumulator_dtype(dtype: np.dtype) -> np.dtype:
+    """What a sum accumulates in: float64 for floats (long float32 runs keep their precision), the input's own
+    dtype for integers (they wrap as NumPy's)."""
+    return np.dtype(np.float64) if np.dtype(dtype).kind == "f" else np.dtype(dtype)
 
 
 def _middle_sum(ctx: KernelCtx):
@@ -104,39 +139,58 @@ def _leading_sum(ctx: KernelCtx):
     if ctx.op.op_type == "reduce_max" or not axes or list(axes) != list(range(len(axes))) or len(axes) == len(shape):
         return None
     rows = int(np.prod(shape[:len(axes)]))
+    if rows and int(np.prod(shape)) // rows == 1:  # one kept element: a contiguous run, summed as a row (20x faster)
+        return None
     return rows, int(np.prod(shape)) // rows
+
+
+def _free_rows(ctx: KernelCtx) -> tuple[int, int] | None:
+    """(kept, reduced) when the input reshapes to that 2-D view without a copy (every kept axis longer than 1
+    comes before every reduced one); else None."""
+    shape = ctx.in_descs[0].shape
+    axes = reduce_axes(ctx)
+    kept = [i for i in range(len(shape)) if i not in axes]
+    n_kept = int(np.prod([shape[i] for i in kept]))
+    long_kept, long_reduced = [i for i in kept if shape[i] != 1], [i for i in axes if shape[i] != 1]
+    if long_kept and long_reduced and max(long_kept) > min(long_reduced):
+        return None
+    return n_kept, int(np.prod(shape)) // max(n_kept, 1)
 
 
 def _two_d(ctx: KernelCtx):
     """A function giving (kept, reduced) 2-D views of the input."""
     shape = ctx.in_descs[0].shape
+    free = _free_rows(ctx)
+    if free is not None:  # reduced axes are already last (size-1 axes aside): a free reshape
+        return lambda x: x.reshape(free)
     axes = reduce_axes(ctx)
     kept = [i for i in range(len(shape)) if i not in axes]
     n_kept = int(np.prod([shape[i] for i in kept]))
     rows = (n_kept, int(np.prod(shape)) // max(n_kept, 1))
-    if kept == list(range(len(kept))):  # reduced axes are already last: a free reshape
-        return lambda x: x.reshape(rows)
     perm = kept + list(axes)
     return lambda x: np.ascontiguousarray(x.transpose(perm)).reshape(rows)
 
 
 def _reduce(fn, scale: bool = False):
     def factory(ctx: KernelCtx) -> KernelFn:
+        acc_dtype = accumulator_dtype(ctx.in_descs[0].dtype.np)
         leading = _leading_sum(ctx)
         if leading is not None:
+            lead_acc = np.empty(leading[1], acc_dtype)
+
             def by_rows(ins, outs):
                 out = outs[0].reshape(-1)
-                _sum_leading(ins[0].reshape(leading), out)
+                _sum_leading(ins[0].reshape(leading), out, lead_acc)
                 if scale:
                     out /= leading[0]
 
             if scale:
                 return by_rows
             return fusable(by_rows, lambda ins, outs: FusedCall(_sum_leading, (ins[0].reshape(leading),
-                                                                                outs[0].reshape(-1))))
+                                                                                outs[0].reshape(-1), Owned(lead_acc))))
         middle = _middle_sum(ctx)
         if middle is not None:
-            acc = np.empty(middle[1:], ctx.in_descs[0].dtype.np)
+            acc = np.empty(middle[1:], acc_dtype)
 
             def by_middle(ins, outs):
                 out = outs[0].reshape(-1)
@@ -149,15 +203,19 @@ def _reduce(fn, scale: bool = False):
             return fusable(by_middle, lambda ins, outs: FusedCall(_sum_middle, (ins[0].reshape(middle),
                                                                                  outs[0].reshape(-1), Owned(acc))))
         two_d = _two_d(ctx)
+        rows_fn = _sum_rows_float if fn is _sum_rows and acc_dtype.kind == "f" else fn
 
         def kernel(ins, outs):
             x = two_d(ins[0])
             out = outs[0].reshape(-1)
-            fn(x, out)
+            rows_fn(x, out)
             if scale:
                 out /= x.shape[1]
 
-        return kernel
+        free = _free_rows(ctx)
+        if scale or free is None:
+            return kernel
+        return fusable(kernel, lambda ins, outs: FusedCall(rows_fn, (ins[0].reshape(free), outs[0].reshape(-1))))
 
     return factory
 

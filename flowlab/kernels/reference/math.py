@@ -93,7 +93,9 @@ def sum_to_shape(x: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     """Undo numpy broadcasting: sum ``x`` down to ``shape``."""
     lead = x.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(lead + i for i, d in enumerate(shape) if d == 1 and x.shape[lead + i] != 1)
-    return x.sum(axis=axes).reshape(shape) if axes else x
+    if not axes:
+        return x
+    return x.sum(axis=axes, dtype=np.float64 if x.dtype.kind == "f" else None).reshape(shape)  # as reduce.sum_dtype
 
 
 for _name, _fn in BINARY.items():

@@ -21,7 +21,8 @@ def _norm(ctx: KernelCtx) -> KernelFn:
         x, moving_mean, moving_var, gamma, beta = ins
         x3 = x.reshape(shape3)
         if training:
-            mean, var = x3.mean(axis=(0, 2)), x3.var(axis=(0, 2))
+            # float64 accumulation, as the Numba and CUDA kernels (a float32 mean over N*H*W runs loses digits)
+            mean, var = x3.mean(axis=(0, 2), dtype=np.float64), x3.var(axis=(0, 2), dtype=np.float64)
             moving_mean[...] = momentum * moving_mean + (1 - momentum) * mean  # in place, like OneFlow's op
             moving_var[...] = momentum * moving_var + (1 - momentum) * var
         else:
@@ -44,8 +45,8 @@ def _norm_grad(ctx: KernelCtx) -> KernelFn:
         x, dy, mean, inv, gamma = ins
         x3, dy3 = x.reshape(shape3), dy.reshape(shape3)
         xhat = (x3 - mean[None, :, None]) * inv[None, :, None]
-        dbeta = dy3.sum(axis=(0, 2))
-        dgamma = (dy3 * xhat).sum(axis=(0, 2))
+        dbeta = dy3.sum(axis=(0, 2), dtype=np.float64)  # float64 sums, as the Numba and CUDA kernels
+        dgamma = (dy3 * xhat).sum(axis=(0, 2), dtype=np.float64)
         dx3 = (gamma * inv)[None, :, None] / count * (count * dy3 - dbeta[None, :, None]
                                                       - xhat * dgamma[None, :, None])
         outs[0][...] = dx3.reshape(outs[0].shape)
