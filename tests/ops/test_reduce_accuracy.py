@@ -5,12 +5,10 @@ A sequential float32 sum of 2^20 values in [0, 1) is about 3e-5 off; the bound h
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
-from .helpers import op_kernel, run_op
+from .helpers import run_op
 
 IMPLS = ["reference", "numba"]
 RNG = np.random.default_rng(2023)
@@ -86,15 +84,3 @@ def test_special_values_propagate(impl):
     assert np.isnan(y[0]) and y[1] == np.inf and np.isnan(y[2])
     assert y[3] == 0
 
-
-def test_million_element_numba_reduce_time():
-    """Not a benchmark: prints the time of a 2^20-element float32 row sum (the report quotes it)."""
-    x = rand(1, 1024 * 1024)
-    kernel, ins, outs = op_kernel("reduce_sum", {"input_tensor": [x]}, {"axis": (1,), "keepdims": False}, "numba")
-    kernel(ins, outs)  # compile
-    times = []
-    for _ in range(20):
-        t0 = time.perf_counter()
-        kernel(ins, outs)
-        times.append(time.perf_counter() - t0)
-    print(f"numba reduce_sum of 2^20 float32: median {np.median(times) * 1e3:.3f} ms")
