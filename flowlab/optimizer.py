@@ -6,6 +6,7 @@ GenerateBackwardAndOptimizerOpConfs pass adds the gradient and update ops when t
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Sequence
 from types import SimpleNamespace
@@ -71,7 +72,7 @@ class PiecewiseScalingScheduler(LrScheduler):
 
     def __init__(self, base_lr: float, boundaries: Sequence[int], scale: float | Sequence[float],
                  warmup: Any = None) -> None:
-        scales = [scale] * len(boundaries) if isinstance(scale, (int, float)) else list(scale)
+        scales = [scale] * len(boundaries) if isinstance(scale, numbers.Real) else list(scale)
         if len(scales) != len(boundaries):
             raise ValueError(f"PiecewiseScalingScheduler needs one scale per boundary; got {len(boundaries)} "
                              f"boundaries and {len(scales)} scale(s)")
