@@ -26,9 +26,12 @@ from flowlab.frontend.function_config import FIELDS, ConfigField
 X = np.arange(6, dtype=np.float32)
 
 
-def run(config: flow.FunctionConfig | None = None) -> tuple[np.ndarray, Any]:
-    """Trace, compile and run a small job (a chain of ops, a variable and a constant) under ``config``."""
+def run(config: flow.FunctionConfig | None = None, setup: Any = None) -> tuple[np.ndarray, Any]:
+    """Trace, compile and run a small job (a chain of ops, a variable and a constant) under ``config``, in a fresh
+    session (which starts from the default flow.config) after ``setup()``."""
     flow.clear_default_session()
+    if setup is not None:
+        setup()
 
     @flow.global_function(function_config=config)
     def cfg_Job(x: tp.Numpy.Placeholder((6,))) -> tp.Numpy:
@@ -208,8 +211,7 @@ def check_enable_debug_mode(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("FLOWLAB_DEBUG_MODE", raising=False)
     run()
     assert not (tmp_path / "log").exists()
-    flow.config.enable_debug_mode(True)
-    run()
+    run(setup=lambda: flow.config.enable_debug_mode(True))
     assert len(list((tmp_path / "log").glob("*/job_set.txt"))) == 1
 
 
