@@ -66,16 +66,21 @@ def check_default_data_type() -> None:
 
 def check_default_placement_scope() -> None:
     _, default = run()  # one cpu device: OneFlow's default placement is "0:0" (with two it is "0:0-1")
-    flow.config.cpu_device_num(2)
-    _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")))
+    flow.config.cpu_device_num(2)  # for the placement below; run() clears the session, so set it there too
+    _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")),
+                     setup=lambda: flow.config.cpu_device_num(2))
     assert op_placement(default, "relu") == "cpu:0:0" and op_placement(session, "relu") == "cpu:0:1"
 
 
 def check_allow_cpu_return_op() -> None:
-    flow.config.cpu_device_num(2)
+    flow.config.cpu_device_num(2)  # for the placement below; run() clears the session, so set it there too
+
+    def two() -> None:
+        flow.config.cpu_device_num(2)
+
     placed = flow.scope.placement("cpu", "0:1")
-    _, default = run(config_with(default_placement_scope=placed))
-    _, session = run(config_with(default_placement_scope=placed, allow_cpu_return_op=False))
+    _, default = run(config_with(default_placement_scope=placed), setup=two)
+    _, session = run(config_with(default_placement_scope=placed, allow_cpu_return_op=False), setup=two)
     assert op_placement(default, "return") == "cpu:0:0" and op_placement(session, "return") == "cpu:0:1"
 
 
