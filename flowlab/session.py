@@ -379,9 +379,12 @@ def default_session() -> Session:
 
 
 def clear_default_session() -> None:
-    """Close the default session (if any) and open a new, empty one."""
+    """Close the default session (if any) and open a new, empty one. The new session starts from the default
+    ``flow.config`` (device counts, debug mode), as OneFlow's new Session builds a fresh ConfigProto; ``flow.env``
+    settings (machines, ports, Ray) are the process's and stay."""
     global _default
     with _default_lock:
+        scope.ENV.reset_session_config()
         old, _default = _default, Session()
     if old is not None:
         old.close()

@@ -60,11 +60,13 @@ def bits(a: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
     return a.dtype.str, a.shape, a.tobytes()
 
 
-def session_run(calls, callgen: bool, monkeypatch, watch: bool = False, replay: bool = True):
-    """Outputs, watched values, variables and protocol state after ``calls(job)`` in a fresh session."""
+def session_run(calls, callgen: bool, monkeypatch, watch: bool = False, replay: bool = True, devices: int = 1):
+    """Outputs, watched values, variables and protocol state after ``calls(job)`` in a fresh session on ``devices``
+    CPU devices."""
     monkeypatch.setenv("FLOWLAB_CALLGEN", "1" if callgen else "0")
     monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
     watched: list[np.ndarray] = []
     job = define_train(watched if watch else None)
     outputs = calls(job)
@@ -99,13 +101,11 @@ def test_several_schedules_of_a_call_are_one_function_with_a_branch_each(monkeyp
     branch per schedule, chosen by the state the call starts from, and is the protocol bit for bit."""
     monkeypatch.setattr("flowlab.replay.layer.FUSE_AFTER", 3)
     monkeypatch.setenv("FLOWLAB_THREADS", "0")  # no lanes: the layer replays the whole schedule in this thread
-    flow.config.cpu_device_num(2)
-
     def calls(job):
         return [job(x, y) for x, y in BATCHES * 3]
 
-    protocol = session_run(calls, False, monkeypatch, watch=True, replay=False)
-    fast = session_run(calls, True, monkeypatch, watch=True)
+    protocol = session_run(calls, False, monkeypatch, watch=True, replay=False, devices=2)
+    fast = session_run(calls, True, monkeypatch, watch=True, devices=2)
     call = fast["generated"]["train_job"]
     assert len(call.schedules) >= 2 and "            if state is STATE0:\n" in call.source, call.source
     starts = {id(s): start for (_key, start), s in call.namespace["layer"].schedules.items()}

@@ -26,9 +26,12 @@ from flowlab.frontend.function_config import FIELDS, ConfigField
 X = np.arange(6, dtype=np.float32)
 
 
-def run(config: flow.FunctionConfig | None = None) -> tuple[np.ndarray, Any]:
-    """Trace, compile and run a small job (a chain of ops, a variable and a constant) under ``config``."""
+def run(config: flow.FunctionConfig | None = None, setup: Any = None) -> tuple[np.ndarray, Any]:
+    """Trace, compile and run a small job (a chain of ops, a variable and a constant) under ``config``, in a fresh
+    session (which starts from the default flow.config) after ``setup()``."""
     flow.clear_default_session()
+    if setup is not None:
+        setup()
 
     @flow.global_function(function_config=config)
     def cfg_Job(x: tp.Numpy.Placeholder((6,))) -> tp.Numpy:
@@ -63,16 +66,21 @@ def check_default_data_type() -> None:
 
 def check_default_placement_scope() -> None:
     _, default = run()  # one cpu device: OneFlow's default placement is "0:0" (with two it is "0:0-1")
-    flow.config.cpu_device_num(2)
-    _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")))
+    flow.config.cpu_device_num(2)  # for the placement below; run() clears the session, so set it there too
+    _, session = run(config_with(default_placement_scope=flow.scope.placement("cpu", "0:1")),
+                     setup=lambda: flow.config.cpu_device_num(2))
     assert op_placement(default, "relu") == "cpu:0:0" and op_placement(session, "relu") == "cpu:0:1"
 
 
 def check_allow_cpu_return_op() -> None:
-    flow.config.cpu_device_num(2)
+    flow.config.cpu_device_num(2)  # for the placement below; run() clears the session, so set it there too
+
+    def two() -> None:
+        flow.config.cpu_device_num(2)
+
     placed = flow.scope.placement("cpu", "0:1")
-    _, default = run(config_with(default_placement_scope=placed))
-    _, session = run(config_with(default_placement_scope=placed, allow_cpu_return_op=False))
+    _, default = run(config_with(default_placement_scope=placed), setup=two)
+    _, session = run(config_with(default_placement_scope=placed, allow_cpu_return_op=False), setup=two)
     assert op_placement(default, "return") == "cpu:0:0" and op_placement(session, "return") == "cpu:0:1"
 
 
@@ -208,8 +216,7 @@ def check_enable_debug_mode(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.delenv("FLOWLAB_DEBUG_MODE", raising=False)
     run()
     assert not (tmp_path / "log").exists()
-    flow.config.enable_debug_mode(True)
-    run()
+    run(setup=lambda: flow.config.enable_debug_mode(True))
     assert len(list((tmp_path / "log").glob("*/job_set.txt"))) == 1
 
 

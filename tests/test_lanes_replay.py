@@ -30,12 +30,11 @@ def fuse_early(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def lanes_run(model: str, devices: int, monkeypatch: pytest.MonkeyPatch) -> tuple[dict, dict]:
     """(the one-thread protocol, lanes replayed) of ``CALLS`` calls of ``model`` on ``devices`` CPU devices."""
-    flow.config.cpu_device_num(devices)  # the default placement: every device, so the model runs data-parallel
+    # on ``devices`` devices (run's devices=): the default placement is every device, so the model runs data-parallel
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
-    protocol = run(MODELS[model], False, CALLS, monkeypatch)
-    flow.config.cpu_device_num(devices)
+    protocol = run(MODELS[model], False, CALLS, monkeypatch, devices=devices)
     monkeypatch.setenv("FLOWLAB_THREADS", "1")
-    replayed = run(MODELS[model], True, CALLS, monkeypatch)
+    replayed = run(MODELS[model], True, CALLS, monkeypatch, devices=devices)
     for result in (protocol, replayed):  # one runtime has OS threads, the other none: all else is compared
         for state in [*result["states"], result["state"]]:
             state["runtime"].pop("threads")

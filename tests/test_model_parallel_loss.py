@@ -214,12 +214,11 @@ def test_replayed_and_fused_calls_are_the_protocols_bit_for_bit(monkeypatch: pyt
     other: the proof of tests/test_replay_proof.py on the model-parallel loss over 2 devices."""
     from tests.test_replay_proof import assert_replayed_and_fused, assert_same, run
 
-    flow.config.cpu_device_num(2)
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
     calls = 40
-    protocol = run(_build_replay_model, False, calls, monkeypatch)
+    protocol = run(_build_replay_model, False, calls, monkeypatch, devices=2)
     assert len(flow.default_session().plan.tasks_of_op("train_job", "softmax_loss")) == 2
-    replayed = run(_build_replay_model, True, calls, monkeypatch)
+    replayed = run(_build_replay_model, True, calls, monkeypatch, devices=2)
     assert_replayed_and_fused(replayed, "train", calls)
     assert_same(protocol, replayed)
 

@@ -18,16 +18,16 @@ CALLS = 40
 
 @pytest.mark.parametrize("model", ["mlp_sgd_momentum"])
 def test_two_device_calls_replay_bit_for_bit(model: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    flow.config.cpu_device_num(2)  # the default placement: every device, so the model runs data-parallel
+    # on 2 devices (run's devices=): the default placement is every device, so the model runs data-parallel
     # Parallel run mode (two compute threads) declines the replay layer, a serial schedule: the proof compares the
     # one-thread protocol with the replay, then the parallel protocol's values with both.
     monkeypatch.setenv("FLOWLAB_THREADS", "1")
-    parallel = run(MODELS[model], False, CALLS, monkeypatch)
+    parallel = run(MODELS[model], False, CALLS, monkeypatch, devices=2)
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
-    protocol = run(MODELS[model], False, CALLS, monkeypatch)
+    protocol = run(MODELS[model], False, CALLS, monkeypatch, devices=2)
     plan = flow.default_session().plan
     assert any(t.is_boxing for t in plan.tasks) and max(t.parallel_num for t in plan.tasks) == 2
-    replayed = run(MODELS[model], True, CALLS, monkeypatch)
+    replayed = run(MODELS[model], True, CALLS, monkeypatch, devices=2)
     assert_replayed_and_fused(replayed, "train", CALLS)
     assert_same(protocol, replayed)
     for key in ("outputs", "watched"):

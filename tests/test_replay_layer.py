@@ -82,24 +82,23 @@ def test_removing_any_state_update_of_settle_fails_the_proof(protocol_run: dict[
     assert_same(protocol_run, replayed)
     survivors = _survivors(source, range(count), protocol_run, monkeypatch, LONG + CALLS)
     if survivors:  # updates only a multi-device Plan needs (a SliceBoxing's two registers rotate): on 2 devices
-        flow.config.cpu_device_num(2)
         monkeypatch.setenv("FLOWLAB_THREADS", "0")  # parallel run mode declines the replay layer
         calls = 2 * (LONG + CALLS)  # each rotation state's schedule reaches its fusion
-        two = run(MODELS["mlp_sgd_momentum"], False, calls, monkeypatch, SCENARIO)
-        assert _survivors(source, [None], two, monkeypatch, calls) == [(None, "none")], "unmutated, 2 devices fail"
-        survivors = _survivors(source, [index for index, _ in survivors], two, monkeypatch, calls)
+        two = run(MODELS["mlp_sgd_momentum"], False, calls, monkeypatch, SCENARIO, devices=2)
+        assert _survivors(source, [None], two, monkeypatch, calls, 2) == [(None, "none")], "unmutated, 2 devices fail"
+        survivors = _survivors(source, [index for index, _ in survivors], two, monkeypatch, calls, 2)
     assert not survivors, f"the proof does not notice these updates missing from settle(): {survivors}"
 
 
 def _survivors(source: str, indices: Any, protocol: dict[str, Any], monkeypatch: pytest.MonkeyPatch,
-               calls: int) -> list[tuple[int, str]]:
+               calls: int, devices: int = 1) -> list[tuple[int, str]]:
     """The mutants of settle.py (by update index) whose replayed run still passes the proof."""
     survivors = []
     for index in indices:  # None: settle.py as it is
         module, update = _mutant(source, index) if index is not None else (settle_module, "none")
         monkeypatch.setattr(layer_module, "settle", module.settle)
         try:
-            replayed = run(MODELS["mlp_sgd_momentum"], True, calls, monkeypatch, SCENARIO)
+            replayed = run(MODELS["mlp_sgd_momentum"], True, calls, monkeypatch, SCENARIO, devices)
             assert_replayed_and_fused(replayed, "train", calls)
             assert_same(protocol, replayed)
         except Exception:

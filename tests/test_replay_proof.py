@@ -25,12 +25,15 @@ LONG = 32  # more than the 25 calls that take the wait-ids source's 100 register
 
 
 def run(build: Callable[[list[np.ndarray]], Callable[[int], list[np.ndarray]]], replay: bool, calls: int,
-        monkeypatch: pytest.MonkeyPatch, snapshot_at: frozenset[int] = frozenset()) -> dict[str, Any]:
-    """``calls`` calls of a model in a fresh session; protocol states after the calls in ``snapshot_at`` (each
-    settles what was replayed so far) and at the end (after any number of unsettled replays)."""
+        monkeypatch: pytest.MonkeyPatch, snapshot_at: frozenset[int] = frozenset(), devices: int = 1
+        ) -> dict[str, Any]:
+    """``calls`` calls of a model in a fresh session on ``devices`` CPU devices (a cleared session starts from the
+    default flow.config); protocol states after the calls in ``snapshot_at`` (each settles what was replayed so
+    far) and at the end (after any number of unsettled replays)."""
     monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     monkeypatch.setenv("FLOWLAB_FUSE", "1")
     flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
     watched: list[np.ndarray] = []
     call = build(watched)
     outputs, states = [], []

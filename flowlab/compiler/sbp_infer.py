@@ -109,11 +109,10 @@ class _JobSbp:
     def ctx(self, op: OpConf) -> tuple[SbpCtx, list[tuple[str, str]], list[tuple[str, str]]]:
         op_def = get_op_def(op.op_type)
         ins, outs = input_bns(op.inputs, op_def.system), output_bns(op.outputs)
-        arg_bns: dict[str, tuple[str, ...]] = {}
-        for arg in (*op.inputs, *op.outputs):
-            lbns = op.inputs.get(arg) or op.outputs.get(arg) or ()
-            pairs = ins if arg in op.inputs else outs
-            arg_bns[arg] = tuple(bn for bn, lbn in pairs if lbn in lbns)
+        # by position, not by blob: an op may read one blob as two arguments (w * w), each with its own SBP
+        arg_bns = {arg: tuple(bn for bn, _ in input_bns({arg: lbns}, op_def.system)) for arg, lbns in op.inputs.items()}
+        for arg, lbns in op.outputs.items():
+            arg_bns.setdefault(arg, tuple(bn for bn, _ in output_bns({arg: lbns})))
         descs = {bn: self.job.blob_descs[lbn] for bn, lbn in (*ins, *outs)}
         hints = dict(self.job.sbp_hints[op.name].bn_in_op2sbp_parallel) if op.name in self.job.sbp_hints else {}
         if op.name in self.forced and op.op_type in INTERFACE_OPS:  # a system job's twin of a user interface op

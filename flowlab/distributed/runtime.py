@@ -62,7 +62,11 @@ class RayRuntime(Runtime):
                     timeout=START_TIMEOUT_S)
         except Exception as err:
             self.shutdown()
-            raise MachineError(f"the machine actors did not start within {START_TIMEOUT_S:.0f} s: {err}") from err
+            names = ", ".join(self.machine_name(m) for m in self.machines)
+            raise MachineError(f"the machine actors of {names} did not start within {START_TIMEOUT_S:.0f} s "
+                               f"({type(err).__name__}: {_first_line(err)}); check that each machine's Ray node "
+                               "is alive (`ray status` lists its resource machine<i>) and has a free CPU slot for "
+                               "an actor process") from err
         self.watches = {h.watch.remote(): m for m, h in self.hosts.items()}
 
     def machine_name(self, m: int) -> str:
@@ -211,7 +215,8 @@ class RayRuntime(Runtime):
         if self.stopped or not self.hosts:
             return
         machines = list(self.hosts)
-        fetched = self._ray.get([self.hosts[m].variable_registers.remote() for m in machines], timeout=self.stall_s)
+        fetched = self._get([self.hosts[m].variable_registers.remote() for m in machines], machines,
+                            "send its variables")
         for registers in fetched:
             for rid, blobs in registers.items():
                 for lbn, value in blobs.items():
@@ -228,13 +233,27 @@ class RayRuntime(Runtime):
             if op is not None and op.op_type == "variable" and not actor.task.is_boxing:
                 rid = next(iter(actor.writable))
                 per_machine.setdefault(actor.task.machine_id, {})[rid] = dict(self.regsts[rid][0].blobs)
-        self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)
+        self._get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], list(per_machine),
+                  "take its variables")
+
+    def _get(self, refs: list[Any], machines: list[int], what: str) -> list[Any]:
+        """``ray.get`` bounded by FLOWLAB_MACHINE_TIMEOUT: a machine that never answers is a MachineError naming
+        it, not a wait without end."""
+        try:
+            return self._ray.get(refs, timeout=self.stall_s)
+        except self._ray.exceptions.GetTimeoutError:
+            ready, _ = self._ray.wait(refs, num_returns=len(refs), timeout=0)
+            late = ", ".join(self.machine_name(m) for m, r in zip(machines, refs, strict=True) if r not in ready)
+            raise MachineError(f"{late} did not {what} within {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT); "
+                               "check that its Ray node is alive (`ray status`)") from None
 
     def counters(self) -> dict[int, dict[str, Any]]:
         """Registers and bytes each machine shipped to others, and its acts."""
         out: dict[int, dict[str, Any]] = {0: {"messages": self.link.messages, "bytes": self.link.bytes,
                                               "acts": self._seq, "wait_s": self.wait_s, "waits": self.waits}}
-        for m, c in zip(self.hosts, self._ray.get([h.counters.remote() for h in self.hosts.values()]), strict=True):
+        machines = list(self.hosts)
+        answers = self._get([self.hosts[m].counters.remote() for m in machines], machines, "report its counters")
+        for m, c in zip(machines, answers, strict=True):
             out[m] = c
         return out
 

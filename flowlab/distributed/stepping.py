@@ -84,6 +84,9 @@ class SteppingRayRuntime(RayRuntime):
             self.shutdown("a machine died while stepping")
             raise MachineError(f"{self.machine_name(machine)} died while stepping; the other machines were "
                                "stopped") from None
+        except ray.exceptions.GetTimeoutError:
+            raise MachineError(f"{self.machine_name(machine)} did not answer a step within {self.stall_s:.0f} s "
+                               "(FLOWLAB_MACHINE_TIMEOUT); check that its Ray node is alive (`ray status`)") from None
 
     def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
         _one_thread_only(thread)
@@ -141,7 +144,8 @@ class SteppingRayRuntime(RayRuntime):
                 rid = next(iter(task.produced_regst_desc.values())).regst_desc_id
                 value = pieces[op.name].arrays[max(task.parallel_id, 0)]
                 per_machine.setdefault(task.machine_id, {})[rid] = {op.output_lbns[0]: value}
-        self._ray.get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], timeout=self.stall_s)
+        self._get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], list(per_machine),
+                  "take its variables")
 
 
 def _one_thread_only(thread: int | tuple[int, int] | None) -> None:

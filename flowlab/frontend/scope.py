@@ -17,9 +17,14 @@ DEVICE_TAGS = ("cpu", "gpu")
 _DEVICE_NAME = re.compile(r"^(\d+):(\d+)(?:-(\d+))?$")
 
 
+SESSION_CONFIG_FIELDS = ("cpu_device_num", "gpu_device_num", "debug_mode")
+
+
 @dataclass
 class EnvConfig:
-    """``flow.config`` and ``flow.env``: process-wide resource settings, read when a session starts."""
+    """``flow.config`` and ``flow.env``: resource settings, read when a session starts. The ``flow.config`` fields
+    (``SESSION_CONFIG_FIELDS``) belong to the session, as in OneFlow's per-session ConfigProto: a cleared session
+    starts from their defaults. The ``flow.env`` fields belong to the process (OneFlow's env_proto)."""
 
     cpu_device_num: int = 1
     gpu_device_num: int = 0
@@ -39,6 +44,12 @@ class EnvConfig:
         """Back to the defaults of a fresh process (tests start each case here)."""
         for f in dataclasses.fields(self):
             setattr(self, f.name, f.default)
+
+    def reset_session_config(self) -> None:
+        """Back to the ``flow.config`` defaults a new session starts from; ``flow.env`` settings stay."""
+        for f in dataclasses.fields(self):
+            if f.name in SESSION_CONFIG_FIELDS:
+                setattr(self, f.name, f.default)
 
 
 ENV = EnvConfig()

@@ -19,6 +19,7 @@ acts (dropout's seeded stream) is not tiered: it would restart its stream on the
 from __future__ import annotations
 
 import threading
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -35,7 +36,7 @@ class TieredKernel:
     thread), then Numba's. ``ran`` is the tier of the last act ("reference" or "numba"); a switch never goes back.
     The actor calls ``function()``, a closure over it: a class's ``__call__`` cost 170 ns an act, the closure 60."""
 
-    __slots__ = ("reference", "numba", "ran", "op_name", "error")
+    __slots__ = ("reference", "numba", "ran", "op_name", "error", "__weakref__")
 
     def __init__(self, reference: Callable[..., None], op_name: str) -> None:
         self.reference = reference
@@ -167,8 +168,12 @@ def tiered(op: Any, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
     except KeyError:  # an op with a Numba kernel only
         return make(op, in_descs, out_descs, "numba")
     kernel = TieredKernel(reference, op.name)
+    alive = weakref.ref(kernel)  # a queued build must not keep a cleared session's kernel (issue 25)
 
     def job() -> None:
+        kernel = alive()
+        if kernel is None:  # its runtime is gone (the session was cleared while this waited): nothing to build for
+            return
         try:
             warm = make(op, in_descs, out_descs, "numba")  # a kernel of its own: scratch arrays, no shared state
             try:

@@ -21,8 +21,7 @@ cache. A segment compiles on a background thread (one for the process) while the
 replay proof shows bit-identical to the fused function (FLOWLAB_FUSE_BACKGROUND=0 compiles in the call instead).
 
 A kernel that must fail (a checked call, such as a label out of range) makes the segment return its index; its
-Python kernel then runs to raise the error the protocol would have raised, as a KernelError naming the op.
-"""
+Python kernel then runs to raise the error the protocol would have raised, as a KernelError naming the op."""
 
 from __future__ import annotations
 
@@ -33,6 +32,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -129,11 +129,13 @@ class Segment:
         self.fn = fn
 
     def compile_in_background(self) -> None:
+        segment = weakref.ref(self)  # a queued compile must not keep a cleared session's runtime alive (issue 25)
         def job() -> None:
-            try:
-                self.compile()
-            except BaseException as err:  # the segment stays act by act; the next call warns
-                self.error = err
+            if (alive := segment()) is not None:  # else its runtime is gone: nothing will call it
+                try:
+                    alive.compile()
+                except BaseException as err:  # the segment stays act by act; the next call warns
+                    alive.error = err
 
         self.future = _submit(job)
 

@@ -6,13 +6,16 @@ directory: a symbolic link pointing elsewhere is refused, as is a name with an e
 
 Loading follows OneFlow's ModelLoad kernel: a variable whose ``out`` file is missing is initialized with its own
 initializer and seed (what System-ModelInit gives it) after the warning OneFlow prints; anything else wrong
-(shape, dtype, size, an unreadable ``meta``) is an error that names the file, before anything is written.
+(shape, dtype, size, an unreadable ``meta``, a file that is there but is not a regular file) is an error that names
+the file, before anything is written. Files are checked with ``os.stat`` before they are opened, so a FIFO or a
+device file is refused, never read (opening a FIFO would wait for a writer).
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 import sys
 import warnings
 from collections.abc import Mapping
@@ -62,6 +65,35 @@ def _inside(root: Path, path: Path) -> Path:
     return path
 
 
+def regular_file(root: Path, path: Path) -> os.stat_result | None:
+    """``os.stat`` of the checkpoint file ``path`` once it is checked to be a regular file inside ``root``, without
+    opening it; None when nothing is there. Anything else there is an error naming it: a FIFO, a socket, a device
+    or a directory, a link to nothing, a file where a directory of the path should be."""
+    if os.path.lexists(path):
+        _inside(root, path)
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise CheckpointError(f"{path} is a symbolic link to {os.readlink(path)}, which does not exist; "
+                                  "nothing was loaded") from None
+        return None
+    except NotADirectoryError:
+        parent = next(p for p in path.parents if p.exists() and not p.is_dir())
+        raise CheckpointError(f"{parent} is not a directory, so {path} cannot be read; a checkpoint holds a "
+                              "directory per variable; nothing was loaded") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise CheckpointError(f"{path} is {_file_kind(st.st_mode)}, not a regular file; a checkpoint's '{path.name}' "
+                              "must be a regular file (flowlab does not open it); nothing was loaded")
+    return st
+
+
+def _file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    return next((name for test, name in kinds if test(mode)), f"a special file (mode {mode:#o})")
+
+
 def meta_text(shape: tuple[int, ...], dtype: DType) -> str:
     dims = " ".join(f"dim: {d}" for d in shape)
     return f"shape {{\n  {dims}\n}}\ndata_type: {dtype.proto_name}\n"
@@ -69,7 +101,9 @@ def meta_text(shape: tuple[int, ...], dtype: DType) -> str:
 
 def read_meta(root: Path, path: Path) -> tuple[tuple[int, ...], DType]:
     """Shape and dtype from a ``meta`` file; every problem is an error naming the file."""
-    raw = _inside(root, path).read_bytes()
+    if regular_file(root, path) is None:
+        raise CheckpointError(f"{path} does not exist; a meta file holds a text-format VariableMetaInfo")
+    raw = path.read_bytes()
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -123,11 +157,11 @@ def check_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) 
     checkpoint has no ``out`` for it (OneFlow's ``SnapshotReader::HasKey`` is false)."""
     directory = variable_dir(root, name)
     out = directory / DATA_FILE
-    if not out.is_file() and not out.is_symlink():
+    out_stat = regular_file(root, out)
+    if out_stat is None:
         return None
-    _inside(root, out)
     meta = directory / META_FILE
-    if meta.exists() or meta.is_symlink():
+    if os.path.lexists(meta):
         saved_shape, saved_dtype = read_meta(root, meta)
         if saved_shape != tuple(shape) or saved_dtype != dtype:
             raise CheckpointError(
@@ -135,7 +169,7 @@ def check_variable(root: Path, name: str, shape: tuple[int, ...], dtype: DType) 
                 f"but the job's variable is {dtype.name}{list(shape)}"
             )
     expected = int(np.prod(shape)) * dtype.itemsize
-    size = out.stat().st_size
+    size = out_stat.st_size
     if size != expected:
         raise CheckpointError(
             f"variable {name!r}: {out} holds {size} bytes; {dtype.name}{list(shape)} needs {expected}"

@@ -28,10 +28,14 @@ def offset(i, shape, strides):
 
 
 @functools.cache
-def reduce_kernel(kind: str, threads: int, acc: np.dtype):
-    """kind "sum" (y = scale * sum) or "max"; ``acc``: the shared accumulator dtype."""
+def reduce_kernel(kind: str, threads: int, acc: np.dtype, wrap_bits: int = 0, signed: bool = True):
+    """kind "sum" (y = scale * sum) or "max"; ``acc``: the shared accumulator dtype. ``wrap_bits`` (an integer sum
+    into a narrower integer output): the int64 sum is cut to that many bits, two's complement when ``signed``."""
     acc_t = numba.from_dtype(acc)
     is_max = kind == "max"
+    wrap = wrap_bits > 0
+    mask = (1 << wrap_bits) - 1 if wrap else 0
+    sign = 1 << (wrap_bits - 1) if wrap and signed else 0
 
     @cuda.jit
     def kernel(x, y, kept_shape, kept_strides, red_shape, red_strides, nred, scale):
@@ -52,7 +56,11 @@ def reduce_kernel(kind: str, threads: int, acc: np.dtype):
                     s += x[base + offset(r, red_shape, red_strides)]
                 total = block_sum(shared, tid, s)
             if tid == 0:
-                y[o] = total if is_max else total * scale
+                if wrap:  # as NumPy wraps: explicit bits, since a store of the int64 (or float) sum raises
+                    w = total & mask  # OverflowError in the simulator and saturates on hardware
+                    y[o] = w - ((w & sign) << 1)
+                else:
+                    y[o] = total if is_max else total * scale
 
     return kernel
 
@@ -79,7 +87,8 @@ def reducer(kind: str, shape: tuple[int, ...], reduced: tuple[int, ...], out_dty
         acc = np.dtype(np.int64) if out_dtype.kind in "iu" and not mean else np.dtype(np.float64)
     ks, kst, rs, rst, nred = split_axes(shape, reduced)
     threads = block_threads(nred, launch.threads)
-    kernel = reduce_kernel(kind, threads, acc)
+    narrow = kind == "sum" and acc.kind == "i" and out_dtype.itemsize < acc.itemsize
+    kernel = reduce_kernel(kind, threads, acc, out_dtype.itemsize * 8 if narrow else 0, out_dtype.kind == "i")
     args = (const(ks), const(kst), const(rs), const(rst), nred)
     scale = 1.0 / nred if mean else 1.0
 
