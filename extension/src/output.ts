@@ -24,6 +24,7 @@ export interface WidgetHost {
 export const WIDGET_GRACE_MS = 800;
 
 type Mode = "static" | "widget" | "waiting";
+const DISCONNECTED = "jupyter-widgets-disconnected";
 
 export class OutputRenderer extends Panel implements IRenderMime.IRenderer {
   private view: Rendered | null = null;
@@ -76,8 +77,10 @@ export class OutputRenderer extends Panel implements IRenderMime.IRenderer {
     });
   }
 
-  /** Render the widget hidden; show it (and drop the saved view) once it holds an element: ipywidgets' renderer
-   * leaves only text ("Loading widget...", "Error displaying widget: model not found") when it has no view. */
+  /** Render the widget hidden; show it (and drop the saved view) once it holds a connected view: ipywidgets'
+   * renderer leaves only text ("Loading widget...", "Error displaying widget: model not found") when it has no view,
+   * and marks a view `jupyter-widgets-disconnected` when its model has no kernel behind it (a model restored from
+   * saved widget state beside a fresh kernel: drawn, but nothing it does reaches a kernel). */
   private async hostWidget(renderer: IRenderMime.IRenderer, model: IRenderMime.IMimeModel): Promise<boolean> {
     this.hosted = renderer;
     renderer.addClass("flowlab-live");
@@ -85,7 +88,8 @@ export class OutputRenderer extends Panel implements IRenderMime.IRenderer {
     this.addWidget(renderer);
     const check = (): boolean => {
       if (renderer !== this.hosted) return false;
-      const live = renderer.node.children.length > 0;
+      const views = [...renderer.node.children];
+      const live = views.length > 0 && !views.some((v) => v.classList.contains(DISCONNECTED));
       if (live && this.mode !== "widget") {
         this.clearSaved();
         renderer.show();
@@ -98,7 +102,8 @@ export class OutputRenderer extends Panel implements IRenderMime.IRenderer {
       return live;
     };
     this.observer = new MutationObserver(() => void check());
-    this.observer.observe(renderer.node, { childList: true });
+    // the view's own class says when its model connects or loses its kernel: watch the classes below, too
+    this.observer.observe(renderer.node, { childList: true, subtree: true, attributes: true, attributeFilter: ["class"] });
     try {
       await renderer.renderModel(model);
     } catch (e) {

@@ -45,12 +45,17 @@ function model(data: Record<string, unknown>, metadata: Record<string, unknown> 
 
 /** ipywidgets' WidgetRenderer, as far as the output renderer sees it: `outcome` is what renderModel ends with. */
 class FakeWidgetRenderer extends Widget {
-  constructor(private readonly outcome: "view" | "not found" | "loading", private readonly ms = 0) { super(); }
+  constructor(private readonly outcome: "view" | "not found" | "loading" | "disconnected", private readonly ms = 0) { super(); }
   async renderModel(): Promise<void> {
     this.node.textContent = "Loading widget...";
     await new Promise((r) => setTimeout(r, this.ms));
     if (this.outcome === "not found") this.node.textContent = "Error displaying widget: model not found";
-    if (this.outcome === "view") { this.node.textContent = ""; this.node.append(Object.assign(document.createElement("div"), { className: "fake-view" })); }
+    if (this.outcome === "view" || this.outcome === "disconnected") {
+      this.node.textContent = "";
+      const view = Object.assign(document.createElement("div"), { className: "fake-view" });
+      if (this.outcome === "disconnected") view.classList.add("jupyter-widgets-disconnected");
+      this.node.append(view);
+    }
   }
 }
 function host(renderer: () => FakeWidgetRenderer | null, ready: Promise<boolean> = Promise.resolve(false)) {
@@ -172,4 +177,17 @@ test("a widget that never loads (no kernel, saved widget state) and an untrusted
   assert.equal(u.mode, "static");
   r.dispose();
   u.dispose();
+});
+
+test("a widget restored from saved state with no kernel behind it keeps the saved view until its model connects", async () => {
+  let renderer: FakeWidgetRenderer | null = null;
+  const r = new OutputRenderer(host(() => (renderer = new FakeWidgetRenderer("disconnected"))));
+  mount(r);
+  await r.renderModel(model({ ...BUNDLE, [WIDGET_MIME]: { model_id: "m1", version_major: 2 } }) as never);
+  await new Promise((res) => setTimeout(res, 50));
+  assert.equal(r.mode, "static");
+  assert.equal(shownTitle(r), PLAN.title);
+  renderer!.node.querySelector(".fake-view")!.classList.remove("jupyter-widgets-disconnected");  // comm_live
+  await until(() => r.mode === "widget", "the connected widget");
+  r.dispose();
 });
