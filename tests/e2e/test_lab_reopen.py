@@ -75,9 +75,14 @@ def lab(tmp_path):
 
 
 def shot(page, name: str) -> None:
+    """The page, and each flowlab output on its own (the notebook scrolls inside the page)."""
     if SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
+        for i in range(outputs(page).count()):
+            out = outputs(page).nth(i)
+            out.scroll_into_view_if_needed()
+            out.screenshot(path=str(SHOTS / f"{name}_output{i + 1}.png"))
 
 
 def shut_down_kernels(url: str) -> None:
