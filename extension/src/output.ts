@@ -19,9 +19,11 @@ export interface WidgetHost {
   whenReady(): Promise<boolean>;
 }
 
-/** How long a live output waits for its widget before drawing the saved payload (a fresh kernel's widget manager
- * takes 2 s to say "model not found"; a live model's view comes in well under this). */
-export const WIDGET_GRACE_MS = 800;
+/** How long a live output waits for its widget's view before drawing the saved payload under it. A widget that
+ * cannot show ends sooner (ipywidgets looks for a missing model for 2 s, then says so; a disconnected view or
+ * "Loading widget..." is known at once), so this only bounds a slow view, e.g. a 10,000-task Plan's widget, whose
+ * saved payload would otherwise be decoded and laid out for nothing beside it. */
+export const WIDGET_GRACE_MS = 3000;
 
 type Mode = "static" | "widget" | "waiting";
 const DISCONNECTED = "jupyter-widgets-disconnected";
