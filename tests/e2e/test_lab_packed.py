@@ -56,7 +56,7 @@ def test_a_10000_task_plan_draws_from_the_packed_trait(lab):
             page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector("text=packed 2 gzip", timeout=120_000)  # the kernel sent version 2, binary
-            view = page.locator(".jp-OutputArea-output .flowlab-live .fl-root").first  # the widget flowlab's renderer hosts
+            view = page.locator(".jp-OutputArea-output .flowlab-live .fl-root").first  # the widget, hosted
             view.locator(".fl-graph .fl-node").first.wait_for(timeout=120_000)
             view.locator(".fl-title", has_text="10000 tasks").wait_for(timeout=10_000)
             assert page.locator(".fl-error").count() == 0, page.locator(".fl-error").all_text_contents()

@@ -140,6 +140,7 @@ def test_a_reopened_notebook_shows_the_views_it_showed_live(lab):
             page.locator(".jp-Cell").nth(2).locator(".jp-InputArea-prompt", has_text="[3]").wait_for(timeout=180_000)
             live_count = outputs(page).count()
             plan_title = first.locator(".fl-title").first.inner_text()
+            first.evaluate("e => { e.dataset.probe = 'kept'; }")  # to tell this element from a new one
             first.locator(".fl-view-switch").select_option("jobs")
             first.locator(".fl-title", has_text="job set").wait_for(timeout=60_000)
             jobs_title = first.locator(".fl-title").first.inner_text()
@@ -153,6 +154,8 @@ def test_a_reopened_notebook_shows_the_views_it_showed_live(lab):
             assert out1["metadata"].get("flowlab", {}).get("view") == "jobs", out1["metadata"]
             assert out1["data"][JOBSET]["title"] == jobs_title
             assert "application/vnd.jupyter.widget-state+json" in saved.metadata.get("widgets", {})
+            # writing the view into the output kept the live widget (same element, no redraw from the saved data)
+            assert first.get_attribute("data-probe") == "kept" and first.get_attribute("data-flowlab-mode") == "widget"
             two_devices = any(JOBSET in o.get("data", {}) for o in saved.cells[2].outputs)
             assert live_count == 1 + two_devices
             page.close()
