@@ -8,7 +8,8 @@ renderer would be chosen over flowlab's), with ipywidgets' "save widget state" o
 (a) reopened with a fresh kernel (JupyterLab's default): the saved views draw, no "Error displaying widget: model not
     found";
 (c) in both, the first output shows the jobs view the user switched to live, not the Plan it opened on;
-(d) re-running the cells in that kernel gives the live plan browsers back.
+(d) re-running the cells in that kernel gives the live plan browsers back;
+and a page reloaded while its kernel lives shows the live widgets again, as it did before.
 FLOWLAB_E2E_SHOTS=dir keeps the screenshots."""
 
 from __future__ import annotations
@@ -159,6 +160,16 @@ def test_a_reopened_notebook_shows_the_views_it_showed_live(lab):
             two_devices = any(JOBSET in o.get("data", {}) for o in saved.cells[2].outputs)
             assert live_count == 1 + two_devices
             page.close()
+
+            # -- the page reloaded, its kernel alive: the live widgets come back (as before), on the jobs view -------
+            page = new_page(browser)
+            page.goto(url)
+            live = page.locator(".flowlab-mime[data-flowlab-mode='widget']")
+            for i in range(live_count):
+                live.nth(i).locator(".fl-view-switch").wait_for(timeout=120_000)
+            assert live.first.locator(".fl-title").first.inner_text() == jobs_title
+            no_widget_error_text(page, 0.5)
+            page.close()
             shut_down_kernels(url)
 
             # -- (b) no kernel, widget state saved: the saved views, the jobs view first -----------------------
@@ -171,7 +182,7 @@ def test_a_reopened_notebook_shows_the_views_it_showed_live(lab):
             page.evaluate("""() => { const f = window.jupyterapp.docRegistry.getWidgetFactory('Notebook');
                                      Object.defineProperty(f, 'preferKernel', {get: () => false}); }""")
             page.evaluate("window.jupyterapp.commands.execute('docmanager:open', {path: 'reopen.ipynb'})")
-            page.locator("#jp-main-statusbar", has_text="No Kernel").wait_for(timeout=60_000)
+            page.locator(".jp-NotebookPanel-toolbar", has_text="No Kernel").wait_for(timeout=60_000)
             titles = shown_titles(page, live_count)
             assert titles[0] == jobs_title, titles  # (c)
             no_widget_error_text(page)
