@@ -14,6 +14,7 @@ body[data-jp-theme-light="false"] .fl-root,.fl-root.fl-dark{--fl-fg:#e6e6e6;--fl
 .fl-toolbar{display:flex;flex-wrap:wrap;gap:4px;align-items:center;margin-bottom:4px}
 .fl-toolbar button,.fl-root button{font:12px system-ui,sans-serif;padding:2px 8px;border:1px solid var(--fl-line);background:var(--fl-btn);color:var(--fl-fg);border-radius:3px;cursor:pointer}
 .fl-root button:hover{background:var(--fl-btn-hover)}
+.fl-views{display:inline-flex;gap:0}.fl-views button{border-radius:0}.fl-views button:first-child{border-radius:3px 0 0 3px}.fl-views button:last-child{border-radius:0 3px 3px 0}.fl-root .fl-views button.fl-view-on{background:var(--fl-btn-hover);font-weight:600}
 .fl-root input,.fl-root select{color:var(--fl-fg);background:var(--fl-bg);border:1px solid var(--fl-line);border-radius:3px;padding:2px 4px}
 .fl-root input::placeholder{color:var(--fl-muted);opacity:1}
 .fl-search{width:210px;padding:2px 6px}

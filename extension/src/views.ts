@@ -5,6 +5,8 @@ import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.
 import { RunView } from "./runview.js";
 import { ensureStyle } from "./style.js";
 
+const SUMMARY_ORDER = ["tasks", "regsts", "mem_blocks"];
+
 export interface Rendered { payload: Payload | null; graph: GraphView | null; run: RunView | null; destroy(): void }
 
 export function showProblem(el: HTMLElement, message: string, fallback?: string): void {
@@ -41,7 +43,10 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   const graph = new GraphView(p.graph, opts);
   el.append(graph.root);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
-    el.append(h("div", "fl-muted", Object.entries(p.summary).map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(" · ")));
+    // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)
+    const rank = (k: string): number => { const i = SUMMARY_ORDER.indexOf(k); return i < 0 ? SUMMARY_ORDER.length : i; };
+    const rows = Object.entries(p.summary).sort(([a], [b]) => rank(a) - rank(b));
+    el.append(h("div", "fl-muted", rows.map(([k, v]) => `${v} ${k.replace("_", " ")}`).join(" · ")));
   }
   if (p.kind === "jobset" && Object.keys(p.shared_interfaces).length) {
     // A model's variables are shared by four jobs each: a long list, so it starts folded past a few rows.

@@ -2,10 +2,11 @@
 // (packed, state), with the messages of payload.md. `packed` is the payload as version 2 with a binary body (an
 // ipywidgets buffer: the comm carries the gzip bytes, 0.1 MiB for the 30-layer MLP's Plan where its version-1 JSON
 // is 1.4 MiB); a model with no `packed` (an older flowlab, a test's own AnyWidget) draws its version-1 `payload`.
-import { button } from "./dom.js";
+import { button, h } from "./dom.js";
 import { DebuggerView, type DebugState } from "./debugger.js";
 import { type DebugUpdate, StateStore } from "./debugstate.js";
 import { type Parsed, readPayload } from "./payload.js";
+import { VIEW_EVENT, type ViewChange } from "./saved.js";
 import { ensureStyle } from "./style.js";
 import { type Rendered, renderParsed, showProblem } from "./views.js";
 
@@ -39,8 +40,26 @@ function onPayload(model: Model, apply: (parsed: Parsed) => void): { stop(): voi
   return { stop() { stopped = true; model.off("change:packed", update); model.off("change:payload", update); } };
 }
 
+/** The view switch: every view the kernel offers (all jobs, each job kind, the Plan); the kernel draws the chosen one. */
+function viewSwitch(model: Model): { el: HTMLSelectElement; sync(): void } {
+  const select = h("select", "fl-view-switch");
+  select.title = "which stage to show: every job, one kind of job, or the Plan";
+  const label = (v: string): string => v === "plan" ? "Plan" : v === "jobs" ? "all jobs" : `${v.replace("_", "-")} jobs`;
+  const sync = (): void => {
+    const views = model.get("views"), current = model.get("view");
+    const list = Array.isArray(views) ? views.filter((v): v is string => typeof v === "string") : [];
+    select.replaceChildren(...list.map((v) => { const o = h("option", "", label(v)); o.value = v; return o; }));
+    if (typeof current === "string") select.value = current;
+    select.style.display = list.length > 1 ? "" : "none";
+  };
+  select.addEventListener("change", () => model.send({ type: "show", view: select.value }));
+  sync();
+  return { el: select, sync };
+}
+
 function renderBrowser(model: Model, el: HTMLElement): () => void {
   let view: Rendered | null = null;
+  const views = viewSwitch(model);
   const debug = button("debug", "open or close the step debugger for this Plan", () => model.send({ type: "debug" }));
   // The button is a toggle (PlanBrowser.debug): say which way it goes; no button where there is no call to debug.
   const onDebugState = (): void => {
@@ -53,7 +72,7 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
   const draw = (parsed: Parsed): void => {
     view?.destroy();
     view = renderParsed(el, parsed, undefined, {
-      tools: [debug],
+      tools: [views.el, debug],
       onSelect: (id) => {
         model.set("selected", id ?? "");
         model.save_changes();
@@ -68,6 +87,12 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
       const sel = model.get("selected");
       if (typeof sel === "string" && sel) void g.ready.then(() => g.focus(sel));
     }
+    views.sync();
+    // tell whatever hosts this widget (flowlab's JupyterLab renderer) which view it draws, so that the saved output
+    // keeps it (output.ts); nothing listens elsewhere
+    const change: ViewChange = { view: String(model.get("view") ?? ""), packed: model.get("packed") };
+    const Custom = el.ownerDocument.defaultView?.CustomEvent ?? CustomEvent;  // the page's own (a test's jsdom too)
+    el.dispatchEvent(new Custom(VIEW_EVENT, { bubbles: true, detail: change }));
   };
   const onQuery = (): void => { const q = model.get("query"); view?.graph?.setQuery(typeof q === "string" ? q : ""); };
   const onSelected = (): void => {
@@ -80,6 +105,7 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
   };
   model.on("change:debug_open", onDebugState);
   model.on("change:can_debug", onDebugState);
+  model.on("change:views", views.sync);
   model.on("change:query", onQuery);
   model.on("change:selected", onSelected);
   model.on("msg:custom", onMsg);
@@ -89,6 +115,7 @@ function renderBrowser(model: Model, el: HTMLElement): () => void {
     view?.destroy();
     model.off("change:debug_open", onDebugState);
     model.off("change:can_debug", onDebugState);
+    model.off("change:views", views.sync);
     model.off("change:query", onQuery);
     model.off("change:selected", onSelected);
     model.off("msg:custom", onMsg);

@@ -56,11 +56,13 @@ def test_a_10000_task_plan_draws_from_the_packed_trait(lab):
             page.wait_for_selector("#jp-main-statusbar >> text=Idle", timeout=90_000)
             page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
             page.wait_for_selector("text=packed 2 gzip", timeout=120_000)  # the kernel sent version 2, binary
-            view = page.locator(".jp-OutputArea-output .fl-root").first
+            view = page.locator(".jp-OutputArea-output .flowlab-live .fl-root").first  # the widget, hosted
             view.locator(".fl-graph .fl-node").first.wait_for(timeout=120_000)
             view.locator(".fl-title", has_text="10000 tasks").wait_for(timeout=10_000)
             assert page.locator(".fl-error").count() == 0, page.locator(".fl-error").all_text_contents()
-            assert page.locator(".flowlab-mime").count() == 0  # the widget drew it, not the saved-output renderer
+            # the widget drew it, not the saved-output renderer (docs/notebook-outputs.md)
+            assert page.locator(".flowlab-mime[data-flowlab-mode='widget']").count() == 1
+            assert page.locator(".flowlab-saved .fl-node").count() == 0
             boxes = view.locator(".fl-graph .fl-node").count()
             assert 5 <= boxes <= 300, boxes
             view.locator(":scope > .fl-muted", has_text="10000 tasks").wait_for(timeout=10_000)  # the Plan summary
