@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 import weakref
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from ..typing import MirroredTensorDef
 from .blob import LazyBlob
 from .builder import JobBuilder, _builders, building
 from .function_config import FunctionConfig
+from .location import describe
 from .scope import LogicalView, PlacementScope, default_parallel_conf
 from .signature import JobSignature, flatten_returned, parse_signature
 
@@ -55,7 +55,7 @@ class FunctionDesc:
     @property
     def loc(self) -> str:
         code = self.job_func.__code__
-        return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        return describe(code.co_filename, code.co_firstlineno)
 
     def replaced_in(self, session: Any, current: FunctionDesc | None) -> SessionStateError | None:
         """The error for calling this function after a newer one of the same name replaced it in ``session``
@@ -115,7 +115,7 @@ def _refuse_nested_call(session: Any, desc: FunctionDesc, caller: Any) -> None:
     another thread's trace; only the tracing thread itself still finds its builder."""
     with session.lock:
         if _builders:
-            where = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}"
+            where = describe(caller.f_code.co_filename, caller.f_lineno)
             from ..errors import SessionStateError
 
             raise SessionStateError(
