@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SessionStateError
+from ..errors import FlowlabError, SessionStateError, hide_own_frames
 from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
 from ..typing import MirroredTensorDef
@@ -98,10 +98,14 @@ def _decorator(type: str, function_config: FunctionConfig | None,
 
         @functools.wraps(job_func)
         def run(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True  # IPython leaves this wrapper out of tracebacks
             session = default_session()
-            if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
-                _refuse_nested_call(session, desc, sys._getframe(1))
-            return session.lazy_run(desc, args, kwargs)
+            try:
+                if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
+                    _refuse_nested_call(session, desc, sys._getframe(1))
+                return session.lazy_run(desc, args, kwargs)
+            except FlowlabError as err:  # a user-facing error: its traceback ends at the user's line
+                raise hide_own_frames(err)  # noqa: B904 (the same object: its cause and context stay as they were)
 
         run.__flowlab_function_desc__ = desc  # type: ignore[attr-defined]
         return run
