@@ -94,6 +94,9 @@ def test_a_2_device_flowjob_shows_its_graph():
         assert "no picture" not in bundle["text/plain"]
         browser = result.browser()
         assert_shows(browser.svg_of("plan"), "fc1-relu")
+        result.interactive = True  # as under a kernel: the bundle carries the live view too (it raised before)
+        live = result._repr_mimebundle_()
+        assert "application/vnd.jupyter.widget-view+json" in live and MIME["plan"] in live
     finally:
         InteractiveShell.clear_instance()
 
