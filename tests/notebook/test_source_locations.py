@@ -95,3 +95,29 @@ def test_a_shape_error_names_the_cell_and_line_and_its_traceback_header_matches(
     assert f"OpInferError: cell [{n}], line 6: op 'matmul_0' (matmul)" in out, out[-2000:]
     assert f"Cell In[{n}], line 8" in out and f"Cell In[{n + 1}]" not in out, out[-3000:]
     assert not TEMP_FILE.search(out), out[-2000:]
+
+
+def test_in_a_real_kernel_the_prompt_and_the_location_agree(tmp_path):
+    """ipykernel names cell files /tmp/ipykernel_<pid>/<hash>.py and counts prompts itself: the same numbering."""
+    import os
+
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (
+        "%load_ext flowlab", FLOWJOB, "print(res.session.traced_jobs['pad_Job'])", SHAPE_ERROR)]
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env_path = os.environ.get("PYTHONPATH", "")
+    os.environ["PYTHONPATH"] = root + (os.pathsep + env_path if env_path else "")
+    try:
+        NotebookClient(nb, timeout=180, kernel_name="python3", allow_errors=True,
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
+    finally:
+        os.environ["PYTHONPATH"] = env_path
+    flowjob, printed, error = nb.cells[1], nb.cells[2], nb.cells[3]
+    text = "".join(o.get("text", "") for o in printed.outputs)
+    assert f"# cell [{flowjob.execution_count}], line 6" in text and not TEMP_FILE.search(text), text
+    tb = ANSI.sub("", "\n".join(line for o in error.outputs for line in o.get("traceback", [])))
+    assert f"Cell In[{error.execution_count}], line 8" in tb, tb
+    assert f"cell [{error.execution_count}], line 6: op 'matmul_0'" in tb and not TEMP_FILE.search(tb), tb
