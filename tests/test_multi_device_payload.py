@@ -94,6 +94,8 @@ def test_boxing_tasks_say_what_they_convert_and_edges_their_sbp():
     labels = {(by_id[e["source"]]["label"], e["label"]) for e in payload["graph"]["edges"] if e["source"] in by_id}
     assert ("fc1-matmul", "S(0) f32[8,4]") in labels and ("fc1-weight", "B f32[4,8]") in labels, labels
     assert ("matmul_0", "P f32[4,8]") in labels  # the gradient before boxing
+    matmul = next(n for n in nodes if n["label"] == "fc1-matmul")
+    assert matmul["sbp"] == "{a_0: S(0), b_0: B, out_0: S(0)}"  # the box's tooltip and detail pane
 
 
 def test_a_one_device_plan_view_stays_as_it_was():

@@ -38,7 +38,7 @@ function nodeEl(b: NodeBox, lanes: string[]): SVGGElement {
   }
   const gn = n.node!;
   const sub = subText(gn);
-  title.textContent = [gn.label, gn.type, gn.device, gn.note, gn.lane].filter(Boolean).join("\n");
+  title.textContent = [gn.label, gn.type, gn.device, gn.sbp && `sbp ${gn.sbp}`, gn.note, gn.lane].filter(Boolean).join("\n");
   const rx = gn.kind === "memblock" ? 12 : gn.kind === "interface" ? 16 : 3;
   g.append(title, s("rect", { class: "fl-shape", width: b.w, height: b.h, rx }));
   const lane = gn.lane ? lanes.indexOf(gn.lane) : -1;

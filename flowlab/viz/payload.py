@@ -170,6 +170,8 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
             extra = {"lane": lane_name[(task.machine_id, task.thrd_id)]} if g.lanes else {}
             if task.task_id in devices:
                 extra["device"] = devices[task.task_id]
+                if task.sbp_signature is not None and task.parallel_num > 1:
+                    extra["sbp"] = str(task.sbp_signature)  # one hover away: the box's tooltip
             if task.is_boxing:
                 op = task.exec_sequence[0]
                 note = boxing_note(task, job) if devices else None

@@ -53,6 +53,8 @@ def test_task_boxes_say_their_device_and_boxing_what_it_converts():
         page.wait_for_selector('.fl-canvas[data-layout="idle"]')
         subs = page.locator(".fl-node", has=page.locator(".fl-label", has_text="fc1-matmul")).locator(".fl-type")
         assert sorted(subs.all_text_contents()) == ["NormalForward · cpu:0", "NormalForward · cpu:1"]
+        tips = page.locator(".fl-node", has=page.locator(".fl-label", has_text="fc1-matmul")).locator("title")
+        assert all("sbp {a_0: S(0), b_0: B, out_0: S(0)}" in t for t in tips.all_text_contents())  # one hover away
         edges = page.locator(".fl-edge-label").all_text_contents()
         assert "S(0) f32[8,4]" in edges, edges
         page.screenshot(path=str(SHOTS / "devices_plan.png"))
