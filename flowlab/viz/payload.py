@@ -28,7 +28,7 @@ from typing import Any
 from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
 
 from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, sbp_sections, section
-from .payload_devices import boxing_note, edge_sbp, task_devices
+from .payload_devices import JobBlobs, boxing_note, edge_sbp, task_devices
 from .payload_graph import GraphBuilder
 
 PAYLOAD_VERSION = 1
@@ -150,6 +150,7 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     lane_name = {lane: f"machine {lane[0]} / thread {lane[1]}" for lane in lanes}
     g.lanes = [lane_name[lane] for lane in lanes] if len(lanes) > 1 else []
     devices = task_devices(plan.tasks)  # {} on one device: one-device payloads stay as they were
+    job_blobs: dict[str, JobBlobs] = {}  # boxing notes' lookups, per job
     by_job: dict[int, list[Any]] = {}
     for task in plan.tasks:
         by_job.setdefault(task.job_id, []).append(task)
@@ -174,7 +175,9 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
                     extra["sbp"] = str(task.sbp_signature)  # one hover away: the box's tooltip
             if task.is_boxing:
                 op = task.exec_sequence[0]
-                note = boxing_note(task, job) if devices else None
+                if devices and job is not None and job.name not in job_blobs:
+                    job_blobs[job.name] = JobBlobs(job)
+                note = boxing_note(task, job_blobs.get(job_name)) if devices else None
                 rows = [["kind", op.op_type], ["blob", str(op.attrs.get("lbi", "?"))], ["task_type", task.task_type]]
                 if note:
                     extra["note"] = note

@@ -35,40 +35,54 @@ def placement_text(conf: ParallelConf) -> str:
     return str(conf)
 
 
-def boxing_note(task: Any, job: Job | None) -> str | None:
+class JobBlobs:
+    """One job's lookups for :func:`boxing_note`, built once per job (a Plan has hundreds of boxing tasks): each
+    blob's consumers with the name their signature gives it, and the variable whose gradient an optimizer update
+    applies (``model_diff`` -> ``model``)."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.ops = {op.name: op for op in job.ops}
+        self.consumers: dict[str, list[tuple[Any, list[str]]]] = {}
+        self.grad_of: dict[str, str] = {}
+        for op in job.ops:
+            for arg, lbns in op.inputs.items():
+                for i, lbn in enumerate(lbns):
+                    # ir.sbp.input_bns: "<arg>_<i>", or "<arg>" for a system op's single blob (without the op
+                    # registry, which viz does not import, both are tried)
+                    self.consumers.setdefault(lbn, []).append((op, [f"{arg}_{i}", arg]))
+            if op.op_type.endswith("_update") and op.inputs.get("model"):
+                for lbn in op.inputs.get("model_diff", ()):
+                    self.grad_of.setdefault(lbn, op.inputs["model"][0].partition("/")[0])
+
+
+def boxing_note(task: Any, blobs: JobBlobs | None) -> str | None:
     """What a boxing task converts, at the job level: ``<blob>: <producer's SBP> → <consumer's SBP> over <devices>``,
     the blob named as a variable's gradient where an optimizer update consumes it. None when the job or its
     signatures cannot say."""
-    if job is None or not task.exec_sequence:
+    if blobs is None or not task.exec_sequence:
         return None
+    job = blobs.job
     lbn = str(task.exec_sequence[0].attrs.get("lbi", ""))
     producer, _, bn = lbn.partition("/")
-    if not job.has_op(producer):
+    if producer not in blobs.ops:
         return None
-    have = _sbp(job, producer, bn)
-    for op in job.ops:
-        for in_bn in _bns_of(op.inputs, lbn):
-            want = _sbp(job, op.name, in_bn)
-            moved = op.parallel_conf != job.op(producer).parallel_conf
-            if want is not None and (want != have or moved):
-                source = f" on {placement_text(job.op(producer).parallel_conf)}" if moved else ""
-                return (f"{_blob_name(job, lbn)}: {have or '?'}{source} → {want} over "
-                        f"{placement_text(op.parallel_conf)}")
+    have, where = _sbp(job, producer, [bn]), blobs.ops[producer].parallel_conf
+    for op, bns in blobs.consumers.get(lbn, ()):
+        want = _sbp(job, op.name, bns)
+        moved = op.parallel_conf != where
+        if want is not None and (want != have or moved):
+            source = f" on {placement_text(where)}" if moved else ""
+            name = f"{blobs.grad_of[lbn]} grad" if lbn in blobs.grad_of else lbn
+            return f"{name}: {have or '?'}{source} → {want} over {placement_text(op.parallel_conf)}"
     return None
 
 
-def _sbp(job: Job, op_name: str, bn: str) -> Any:
+def _sbp(job: Job, op_name: str, bns: Sequence[str]) -> Any:
     sig = job.sbp_signatures.get(op_name)
-    return sig.bn_in_op2sbp_parallel.get(bn) if sig is not None else None
-
-
-def _blob_name(job: Job, lbn: str) -> str:
-    """``fc1-weight grad`` for the gradient an optimizer update applies to variable ``fc1-weight``, else the lbn."""
-    for op in job.ops:
-        if op.op_type.endswith("_update") and lbn in op.inputs.get("model_diff", ()):
-            model = op.inputs.get("model", ("",))[0]
-            return f"{model.partition('/')[0]} grad"
-    return lbn
+    if sig is None:
+        return None
+    return next((sig.bn_in_op2sbp_parallel[bn] for bn in bns if bn in sig.bn_in_op2sbp_parallel), None)
 
 
 def edge_sbp(regst: Any, tasks: Mapping[int, Any]) -> str | None:
