@@ -18,7 +18,7 @@ if missing():
     pytest.skip(missing(), allow_module_level=True)
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
-CULPRIT_FILL, NEXT_FILL = (255, 107, 107), (255, 210, 122)  # style.ts: .fl-node.culprit / .fl-node.next
+CULPRIT_FILL, NEXT_FILL = (255, 179, 179), (255, 210, 122)  # style.ts: .fl-node.culprit / .fl-node.next
 
 MOUNT = """async ([payload, update]) => {
   const out = document.getElementById('out'); out.replaceChildren();
