@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the runtime imports this module, so these names are for the type checker only
@@ -11,6 +12,30 @@ if TYPE_CHECKING:  # the runtime imports this module, so these names are for the
 
 class FlowlabError(Exception):
     """Base class of flowlab's own errors."""
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+DEBUG_ENV = "FLOWLAB_DEBUG"  # FLOWLAB_DEBUG=1: tracebacks keep flowlab's own frames
+
+
+def hide_own_frames(err: BaseException) -> BaseException:
+    """``err`` with flowlab's own frames taken out of its traceback, so that a user-facing error ends at the user's
+    line (the op call in the job function) and shows only the user's frames on the way there, as IPython hides
+    its own (``__tracebackhide__``). ``FLOWLAB_DEBUG=1`` keeps every frame; an error with no frame of the user's
+    (a bug inside flowlab) keeps them too. Chained errors (``__cause__``) keep theirs."""
+    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+        return err
+    kept, tb = [], err.__traceback__
+    while tb is not None:
+        if not os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGE_DIR + os.sep):
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return err
+    for above, below in zip(kept, kept[1:]):
+        above.tb_next = below  # writable since Python 3.7
+    kept[-1].tb_next = None
+    return err.with_traceback(kept[0])
 
 
 class OpInferError(FlowlabError, ValueError):

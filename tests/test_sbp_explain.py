@@ -22,13 +22,27 @@ def test_explain_a_data_parallel_matmul():
     assert "  input b_0 = %dense1-weight/out @cpu:0:0-1: B" in lines
     # order values by hand (oneflow-distributed.md §2.2): a_0 S(0) = S(batch axis) -1, = producer -8;
     # b_0 B: no batch axis, producer and candidate unsplit -2, = producer -8; out_0 S(batch axis 0) -1
-    assert "  * {a_0: S(0), b_0: B, out_0: S(0)}  order -20  cost 0" in lines
+    assert "  * {a_0: S(0), b_0: B, out_0: S(0)}  order -20  cost 0 B" in lines
     # all-B: a_0 moves S(0) -> B: the blob's bytes (8 x 16 float32)
-    assert "    {a_0: B, b_0: B, out_0: B}  order -10  cost 512" in lines
+    assert "    {a_0: B, b_0: B, out_0: B}  order -10  cost 512 B" in lines
     # a partial-sum input never comes for free
-    assert "    {a_0: P, b_0: B, out_0: P}  order -10  cost 9223372036854775807".replace(
-        "9223372036854775807", "INT64_MAX") in lines
+    assert "    {a_0: P, b_0: B, out_0: P}  order -10  cost infinite (a partial-sum input)" in lines
     assert lines[-2:] == ["  chosen: {a_0: S(0), b_0: B, out_0: S(0)}", "  boxing: none"]
+
+
+def test_costs_read_as_bytes_not_sentinel_sums():
+    # issue 24: explain_sbp printed 2147491839 (INT32_MAX for a broadcast input made P... plus 8 KiB) raw
+    from flowlab.compiler.sbp_infer import INT32_MAX, INT64_MAX
+    from flowlab.debug.sbp import format_cost
+
+    assert format_cost(0) == "0 B" and format_cost(8192) == "8,192 B"
+    assert format_cost(INT32_MAX + 8192) == "8,192 B + 1 x INT32_MAX (an input leaving B)"
+    assert format_cost(2 * INT32_MAX) == "2 x INT32_MAX (inputs leaving B)"
+    assert format_cost(INT64_MAX) == "infinite (a partial-sum input)"
+    job = mlp_train().job("train_job")
+    text = str(flow.debug.explain_sbp(job, "dense1-matmul"))
+    assert "-8 per input that stays as its producer made it" in text
+    assert not any(str(v) in text for v in (INT32_MAX, INT64_MAX))
 
 
 def test_explain_shows_hints_exclusions_and_the_boxing_asked_for():

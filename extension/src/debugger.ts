@@ -16,7 +16,7 @@ export interface Inspected {
 export interface DebugState {
   status?: string; error?: string | null; next_node?: string | null; next_actor?: string | null; acts?: number;
   finished?: boolean; actors?: Actor[]; breakpoints?: Breakpoint[]; inspected?: Inspected | null;
-  stop?: { reason?: string; op?: string; regst?: string; lbn?: string; nan?: number; inf?: number } | null; memory?: Memory | null;
+  stop?: { reason?: string; op?: string; regst?: string; lbn?: string; nan?: number; inf?: number; node?: string | null } | null; memory?: Memory | null;
   last_act?: { index: number; actor: string; job: string; reads?: string[]; writes?: string[]; tier?: string | null } | null;
 }
 export type Send = (msg: { type: "command"; cmd: string; args: Record<string, unknown> }) => void;
@@ -147,6 +147,7 @@ export class DebuggerView {
       if (sp.nan !== undefined && sp.nan !== null) rows.push(["NaN", fmt(sp.nan)], ["Inf", fmt(sp.inf)]);
       const shown = rows.filter(([, v]) => v !== "");
       this.stop.replaceChildren(h("h4", "", `stopped: ${sp.reason ?? ""}`), ...(shown.length ? [kvTable(shown)] : []));
+      if (sp.node) this.stop.append(markKey());
       this.stop.style.display = "";
     } else this.stop.style.display = "none";
     const la = st2.last_act;
@@ -158,9 +159,14 @@ export class DebuggerView {
     } else this.lastAct.style.display = "none";
     if (this.graph) {
       const next = st2.finished ? [] : st2.next_node ? [st2.next_node] : [];
-      this.graph.mark("next", next);
-      if (next.length) {
-        const id = next[0];
+      // A blob stop (NaN, Inf, predicate) names the act that wrote the blob: that node is the culprit, marked
+      // apart from the next actor, and the view goes to it, not to the next actor.
+      const culprit = st2.stop?.node ? [st2.stop.node] : [];
+      this.graph.mark("next", next.filter((id) => !culprit.includes(id)));
+      this.graph.mark("culprit", culprit);
+      const goTo = culprit.length ? culprit : next;
+      if (goTo.length) {
+        const id = goTo[0];
         if (!this.graph.tree.isVisible(id)) void this.graph.focus(id, false);
         else this.graph.scrollIntoView(id);
       }
@@ -301,4 +307,14 @@ export function histogram(edges: number[], counts: number[]): SVGSVGElement {
     svg.append(s("text", { x: L + k * bw, y: H - 6, "text-anchor": t === 0 ? "start" : t === ticks ? "end" : "middle" }, fmt(edges[k])));
   }
   return svg;
+}
+
+/** The stop panel's key to the graph's two marks: the culprit (the act that wrote the blob) and the next actor. */
+function markKey(): HTMLElement {
+  const key = h("div", "fl-muted fl-mark-key");
+  for (const [cls, text] of [["culprit", "wrote it (the culprit)"], ["next", "the next actor"]]) {
+    const sw = h("span", `fl-mark-swatch ${cls}`);
+    key.append(sw, h("span", "", text));
+  }
+  return key;
 }

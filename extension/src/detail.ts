@@ -40,6 +40,8 @@ export function renderDetail(pane: HTMLElement, graph: Graph, id: string | null,
   if (node) {
     facts.push(["kind", node.kind]);
     if (node.type) facts.push(["type", node.type]);
+    if (node.device) facts.push(["device", node.device]);
+    if (node.sbp) facts.push(["sbp", node.sbp]);
     if (node.lane) facts.push(["lane", node.lane]);
   } else if (group) facts.push(["group", group.kind]);
   if (node?.parent) facts.push(["in", node.parent]);

@@ -1,5 +1,6 @@
 // Drawing one layout as SVG: clusters, edges (with shape/dtype labels), nodes and collapsed-group boxes.
 import { s } from "./dom.js";
+import { subText } from "./subtext.js";
 import { headerText, type Layout, type NodeBox } from "./layout.js";
 
 // tab10, then its light partners (tab20), so up to 20 lanes (a 14-thread seed Plan) never share a colour
@@ -36,15 +37,16 @@ function nodeEl(b: NodeBox, lanes: string[]): SVGGElement {
     return g;
   }
   const gn = n.node!;
-  title.textContent = [gn.label, gn.type, gn.lane].filter(Boolean).join("\n");
+  const sub = subText(gn);
+  title.textContent = [gn.label, gn.type, gn.device, gn.sbp && `sbp ${gn.sbp}`, gn.note, gn.lane].filter(Boolean).join("\n");
   const rx = gn.kind === "memblock" ? 12 : gn.kind === "interface" ? 16 : 3;
   g.append(title, s("rect", { class: "fl-shape", width: b.w, height: b.h, rx }));
   const lane = gn.lane ? lanes.indexOf(gn.lane) : -1;
   if (lanes.length > 1 && lane >= 0) {
     g.append(s("rect", { class: "fl-lane", x: 0, y: 0, width: 5, height: b.h, fill: LANE_COLORS[lane % LANE_COLORS.length] }));
   }
-  g.append(s("text", { class: "fl-label", x: b.w / 2, y: gn.type ? 15 : 21 }, clip(gn.label, b.w)));
-  if (gn.type) g.append(s("text", { class: "fl-type", x: b.w / 2, y: 28 }, clip(gn.type, b.w, 5.6)));
+  g.append(s("text", { class: "fl-label", x: b.w / 2, y: sub ? 15 : 21 }, clip(gn.label, b.w)));
+  if (sub) g.append(s("text", { class: "fl-type", x: b.w / 2, y: 28 }, clip(sub, b.w, 5.6)));
   return g;
 }
 

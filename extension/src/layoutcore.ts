@@ -1,5 +1,6 @@
 // Layered layout of the visible graph with dagre (chosen over ELK: see bench/layout.ts and extension/README.md).
 import { Graph as DGraph, layout as dagreLayout } from "@dagrejs/dagre";
+import { subText } from "./subtext.js";
 import type { Visible, VEdge, VNode } from "./visible.js";
 
 export interface Box { x: number; y: number; w: number; h: number }  // x, y: the top-left corner
@@ -12,7 +13,7 @@ const CHAR_W = 6.6, NODE_H = 34, GROUP_H = 44, HEADER = 20;
 
 export function nodeSize(n: VNode): { w: number; h: number } {
   const text = n.kind === "group" ? `${n.label} (${n.count})` : n.label;
-  const sub = n.node?.type ?? "";
+  const sub = subText(n.node);
   const w = Math.min(280, Math.max(70, Math.max(text.length, sub.length * 0.85) * CHAR_W + 26));
   return { w, h: n.kind === "group" ? GROUP_H : NODE_H };
 }

@@ -19,6 +19,8 @@ export type EdgeKind = "data" | "ctrl" | "shared_mem";
 export interface GNode {
   id: string; label: string; kind: NodeKind; parent: string | null;
   type?: string; lane?: string; classes?: string[]; detail?: string;
+  device?: string; sbp?: string;  // a multi-device Plan's task: its device and SBP signature
+  note?: string;  // a boxing task: what it converts, for whom
 }
 export interface GGroup {
   id: string; label: string; parent: string | null; kind: string; collapsed: boolean;
@@ -104,6 +106,7 @@ export function parseGraph(raw: unknown, at = "graph"): Graph {
     const o = obj(r, `${at}.nodes[${i}]`), p = `${at}.nodes[${i}]`;
     return { id: str(o, "id", p)!, label: str(o, "label", p)!, kind: oneOf(str(o, "kind", p)!, NODE_KINDS, `${p}.kind`),
       parent: strOrNull(o, "parent", p), type: str(o, "type", p, true), lane: str(o, "lane", p, true),
+      device: str(o, "device", p, true), sbp: str(o, "sbp", p, true), note: str(o, "note", p, true),
       classes: strList(arr(o, "classes", p, true), `${p}.classes`), detail: str(o, "detail", p, true) };
   });
   const edges: GEdge[] = arr(g, "edges", at, true).map((r, i) => {

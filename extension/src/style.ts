@@ -65,6 +65,11 @@ table.fl-kv td{color:var(--fl-fg);background:none;padding:1px 0;font-family:ui-m
 .fl-node.current .fl-shape{stroke:#e6550d;stroke-width:4px}
 .fl-node.sel .fl-shape{fill:#d7e9ff;stroke:#1f63d6;stroke-width:3px}
 .fl-node.next .fl-shape{fill:#ffd27a;stroke:#e6550d;stroke-width:4px}
+.fl-node.culprit .fl-shape{fill:#ffb3b3;stroke:#a61e1e;stroke-width:5px}
+.fl-mark-key{display:flex;gap:6px;align-items:center;margin-top:4px}
+.fl-mark-swatch{display:inline-block;width:14px;height:10px;border-radius:2px}
+.fl-mark-swatch.culprit{background:#ffb3b3;border:2px solid #a61e1e}
+.fl-mark-swatch.next{background:#ffd27a;border:2px solid #e6550d;margin-left:8px}
 .fl-node.acting .fl-shape{fill:#ffb366;stroke:#c0390b;stroke-width:4px}
 .fl-node.written .fl-shape{fill:#c9f2c9;stroke:#2a8a2a;stroke-width:3px}
 .fl-node.read .fl-shape{stroke:#2a6ad6;stroke-width:3px}

@@ -58,10 +58,12 @@ class SbpExplanation:
             lines.append("  one device: every blob S(0), no candidates considered (as in OneFlow)")
         else:
             lines.append("  candidates (order value, copy cost; smallest wins, the first of equals):")
+            lines.append("    (order value: -8 per input that stays as its producer made it, -1 per blob split on its "
+                         "batch axis, -2 per unsplit input without one)")
             for c in d.candidates:
                 mark = "*" if c.signature == d.chosen and not c.excluded else " "
                 why = f"  excluded: {c.excluded}" if c.excluded else ""
-                lines.append(f"  {mark} {c.signature}  order {c.order_value}  cost {_cost(c.copy_cost)}{why}")
+                lines.append(f"  {mark} {c.signature}  order {c.order_value}  cost {format_cost(c.copy_cost)}{why}")
         lines.append(f"  chosen: {d.chosen}")
         lines.extend(f"  note: {note}" for note in d.notes)
         lines.append("  boxing: " + ("; ".join(self.boxing) if self.boxing else "none"))
@@ -71,8 +73,20 @@ class SbpExplanation:
         p.text(str(self))
 
 
-def _cost(cost: int) -> str:
-    return {INT64_MAX: "INT64_MAX", INT32_MAX: "INT32_MAX"}.get(cost, str(cost))
+def format_cost(cost: int) -> str:
+    """A copy cost as people read it: bytes, and OneFlow's two sentinels by what they mean. A cost is a sum over
+    the inputs, each 0, the blob's bytes, INT32_MAX (a broadcast input made into something else) or INT64_MAX
+    (a partial-sum input, saturating), so ``INT32_MAX + 8192`` reads "8,192 B + 1 x INT32_MAX (...)"."""
+    if cost >= INT64_MAX:
+        return "infinite (a partial-sum input)"
+    leaving_b, nbytes = divmod(cost, INT32_MAX)
+    parts = [f"{nbytes:,} B"] if nbytes or not leaving_b else []
+    if leaving_b:
+        parts.append(f"{leaving_b} x INT32_MAX ({'an input' if leaving_b == 1 else 'inputs'} leaving B)")
+    return " + ".join(parts)
+
+
+_cost = format_cost  # the old private name
 
 
 def explain_sbp(job: Job, op_name: str) -> SbpExplanation:

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import SessionStateError
+from ..errors import FlowlabError, SessionStateError, hide_own_frames
 from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
 from ..typing import MirroredTensorDef
 from .blob import LazyBlob
 from .builder import JobBuilder, _builders, building
 from .function_config import FunctionConfig
+from .location import describe
 from .scope import LogicalView, PlacementScope, default_parallel_conf
 from .signature import JobSignature, flatten_returned, parse_signature
 
@@ -55,7 +55,7 @@ class FunctionDesc:
     @property
     def loc(self) -> str:
         code = self.job_func.__code__
-        return f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+        return describe(code.co_filename, code.co_firstlineno)
 
     def replaced_in(self, session: Any, current: FunctionDesc | None) -> SessionStateError | None:
         """The error for calling this function after a newer one of the same name replaced it in ``session``
@@ -98,10 +98,14 @@ def _decorator(type: str, function_config: FunctionConfig | None,
 
         @functools.wraps(job_func)
         def run(*args: Any, **kwargs: Any) -> Any:
+            __tracebackhide__ = True  # IPython leaves this wrapper out of tracebacks
             session = default_session()
-            if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
-                _refuse_nested_call(session, desc, sys._getframe(1))
-            return session.lazy_run(desc, args, kwargs)
+            try:
+                if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
+                    _refuse_nested_call(session, desc, sys._getframe(1))
+                return session.lazy_run(desc, args, kwargs)
+            except FlowlabError as err:  # a user-facing error: its traceback ends at the user's line
+                raise hide_own_frames(err)  # noqa: B904 (the same object: its cause and context stay as they were)
 
         run.__flowlab_function_desc__ = desc  # type: ignore[attr-defined]
         return run
@@ -115,7 +119,7 @@ def _refuse_nested_call(session: Any, desc: FunctionDesc, caller: Any) -> None:
     another thread's trace; only the tracing thread itself still finds its builder."""
     with session.lock:
         if _builders:
-            where = f"{os.path.basename(caller.f_code.co_filename)}:{caller.f_lineno}"
+            where = describe(caller.f_code.co_filename, caller.f_lineno)
             from ..errors import SessionStateError
 
             raise SessionStateError(

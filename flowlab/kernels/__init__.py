@@ -1,7 +1,18 @@
 """Kernels per (op type, implementation, device); implementations load on first use, Numba included (in the default
 tiered mode on a background thread: tiered.py)."""
 
-from .registry import IMPLS, KernelCtx, KernelFn, default_impl, get_kernel_factory, make_kernel, register_kernel
+from .registry import (
+    IMPLS,
+    KernelCtx,
+    KernelFn,
+    default_impl,
+    get_kernel_factory,
+    make_kernel,
+    quiet_float_warnings,
+    register_kernel,
+)
+
+quiet_float_warnings()
 
 
 def cuda_available() -> bool:
@@ -15,4 +26,4 @@ def cuda_available() -> bool:
 
 
 __all__ = ["IMPLS", "KernelCtx", "KernelFn", "cuda_available", "default_impl", "get_kernel_factory", "make_kernel",
-           "register_kernel"]
+           "quiet_float_warnings", "register_kernel"]

@@ -14,6 +14,8 @@ import dataclasses
 import functools
 import importlib
 import os
+import re
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -161,11 +163,28 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
         ) from None
 
 
+_FLOAT_MESSAGE = r"(overflow|invalid value|divide by zero|underflow) encountered"
+_KERNEL_MODULES = r"flowlab\.kernels(\.|$)"
+_QUIET = ("ignore", re.compile(_FLOAT_MESSAGE, re.I), RuntimeWarning, re.compile(_KERNEL_MODULES), 0)
+
+
+def quiet_float_warnings() -> None:
+    """Silence NumPy's floating-point RuntimeWarnings raised on kernel lines. A kernel's 0/0 or overflow makes
+    NaN and Inf values silently, as OneFlow's kernels and flowlab's Numba kernels do; NumPy's reference kernels
+    would also warn, from flowlab's own lines, naming no op, and only in the tiers that run NumPy (which the tiered
+    mode picks by timing). NaN/Inf breakpoints and ``flow.debug.catch_nan`` name the op. The filter is appended,
+    so a user's own (``-W error::RuntimeWarning``) wins; it is put back whenever kernels are made, because a
+    ``warnings.catch_warnings()`` block around ``import flowlab`` (pytest's collection is one) drops it."""
+    if _QUIET not in warnings.filters:
+        warnings.filterwarnings("ignore", _FLOAT_MESSAGE, RuntimeWarning, _KERNEL_MODULES, append=True)
+
+
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
                 impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1)) -> KernelFn:
     """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a
     ``TieredKernel``: the reference kernel now, Numba's from a background thread (kernels/tiered.py), so nothing
     here imports Numba."""
+    quiet_float_warnings()
     if device == "cpu" and (impl or default_impl()) == "tiered":
         from .tiered import tiered
 

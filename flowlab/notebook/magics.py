@@ -43,10 +43,18 @@ class FlowMagics(Magics):
             return original(desc, call_args, kwargs)
 
         session.lazy_run = recording_run  # type: ignore[method-assign]
+        # The body runs as the cell the user sees: under the cell's own prompt number (IPython has already counted
+        # the next one when a magic runs) and with the %%flowjob line as line 1, a comment here, so that op
+        # locations and tracebacks ("Cell In[n], line m") number it as JupyterLab does.
+        count, outer = self.shell.execution_count, calling_cell(self.shell)
+        if outer is not None:
+            self.shell.execution_count = outer
         try:
-            outcome = self.shell.run_cell(cell, store_history=False, silent=False)
+            outcome = self.shell.run_cell(f"# %%flowjob {line}".rstrip() + "\n" + cell, store_history=False,
+                                          silent=False)
         finally:
             del session.lazy_run
+            self.shell.execution_count = count
         result.error = outcome.error_before_exec or outcome.error_in_exec
         result.loc_names = cell_names(self.shell)
         if args.no_run and session.compiled is None and result.error is None and session.function_descs:
@@ -83,3 +91,18 @@ def cell_names(shell: Any) -> dict[str, str]:
 
     names = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
     return {os.path.basename(str(file)): f"cell [{number}]" for file, number in names.items()}
+
+
+def calling_cell(shell: Any) -> int | None:
+    """The prompt number of the cell whose code called the magic (ipykernel compiles the cell, then calls
+    ``run_cell_magic`` from it), or None when no cell did (a test calling ``run_cell_magic`` directly)."""
+    import sys
+
+    names = getattr(getattr(shell, "compile", None), "_filename_map", None) or {}
+    frame = sys._getframe(1)
+    while frame is not None:
+        number = names.get(frame.f_code.co_filename)
+        if isinstance(number, int):
+            return number
+        frame = frame.f_back
+    return None

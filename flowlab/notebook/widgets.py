@@ -5,6 +5,7 @@ without a browser; the ES module in ``static/`` only draws and forwards clicks."
 from __future__ import annotations
 
 import pathlib
+import warnings
 from typing import Any
 
 import anywidget
@@ -109,10 +110,18 @@ class PlanBrowser(anywidget.AnyWidget):
         return self._payloads[view]
 
     def svg_of(self, view: str) -> str:
-        from ..viz.payload_svg import payload_svg
+        """The view's static picture; never raises: the picture is the fallback, and its failure must not cost
+        the interactive view (payload_svg degrades by itself; anything else becomes a note in the picture)."""
+        from ..viz.payload_svg import payload_svg, placeholder_svg
 
         if view not in self._svgs:
-            self._svgs[view] = payload_svg(self.payload_of(view), id_prefix=f"{self.id_prefix}{view}-")
+            prefix = f"{self.id_prefix}{view}-"
+            try:
+                self._svgs[view] = payload_svg(self.payload_of(view), id_prefix=prefix)
+            except Exception as err:  # a bug in the DOT emitter: say so in the picture and as a warning
+                warnings.warn(f"flowlab: no static picture of the {view} view: {type(err).__name__}: {err}",
+                              stacklevel=2)
+                self._svgs[view] = placeholder_svg(self.payload_of(view), err, id_prefix=prefix)
         return self._svgs[view]
 
     def show(self, view: str) -> None:

@@ -28,6 +28,7 @@ from typing import Any
 from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
 
 from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, sbp_sections, section
+from .payload_devices import JobBlobs, boxing_note, edge_sbp, task_devices
 from .payload_graph import GraphBuilder
 
 PAYLOAD_VERSION = 1
@@ -148,7 +149,8 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     lanes = sorted({(t.machine_id, t.thrd_id) for t in plan.tasks})
     lane_name = {lane: f"machine {lane[0]} / thread {lane[1]}" for lane in lanes}
     g.lanes = [lane_name[lane] for lane in lanes] if len(lanes) > 1 else []
-    multi_device = any(t.parallel_num > 1 for t in plan.tasks)  # one-device payloads stay as they were
+    devices = task_devices(plan.tasks)  # {} on one device: one-device payloads stay as they were
+    job_blobs: dict[str, JobBlobs] = {}  # boxing notes' lookups, per job
     by_job: dict[int, list[Any]] = {}
     for task in plan.tasks:
         by_job.setdefault(task.job_id, []).append(task)
@@ -167,12 +169,20 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
                     if job.has_op(op.name):
                         sections[1:1] = op_sections(job, op, creators.get((job_name, op.name)), loc)
             extra = {"lane": lane_name[(task.machine_id, task.thrd_id)]} if g.lanes else {}
-            if multi_device and task.exec_sequence:
-                extra["device"] = _device_of(task)
+            if task.task_id in devices:
+                extra["device"] = devices[task.task_id]
+                if task.sbp_signature is not None and task.parallel_num > 1:
+                    extra["sbp"] = str(task.sbp_signature)  # one hover away: the box's tooltip
             if task.is_boxing:
                 op = task.exec_sequence[0]
-                sections.insert(1, section("boxing", [["kind", op.op_type], ["blob", str(op.attrs.get("lbi", "?"))],
-                                                      ["task_type", task.task_type]]))
+                if devices and job is not None and job.name not in job_blobs:
+                    job_blobs[job.name] = JobBlobs(job)
+                note = boxing_note(task, job_blobs.get(job_name)) if devices else None
+                rows = [["kind", op.op_type], ["blob", str(op.attrs.get("lbi", "?"))], ["task_type", task.task_type]]
+                if note:
+                    extra["note"] = note
+                    rows.insert(0, ["converts", note])
+                sections.insert(1, section("boxing", rows))
             node = g.node(f"t:{task.task_id}", task.name, "task", parent,
                           {"title": f"{task.name} ({task.task_type})", "sections": sections}, type=task.task_type,
                           **extra)
@@ -181,6 +191,8 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     for regst in idx.regst_by_id.values():
         label = blob_label(regst)
         kind = "ctrl" if regst.is_ctrl else "data"
+        sbp = edge_sbp(regst, idx.task_by_id) if devices and label else None
+        label = f"{sbp} {label}" if sbp else label  # S(0) f32[8,4]: how the blob lies, and each device's piece
         for consumer in regst.consumer_task_ids:
             g.edge(f"t:{regst.producer_task_id}", f"t:{consumer}", kind, label, regst=f"r:{regst.regst_desc_id}")
     _plan_blocks(g, plan, idx)
@@ -189,14 +201,6 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     summary = {"tasks": len(plan.tasks), "regsts": len(idx.regst_by_id), "mem_blocks": len(plan.mem_blocks)}
     head = _head("plan", title or f"Plan: {len(plan.tasks)} tasks in {len(by_job)} jobs")
     return {**head, "graph": g.finish(), "summary": summary}
-
-
-def _device_of(task: Any) -> str:
-    """The device a task runs on: its op's placement's device number ``parallel_id`` (one for a boxing task)."""
-    conf = task.exec_sequence[0].parallel_conf
-    devices = conf.devices
-    machine, device = devices[task.parallel_id] if task.parallel_id < len(devices) else devices[0]
-    return f"machine {machine} / {'device' if conf.device_tag == 'cpu' else conf.device_tag} {device}"
 
 
 def _plan_blocks(g: GraphBuilder, plan: Plan, idx: PlanIndex) -> None:

@@ -176,7 +176,7 @@ def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
     (each candidate's order value and copy cost, the boxing it causes). Empty for a one-device job."""
     if all(len(op.parallel_conf.devices) == 1 for op in job.ops):
         return {}
-    from ..debug.sbp import _cost, explain_job_sbp  # debug imports viz: import when a view needs it
+    from ..debug.sbp import explain_job_sbp, format_cost  # debug imports viz: import when a view needs it
 
     out = {}
     for name, why in explain_job_sbp(job).items():
@@ -187,7 +187,8 @@ def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
         rows += [[f"hint {bn}", str(s)] for bn, s in d.hints.items()]
         for k, c in enumerate(d.candidates):
             mark = " (chosen)" if c.signature == d.chosen and not c.excluded else ""
-            rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {_cost(c.copy_cost)}{mark}"
+            cost = format_cost(c.copy_cost)
+            rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {cost}{mark}"
                          + (f"  excluded: {c.excluded}" if c.excluded else "")])
         rows += [["note", note] for note in (*d.notes, *why.notes)]  # a mirrored op run per device; a pass's hint
         rows.append(["boxing", "; ".join(why.boxing) if why.boxing else "none"])

@@ -106,7 +106,9 @@ def test_an_error_in_the_cell_shows_the_partial_result(shell):
 
     lines = bad.splitlines()
     line = next(i for i, text in enumerate(lines) if text.startswith("def broken")) + 2  # its return, 1-based
-    assert re.search(rf":{line}: op 'reflection_pad2d_\d+' \(reflection_pad2d\)", str(result.error))
+    # as JupyterLab numbers the cell's lines: the %%flowjob line is line 1, so the body's line k is line k + 1
+    assert re.search(rf"cell \[\d+\], line {line + 1}: op 'reflection_pad2d_\d+' \(reflection_pad2d\)",
+                     str(result.error))
     assert result.summary().startswith("flowjob: error: OpInferError")
     assert "pad_Job" in str(result)  # traced before the failing job
     bundle = result._repr_mimebundle_()

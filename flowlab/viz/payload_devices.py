@@ -1,0 +1,115 @@
+"""What a multi-device Plan's view says about devices (issue 24, "several devices readable at a glance"): each task's
+device (``cpu:0``, ``gpu:1``; ``machine 1 cpu:0`` where the Plan spans machines), what a boxing task converts and
+for whom (``fc1-weight grad: P → B over cpu:0-1``), and the SBP beside an edge's per-device shape
+(``S(0) f32[8,4]``). A Plan on one device gets none of these: its view stays as it was."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ..ir import Job, ParallelConf
+
+
+def task_devices(tasks: Sequence[Any]) -> dict[int, str]:
+    """task id -> its device, or {} when every task runs on the same one (nothing to tell apart)."""
+    placed = {t.task_id: _device(t) for t in tasks if t.exec_sequence}
+    if len(set(placed.values())) < 2:
+        return {}
+    several_machines = len({machine for _tag, machine, _dev in placed.values()}) > 1
+    return {tid: (f"machine {m} " if several_machines else "") + f"{tag}:{d}" for tid, (tag, m, d) in placed.items()}
+
+
+def _device(task: Any) -> tuple[str, int, int]:
+    conf = task.exec_sequence[0].parallel_conf
+    devices = conf.devices
+    machine, device = devices[task.parallel_id] if task.parallel_id < len(devices) else devices[0]
+    return conf.device_tag, machine, device
+
+
+def placement_text(conf: ParallelConf) -> str:
+    """``cpu:0-1`` for devices 0 and 1 of machine 0; ``cpu:0:0-1,1:0-1`` over machines (OneFlow's device names)."""
+    machines = {m for m, _d in conf.devices}
+    if len(machines) == 1:
+        return f"{conf.device_tag}:{','.join(name.partition(':')[2] for name in conf.device_names)}"
+    return str(conf)
+
+
+class JobBlobs:
+    """One job's lookups for :func:`boxing_note`, built once per job (a Plan has hundreds of boxing tasks): each
+    blob's consumers with the name their signature gives it, and the variable whose gradient an optimizer update
+    applies (``model_diff`` -> ``model``)."""
+
+    def __init__(self, job: Job) -> None:
+        self.job = job
+        self.ops = {op.name: op for op in job.ops}
+        self.consumers: dict[str, list[tuple[Any, list[str]]]] = {}
+        self.grad_of: dict[str, str] = {}
+        for op in job.ops:
+            for arg, lbns in op.inputs.items():
+                for i, lbn in enumerate(lbns):
+                    # ir.sbp.input_bns: "<arg>_<i>", or "<arg>" for a system op's single blob (without the op
+                    # registry, which viz does not import, both are tried)
+                    self.consumers.setdefault(lbn, []).append((op, [f"{arg}_{i}", arg]))
+            if op.op_type.endswith("_update") and op.inputs.get("model"):
+                for lbn in op.inputs.get("model_diff", ()):
+                    self.grad_of.setdefault(lbn, op.inputs["model"][0].partition("/")[0])
+
+
+def boxing_note(task: Any, blobs: JobBlobs | None) -> str | None:
+    """What a boxing task converts, at the job level: ``<blob>: <producer's SBP> → <consumer's SBP> over <devices>``,
+    the blob named as a variable's gradient where an optimizer update consumes it. None when the job or its
+    signatures cannot say."""
+    if blobs is None or not task.exec_sequence:
+        return None
+    job = blobs.job
+    lbn = str(task.exec_sequence[0].attrs.get("lbi", ""))
+    producer, _, bn = lbn.partition("/")
+    if producer not in blobs.ops:
+        return None
+    have, where = _sbp(job, producer, [bn]), blobs.ops[producer].parallel_conf
+    for op, bns in blobs.consumers.get(lbn, ()):
+        want = _sbp(job, op.name, bns)
+        moved = op.parallel_conf != where
+        if want is not None and (want != have or moved):
+            source = f" on {placement_text(where)}" if moved else ""
+            name = f"{blobs.grad_of[lbn]} grad" if lbn in blobs.grad_of else lbn
+            return f"{name}: {have or '?'}{source} → {want} over {placement_text(op.parallel_conf)}"
+    return None
+
+
+def _sbp(job: Job, op_name: str, bns: Sequence[str]) -> Any:
+    sig = job.sbp_signatures.get(op_name)
+    if sig is None:
+        return None
+    return next((sig.bn_in_op2sbp_parallel[bn] for bn in bns if bn in sig.bn_in_op2sbp_parallel), None)
+
+
+def edge_sbp(regst: Any, tasks: Mapping[int, Any]) -> str | None:
+    """The SBP of the blob a data register carries, as its producer made it or (out of a boxing task) as its
+    consumer takes it; None on one device or where no signature says."""
+    lbn = next(iter(regst.lbi2blob_desc), None)
+    producer = tasks.get(regst.producer_task_id)
+    if lbn is None or producer is None:
+        return None
+    if producer.sbp_signature is not None and producer.parallel_num > 1:
+        sbp = producer.sbp_signature.bn_in_op2sbp_parallel.get(lbn.rpartition("/")[2])
+        if sbp is not None:
+            return str(sbp)
+    if producer.is_boxing:
+        for tid in regst.consumer_task_ids:
+            consumer = tasks.get(tid)
+            if consumer is None or consumer.sbp_signature is None or not consumer.exec_sequence:
+                continue
+            for bn in _bns_of(consumer.exec_sequence[0].inputs, lbn):
+                sbp = consumer.sbp_signature.bn_in_op2sbp_parallel.get(bn)
+                if sbp is not None:
+                    return str(sbp)
+    return None
+
+
+def _bns_of(inputs: Mapping[str, Sequence[str]], lbn: str) -> list[str]:
+    """The names an op's signature may give its input ``lbn``: ``<arg>_<i>``, or ``<arg>`` for a system op's
+    single blob (ir.sbp.input_bns; without the op registry, which viz does not import, both are tried)."""
+    return [bn for arg, lbns in inputs.items() for i, x in enumerate(lbns) if x == lbn
+            for bn in (f"{arg}_{i}", arg)]
