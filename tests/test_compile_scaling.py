@@ -9,6 +9,7 @@ quadratic version it replaced gave, checked against that version on random input
 from __future__ import annotations
 
 import dataclasses
+import gc
 import os
 import pickle
 import random
@@ -28,6 +29,7 @@ from flowlab.ir import FrozenDict, Plan, from_json, to_json
 from flowlab.ir.frozen import derived
 from flowlab.replay.lane_order import conflict_preds, schedule_order, to_reader_lanes
 from flowlab.runtime import Runtime
+from flowlab.session import Session
 
 
 def deep_mlp(layers: int, devices: int = 1) -> Any:
@@ -113,6 +115,36 @@ def test_a_derived_view_must_be_immutable() -> None:
     assert thing.total == 3 and thing == Thing((1, 2))
     with pytest.raises(TypeError, match="Thing.as_list derived a mutable list"):
         thing.as_list  # noqa: B018
+
+
+def test_a_session_starts_without_cyclic_gc_and_gives_it_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each full collection during the start walked every object the Plan and runtime had made so far."""
+    seen = []
+    start = Session._init
+
+    def spy(self: Session) -> None:
+        seen.append(gc.isenabled())
+        start(self)
+
+    monkeypatch.setattr(Session, "_init", spy)
+    first_call(deep_mlp(1))
+    assert seen == [False] and gc.isenabled()
+
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def broken(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
+        return flow.matmul(x, x)  # (2, 3) @ (2, 3): an error while tracing, inside the pause
+
+    with pytest.raises(Exception, match="matmul"):
+        broken(np.zeros((2, 3), np.float32))
+    assert gc.isenabled()
+    gc.disable()  # a user's choice stays theirs
+    try:
+        first_call(deep_mlp(1))
+        assert seen[-1] is False and not gc.isenabled()
+    finally:
+        gc.enable()
 
 
 # -- the first call's Python grows like its tasks ------------------------------------------------------------
