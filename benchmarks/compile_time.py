@@ -61,7 +61,7 @@ def first_call(layers: int, devices: int) -> dict[str, float]:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     out = subprocess.run([sys.executable, "-c", DEEP_JOB, str(layers), str(devices)], capture_output=True,
-                         text=True, env=env, check=True).stdout
+                         text=True, env=env, check=True, cwd=root).stdout  # -c puts the working directory first
     return json.loads(out.strip().splitlines()[-1])
 
 
