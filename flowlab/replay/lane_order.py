@@ -14,16 +14,6 @@ import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 
-def conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
-               writes: list[bool]) -> np.ndarray:
-    """Which of the ranges so far (lows, highs, writes) overlap one of ``ranges``, either side writing."""
-    lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
-    conflict = np.zeros(len(lows), bool)
-    for low, high, written in ranges:
-        conflict |= (lo < high) & (hi > low) & (wr | written)
-    return conflict
-
-
 def conflict_preds(ranges_of: list[list[tuple[int, int, bool]]]) -> list[list[int]]:
     """For each step, the earlier steps it conflicts with (a range of each overlapping, either writing), sorted.
 
