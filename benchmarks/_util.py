@@ -74,3 +74,26 @@ def python_calls(fn: Callable[[], object]) -> tuple[int, int]:
     finally:
         sys.setprofile(None)
     return counts["call"] - 1, counts["c_call"] - 1  # fn's own frame; sys.setprofile(None)
+
+
+def cpu_description() -> str:
+    """The CPU model, its core count and vector extensions (from /proc/cpuinfo where there is one): printed first by
+    the benchmarks, so figures from different machines are never compared as if they were one."""
+    import platform
+
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                key, _, value = line.partition(":")
+                if key.strip() == "model name":
+                    model = value.strip()
+                elif key.strip() == "flags":
+                    flags = set(value.split())
+                if model and flags:
+                    break
+    except OSError:
+        pass
+    vector = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
+              if f in flags]
+    return f"{model}, {os.cpu_count()} logical cores, vector: {' '.join(vector) or 'unknown'}"

@@ -1,16 +1,92 @@
-"""Compile time of the two-job seed program: trace + passes + system jobs + Plan (+ verifier)."""
+"""Compile time of the two-job seed program: trace + passes + system jobs + Plan (+ verifier); and the first call of
+deep data-parallel MLP train jobs per task of their Plans, from ~1,500 to ~15,000 tasks (issue 28: linear in tasks).
+
+Each deep job's first call runs in a fresh process (as a user's does): trace, compile, verify, build the runtime,
+initialize the variables, run the first step (the replay capture and the lanes of 2 devices included); the
+Numba kernels come from the warm cache (a first run of the script fills it). ``--layers 10,30,100,300`` and
+``--devices 1`` choose the jobs (default 30,100,300 layers on 2 CPU devices: 1,730, 5,510 and 16,310 tasks).
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
+
 import numpy as np
-from _util import QUICK, median_time, table
+from _util import QUICK, cpu_description, median_time, table
 
 import flowlab as flow
 from flowlab.compiler import check_plan, compile_jobs
 from flowlab.demo import define_two_jobs
 
+DEEP_JOB = """
+import json, sys, time
+import numpy as np
+import flowlab as flow
+import flowlab.typing as tp
+
+layers, devices = int(sys.argv[1]), int(sys.argv[2])
+flow.config.cpu_device_num(devices)
+
+@flow.global_function(type="train")
+def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,), dtype=flow.int32)) -> tp.Numpy:
+    h = x
+    for i in range(layers):
+        h = flow.layers.dense(h, 64, activation=flow.nn.relu, name=f"fc{i}")
+    logits = flow.layers.dense(h, 10, name="out")
+    loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+    flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
+    return loss
+
+x, y = np.zeros((50, 64), np.float32), np.zeros(50, np.int32)
+wall, cpu = time.perf_counter(), time.process_time()
+deep_train(x, y)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+session = flow.default_session()
+print(json.dumps({"tasks": len(session.plan.tasks), "wall": wall, "cpu": cpu, "start": session.compile_seconds}))
+"""
+
+
+def _argument(name: str, default: str) -> str:
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
+def first_call(layers: int, devices: int) -> dict[str, float]:
+    """The first call of a ``layers``-deep MLP train job in a fresh process: tasks, wall and CPU seconds, and the
+    part before the variables' initialization (trace, compile, verify, runtime: ``Session.compile_seconds``)."""
+    root = os.path.dirname(os.path.dirname(flow.__file__))  # the flowlab this process runs, not another install
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", DEEP_JOB, str(layers), str(devices)], capture_output=True,
+                         text=True, env=env, check=True, cwd=root).stdout  # -c puts the working directory first
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def first_call_rows() -> list[tuple[str, str]]:
+    layers = [int(n) for n in _argument("--layers", "2,8" if QUICK else "30,100,300").split(",")]
+    devices = int(_argument("--devices", "2"))
+    if not QUICK:
+        first_call(layers[0], devices)  # fills the Numba cache, so every row loads the same kernels from it
+    rows, walls, cpus = [], [], []
+    for n in layers:
+        run = first_call(n, devices)
+        walls.append(run["wall"] / run["tasks"])
+        cpus.append(run["cpu"] / run["tasks"])
+        rows.append((f"{n} layers, {devices} devices: {run['tasks']:,} tasks, first call",
+                     f"{run['wall']:6.2f} s wall, {walls[-1] * 1e6:5.0f} us/task ({run['cpu']:6.2f} s CPU, "
+                     f"{cpus[-1] * 1e6:5.0f} us/task; {run['start']:5.2f} s wall to a started runtime)"))
+    # Each job's first call also pays a fixed part (kernels from the cache, the system jobs): a ratio under 1 is
+    # that part spread over more tasks; over 1, a part growing faster than the Plan.
+    rows.append(("first call per task, largest job / smallest (1 = linear): wall, CPU",
+                 f"{walls[-1] / walls[0]:.2f}, {cpus[-1] / cpus[0]:.2f}"))
+    return rows
+
 
 def main() -> None:
+    print(f"CPU: {cpu_description()}")
     flow.clear_default_session()
 
     zero_pad_Job, _ = define_two_jobs()
@@ -29,6 +105,9 @@ def main() -> None:
          f"{len(session.job_set)} / {len(plan.tasks)} / {len(plan.regst_descs)} / {len(plan.mem_blocks)}"),
     ])
     flow.clear_default_session()
+    start = time.perf_counter()
+    rows = first_call_rows()
+    table(f"first call of deep MLP train jobs, each in a fresh process ({time.perf_counter() - start:.0f} s)", rows)
 
 
 if __name__ == "__main__":

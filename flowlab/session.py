@@ -27,7 +27,7 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs
 from .ir import Job, JobSet, Plan
-from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches
+from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc
 from .kernels.tiered import release as release_tiers
 from .model_io import encode_path
 from .runtime import JobInstance, Runtime
@@ -92,7 +92,8 @@ class Session:
         with self.lock:
             if self.status is SessionStatus.OPEN:
                 if self.function_descs:  # an empty session stays OPEN: jobs may still be defined (issue 9)
-                    self._init()
+                    with paused_gc():
+                        self._init()
             elif self.status is SessionStatus.CLOSED:
                 raise SessionStateError("the session is closed; flow.clear_default_session() opens a new one")
 

@@ -44,11 +44,17 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
     step = builder.blob(train_conf[TRAIN_STEP_LBN_KEY])
     optimizer = train_conf["optimizer"]
     kind = optimizer["type"]
+    # Who reads each blob, once: a scan of every op per variable was quadratic in a deep model. The ops this loop
+    # adds read no variable but their own (its update comes after its readers are taken), so this stays exact.
+    readers_of: dict[str, list[str]] = {}
+    for op in builder.ops:
+        for lbn in dict.fromkeys(op.input_lbns):
+            readers_of.setdefault(lbn, []).append(op.name)
     for var in variables:
         if var.name not in grads:
             continue
         model = builder.blob(var.output_lbns[0])
-        readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
+        readers = tuple(readers_of.get(var.output_lbns[0], ()))
         inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
         for slot in _SLOTS.get(kind, ()):  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
             (state,) = builder.add_op("variable", attrs={

@@ -3,6 +3,9 @@ registers that cross devices or machines only where boxing or a copy makes them 
 
 from __future__ import annotations
 
+import bisect
+import heapq
+
 from ..errors import CompileError
 from ..ir import JobSet, Plan
 from .gather_inplace import check_piece_grants, piece_roots
@@ -73,9 +76,12 @@ def find_cycle(successors: dict[int, list[int]]) -> list[int]:
 def _check_memory(plan: Plan, tasks: dict) -> None:
     regsts = plan.regst_descs
     blocks = {b.mem_block_id: b for b in plan.mem_blocks}
+    chains: dict[int, list] = {}
+    for t in plan.tasks:
+        chains.setdefault(t.chain_id, []).append(t)
     chain_pos: dict[int, int] = {}
-    for chain_id in {t.chain_id for t in plan.tasks}:
-        members = sorted((t for t in plan.tasks if t.chain_id == chain_id), key=lambda t: t.order_in_graph)
+    for members in chains.values():
+        members.sort(key=lambda t: t.order_in_graph)
         chain_pos.update({t.task_id: i for i, t in enumerate(members)})
     by_block: dict[int, list] = {}
     for regst in regsts.values():
@@ -90,6 +96,9 @@ def _check_memory(plan: Plan, tasks: dict) -> None:
         by_block.setdefault(block.mem_block_id, []).append(regst)
     for block_id, group in by_block.items():
         block = blocks[block_id]
+        if block.enable_reuse_mem and _plain(group, tasks):
+            _check_reuse_sweep(block_id, group, chain_pos)
+            continue
         for i, a in enumerate(group):
             for b in group[i + 1:]:
                 a_end = a.mem_block_offset + a.regst_size * a.register_num
@@ -108,8 +117,55 @@ def _check_memory(plan: Plan, tasks: dict) -> None:
                     continue
                 la, lb = _lifetime(a, chain_pos), _lifetime(b, chain_pos)
                 if ja != jb or lifetimes_overlap(la, lb):
-                    raise CompileError(f"regsts {a.regst_desc_id} and {b.regst_desc_id} share bytes of block "
-                                       f"{block_id} while both are live ({la} and {lb})")
+                    _raise_live_overlap(a, b, block_id, la, lb)
+
+
+def _plain(group: list, tasks: dict) -> bool:
+    """Registers of one job, none in place of another nor holding a piece: two of them may share bytes exactly
+    when their lifetimes do not overlap, which a sweep checks (``_check_reuse_sweep``) without trying every pair."""
+    return (len({tasks[r.producer_task_id].job_id for r in group}) == 1
+            and all(r.inplace_consumed_regst_desc_id < 0 and r.piece_inplace_consumed_regst_desc_id < 0
+                    for r in group))
+
+
+def _check_reuse_sweep(block_id: int, group: list, chain_pos: dict[int, int]) -> None:
+    """No two registers of a reused block share bytes while both are live: the pairwise check, as a sweep over
+    lifetimes (each pair of a block with thousands of registers took the verifier quadratic time).
+
+    Going through the registers by lifetime start, the ones still live when a register starts are exactly those
+    whose lifetime overlaps it among the earlier ones. If no error was found so far, those are pairwise live at
+    once, so their byte ranges are disjoint and sorted by start are sorted by end too: the ones overlapping a
+    range [lo, hi) are the run from the first ending after lo to the last starting before hi."""
+    spans = sorted((_lifetime(r, chain_pos), k) for k, r in enumerate(group))
+    starts: list[int] = []  # live registers' byte ranges, sorted (disjoint: see above)
+    ends: list[int] = []
+    owners: list[int] = []
+    ending: list[tuple[int, int, int]] = []  # heap of (last use, start, owner)
+    for (first, last), k in spans:
+        while ending and ending[0][0] < first:
+            _, start, owner = heapq.heappop(ending)
+            at = bisect.bisect_left(starts, start)
+            while owners[at] != owner:  # byte ranges may start alike (empty ones)
+                at += 1
+            del starts[at], ends[at], owners[at]
+        r = group[k]
+        lo, hi = r.mem_block_offset, r.mem_block_offset + r.regst_size * r.register_num
+        at = bisect.bisect_right(ends, lo)  # the first live range ending after lo ...
+        if at < len(starts) and starts[at] < hi:  # ... starts before hi: they share bytes
+            other = group[owners[at]]
+            _raise_live_overlap(other, r, block_id, _lifetime(other, chain_pos), (first, last))
+        at = bisect.bisect_left(starts, lo)
+        while at < len(starts) and (starts[at], ends[at]) < (lo, hi):
+            at += 1
+        starts.insert(at, lo)
+        ends.insert(at, hi)
+        owners.insert(at, k)
+        heapq.heappush(ending, (last, lo, k))
+
+
+def _raise_live_overlap(a: object, b: object, block_id: int, la: tuple[int, int], lb: tuple[int, int]) -> None:
+    raise CompileError(f"regsts {a.regst_desc_id} and {b.regst_desc_id} share bytes of block "  # type: ignore[attr-defined]
+                       f"{block_id} while both are live ({la} and {lb})")
 
 
 def _lifetime(regst, chain_pos: dict[int, int]) -> tuple[int, int]:

@@ -3,15 +3,18 @@
 ``types.MappingProxyType`` would do, but it is neither hashable nor printable as a dict, and the IR's printers,
 JSON and equality want both. A stage that needs a changed mapping builds a new one: ``{**fd, key: value}`` or
 ``fd | {key: value}`` (which returns a new FrozenDict).
+
+``derived``: a view of a frozen IR object (an index by id or name, a grouping) computed once, on first access.
 """
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
-from typing import Any, Generic, TypeVar
+from collections.abc import Callable, ItemsView, Iterable, Iterator, KeysView, Mapping, ValuesView
+from typing import Any, Generic, TypeVar, overload
 
 K = TypeVar("K")
 V = TypeVar("V")
+T = TypeVar("T")
 
 
 class FrozenDict(Mapping[K, V], Generic[K, V]):
@@ -76,3 +79,45 @@ class FrozenDict(Mapping[K, V], Generic[K, V]):
 
 def freeze_mapping(data: Mapping[K, V] | None) -> FrozenDict[K, V]:
     return data if isinstance(data, FrozenDict) else FrozenDict(data or {})
+
+
+_MUTABLE = (dict, list, set, bytearray)
+
+
+class derived(Generic[T]):  # lower case: a decorator, like property
+    """A view derived from a frozen IR object's fields (an index, a grouping), computed on first access and kept.
+
+    An IR object never changes once built, so a view of it never goes stale; recomputing one on every access made
+    work over a Plan quadratic (the runtime's wiring asked for every register desc, rebuilt, once per task). The
+    value lives in the instance's ``__dict__`` under the view's name, which a non-data descriptor like this one
+    lets win over the class from then on: later reads are plain attribute reads. Like ``functools.cached_property``
+    (which OpConf uses for its lbns) but without its per-class lock, and it refuses a mutable value: one shared
+    object is handed to every caller, so it must be a FrozenDict, a tuple or a frozenset.
+
+    Equality, hashing, ``dataclasses.replace`` and the JSON form read only the dataclass's fields, and a frozen
+    dataclass's ``__setattr__`` still refuses every write, so freezing, comparing and serializing are unchanged.
+    A pickle carries the views computed so far (the instance ``__dict__``); they are views of the same fields.
+    """
+
+    def __init__(self, func: Callable[[Any], T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> derived[T]: ...
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> T: ...
+
+    def __get__(self, obj: object | None, owner: type | None = None) -> T | derived[T]:
+        if obj is None:
+            return self
+        value = self.func(obj)
+        if isinstance(value, _MUTABLE):
+            raise TypeError(f"{type(obj).__name__}.{self.name} derived a mutable {type(value).__name__}; a derived "
+                            "view is shared by every caller, so return a FrozenDict, tuple or frozenset")
+        obj.__dict__[self.name] = value  # bypasses the frozen dataclass's __setattr__: a cache, not a field
+        return value

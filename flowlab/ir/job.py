@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .blob import BlobDesc
-from .frozen import FrozenDict
+from .frozen import FrozenDict, derived
 from .op_conf import OpConf, ParallelConf, format_attr, freeze_attr
 from .sbp import SbpSignature
 
@@ -44,14 +44,22 @@ class Job:
             raise ValueError(f"job kind {self.kind!r} is not one of {JOB_KINDS}")
 
     # -- lookups -----------------------------------------------------------------------------------
-    def op(self, name: str) -> OpConf:
+    @derived
+    def _op_index(self) -> FrozenDict[str, OpConf]:
+        """name -> op, computed once (ir/frozen.py, ``derived``): passes look ops up by name for every op."""
+        index: dict[str, OpConf] = {}
         for op in self.ops:
-            if op.name == name:
-                return op
-        raise KeyError(f"job {self.name!r} has no op {name!r}; it has {[o.name for o in self.ops]}")
+            index.setdefault(op.name, op)  # the first of a name, as a scan would find it
+        return FrozenDict(index)
+
+    def op(self, name: str) -> OpConf:
+        op = self._op_index.get(name)
+        if op is None:
+            raise KeyError(f"job {self.name!r} has no op {name!r}; it has {[o.name for o in self.ops]}")
+        return op
 
     def has_op(self, name: str) -> bool:
-        return any(op.name == name for op in self.ops)
+        return name in self._op_index
 
     @property
     def variable_op_names(self) -> tuple[str, ...]:
@@ -156,14 +164,21 @@ class JobSet:
     def __len__(self) -> int:
         return len(self.jobs)
 
+    @derived
+    def _job_ids(self) -> FrozenDict[str, int]:
+        ids: dict[str, int] = {}
+        for job_id, job in enumerate(self.jobs):
+            ids.setdefault(job.name, job_id)
+        return FrozenDict(ids)
+
     def job(self, name: str) -> Job:
-        for job in self.jobs:
-            if job.name == name:
-                return job
-        raise KeyError(f"no job {name!r}; jobs are {[j.name for j in self.jobs]}")
+        return self.jobs[self.job_id(name)]
 
     def job_id(self, name: str) -> int:
-        return [j.name for j in self.jobs].index(self.job(name).name)
+        job_id = self._job_ids.get(name)
+        if job_id is None:
+            raise KeyError(f"no job {name!r}; jobs are {[j.name for j in self.jobs]}")
+        return job_id
 
     def of_kind(self, kind: str) -> tuple[Job, ...]:
         return tuple(j for j in self.jobs if j.kind == kind)

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from .blob import BlobDesc
-from .frozen import FrozenDict
+from .frozen import FrozenDict, derived
 from .op_conf import OpConf
 from .sbp import SbpSignature
 
@@ -218,27 +218,45 @@ class Plan:
     def __iter__(self) -> Iterator[TaskProto]:
         return iter(self.tasks)
 
-    @property
-    def regst_descs(self) -> dict[int, RegstDesc]:
-        return {r.regst_desc_id: r for t in self.tasks for r in t.produced_regst_desc.values()}
+    # Views derived from the fields, computed once (ir/frozen.py, ``derived``): the runtime, the verifier and the
+    # replay layer look tasks and registers up by id for every task, so a view rebuilt per lookup is quadratic.
+    @derived
+    def regst_descs(self) -> FrozenDict[int, RegstDesc]:
+        return FrozenDict({r.regst_desc_id: r for t in self.tasks for r in t.produced_regst_desc.values()})
+
+    @derived
+    def _task_index(self) -> FrozenDict[int | str, TaskProto]:
+        """task_id -> task, and name -> the first task of that name (a name runs one task per device)."""
+        index: dict[int | str, TaskProto] = {}
+        for task in self.tasks:
+            index.setdefault(task.task_id, task)
+            index.setdefault(task.name, task)
+        return FrozenDict(index)
+
+    @derived
+    def _tasks_by_job(self) -> FrozenDict[int, tuple[TaskProto, ...]]:
+        groups: dict[int, list[TaskProto]] = {}
+        for task in self.tasks:
+            groups.setdefault(task.job_id, []).append(task)
+        return FrozenDict({job_id: tuple(tasks) for job_id, tasks in groups.items()})
 
     def task(self, key: int | str) -> TaskProto:
-        for task in self.tasks:
-            if task.task_id == key or task.name == key:
-                return task
-        raise KeyError(f"plan has no task {key!r}")
+        task = self._task_index.get(key)
+        if task is None:
+            raise KeyError(f"plan has no task {key!r}")
+        return task
 
     def tasks_of_job(self, job: int | str) -> tuple[TaskProto, ...]:
         job_id = self.job_names.index(job) if isinstance(job, str) else job
-        return tuple(t for t in self.tasks if t.job_id == job_id)
+        return self._tasks_by_job.get(job_id, ())
 
     def tasks_of_op(self, job: int | str, op_name: str) -> tuple[TaskProto, ...]:
         """The tasks running one op of a job, one per device of its placement, in parallel_id order."""
         tasks = [t for t in self.tasks_of_job(job) if t.name == op_name and not t.is_boxing]
         return tuple(sorted(tasks, key=lambda t: t.parallel_id))
 
-    @property
-    def peer_machine_ids(self) -> dict[int, tuple[int, ...]]:
+    @derived
+    def peer_machine_ids(self) -> FrozenDict[int, tuple[int, ...]]:
         """OneFlow's net_topo: machine -> the other machines it exchanges registers with."""
         regsts = self.regst_descs
         machine_of = {t.task_id: t.machine_id for t in self.tasks}
@@ -249,10 +267,14 @@ class Plan:
                 if a != b:
                     peers.setdefault(a, set()).add(b)
                     peers.setdefault(b, set()).add(a)
-        return {m: tuple(sorted(p)) for m, p in sorted(peers.items())}
+        return FrozenDict({m: tuple(sorted(p)) for m, p in sorted(peers.items())})
+
+    @derived
+    def _mem_block_index(self) -> FrozenDict[int, MemBlock]:
+        return FrozenDict({b.mem_block_id: b for b in reversed(self.mem_blocks)})  # the first of an id wins
 
     def mem_block(self, mem_block_id: int) -> MemBlock:
-        return next(b for b in self.mem_blocks if b.mem_block_id == mem_block_id)
+        return self._mem_block_index[mem_block_id]
 
     def __str__(self) -> str:
         n_regst = len(self.regst_descs)

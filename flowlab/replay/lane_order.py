@@ -7,24 +7,49 @@ conflict graph with the bytes a step touches as its cost.
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import numpy as np
 from numpy.lib.array_utils import byte_bounds
 
 
-def conflicts(ranges: list[tuple[int, int, bool]], lows: list[int], highs: list[int],
-               writes: list[bool]) -> np.ndarray:
-    """Which of the ranges so far (lows, highs, writes) overlap one of ``ranges``, either side writing."""
-    lo, hi, wr = np.array(lows), np.array(highs), np.array(writes)
-    conflict = np.zeros(len(lows), bool)
-    for low, high, written in ranges:
-        conflict |= (lo < high) & (hi > low) & (wr | written)
-    return conflict
+def conflict_preds(ranges_of: list[list[tuple[int, int, bool]]]) -> list[list[int]]:
+    """For each step, the earlier steps it conflicts with (a range of each overlapping, either writing), sorted.
+
+    A sweep over the ranges by low address: those still open when a range starts are the ones it overlaps, and
+    only pairs with a written range are met (an open read-only range is skipped by a read), so the cost follows
+    the conflicts found, not the square of the steps (``conflicts`` against every range so far was quadratic)."""
+    items = sorted((low, high, written, step) for step, ranges in enumerate(ranges_of)
+                   for low, high, written in ranges)
+    found: list[set[int]] = [set() for _ in ranges_of]
+    open_written: list[tuple[int, int]] = []  # heaps of (high, step) of the ranges open so far
+    open_read: list[tuple[int, int]] = []
+    for low, high, written, step in items:
+        for heap in (open_written, open_read):
+            while heap and heap[0][0] <= low:
+                heapq.heappop(heap)
+        for heap in (open_written, open_read) if written else (open_written,):
+            for _, other in heap:
+                if other < step:
+                    found[step].add(other)
+                elif other > step:
+                    found[other].add(step)
+        heapq.heappush(open_written if written else open_read, (high, step))
+    return [sorted(preds) for preds in found]
+
+
+def successors_of(preds: list[list[int]]) -> list[list[int]]:
+    """The inverse of ``conflict_preds``: each step's later conflicting steps, ascending."""
+    succs: list[list[int]] = [[] for _ in preds]
+    for step, before in enumerate(preds):
+        for p in before:
+            succs[p].append(step)
+    return succs
 
 
 def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int],
-                   follow: dict[int, int] | None = None) -> list[int]:
+                   follow: dict[int, int] | None = None, preds: list[list[int]] | None = None) -> list[int]:
     """The steps in the order of a simulated run of the lanes (list scheduling): each step costs the bytes it
     touches (a proxy for its time), and whenever a lane is free it starts, of its steps whose conflicting
     predecessors are all done, the one on the longest chain of costs to the end (what the other lanes will
@@ -39,21 +64,16 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
 
     ``follow``: a step -> the one step reading its output (``to_reader_lanes``): run right after it where that can
     be (its other predecessors on the same lane and ready, which then go just before it), so that the two are
-    adjacent and a pair does them in one pass (a gradient's add and its update)."""
+    adjacent and a pair does them in one pass (a gradient's add and its update). ``preds``: ``conflict_preds``
+    of the ranges, when the caller has them.
+
+    The simulation is event driven (a step becomes ready when its last predecessor finishes; each lane keeps its
+    ready steps in heaps), so it costs the steps and their conflicts times a log, not a scan of every pending step
+    per step started."""
     n = len(lane_of)
-    lows: list[int] = []
-    highs: list[int] = []
-    writes: list[bool] = []
-    step_of: list[int] = []
-    preds: list[list[int]] = []
-    for ranges in ranges_of:
-        before = np.asarray(step_of)[conflicts(ranges, lows, highs, writes)] if lows else np.zeros(0, np.int64)
-        preds.append(sorted({int(p) for p in before}))
-        for low, high, written in ranges:
-            lows.append(low)
-            highs.append(high)
-            writes.append(written)
-            step_of.append(len(preds) - 1)
+    if preds is None:
+        preds = conflict_preds(ranges_of)
+    succs = successors_of(preds)
     cost = [1.0 + sum(high - low for low, high, _ in ranges if low >= 0) / 1e3 for ranges in ranges_of]
     rank = list(cost)  # the longest chain of costs from each step to the end; successors come later
     # A step touching the runtime (a push, a pull, a notify) goes first among those a lane can start at once, with
@@ -74,25 +94,45 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
             first[p] = first[p] or lane_of[p] != lane_of[index]
     finish: dict[int, float] = {}
     clock = [0.0] * (max(lane_of, default=0) + 1)
-    pending = [[i for i in range(n) if lane_of[i] == k] for k in range(len(clock))]
+    waiting = [len(p) for p in preds]  # predecessors not finished yet
+    # per lane, the ready steps: ``now`` those that could start at the lane's clock, keyed (not first, -rank,
+    # index); ``later`` those whose predecessors finish after it, keyed (ready time, not first, -rank, index)
+    now: list[list[tuple[bool, float, int]]] = [[] for _ in clock]
+    later: list[list[tuple[float, bool, float, int]]] = [[] for _ in clock]
+
+    def ready(i: int) -> None:
+        at = max((finish[p] for p in preds[i]), default=0.0)
+        heapq.heappush(later[lane_of[i]], (at, not first[i], -rank[i], i))
+
+    for i in range(n):
+        if not waiting[i]:
+            ready(i)
     order: list[int] = []
     while len(order) < n:
-        best: tuple[float, bool, float, int, int] | None = None  # (start, not first, -rank, index, lane)
-        for k, steps in enumerate(pending):
-            for i in steps:
-                if all(p in finish for p in preds[i]):
-                    start = max([clock[k], *(finish[p] for p in preds[i])])
-                    key = (max(start, clock[k]), not first[i], -rank[i], i, k)
-                    if best is None or key < best:
-                        best = key
+        best: tuple[float, bool, float, int] | None = None  # (start, not first, -rank, index)
+        for k in range(len(clock)):
+            soon, ahead = now[k], later[k]
+            while ahead and (ahead[0][3] in finish or ahead[0][0] <= clock[k]):
+                entry = heapq.heappop(ahead)
+                if entry[3] not in finish:
+                    heapq.heappush(soon, entry[1:])
+            while soon and soon[0][2] in finish:
+                heapq.heappop(soon)
+            key = (clock[k], *soon[0]) if soon else ahead[0] if ahead else None
+            if key is not None and (best is None or key < best):
+                best = key
         assert best is not None  # the capture order itself is a schedule: some step is always ready
-        start, _, _, i, k = best
+        i = best[3]
+        k = lane_of[i]
         chain = [i, *_chased((follow or {}).get(i), k, lane_of, preds, finish, {i})]
         for i in chain:
             start = max([clock[k], *(finish[p] for p in preds[i] if p in finish)])
             finish[i] = clock[k] = start + cost[i]
-            pending[k].remove(i)
             order.append(i)
+            for s in succs[i]:
+                waiting[s] -= 1
+                if not waiting[s] and s not in finish:
+                    ready(s)
     return order
 
 
@@ -108,8 +148,8 @@ def _chased(j: int | None, lane: int, lane_of: list[int], preds: list[list[int]]
     return [*missing, j]
 
 
-def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int], movable: list[bool]
-                    ) -> tuple[list[int], dict[int, int]]:
+def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[int], movable: list[bool],
+                    succs: list[list[int]] | None = None) -> tuple[list[int], dict[int, int]]:
     """Each ``movable`` step (a boxing act) on the lane of the steps that read what it writes, where they are all
     on one lane; the others keep theirs. Also, for schedule_order, each moved step whose reader is one step: that
     reader (``follow``). Why: OneFlow's PickCpuThrdIdEvenly deals boxing tasks round-robin over
@@ -119,7 +159,10 @@ def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[
     cache and puts the add beside the update that reads it, which a pair (kernels/numba_cpu/pairs.py) then does
     in one pass. The readers: the later steps touching the bytes it writes, up to the first that writes them.
     Which lane runs a step never changes the results: the waits order every pair of steps that touch the same
-    bytes, whichever lanes they are on."""
+    bytes, whichever lanes they are on. ``succs``: ``successors_of(conflict_preds(ranges_of))``, when the
+    caller has them (a later step touching bytes a step writes conflicts with it: only those need a look)."""
+    if succs is None:
+        succs = successors_of(conflict_preds(ranges_of))
     lanes = list(lane_of)
     follow: dict[int, int] = {}
     for index in range(len(ranges_of) - 1, -1, -1):  # backwards: a reader that moves has moved already
@@ -127,7 +170,7 @@ def to_reader_lanes(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[
             continue
         written = [(low, high) for low, high, writes in ranges_of[index] if writes and low >= 0]
         readers: list[int] = []
-        for later in range(index + 1, len(ranges_of)):
+        for later in succs[index]:
             touched = [w for low, high, w in ranges_of[later] if any(low < b and a < high for a, b in written)]
             if touched:
                 readers.append(later)

@@ -34,7 +34,7 @@ from numpy.lib.array_utils import byte_bounds
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..runtime.threads import RUNTIME_KERNELS, compute_threads
-from .lane_order import conflicts, schedule_order, to_reader_lanes, without_piece
+from .lane_order import conflict_preds, schedule_order, successors_of, to_reader_lanes, without_piece
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
@@ -161,51 +161,51 @@ class Lanes:
         self.actors = schedule.step_actors
         n = len(keys)
         ranges_of = [step_ranges(step, actor) for step, actor in zip(schedule.steps, self.actors)]
+        preds = conflict_preds(ranges_of)  # once, for the three uses below (each once scanned every range so far)
+        succs = successors_of(preds)
         follow: dict[int, int] = {}
         if self.boxing_with_reader:
             lane_of, follow = to_reader_lanes(ranges_of, lane_of, [a is not None and a.task.is_boxing
-                                                                     for a in self.actors])
-        self.order = order = (self.reordered(ranges_of, lane_of, follow) if self.reorder
-                              else list(range(len(lane_of))))
-        # Every range touched so far (in ``order``), as arrays: (low, high, writes, lane, index in its lane).
-        lows: list[int] = []
-        highs: list[int] = []
-        writes: list[bool] = []
-        owners: list[int] = []
-        positions: list[int] = []
+                                                                     for a in self.actors], succs)
+        if not self.reorder:
+            order = list(range(len(lane_of)))
+        elif self.reordered is schedule_order:
+            order = schedule_order(ranges_of, lane_of, follow, preds)
+        else:  # a replaced order function (a test's) takes the three arguments it always took
+            order = self.reordered(ranges_of, lane_of, follow)
+        self.order = order
         clocks: list[list[list[int]]] = [[] for _ in keys]  # per lane, per step: how far each lane is known done
         signals: dict[tuple[int, int], threading.Lock] = {}
         waits_of: dict[int, list[tuple[int, int]]] = {}
         counts = [0] * n
         self.positions = [0] * len(lane_of)  # each step's position in its lane
+        placed = [False] * len(lane_of)
         for index in order:
-            lane, ranges = lane_of[index], ranges_of[index]
+            lane = lane_of[index]
             position = counts[lane]
             counts[lane] += 1
             clock = list(clocks[lane][-1]) if clocks[lane] else [-1] * n
             needed: list[tuple[int, int]] = []
-            if lows:
-                conflict = conflicts(ranges, lows, highs, writes)
-                ow, po = np.array(owners), np.array(positions)
-                conflict &= ow != lane
-                for other in np.unique(ow[conflict]):
-                    last = int(po[conflict & (ow == other)].max())
-                    if clock[other] < last:  # not already known done through an earlier wait
-                        needed.append((int(other), last))
-                        for k, done in enumerate(clocks[other][last]):
-                            clock[k] = max(clock[k], done)
+            # the steps it conflicts with that run before it (every conflicting earlier one, when ``order`` keeps
+            # each conflicting pair's capture order, as it does): on each other lane, wait for the last of them
+            last_on: dict[int, int] = {}
+            for other_step in (*preds[index], *succs[index]):
+                other = lane_of[other_step]
+                if placed[other_step] and other != lane:
+                    last_on[other] = max(last_on.get(other, -1), self.positions[other_step])
+            for other in sorted(last_on):
+                last = last_on[other]
+                if clock[other] < last:  # not already known done through an earlier wait
+                    needed.append((other, last))
+                    for k, done in enumerate(clocks[other][last]):
+                        clock[k] = max(clock[k], done)
             clock[lane] = position
             clocks[lane].append(clock)
             waits_of[index] = needed
             for wait in needed:
                 signals.setdefault(wait, threading.Lock())
             self.positions[index] = position
-            for low, high, written in ranges:
-                lows.append(low)
-                highs.append(high)
-                writes.append(written)
-                owners.append(lane)
-                positions.append(position)
+            placed[index] = True
         self.lane_of = lane_of
         self.clocks = [clocks[lane][position] for lane, position in zip(lane_of, self.positions)]
         for index in order:
