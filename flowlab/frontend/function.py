@@ -181,7 +181,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             if isinstance(tdef, MirroredTensorDef):  # a ListNumpy placeholder: one piece per device
                 builder.mirrored_op_names.append(op_name)
             args.append(blob)
-        returned = desc.job_func(*args)
+        returned = desc.job_func(*desc.signature.group_args(args))  # a Tuple parameter gets its tuple
         blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)
         names = []
         for blob in blobs:
