@@ -116,9 +116,9 @@ class Session:
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
         if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
-            from .viz.dump import dump_debug_files
+            from .viz.dump import default_log_dir, dump_debug_files
 
-            dump_debug_files(self)
+            dump_debug_files(self, default_log_dir(scope.ENV.log_dir))
         # RUNNING only once the variables hold their initial values: an error or interrupt before this leaves
         # the session OPEN, and the next call starts it again from the traces.
         self.init_variables()

@@ -170,6 +170,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
     builder.default_view = _default_view(cfg)
+    builder.function_desc = desc
     with building(builder):
         args: list[LazyBlob] = []
         for _param, tdef in desc.signature.params:
