@@ -144,6 +144,20 @@ def test_list_list_numpy_placeholder_and_return():
         foo([data])
 
 
+def test_a_smaller_list_numpy_piece_is_refused_naming_dynamic_blobs():
+    """OneFlow takes it as a dynamic blob (test_function_input_output.py::test_MirroredTensorDef); flowlab's blobs
+    are static: the error says so and where to read more."""
+
+    @flow.global_function()
+    def foo(x: tp.ListNumpy.Placeholder((2, 5))) -> tp.ListNumpy:
+        return x
+
+    with pytest.raises(JobArgumentError, match=r"shape \(1, 5\) \(OneFlow takes a smaller piece as a dynamic blob"):
+        foo([np.ones((1, 5), np.float32)])
+    with pytest.raises(JobArgumentError, match=r"shape mismatch: shape \(3, 5\)$"):  # larger: just wrong
+        foo([np.ones((3, 5), np.float32)])
+
+
 def test_list_list_numpy_watch_handler():
     got = []
 

@@ -349,5 +349,11 @@ def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np
         )
     if value.shape != tdef.shape:
         what = "rank" if value.ndim != len(tdef.shape) else "shape"
-        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape {value.shape}")
+        dynamic = ""
+        if isinstance(tdef, tp.MirroredTensorDef) and what == "shape" and all(
+                d <= s for d, s in zip(value.shape, tdef.shape)):  # OneFlow would take it as a dynamic blob
+            dynamic = (" (OneFlow takes a smaller piece as a dynamic blob; flowlab's blobs have static shapes, so "
+                       "each piece must have the placeholder's shape: docs/oneflow-api.md, 'Dynamic shapes')")
+        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape "
+                               f"{value.shape}{dynamic}")
     return np.ascontiguousarray(value)
