@@ -20,16 +20,16 @@ class LocalMirroredTensor(np.ndarray):
     """A pulled blob: ``numpy()`` the whole value, ``numpy_list()`` one array per device (a consistent blob or a
     blob of one device: a list of one), ``numpy(i)`` device ``i``'s piece."""
 
-    _pieces: tuple[np.ndarray, ...] | None
+    # the devices' pieces; a view, slice or copy of a pulled blob is an array of its own (no __array_finalize__
+    # copies this): its only piece is itself
+    _pieces: tuple[np.ndarray, ...] | None = None
 
-    def __new__(cls, pieces: Sequence[np.ndarray], logical: np.ndarray) -> LocalMirroredTensor:
-        obj = np.asarray(logical).view(cls)
-        obj._pieces = tuple(pieces)
+    def __new__(cls, pieces: Sequence[np.ndarray] | None, logical: np.ndarray) -> LocalMirroredTensor:
+        """``pieces``: one array per device, or None for a blob of one piece (itself)."""
+        obj = (logical if type(logical) is np.ndarray else np.asarray(logical)).view(cls)
+        if pieces is not None:
+            obj._pieces = tuple(pieces)
         return obj
-
-    def __array_finalize__(self, obj: Any) -> None:
-        # a view or slice of a pulled blob is an array of its own: its only piece is itself
-        self._pieces = None
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         # arithmetic on a pulled blob gives plain arrays (OneFlow's forwards to ``numpy()``'s operators)
@@ -65,10 +65,11 @@ class LocalMirroredTensor(np.ndarray):
 
 def local_blob(value: Any) -> LocalMirroredTensor:
     """A pulled value as a local blob: a mirrored pull (a list of pieces with ``.logical``) or one array."""
-    logical = getattr(value, "logical", None)
-    if logical is not None and isinstance(value, list):
-        return LocalMirroredTensor(value, logical)
-    return LocalMirroredTensor([value], value)
+    if type(value) is np.ndarray:  # the common case, as cheap as a view (a watch hands one over every call)
+        return value.view(LocalMirroredTensor)
+    if isinstance(value, list):
+        return LocalMirroredTensor(value, value.logical)  # type: ignore[attr-defined]
+    return LocalMirroredTensor(None, value)
 
 
 __all__ = ["LocalMirroredTensor", "local_blob"]

@@ -110,6 +110,23 @@ def test_unannotated_watch_and_watch_diff_handlers_get_local_blobs():
     np.testing.assert_allclose(diffs[0].numpy(), 2 * X * 0.5, rtol=1e-6)  # d sum(y^2) / dy
 
 
+def test_an_unannotated_watch_of_a_mirrored_blob_gets_each_devices_piece():
+    flow.config.cpu_device_num(2)
+    seen = []
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> None:
+        with flow.scope.mirrored_view():
+            flow.watch(x * 2.0, seen.append)
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    job(list(np.split(x, 2)))
+    assert seen[0].parallel_num() == 2
+    for piece, want in zip(seen[0].numpy_list(), np.split(x * 2, 2)):
+        np.testing.assert_array_equal(piece, want)
+    np.testing.assert_array_equal(seen[0].numpy(), x * 2)
+
+
 def test_get_all_variables_values_are_local_blobs():
     """OneFlow's test_checkpoint reads ``flow.get_all_variables()["y"].numpy()``."""
 

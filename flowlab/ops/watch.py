@@ -26,7 +26,7 @@ def _nothing(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {}
 
 
-# the op reads the logical blob (B); ``as_list``: the handler is not annotated tp.Numpy and gets one array per
+# the op reads the logical blob (B); ``as_list``: the handler reads the blob per device and gets one array per
 # device, cut as the blob lies (``mirrored_parts``/``mirrored_axis``, filled in after SBP inference as a mirrored
 # return's, compiler/compile.py)
 register_op(OpDef("foreign_watch", ("in",), (), _nothing, {"handler_uuid": REQUIRED, "as_list": False,
@@ -77,7 +77,9 @@ class WatchHandler:
 
 
 def _register(kind: str, blob: LazyBlob, handler: Handler) -> tuple[str, bool]:
-    """The watch's uuid, and whether its handler reads the blob per device (any form but tp.Numpy's)."""
+    """The watch's uuid, and whether its handler reads the blob per device: tp.ListNumpy and tp.ListListNumpy
+    always (a consistent blob is a list of one), an unannotated handler's local blob where the blob is mirrored
+    (a consistent one is its own only piece)."""
     require_blob(blob, f"flow.{kind}'s blob")
     if not callable(handler):
         raise TypeError(f"flow.{kind} needs a callable handler; got {handler!r}")
@@ -85,7 +87,9 @@ def _register(kind: str, blob: LazyBlob, handler: Handler) -> tuple[str, bool]:
     uuid = f"{builder.job_name}/{kind}/{len(builder.watches)}/{blob.lbn}"
     wrapped = WatchHandler(handler)
     builder.watches.append((kind, blob.lbn, wrapped, uuid))
-    return uuid, wrapped.form != "numpy"
+    per_device = wrapped.form in ("list_numpy", "list_list_numpy") or (
+        wrapped.form == "blob" and blob.op_name in builder.mirrored_op_names)
+    return uuid, per_device
 
 
 def watch(blob: LazyBlob, handler: Handler) -> None:

@@ -115,8 +115,8 @@ def _mirrored_list(array: np.ndarray, parts: int, axis: int | None) -> MirroredL
     """A mirrored return's blob per device: the pulled logical blob cut on ``axis`` (np.array_split cuts as
     OneFlow's balanced splitter: the first pieces one row longer), or the whole blob for each device where it lies
     B (a copy each, so that writing one leaves the others as the devices held them)."""
-    if axis is None:  # one device (a consistent blob watched per device): its piece is the blob itself
-        return MirroredList([array.copy() for _ in range(parts)] if parts > 1 else [array], array)
+    if axis is None:
+        return MirroredList([array.copy() for _ in range(parts)], array)
     return MirroredList(np.array_split(array, parts, axis), array)
 
 
