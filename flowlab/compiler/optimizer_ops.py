@@ -58,7 +58,7 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             builder.copy_sbp_hint(var.name, state.op_name)
             inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
-        attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0)),
+        attrs = {"weight_decay": weight_decay_rate(optimizer, var.name),
                  **fused.get(var.name, {"scale": 1.0, "l1": 0.0, "l2": 0.0})}
         if kind == "sgd":
             op_type = "sgd_update"
@@ -79,6 +79,19 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
         _cast_gradient(builder, var, update)
+
+
+def weight_decay_rate(optimizer: dict[str, Any], var_name: str) -> float:
+    """OneFlow's GetOptimizerWeightDecayRate: the rate, or 0 for a variable the includes patterns do not match
+    anywhere in its op name, or an excludes pattern does (RE2::PartialMatch, Python's re.search)."""
+    import re
+
+    rate = float(optimizer.get("weight_decay", 0.0))
+    if "weight_decay_includes" in optimizer:
+        return rate if any(re.search(p, var_name) for p in optimizer["weight_decay_includes"]) else 0.0
+    if "weight_decay_excludes" in optimizer:
+        return 0.0 if any(re.search(p, var_name) for p in optimizer["weight_decay_excludes"]) else rate
+    return rate
 
 
 def _cast_gradient(builder: JobBuilder, var: OpConf, update: str) -> None:
