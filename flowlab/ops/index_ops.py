@@ -17,7 +17,7 @@ from ..ir import BlobDesc
 from ..ir.dtype import DType, float16, float32, float64, int32, int64
 from ..ir.sbp import BROADCAST, PARTIAL_SUM, split
 from ._common import require_blob
-from .registry import ANY, ARITHMETIC, INDEX, REQUIRED, InferCtx, OpDef, register_op
+from .registry import ANY, FLOATING, INDEX, REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import SbpCtx, Signature
 
 # one_hot_kernel.cpp/.cu register these output types (float16 on the GPU); the attrs carry the on/off values
@@ -143,7 +143,7 @@ register_op(OpDef("batch_gather", ("in", "indices"), ("out",), _infer_batch_gath
                   dtypes={"in": ANY, "indices": INDEX}, sbp=_batch_rule("in", "indices")))
 register_op(OpDef("unsorted_batch_segment_sum", ("data", "segment_ids"), ("out",), _infer_batch_segment_sum,
                   {"num_segments": REQUIRED}, grad=_grad_batch_segment_sum,
-                  dtypes={"data": ARITHMETIC, "segment_ids": INDEX}, sbp=_batch_rule("data", "segment_ids")))
+                  dtypes={"data": FLOATING, "segment_ids": INDEX}, sbp=_batch_rule("data", "segment_ids")))
 
 
 def batch_gather(params: LazyBlob, indices: LazyBlob, axis: int | None, batch_dims: int,

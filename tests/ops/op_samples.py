@@ -166,7 +166,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "add_n": lambda dt: ({"in": [val(_X, dt), val(_X, dt), val(_X, dt)]}, {}),
     "tuple_identity": lambda dt: ({"in": [val(_X, dt), val((2,), dt)]}, {}),
     "pad": lambda dt: ({"x": [val((2, 3, 2), dt)]}, {
-        "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 1.5,
+        "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
         "integral_constant_value": 3}),
     "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
 }
@@ -175,7 +175,7 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "sparse_softmax_cross_entropy_grad": "label", "adam_update": "train_step",
               "sparse_softmax_cross_entropy_ms": "label", "sparse_softmax_cross_entropy_ms_grad": "label",
               "sparse_cross_entropy_ms": "label",
-              "learning_rate_schedule": "train_step", "batch_gather": "indices",
+              "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
               "unsorted_batch_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
