@@ -174,7 +174,6 @@ class RMSProp(Optimizer):
                  centered: bool = False, loss_scale_factor: float | None = None,
                  grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
                  loss_scale_policy: Any = None) -> None:
-        if centered:
-            raise NotImplementedError("flowlab's RMSProp does not support centered=True yet")
-        conf = {"type": "rmsprop", "decay_rate": float(decay_rate), "epsilon": float(epsilon)}
+        conf = {"type": "rmsprop", "decay_rate": float(decay_rate), "epsilon": float(epsilon),
+                "centered": bool(centered)}  # centered: a mean_gradient slot (rmsprop_optm.cpp)
         super().__init__(lr_scheduler, grad_clipping, conf)

@@ -67,3 +67,47 @@ def test_adamw_filter_errors():
         flow.optimizer.AdamW(sched, weight_decay=0.1, weight_decay_includes="a", weight_decay_excludes="b")
     with pytest.raises(ValueError, match=r"weight_decay_excludes: '\(bias' is not a valid regular expression"):
         flow.optimizer.AdamW(sched, weight_decay=0.1, weight_decay_excludes=["(bias"])
+
+
+def _np_rmsprop(w, g, steps, lr, decay, eps, centered):
+    ms, mg = np.zeros_like(w), np.zeros_like(w)
+    for _ in range(steps):  # OneFlow's RmsPropUpdateFunctor (model_update_kernel_util.h)
+        ms = (1 - decay) * g * g + decay * ms
+        denom = ms
+        if centered:
+            mg = (1 - decay) * g + decay * mg
+            denom = ms - mg * mg
+        w = w - lr * g / np.sqrt(denom + eps)
+    return w
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("centered", [True, False])
+def test_rmsprop_centered_over_several_steps(impl, centered, monkeypatch):
+    monkeypatch.setenv("FLOWLAB_KERNELS", impl)
+    x = RNG.standard_normal((3, 4))
+    init = {n: RNG.standard_normal(4) for n in NAMES}
+    lr, decay, eps = 0.01, 0.9, 1e-3
+    after = _train(lambda: flow.optimizer.RMSProp(flow.optimizer.PiecewiseConstantScheduler([], [lr]),
+                                                  decay_rate=decay, epsilon=eps, centered=centered), 4, x, init)
+    for i, name in enumerate(NAMES):
+        want = _np_rmsprop(init[name], x[i], 4, float(np.float32(lr)), decay, eps, centered)
+        np.testing.assert_allclose(after[name], want, rtol=1e-12, err_msg=name)
+    slots = {op.name for op in flow.default_session().job_set.job("train_job").ops if op.op_type == "variable"}
+    assert ("dense-weight-mean_gradient" in slots) == centered
+    assert "dense-weight-mean_square" in slots
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_centered_rmsprop_kernel_one_act(impl):
+    from tests.ops.helpers import run_op
+
+    w, g, ms, mg = (RNG.standard_normal((2, 5)) for _ in range(4))
+    ms = np.abs(ms) + 1
+    arrays = {"model": [w.copy()], "model_diff": [g], "mean_square": [ms.copy()],
+              "learning_rate": [np.array([0.5], np.float32)], "mean_gradient": [mg.copy()]}
+    run_op("rmsprop_update", arrays, {"centered": True, "decay_rate": 0.8, "epsilon": 0.1, "scale": 2.0}, impl)
+    ms2, mg2 = 0.8 * ms + 0.2 * (2 * g) ** 2, 0.8 * mg + 0.2 * (2 * g)
+    np.testing.assert_allclose(arrays["mean_square"][0], ms2, rtol=1e-13)
+    np.testing.assert_allclose(arrays["mean_gradient"][0], mg2, rtol=1e-13)
+    np.testing.assert_allclose(arrays["model"][0], w - 0.5 * 2 * g / np.sqrt(ms2 - mg2 * mg2 + 0.1), rtol=1e-13)

@@ -8,6 +8,7 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder
 from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
+from ..ops.registry import get_op_def
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
 _SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "rmsprop": ("mean_square",)}
@@ -50,7 +51,8 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         model = builder.blob(var.output_lbns[0])
         readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
         inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
-        for slot in _SLOTS.get(kind, ()):  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
+        slots = _SLOTS.get(kind, ()) + (("mean_gradient",) if optimizer.get("centered") else ())
+        for slot in slots:  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
             (state,) = builder.add_op("variable", attrs={
                 "shape": var.attrs["shape"], "dtype": var.attrs["dtype"],
                 "initializer": {"type": "constant", "value": 0.0}, "random_seed": 0, "trainable": False,
@@ -71,9 +73,13 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                          epsilon=float(optimizer["epsilon"]), do_bias_correction=bool(optimizer["do_bias_correction"]))
         elif kind == "rmsprop":
             op_type = "rmsprop_update"
-            attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]))
+            attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]),
+                         centered=bool(optimizer.get("centered", False)))
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
+        # Kernels take their inputs in the builder's (dict) order: put them in the op's declared order (rmsprop's
+        # optional mean_gradient comes after the learning rate).
+        inputs = {arg: inputs[arg] for arg in get_op_def(op_type).inputs if arg in inputs}
         # The update writes the variable in place: it must follow every op that reads the variable.
         update = f"{var.name}_optimizer"
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,

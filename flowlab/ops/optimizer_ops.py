@@ -40,8 +40,9 @@ for _op in (
           {**_UPDATE, "beta": 0.9}, sbp=optimizer_rule),
     OpDef("adam_update", ("model", "model_diff", "m", "v", "learning_rate", "train_step"), (), _no_outputs,
           {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}, sbp=optimizer_rule),
-    OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}, sbp=optimizer_rule),
+    # mean_gradient: only with centered=True (OneFlow's optional input), last so the others keep their places
+    OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate", "mean_gradient"), (), _no_outputs,
+          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8, "centered": False}, sbp=optimizer_rule),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
     OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),

@@ -111,6 +111,16 @@ def _rmsprop(w, diff, ms, lr, scale, l1, l2, wd, decay, eps):
         w[i] -= lr * (g / np.sqrt(ms[i] + eps) + wd * w[i])
 
 
+@njit
+def _rmsprop_centered(w, diff, ms, mg, lr, scale, l1, l2, wd, decay, eps):
+    w, diff, ms, mg = w.ravel(), diff.ravel(), ms.ravel(), mg.ravel()
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        ms[i] = decay * ms[i] + (1 - decay) * g * g
+        mg[i] = decay * mg[i] + (1 - decay) * g
+        w[i] -= lr * (g / np.sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+
+
 @register_kernel("adam_update", "numba")
 def _adam_f(ctx: KernelCtx) -> KernelFn:
     # float64 constants (as the reference's Python floats): 1 - beta in float32 would be off by 5e-5
@@ -133,6 +143,10 @@ def _rmsprop_f(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs  # float64 constants, as in adam
     scale, l1, l2, wd = (float(a[k]) for k in ("scale", "l1", "l2", "weight_decay"))
     decay, eps = float(a["decay_rate"]), float(a["epsilon"])
+
+    if a["centered"]:
+        return lambda ins, outs: _rmsprop_centered(ins[0], ins[1], ins[2], ins[4], float(ins[3][0]), scale, l1, l2,
+                                                   wd, decay, eps)
 
     def kernel(ins, outs):
         _rmsprop(ins[0], ins[1], ins[2], float(ins[3][0]), scale, l1, l2, wd, decay, eps)

@@ -73,6 +73,17 @@ def _rmsprop(w, diff, ms, lr_blob, decay, eps, wd, scale, l1, l2):
         w[i] -= lr * (g / sqrt(ms[i] + eps) + wd * w[i])
 
 
+@cuda.jit
+def _rmsprop_centered(w, diff, ms, mg, lr_blob, decay, eps, wd, scale, l1, l2):
+    lr = float(lr_blob[0])
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, w.size, step):
+        g = effective_grad(w[i], diff[i], scale, l1, l2)
+        ms[i] = decay * ms[i] + (1.0 - decay) * g * g
+        mg[i] = decay * mg[i] + (1.0 - decay) * g
+        w[i] -= lr * (g / sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+
+
 def _prologue(ctx: KernelCtx) -> tuple[float, float, float]:
     return float(ctx.attrs["scale"]), float(ctx.attrs["l1"]), float(ctx.attrs["l2"])
 
@@ -121,6 +132,12 @@ def _rmsprop_f(ctx: KernelCtx):
     scale, l1, l2 = _prologue(ctx)
     consts = (float(a["decay_rate"]), float(a["epsilon"]), float(a["weight_decay"]), scale, l1, l2)
     threads = current_launch().threads
+    if a["centered"]:
+        def centered(ins, outs, stream=0):
+            launch1(_rmsprop_centered, ins[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(ins[2]),
+                    flat(ins[4]), ins[3], *consts)
+
+        return centered
 
     def run(ins, outs, stream=0):
         launch1(_rmsprop, ins[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(ins[2]), ins[3], *consts)

@@ -82,12 +82,20 @@ def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
     grad = effective_grad(ctx)
 
+    centered = ctx.attrs["centered"]
+
     def kernel(ins, outs):
         w, ms, lr = ins[0], ins[2], float(ins[3][0])
         g = grad(w, ins[1])
         ms *= decay
         ms += (1 - decay) * g * g
-        w -= lr * (g / np.sqrt(ms + eps) + wd * w)
+        denom = ms
+        if centered:  # OneFlow's RmsPropUpdateFunctor: the variance about the running mean of the gradient
+            mg = ins[4]
+            mg *= decay
+            mg += (1 - decay) * g
+            denom = ms - mg * mg
+        w -= lr * (g / np.sqrt(denom + eps) + wd * w)
 
     return kernel
 
