@@ -169,6 +169,19 @@ def _weight_decay_filter(includes: str | Sequence[str] | None, excludes: str | S
     return out
 
 
+class LazyAdam(Optimizer):
+    """OneFlow's LazyAdam: Adam with bias correction (adam_optm.cpp sets it). With the job's
+    ``indexed_slices_optimizer_conf(dict(include_op_names=dict(op_name=[...])))`` the variables named there that
+    are read through one gather are updated on the gathered rows only: the other rows, and their m and v, stay."""
+
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
+                 loss_scale_factor: float | None = None, grad_clipping: dict[str, Any] | None = None,
+                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+        conf = {"type": "lazy_adam", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon),
+                "do_bias_correction": True}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
 class RMSProp(Optimizer):
     def __init__(self, lr_scheduler: LrScheduler, decay_rate: float = 0.99, epsilon: float = 1e-8,
                  centered: bool = False, loss_scale_factor: float | None = None,

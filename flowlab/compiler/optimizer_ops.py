@@ -11,7 +11,8 @@ from ..ir import Job, OpConf
 from ..ops.registry import get_op_def
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
-_SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "rmsprop": ("mean_square",)}
+_SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "lazy_adam": ("m", "v"),
+          "rmsprop": ("mean_square",)}
 
 
 def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any], variables: list[OpConf],
@@ -66,11 +67,18 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             op_type = "sgd_update"
         elif kind == "momentum":
             op_type, attrs["beta"] = "momentum_update", float(optimizer["beta"])
-        elif kind in ("adam", "adamw"):
+        elif kind in ("adam", "adamw", "lazy_adam"):
             op_type = "adam_update"
             inputs["train_step"] = [step]
             attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
                          epsilon=float(optimizer["epsilon"]), do_bias_correction=bool(optimizer["do_bias_correction"]))
+            slices = _indexed_slices(builder, job, var, grads[var.name], attrs) if not clip else None
+            if slices is not None:  # IndexedSlicesOptimizerRewritePass: the gather's rows, not a dense gradient
+                op_type = "indexed_slices_adam_update"
+                del inputs["model_diff"]
+                inputs["model_diff_indices"], inputs["model_diff_values"] = [slices[0]], [slices[1]]
+                attrs = {k: attrs[k] for k in ("weight_decay", "scale", "beta1", "beta2", "epsilon",
+                                               "do_bias_correction")}
         elif kind == "rmsprop":
             op_type = "rmsprop_update"
             attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]),
@@ -85,6 +93,28 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
         _cast_gradient(builder, var, update)
+
+
+def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, attrs: dict[str, Any]
+                    ) -> tuple[LazyBlob, LazyBlob] | None:
+    """OneFlow's IndexedSlicesOptimizerRewritePass, for Adam: a variable named in the job's
+    indexed_slices_optimizer_conf whose gradient is one gather's (an unsorted_segment_sum_like on axis 0 that
+    nothing else reads) and has no l1/l2 is updated from that gather's (indices, values): the rows no index
+    names stay as they are, their m and v too. None where it does not apply. flowlab leaves a row-split variable
+    on several devices to the dense update (the indexed update's S(0) kernel would need its device's row offset)."""
+    conf = job.job_conf.get("indexed_slices_optimizer_conf") or {}
+    names = (conf.get("include_op_names") or {}).get("op_name") or ()
+    if not conf.get("enable", True) or var.name not in names or attrs["l1"] or attrs["l2"]:
+        return None
+    producer = next((op for op in builder.ops if grad.lbn in op.output_lbns), None)
+    if producer is None or producer.op_type != "unsorted_segment_sum_like" or producer.attrs["axis"] != 0:
+        return None
+    if any(grad.lbn in op.input_lbns for op in builder.ops):
+        return None
+    sbp = builder.sbp_hints.get(var.name, {}).get("out")
+    if sbp is not None and sbp.is_split and var.parallel_conf.parallel_num > 1:
+        return None
+    return builder.blob(producer.inputs["segment_ids"][0]), builder.blob(producer.inputs["data"][0])
 
 
 def weight_decay_rate(optimizer: dict[str, Any], var_name: str) -> float:

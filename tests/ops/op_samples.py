@@ -149,6 +149,11 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)], "train_step": [np.array([3], np.int64)]},
         {**_UPDATE, "do_bias_correction": True}),
+    "indexed_slices_adam_update": lambda dt: (
+        {"model": [val((5, 2, 3), dt)], "model_diff_indices": [np.array([[3, 0], [3, 1]], np.int32)],
+         "model_diff_values": [val((2, 2, 2, 3), dt)], "learning_rate": [np.array([0.1], np.float32)],
+         "m": [val((5, 2, 3), dt)], "v": [val((5, 2, 3), dt, 0, 1)], "train_step": [np.array([2], np.int64)]},
+        {"weight_decay": 0.01, "scale": 0.5, "do_bias_correction": True}),
     "rmsprop_update": lambda dt: (
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "mean_square": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
@@ -176,10 +181,11 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "sparse_softmax_cross_entropy_ms": "label", "sparse_softmax_cross_entropy_ms_grad": "label",
               "sparse_cross_entropy_ms": "label",
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
+              "indexed_slices_adam_update": "model_diff_indices",
               "unsorted_batch_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
-            "normalization": ("moving_mean", "moving_variance")}
+            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
+from .nn import first_out_of_range
 
 
 @njit
@@ -119,6 +120,54 @@ def _rmsprop_centered(w, diff, ms, mg, lr, scale, l1, l2, wd, decay, eps):
         ms[i] = decay * ms[i] + (1 - decay) * g * g
         mg[i] = decay * mg[i] + (1 - decay) * g
         w[i] -= lr * (g / np.sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+
+
+@njit
+def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps):
+    # w, m, v (rows, feat); ids (k,); values (k, feat). Equal ids are summed first (sorted, so each group is a
+    # run); rows no id names are not touched.
+    bad = first_out_of_range(ids, w.shape[0])
+    if bad >= 0:
+        return bad
+    order = np.argsort(ids, kind="mergesort")
+    g = np.empty(w.shape[1], w.dtype)
+    start = 0
+    while start < ids.size:
+        row = ids[order[start]]
+        g[:] = 0
+        end = start
+        while end < ids.size and ids[order[end]] == row:
+            for j in range(w.shape[1]):
+                g[j] += values[order[end], j] * scale
+            end += 1
+        for j in range(w.shape[1]):
+            m[row, j] = b1 * m[row, j] + (1 - b1) * g[j]
+            v[row, j] = b2 * v[row, j] + (1 - b2) * g[j] * g[j]
+            w[row, j] -= lr * (m[row, j] / (np.sqrt(v[row, j]) + eps) + wd * w[row, j])
+        start = end
+    return -1
+
+
+@register_kernel("indexed_slices_adam_update", "numba")
+def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
+    from ..checks import raise_out_of_range
+    from ..reference.optimizer import bias_corrected_lr
+
+    a = ctx.attrs
+    scale, wd, b1, b2, eps = (float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
+    shape = ctx.in_descs[0].shape
+
+    def kernel(ins, outs):
+        lr = float(ins[3][0])
+        if a["do_bias_correction"]:
+            lr = bias_corrected_lr(lr, int(ins[6][0]), a["beta1"], a["beta2"])
+        ids = ins[1].reshape(-1)
+        rows = shape[0]
+        bad = _indexed_slices_adam(ins[0].reshape(rows, -1), ids, ins[2].reshape(ids.size, -1),
+                                   ins[4].reshape(rows, -1), ins[5].reshape(rows, -1), lr, scale, wd, b1, b2, eps)
+        raise_out_of_range(ids, bad, rows, "index", 0, "model", shape)
+
+    return kernel
 
 
 @register_kernel("adam_update", "numba")

@@ -84,6 +84,51 @@ def _rmsprop_centered(w, diff, ms, mg, lr_blob, decay, eps, wd, scale, l1, l2):
         w[i] -= lr * (g / sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
 
 
+@cuda.jit
+def _indexed_slices_adam(w, values, order, starts, rows_of, m, v, feat, lr_blob, step_blob, correct, scale, wd,
+                         b1, b2, eps):
+    # one thread per (group of equal ids, feature): the group's values summed in index order, then Adam on that row
+    lr = float(lr_blob[0])
+    if correct:
+        t = step_blob[0] + 1
+        lr = lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t)
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, rows_of.size * feat, step):
+        gi, j = i // feat, i % feat
+        g = 0.0
+        for k in range(starts[gi], starts[gi + 1]):
+            g += values[order[k] * feat + j] * scale
+        at = rows_of[gi] * feat + j
+        m[at] = b1 * m[at] + (1.0 - b1) * g
+        v[at] = b2 * v[at] + (1.0 - b2) * g * g
+        w[at] -= lr * (m[at] / (sqrt(v[at]) + eps) + wd * w[at])
+
+
+@register_kernel("indexed_slices_adam_update", "numba", "gpu")
+def _indexed_slices_adam_f(ctx: KernelCtx):
+    from ..checks import check_indices
+    from ._cuda import read_back
+
+    a = ctx.attrs
+    consts = tuple(float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
+    shape, threads = ctx.in_descs[0].shape, current_launch().threads
+    feat = int(np.prod(shape[1:]))
+
+    def run(ins, outs, stream=0):
+        # the ids come to the host (one sync) to be checked and grouped: a batch's ids, not the table
+        ids = read_back(ins[1], stream).reshape(-1)
+        check_indices(ids, shape[0], "index", 0, "model", shape)
+        order = np.argsort(ids, kind="mergesort")
+        sorted_ids = ids[order]
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True]).astype(np.int64)
+        groups = [cuda.to_device(x, stream=stream) for x in (order.astype(np.int64), starts,
+                                                              sorted_ids[starts[:-1]].astype(np.int64))]
+        launch1(_indexed_slices_adam, (starts.size - 1) * feat, threads, stream, flat(ins[0]), flat(ins[2]),
+                *groups, flat(ins[4]), flat(ins[5]), feat, ins[3], ins[6], bool(a["do_bias_correction"]), *consts)
+
+    return run
+
+
 def _prologue(ctx: KernelCtx) -> tuple[float, float, float]:
     return float(ctx.attrs["scale"]), float(ctx.attrs["l1"]), float(ctx.attrs["l2"])
 

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
@@ -73,6 +74,36 @@ def _adam(ctx: KernelCtx) -> KernelFn:
             t = step + 1
             lr = lr * math.sqrt(1 - b2**t) / (1 - b1**t)
         w -= lr * (m / (np.sqrt(v) + eps) + wd * w)
+
+    return kernel
+
+
+def bias_corrected_lr(lr: float, step: int, b1: float, b2: float) -> float:
+    """OneFlow's adam_bias_correction_learning_rate: lr sqrt(1 - b2^t) / (1 - b1^t), t = step + 1."""
+    t = step + 1
+    return lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+
+
+@register_kernel("indexed_slices_adam_update", "reference")
+def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    b1, b2, eps, wd, scale = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["scale"]
+    rows = ctx.in_descs[0].shape[0]
+
+    def kernel(ins, outs):
+        ids = ins[1].reshape(-1)
+        check_indices(ids, rows, "index", 0, "model", ctx.in_descs[0].shape)
+        lr = float(ins[3][0])
+        if a["do_bias_correction"]:
+            lr = bias_corrected_lr(lr, int(ins[6][0]), b1, b2)
+        w, m, v = (x.reshape(rows, -1) for x in (ins[0], ins[4], ins[5]))
+        # OneFlow sums the values of equal indices first (its unique step); rows not named stay as they are
+        uniq, where = np.unique(ids, return_inverse=True)
+        g = np.zeros((uniq.size, w.shape[1]), w.dtype)
+        np.add.at(g, where, ins[2].reshape(ids.size, -1) * scale)
+        m[uniq] = b1 * m[uniq] + (1 - b1) * g
+        v[uniq] = b2 * v[uniq] + (1 - b2) * g * g
+        w[uniq] -= lr * (m[uniq] / (np.sqrt(v[uniq]) + eps) + wd * w[uniq])
 
     return kernel
 
