@@ -182,6 +182,17 @@ class LazyAdam(Optimizer):
         super().__init__(lr_scheduler, grad_clipping, conf)
 
 
+class LAMB(Optimizer):
+    """OneFlow v0.3.4's LAMB (lamb_optm.cpp, LambUpdateKernelUtil): Adam moments with the bias corrections of
+    slots beta1_t / beta2_t, and the rate scaled by the trust ratio ||w|| / ||adam step||."""
+
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
+                 loss_scale_factor: float | None = None, grad_clipping: dict[str, Any] | None = None,
+                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+        conf = {"type": "lamb", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
 class RMSProp(Optimizer):
     def __init__(self, lr_scheduler: LrScheduler, decay_rate: float = 0.99, epsilon: float = 1e-8,
                  centered: bool = False, loss_scale_factor: float | None = None,

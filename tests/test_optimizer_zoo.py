@@ -111,3 +111,30 @@ def test_centered_rmsprop_kernel_one_act(impl):
     np.testing.assert_allclose(arrays["mean_square"][0], ms2, rtol=1e-13)
     np.testing.assert_allclose(arrays["mean_gradient"][0], mg2, rtol=1e-13)
     np.testing.assert_allclose(arrays["model"][0], w - 0.5 * 2 * g / np.sqrt(ms2 - mg2 * mg2 + 0.1), rtol=1e-13)
+
+
+def _np_lamb(w, g, steps, lr, b1=0.9, b2=0.999, eps=1e-6):
+    m, v, b1t, b2t = np.zeros_like(w), np.zeros_like(w), b1, b2
+    for _ in range(steps):  # OneFlow's LambUpdateKernelUtil, beta^t advanced first (slots start at beta)
+        b1t, b2t = b1t * b1, b2t * b2
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        adam = (m / (1 - b1t)) / np.sqrt(v / (1 - b2t) + eps)
+        w_norm, a_norm = np.linalg.norm(w), np.linalg.norm(adam)
+        trust = w_norm / a_norm if w_norm > 0 and a_norm > 0 else 1.0
+        w = w - lr * trust * adam
+    return w
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_lamb_over_several_steps(impl, monkeypatch):
+    monkeypatch.setenv("FLOWLAB_KERNELS", impl)
+    x = RNG.standard_normal((3, 4))
+    init = {n: RNG.standard_normal(4) for n in NAMES}
+    init["dense-bias"] = np.zeros(4)  # ||w|| = 0 on the first step: trust ratio 1
+    after = _train(lambda: flow.optimizer.LAMB(flow.optimizer.PiecewiseConstantScheduler([], [0.01])), 3, x, init)
+    for i, name in enumerate(NAMES):
+        want = _np_lamb(init[name], x[i], 3, float(np.float32(0.01)))
+        np.testing.assert_allclose(after[name], want, rtol=1e-12, atol=1e-15, err_msg=name)
+    variables = flow.get_all_variables()
+    np.testing.assert_allclose(variables["dense-weight-beta1_t"], [0.9**4], rtol=1e-12)  # 3 steps from beta1

@@ -12,7 +12,7 @@ from ..ops.registry import get_op_def
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
 _SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "lazy_adam": ("m", "v"),
-          "rmsprop": ("mean_square",)}
+          "lamb": ("m", "v"), "rmsprop": ("mean_square",)}
 
 
 def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any], variables: list[OpConf],
@@ -60,6 +60,13 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             }, name=f"{var.name}-{slot}", scoped=False, placement=var.parallel_conf)
             builder.copy_sbp_hint(var.name, state.op_name)
             inputs[slot] = [state]
+        if kind == "lamb":  # lamb_optm.cpp: beta1_t / beta2_t, one element each, starting at beta1 / beta2
+            for slot, value in (("beta1_t", optimizer["beta1"]), ("beta2_t", optimizer["beta2"])):
+                (state,) = builder.add_op("variable", attrs={
+                    "shape": (1,), "dtype": var.attrs["dtype"], "initializer": {"type": "constant", "value": value},
+                    "random_seed": 0, "trainable": False}, name=f"{var.name}-{slot}", scoped=False,
+                    placement=var.parallel_conf)
+                inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
         attrs = {"weight_decay": weight_decay_rate(optimizer, var.name),
                  **fused.get(var.name, {"scale": 1.0, "l1": 0.0, "l2": 0.0})}
@@ -79,6 +86,10 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                 inputs["model_diff_indices"], inputs["model_diff_values"] = [slices[0]], [slices[1]]
                 attrs = {k: attrs[k] for k in ("weight_decay", "scale", "beta1", "beta2", "epsilon",
                                                "do_bias_correction")}
+        elif kind == "lamb":
+            op_type = "lamb_update"
+            attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
+                         epsilon=float(optimizer["epsilon"]))
         elif kind == "rmsprop":
             op_type = "rmsprop_update"
             attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]),

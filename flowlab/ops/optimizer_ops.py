@@ -70,6 +70,9 @@ for _op in (
           dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
                             "train_step"), FLOATING, model_diff_indices=INTEGERS, train_step=INTEGERS),
           sbp=_indexed_slices_rule),
+    # no SetGetSbpFn in model_update_ops.cpp: broadcast only (its trust ratio needs the whole variable's norms)
+    OpDef("lamb_update", ("model", "model_diff", "m", "v", "beta1_t", "beta2_t", "learning_rate"), (), _no_outputs,
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6}, sbp=broadcast_only),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
     OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),

@@ -154,6 +154,10 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
          "model_diff_values": [val((2, 2, 2, 3), dt)], "learning_rate": [np.array([0.1], np.float32)],
          "m": [val((5, 2, 3), dt)], "v": [val((5, 2, 3), dt, 0, 1)], "train_step": [np.array([2], np.int64)]},
         {"weight_decay": 0.01, "scale": 0.5, "do_bias_correction": True}),
+    "lamb_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
+         "beta1_t": [np.array([0.9], dt)], "beta2_t": [np.array([0.999], dt)],
+         "learning_rate": [np.array([0.1], np.float32)]}, {**_UPDATE, "epsilon": 1e-6}),
     "rmsprop_update": lambda dt: (
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "mean_square": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
@@ -185,7 +189,8 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "unsorted_batch_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
-            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v")}
+            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
+            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:

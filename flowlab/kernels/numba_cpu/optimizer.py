@@ -170,6 +170,38 @@ def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+@njit
+def _lamb(w, diff, m, v, b1t, b2t, adam, lr, scale, l1, l2, wd, b1, b2, eps):
+    w, diff, m, v, adam = w.ravel(), diff.ravel(), m.ravel(), v.ravel(), adam.ravel()
+    b1t[0] *= b1  # OneFlow advances beta^t before using it (kernels/reference/optimizer.py)
+    b2t[0] *= b2
+    c1, c2 = 1 - b1t[0], 1 - b2t[0]
+    w_sq, g_sq = 0.0, 0.0
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g * g
+        adam[i] = (m[i] / c1) / np.sqrt(v[i] / c2 + eps)
+        w_sq += w[i] * w[i]
+        g_sq += adam[i] * adam[i]
+    w_norm, g_norm = np.sqrt(w_sq), np.sqrt(g_sq)
+    trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+    for i in range(w.size):
+        w[i] -= lr * trust * (adam[i] + wd * w[i])
+
+
+@register_kernel("lamb_update", "numba")
+def _lamb_f(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    consts = tuple(float(a[k]) for k in ("scale", "l1", "l2", "weight_decay", "beta1", "beta2", "epsilon"))
+    adam = np.empty(ctx.in_descs[0].shape, ctx.in_descs[0].dtype.np)  # OneFlow's tmp buffer
+
+    def kernel(ins, outs):
+        _lamb(ins[0], ins[1], ins[2], ins[3], ins[4], ins[5], adam, float(ins[6][0]), *consts)
+
+    return kernel
+
+
 @register_kernel("adam_update", "numba")
 def _adam_f(ctx: KernelCtx) -> KernelFn:
     # float64 constants (as the reference's Python floats): 1 - beta in float32 would be off by 5e-5

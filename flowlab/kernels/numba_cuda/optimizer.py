@@ -247,6 +247,55 @@ def _clip(ctx: KernelCtx):
     return run
 
 
+@cuda.jit
+def _lamb_moments(w, diff, m, v, b1t, b2t, adam, scale, l1, l2, b1, b2, eps):
+    c1, c2 = 1.0 - b1t[0], 1.0 - b2t[0]
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        g = effective_grad(w[i], diff[i], scale, l1, l2)
+        m[i] = b1 * m[i] + (1.0 - b1) * g
+        v[i] = b2 * v[i] + (1.0 - b2) * g * g
+        adam[i] = (m[i] / c1) / sqrt(v[i] / c2 + eps)
+
+
+@cuda.jit
+def _lamb_betas(b1t, b2t, b1, b2):
+    if cuda.grid(1) == 0:  # OneFlow advances beta^t before using it (kernels/reference/optimizer.py)
+        b1t[0] *= b1
+        b2t[0] *= b2
+
+
+@cuda.jit
+def _lamb_apply(w, adam, norms, lr_blob, wd):
+    w_norm, g_norm = math.sqrt(norms[0]), math.sqrt(norms[1])
+    trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+    lr = float(lr_blob[0]) * trust
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        w[i] -= lr * (adam[i] + wd * w[i])
+
+
+@register_kernel("lamb_update", "numba", "gpu")
+def _lamb_f(ctx: KernelCtx):
+    a, launch = ctx.attrs, current_launch()
+    scale, l1, l2 = _prologue(ctx)
+    b1, b2, eps, wd = (float(a[k]) for k in ("beta1", "beta2", "epsilon", "weight_decay"))
+    sum_squares = _SUM_SQUARES.setdefault(launch.threads, _sum_squares_kernel(launch.threads))
+    n = int(np.prod(ctx.in_descs[0].shape))
+    adam, norms, zeros = cuda.device_array(n, ctx.in_descs[0].dtype.np), cuda.device_array(2, np.float64), np.zeros(2)
+
+    def run(ins, outs, stream=0):
+        w, diff, m, v, b1t, b2t, lr = ins
+        launch1(_lamb_betas, 1, 1, stream, b1t, b2t, b1, b2)
+        launch1(_lamb_moments, n, launch.threads, stream, flat(w), flat(diff), flat(m), flat(v), b1t, b2t, adam,
+                scale, l1, l2, b1, b2, eps)
+        norms.copy_to_device(zeros, stream=stream)
+        grid = blocks(n, launch.threads, launch.max_blocks)
+        sum_squares[grid, launch.threads, stream](flat(w), norms[0:1])
+        sum_squares[grid, launch.threads, stream](adam, norms[1:2])
+        launch1(_lamb_apply, n, launch.threads, stream, flat(w), adam, norms, lr, wd)
+
+    return run
+
+
 _learning_rate_dev = cuda.jit(device=True)(_learning_rate.py_func)  # the CPU kernel's arithmetic, line by line
 
 

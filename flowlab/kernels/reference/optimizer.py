@@ -108,6 +108,29 @@ def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+@register_kernel("lamb_update", "reference")
+def _lamb(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    b1, b2, eps, wd, grad = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], effective_grad(ctx)
+
+    def kernel(ins, outs):
+        w, m, v, b1t, b2t, lr = ins[0], ins[2], ins[3], ins[4], ins[5], float(ins[6][0])
+        # OneFlow's LambUpdateKernelUtil: beta^t advanced before use (the slots start at beta: step 1 uses beta^2)
+        b1t *= b1
+        b2t *= b2
+        g = grad(w, ins[1])
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        adam = (m / (1 - b1t[0])) / np.sqrt(v / (1 - b2t[0]) + eps)
+        w_norm, g_norm = math.sqrt(float(np.sum(w * w))), math.sqrt(float(np.sum(adam * adam)))
+        trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+        w -= lr * trust * (adam + wd * w)
+
+    return kernel
+
+
 @register_kernel("rmsprop_update", "reference")
 def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
