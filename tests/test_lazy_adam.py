@@ -20,8 +20,10 @@ LR32 = float(np.float32(LR))  # the learning-rate blob is float32, as OneFlow's
 STEPS = [np.array([0, 2, 2, 5], np.int32), np.array([1, 5, 5, 5], np.int32), np.array([3, 0, 1, 1], np.int32)]
 
 
-def _train(optimizer, indexed: bool, table: np.ndarray, weight: np.ndarray) -> tuple[list[np.ndarray], list[str]]:
+def _train(optimizer, indexed: bool, table: np.ndarray, weight: np.ndarray, devices: int = 1, distribute=None
+           ) -> tuple[list[np.ndarray], list[str]]:
     flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
     cfg = flow.FunctionConfig()
     if indexed:
         cfg.indexed_slices_optimizer_conf(dict(include_op_names=dict(op_name=["embeddings"])))
@@ -29,7 +31,7 @@ def _train(optimizer, indexed: bool, table: np.ndarray, weight: np.ndarray) -> t
     @flow.global_function(type="train", function_config=cfg)
     def train_job(ids: tp.Numpy.Placeholder((4,), dtype=flow.int32),
                   weight: tp.Numpy.Placeholder((4, FEAT), dtype=flow.float64)) -> tp.Numpy:
-        emb = flow.get_variable("embeddings", shape=(ROWS, FEAT), dtype=flow.float64)
+        emb = flow.get_variable("embeddings", shape=(ROWS, FEAT), dtype=flow.float64, distribute=distribute)
         loss = flow.math.reduce_sum(flow.gather(emb, ids) * weight)
         optimizer().minimize(loss)
         return loss
@@ -39,7 +41,11 @@ def _train(optimizer, indexed: bool, table: np.ndarray, weight: np.ndarray) -> t
     for ids in STEPS:
         train_job(ids, weight)
         after.append(flow.get_all_variables()["embeddings"].copy())
-    ops = [op.op_type for op in flow.default_session().job_set.job("train_job").ops]
+    job = flow.default_session().job_set.job("train_job")
+    ops = [op.op_type for op in job.ops]
+    if devices > 1:
+        ops.append(str(job.sbp_signatures["embeddings_optimizer"]))
+    flow.config.cpu_device_num(1)
     return after, ops
 
 
@@ -73,6 +79,16 @@ def test_lazy_adam_updates_only_the_gathered_rows(impl, monkeypatch):
     np.testing.assert_array_equal(after[0][[1, 3, 4]], table[[1, 3, 4]])  # not gathered in step 1: untouched
     np.testing.assert_array_equal(after[1][[0, 2]], after[0][[0, 2]])  # nor in step 2 (dense Adam moves them)
     np.testing.assert_array_equal(after[2][4], table[4])  # never gathered
+
+
+def test_a_row_split_embedding_on_two_devices_updates_each_devices_rows():
+    """Wide & Deep's model-parallel table: the update's S(0) candidate, each device the ids in its rows."""
+    table, weight = RNG.standard_normal((ROWS, FEAT)), RNG.standard_normal((4, FEAT))
+    after, ops = _train(_lazy_adam, True, table, weight, devices=2, distribute=flow.distribute.split(0))
+    assert "indexed_slices_adam_update" in ops
+    assert ops[-1].startswith("{model_0: S(0), model_diff_indices_0: B, model_diff_values_0: B"), ops[-1]
+    for got, want in zip(after, _np_adam(table, weight, lazy=True)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_without_the_conf_lazy_adam_is_dense_adam_with_bias_correction():

@@ -86,6 +86,7 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                 inputs["model_diff_indices"], inputs["model_diff_values"] = [slices[0]], [slices[1]]
                 attrs = {k: attrs[k] for k in ("weight_decay", "scale", "beta1", "beta2", "epsilon",
                                                "do_bias_correction")}
+                attrs["logical_rows"] = int(var.attrs["shape"][0])  # a row-split table's offset per device
         elif kind == "lamb":
             op_type = "lamb_update"
             attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
@@ -103,7 +104,8 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         update = f"{var.name}_optimizer"
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
-        _cast_gradient(builder, var, update)
+        if op_type != "indexed_slices_adam_update":  # which has no dense gradient to cast
+            _cast_gradient(builder, var, update)
 
 
 def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, attrs: dict[str, Any]
@@ -111,8 +113,7 @@ def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, 
     """OneFlow's IndexedSlicesOptimizerRewritePass, for Adam: a variable named in the job's
     indexed_slices_optimizer_conf whose gradient is one gather's (an unsorted_segment_sum_like on axis 0 that
     nothing else reads) and has no l1/l2 is updated from that gather's (indices, values): the rows no index
-    names stay as they are, their m and v too. None where it does not apply. flowlab leaves a row-split variable
-    on several devices to the dense update (the indexed update's S(0) kernel would need its device's row offset)."""
+    names stay as they are, their m and v too. None where it does not apply."""
     conf = job.job_conf.get("indexed_slices_optimizer_conf") or {}
     names = (conf.get("include_op_names") or {}).get("op_name") or ()
     if not conf.get("enable", True) or var.name not in names or attrs["l1"] or attrs["l2"]:
@@ -121,9 +122,6 @@ def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, 
     if producer is None or producer.op_type != "unsorted_segment_sum_like" or producer.attrs["axis"] != 0:
         return None
     if any(grad.lbn in op.input_lbns for op in builder.ops):
-        return None
-    sbp = builder.sbp_hints.get(var.name, {}).get("out")
-    if sbp is not None and sbp.is_split and var.parallel_conf.parallel_num > 1:
         return None
     return builder.blob(producer.inputs["segment_ids"][0]), builder.blob(producer.inputs["data"][0])
 

@@ -28,13 +28,15 @@ def _indexed_slices(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 
 def _indexed_slices_rule(ctx: SbpCtx) -> list[Signature]:
-    """indexed_slices_adam_update (model_update_ops.cpp): the model and its state split on an axis i >= 1, the
-    values on the matching axis, indices and scalars B. (OneFlow's S(0) candidate, rows by device, needs each
-    device's row offset in the logical table; flowlab rewrites a row-split variable's update densely instead.)"""
+    """indexed_slices_adam_update (model_update_ops.cpp): the model and its state split on axis 0 with indices and
+    values B (each device updates the ids in its rows: the kernel's offset comes from ``logical_rows``), or on an
+    axis i >= 1 with the values split on the matching axis; scalars B."""
     ind_nd = ctx.ndim("model_diff_indices")
     scalars = {"learning_rate", "train_step", "model_diff_indices"}
-    return [ctx.make({arg: BROADCAST if arg in scalars else split(ind_nd + i - 1) if arg == "model_diff_values"
-                      else split(i) for arg in ctx.arg_bns}) for i in range(1, ctx.ndim("model"))]
+    sigs = [ctx.make({arg: BROADCAST if arg in scalars or arg == "model_diff_values" else split(0)
+                      for arg in ctx.arg_bns})] if ctx.attrs.get("logical_rows") is not None else []
+    return sigs + [ctx.make({arg: BROADCAST if arg in scalars else split(ind_nd + i - 1) if arg == "model_diff_values"
+                             else split(i) for arg in ctx.arg_bns}) for i in range(1, ctx.ndim("model"))]
 
 
 def _lr(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -66,7 +68,7 @@ for _op in (
     OpDef("indexed_slices_adam_update", ("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
                                          "train_step"), (), _indexed_slices,
           {"weight_decay": 0.0, "scale": 1.0, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
-           "do_bias_correction": False},
+           "do_bias_correction": False, "logical_rows": None},
           dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
                             "train_step"), FLOATING, model_diff_indices=INTEGERS, train_step=INTEGERS),
           sbp=_indexed_slices_rule),

@@ -153,7 +153,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"model": [val((5, 2, 3), dt)], "model_diff_indices": [np.array([[3, 0], [3, 1]], np.int32)],
          "model_diff_values": [val((2, 2, 2, 3), dt)], "learning_rate": [np.array([0.1], np.float32)],
          "m": [val((5, 2, 3), dt)], "v": [val((5, 2, 3), dt, 0, 1)], "train_step": [np.array([2], np.int64)]},
-        {"weight_decay": 0.01, "scale": 0.5, "do_bias_correction": True}),
+        {"weight_decay": 0.01, "scale": 0.5, "do_bias_correction": True, "logical_rows": 5}),
     "lamb_update": lambda dt: (
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
          "beta1_t": [np.array([0.9], dt)], "beta2_t": [np.array([0.999], dt)],

@@ -123,20 +123,27 @@ def _rmsprop_centered(w, diff, ms, mg, lr, scale, l1, l2, wd, decay, eps):
 
 
 @njit
-def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps):
-    # w, m, v (rows, feat); ids (k,); values (k, feat). Equal ids are summed first (sorted, so each group is a
-    # run); rows no id names are not touched.
-    bad = first_out_of_range(ids, w.shape[0])
+def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps, lower, logical):
+    # w, m, v (rows, feat): rows [lower, lower + rows) of a ``logical``-row table; ids (k,); values (k, feat).
+    # Equal ids are summed first (sorted, so each group is a run); rows no id names, and other devices' rows,
+    # are not touched.
+    bad = first_out_of_range(ids, logical)
     if bad >= 0:
         return bad
     order = np.argsort(ids, kind="mergesort")
     g = np.empty(w.shape[1], w.dtype)
     start = 0
     while start < ids.size:
-        row = ids[order[start]]
+        row = ids[order[start]] - lower
+        if row < 0 or row >= w.shape[0]:
+            end = start
+            while end < ids.size and ids[order[end]] == ids[order[start]]:
+                end += 1
+            start = end
+            continue
         g[:] = 0
         end = start
-        while end < ids.size and ids[order[end]] == row:
+        while end < ids.size and ids[order[end]] - lower == row:
             for j in range(w.shape[1]):
                 g[j] += values[order[end], j] * scale
             end += 1
@@ -151,11 +158,12 @@ def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps):
 @register_kernel("indexed_slices_adam_update", "numba")
 def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
     from ..checks import raise_out_of_range
-    from ..reference.optimizer import bias_corrected_lr
+    from ..reference.optimizer import bias_corrected_lr, table_rows
 
     a = ctx.attrs
     scale, wd, b1, b2, eps = (float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
     shape = ctx.in_descs[0].shape
+    lower, _rows, logical = table_rows(ctx)
 
     def kernel(ins, outs):
         lr = float(ins[3][0])
@@ -164,8 +172,9 @@ def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
         ids = ins[1].reshape(-1)
         rows = shape[0]
         bad = _indexed_slices_adam(ins[0].reshape(rows, -1), ids, ins[2].reshape(ids.size, -1),
-                                   ins[4].reshape(rows, -1), ins[5].reshape(rows, -1), lr, scale, wd, b1, b2, eps)
-        raise_out_of_range(ids, bad, rows, "index", 0, "model", shape)
+                                   ins[4].reshape(rows, -1), ins[5].reshape(rows, -1), lr, scale, wd, b1, b2, eps,
+                                   lower, logical)
+        raise_out_of_range(ids, bad, logical, "index", 0, "model", (logical, *shape[1:]))
 
     return kernel
 

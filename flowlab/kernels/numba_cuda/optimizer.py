@@ -107,19 +107,24 @@ def _indexed_slices_adam(w, values, order, starts, rows_of, m, v, feat, lr_blob,
 @register_kernel("indexed_slices_adam_update", "numba", "gpu")
 def _indexed_slices_adam_f(ctx: KernelCtx):
     from ..checks import check_indices
+    from ..reference.optimizer import table_rows
     from ._cuda import read_back
 
     a = ctx.attrs
     consts = tuple(float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
     shape, threads = ctx.in_descs[0].shape, current_launch().threads
     feat = int(np.prod(shape[1:]))
+    lower, rows, logical = table_rows(ctx)
 
     def run(ins, outs, stream=0):
         # the ids come to the host (one sync) to be checked and grouped: a batch's ids, not the table
-        ids = read_back(ins[1], stream).reshape(-1)
-        check_indices(ids, shape[0], "index", 0, "model", shape)
-        order = np.argsort(ids, kind="mergesort")
-        sorted_ids = ids[order]
+        all_ids = read_back(ins[1], stream).reshape(-1)
+        check_indices(all_ids, logical, "index", 0, "model", (logical, *shape[1:]))
+        mine = np.flatnonzero((all_ids >= lower) & (all_ids < lower + rows))  # other devices' rows are theirs
+        if not mine.size:
+            return
+        order = mine[np.argsort(all_ids[mine], kind="mergesort")]  # positions in the values, grouped by row
+        sorted_ids = all_ids[order] - lower
         starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True]).astype(np.int64)
         groups = [cuda.to_device(x, stream=stream) for x in (order.astype(np.int64), starts,
                                                               sorted_ids[starts[:-1]].astype(np.int64))]

@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.sbp import balanced_split
 from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
 
@@ -84,15 +85,32 @@ def bias_corrected_lr(lr: float, step: int, b1: float, b2: float) -> float:
     return lr * math.sqrt(1 - b2**t) / (1 - b1**t)
 
 
+def table_rows(ctx: KernelCtx) -> tuple[int, int, int]:
+    """(lower, rows, logical): this device holds rows [lower, lower + rows) of the ``logical_rows`` table (OneFlow's
+    BalancedSplitter offset, the kernel's lower_bound); lower 0 where it holds the whole table."""
+    rows = ctx.in_descs[0].shape[0]
+    logical = ctx.attrs.get("logical_rows") or rows
+    if rows == logical or ctx.parallel_num == 1:
+        return 0, rows, rows
+    parts = balanced_split(logical, ctx.parallel_num)
+    if parts[ctx.parallel_id] != rows:
+        raise ValueError(f"{ctx.op.op_type} {ctx.op.name!r}: device {ctx.parallel_id} of {ctx.parallel_num} holds "
+                         f"{rows} of {logical} rows; its slice has {parts[ctx.parallel_id]}")
+    return sum(parts[:ctx.parallel_id]), rows, logical
+
+
 @register_kernel("indexed_slices_adam_update", "reference")
 def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs
     b1, b2, eps, wd, scale = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["scale"]
-    rows = ctx.in_descs[0].shape[0]
+    lower, rows, logical = table_rows(ctx)
+    whole = (logical, *ctx.in_descs[0].shape[1:])
 
     def kernel(ins, outs):
-        ids = ins[1].reshape(-1)
-        check_indices(ids, rows, "index", 0, "model", ctx.in_descs[0].shape)
+        all_ids = ins[1].reshape(-1)
+        check_indices(all_ids, logical, "index", 0, "model", whole)
+        mine = (all_ids >= lower) & (all_ids < lower + rows)  # the other devices' rows are theirs to update
+        ids = all_ids[mine] - lower
         lr = float(ins[3][0])
         if a["do_bias_correction"]:
             lr = bias_corrected_lr(lr, int(ins[6][0]), b1, b2)
@@ -100,7 +118,7 @@ def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
         # OneFlow sums the values of equal indices first (its unique step); rows not named stay as they are
         uniq, where = np.unique(ids, return_inverse=True)
         g = np.zeros((uniq.size, w.shape[1]), w.dtype)
-        np.add.at(g, where, ins[2].reshape(ids.size, -1) * scale)
+        np.add.at(g, where, ins[2].reshape(all_ids.size, -1)[mine] * scale)
         m[uniq] = b1 * m[uniq] + (1 - b1) * g
         v[uniq] = b2 * v[uniq] + (1 - b2) * g * g
         w[uniq] -= lr * (m[uniq] / (np.sqrt(v[uniq]) + eps) + wd * w[uniq])
