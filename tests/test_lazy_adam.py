@@ -142,3 +142,32 @@ def check_indexed_slices_optimizer_conf() -> None:
     table, weight = RNG.standard_normal((ROWS, FEAT)), RNG.standard_normal((4, FEAT))
     assert "indexed_slices_adam_update" in _train(_lazy_adam, True, table, weight)[1]
     assert "indexed_slices_adam_update" not in _train(_lazy_adam, False, table, weight)[1]
+
+
+def _np_indexed_sgd(table, weight, beta: float | None):
+    w, mom, out = table.copy(), np.zeros_like(table), []
+    for ids in STEPS:
+        g = np.zeros_like(table)
+        np.add.at(g, ids, weight)
+        rows = np.unique(ids)
+        if beta is None:  # SGDUpdateFunctor on the gathered rows
+            w[rows] -= LR32 * g[rows]
+        else:  # MomentumUpdateFunctor on the gathered rows: the other rows' momentum does not move them
+            mom[rows] = beta * mom[rows] - LR32 * g[rows]
+            w[rows] += mom[rows]
+        out.append(w.copy())
+    return out
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+@pytest.mark.parametrize("momentum", [0.0, 0.9])
+def test_indexed_slices_sgd_and_momentum(momentum, devices):
+    """OneFlow's pass rewrites sgd_update and momentum_update too (test_optimizers.py's indexed_slices cases)."""
+    table, weight = RNG.standard_normal((ROWS, FEAT)), RNG.standard_normal((4, FEAT))
+    after, ops = _train(lambda: flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [LR]),
+                                                   momentum=momentum), True, table, weight, devices=devices,
+                        distribute=flow.distribute.split(0) if devices > 1 else None)
+    kind = "indexed_slices_momentum_update" if momentum else "indexed_slices_sgd_update"
+    assert kind in ops
+    for got, want in zip(after, _np_indexed_sgd(table, weight, momentum or None)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -70,10 +70,17 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         inputs["learning_rate"] = [lr]
         attrs = {"weight_decay": weight_decay_rate(optimizer, var.name),
                  **fused.get(var.name, {"scale": 1.0, "l1": 0.0, "l2": 0.0})}
-        if kind == "sgd":
-            op_type = "sgd_update"
-        elif kind == "momentum":
-            op_type, attrs["beta"] = "momentum_update", float(optimizer["beta"])
+        if kind in ("sgd", "momentum"):
+            op_type = "sgd_update" if kind == "sgd" else "momentum_update"
+            if kind == "momentum":
+                attrs["beta"] = float(optimizer["beta"])
+            slices = _indexed_slices(builder, job, var, grads[var.name], attrs) if not clip else None
+            if slices is not None:  # IndexedSlicesOptimizerRewritePass, as for Adam below
+                op_type = f"indexed_slices_{op_type}"
+                del inputs["model_diff"]
+                inputs["model_diff_indices"], inputs["model_diff_values"] = [slices[0]], [slices[1]]
+                attrs = {k: attrs[k] for k in ("weight_decay", "scale", "beta") if k in attrs}
+                attrs["logical_rows"] = int(var.attrs["shape"][0])
         elif kind in ("adam", "adamw", "lazy_adam"):
             op_type = "adam_update"
             inputs["train_step"] = [step]
@@ -104,7 +111,7 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         update = f"{var.name}_optimizer"
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
-        if op_type != "indexed_slices_adam_update":  # which has no dense gradient to cast
+        if not op_type.startswith("indexed_slices_"):  # which have no dense gradient to cast
             _cast_gradient(builder, var, update)
 
 

@@ -158,6 +158,13 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
          "beta1_t": [np.array([0.9], dt)], "beta2_t": [np.array([0.999], dt)],
          "learning_rate": [np.array([0.1], np.float32)]}, {**_UPDATE, "epsilon": 1e-6}),
+    **{t: (lambda dt, t=t: (
+        {"model": [val((5, 2, 3), dt)], "model_diff_indices": [np.array([[3, 0], [3, 1]], np.int32)],
+         "model_diff_values": [val((2, 2, 2, 3), dt)], "learning_rate": [np.array([0.1], np.float32)],
+         **({"momentum": [val((5, 2, 3), dt)]} if "momentum" in t else {})},
+        {"weight_decay": 0.01, "scale": 0.5, "beta": 0.8, "logical_rows": 5} if "momentum" in t else
+        {"weight_decay": 0.01, "scale": 0.5, "logical_rows": 5}))
+       for t in ("indexed_slices_sgd_update", "indexed_slices_momentum_update")},
     "rmsprop_update": lambda dt: (
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "mean_square": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
@@ -185,12 +192,14 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "sparse_softmax_cross_entropy_ms": "label", "sparse_softmax_cross_entropy_ms_grad": "label",
               "sparse_cross_entropy_ms": "label",
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
-              "indexed_slices_adam_update": "model_diff_indices",
+              "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
+              "indexed_slices_momentum_update": "model_diff_indices",
               "unsorted_batch_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
-            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t")}
+            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t"), "indexed_slices_sgd_update": ("model",),
+            "indexed_slices_momentum_update": ("model", "momentum")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:

@@ -155,6 +155,68 @@ def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps, lower
     return -1
 
 
+@njit
+def _grouped(ids, values, scale, lower, rows, logical):
+    # (bad, local rows, their summed scaled values): equal ids summed, other devices' rows left out
+    bad = first_out_of_range(ids, logical)
+    order = np.argsort(ids, kind="mergesort")
+    out_rows = np.empty(ids.size, np.int64)
+    g = np.zeros((ids.size, values.shape[1]), values.dtype)
+    n = 0
+    k = 0
+    while bad < 0 and k < ids.size:
+        row = ids[order[k]] - lower
+        end = k
+        while end < ids.size and ids[order[end]] - lower == row:
+            if 0 <= row < rows:
+                for j in range(values.shape[1]):
+                    g[n, j] += values[order[end], j] * scale
+            end += 1
+        if 0 <= row < rows:
+            out_rows[n] = row
+            n += 1
+        k = end
+    return bad, out_rows[:n], g[:n]
+
+
+@njit
+def _indexed_sgd(w, rows, g, lr, wd, mom, beta, momentum):
+    for r in range(rows.size):
+        for j in range(w.shape[1]):
+            i = rows[r]
+            if momentum:  # MomentumUpdateFunctor: the decay is not in the momentum
+                mom[i, j] = beta * mom[i, j] - lr * g[r, j]
+                w[i, j] += mom[i, j] - lr * wd * w[i, j]
+            else:  # SGDUpdateFunctor
+                w[i, j] -= lr * (g[r, j] + wd * w[i, j])
+
+
+def _indexed_sgd_factory(momentum: bool):
+    def factory(ctx: KernelCtx) -> KernelFn:
+        from ..checks import raise_out_of_range
+        from ..reference.optimizer import table_rows
+
+        a, shape = ctx.attrs, ctx.in_descs[0].shape
+        lower, rows, logical = table_rows(ctx)
+        scale, wd, beta = float(a["scale"]), float(a["weight_decay"]), float(a.get("beta", 0.0))
+
+        def kernel(ins, outs):
+            ids = ins[1].reshape(-1)
+            bad, local, g = _grouped(ids, ins[2].reshape(ids.size, -1), scale, lower, rows, logical)
+            raise_out_of_range(ids, bad, logical, "index", 0, "model", (logical, *shape[1:]))
+            w = ins[0].reshape(rows, -1)
+            mom = ins[4].reshape(rows, -1) if momentum else w
+            _indexed_sgd(w, local, g, float(ins[3][0]), wd, mom, beta, momentum)
+
+        return kernel
+
+    return factory
+
+
+register_kernel("indexed_slices_sgd_update", "numba")(_indexed_sgd_factory(False))
+register_kernel("indexed_slices_momentum_update", "numba")(_indexed_sgd_factory(True))
+
+
 @register_kernel("indexed_slices_adam_update", "numba")
 def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
     from ..checks import raise_out_of_range

@@ -106,32 +106,81 @@ def _indexed_slices_adam(w, values, order, starts, rows_of, m, v, feat, lr_blob,
 
 @register_kernel("indexed_slices_adam_update", "numba", "gpu")
 def _indexed_slices_adam_f(ctx: KernelCtx):
+    a = ctx.attrs
+    consts = tuple(float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
+    feat, threads, groups = int(np.prod(ctx.in_descs[0].shape[1:])), current_launch().threads, _host_groups(ctx)
+
+    def run(ins, outs, stream=0):
+        found = groups(ins[1], stream)
+        if found is not None:
+            launch1(_indexed_slices_adam, int(found[2].size) * feat, threads, stream, flat(ins[0]), flat(ins[2]),
+                    *found, flat(ins[4]), flat(ins[5]), feat, ins[3], ins[6], bool(a["do_bias_correction"]), *consts)
+
+    return run
+
+
+@cuda.jit
+def _indexed_sgd(w, values, order, starts, rows_of, mom, feat, lr_blob, scale, wd, beta, momentum):
+    lr = float(lr_blob[0])
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, rows_of.size * feat, step):
+        gi, j = i // feat, i % feat
+        g = 0.0
+        for k in range(starts[gi], starts[gi + 1]):
+            g += values[order[k] * feat + j] * scale
+        at = rows_of[gi] * feat + j
+        if momentum:  # MomentumUpdateFunctor: the decay is not in the momentum
+            mom[at] = beta * mom[at] - lr * g
+            w[at] += mom[at] - lr * wd * w[at]
+        else:
+            w[at] -= lr * (g + wd * w[at])
+
+
+def _host_groups(ctx: KernelCtx):
+    """groups(ids, stream) -> (order, starts, rows) on the device, or None: the ids come to the host (one sync) to
+    be checked against the logical table and grouped (a batch's ids, not the table); other devices' rows left out."""
     from ..checks import check_indices
     from ..reference.optimizer import table_rows
     from ._cuda import read_back
 
-    a = ctx.attrs
-    consts = tuple(float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
-    shape, threads = ctx.in_descs[0].shape, current_launch().threads
-    feat = int(np.prod(shape[1:]))
+    shape = ctx.in_descs[0].shape
     lower, rows, logical = table_rows(ctx)
 
-    def run(ins, outs, stream=0):
-        # the ids come to the host (one sync) to be checked and grouped: a batch's ids, not the table
-        all_ids = read_back(ins[1], stream).reshape(-1)
+    def groups(ids, stream):
+        all_ids = read_back(ids, stream).reshape(-1)
         check_indices(all_ids, logical, "index", 0, "model", (logical, *shape[1:]))
-        mine = np.flatnonzero((all_ids >= lower) & (all_ids < lower + rows))  # other devices' rows are theirs
+        mine = np.flatnonzero((all_ids >= lower) & (all_ids < lower + rows))
         if not mine.size:
-            return
+            return None
         order = mine[np.argsort(all_ids[mine], kind="mergesort")]  # positions in the values, grouped by row
         sorted_ids = all_ids[order] - lower
         starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True]).astype(np.int64)
-        groups = [cuda.to_device(x, stream=stream) for x in (order.astype(np.int64), starts,
-                                                              sorted_ids[starts[:-1]].astype(np.int64))]
-        launch1(_indexed_slices_adam, (starts.size - 1) * feat, threads, stream, flat(ins[0]), flat(ins[2]),
-                *groups, flat(ins[4]), flat(ins[5]), feat, ins[3], ins[6], bool(a["do_bias_correction"]), *consts)
+        return [cuda.to_device(x, stream=stream) for x in (order.astype(np.int64), starts,
+                                                            sorted_ids[starts[:-1]].astype(np.int64))]
 
-    return run
+    return groups
+
+
+def _indexed_sgd_factory(momentum: bool):
+    def factory(ctx: KernelCtx):
+        a, threads = ctx.attrs, current_launch().threads
+        feat, groups = int(np.prod(ctx.in_descs[0].shape[1:])), _host_groups(ctx)
+        consts = (float(a["scale"]), float(a["weight_decay"]), float(a.get("beta", 0.0)), momentum)
+
+        def run(ins, outs, stream=0):
+            found = groups(ins[1], stream)
+            if found is not None:
+                mom = flat(ins[4]) if momentum else flat(ins[0])
+                launch1(_indexed_sgd, int(found[2].size) * feat, threads, stream, flat(ins[0]), flat(ins[2]), *found,
+                        mom, feat, ins[3], *consts)
+
+        return run
+
+    return factory
+
+
+register_kernel("indexed_slices_sgd_update", "numba", "gpu")(_indexed_sgd_factory(False))
+register_kernel("indexed_slices_momentum_update", "numba", "gpu")(_indexed_sgd_factory(True))
 
 
 def _prologue(ctx: KernelCtx) -> tuple[float, float, float]:

@@ -126,6 +126,49 @@ def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+def indexed_rows(ctx: KernelCtx):
+    """``rows_of(ins) -> (rows, g)``: the distinct ids of this device's rows (local) and their summed, scaled
+    values, as OneFlow's indexed-slices kernels take them after its unique step."""
+    lower, rows, logical = table_rows(ctx)
+    whole, scale = (logical, *ctx.in_descs[0].shape[1:]), ctx.attrs["scale"]
+
+    def rows_of(ins):
+        all_ids = ins[1].reshape(-1)
+        check_indices(all_ids, logical, "index", 0, "model", whole)
+        mine = (all_ids >= lower) & (all_ids < lower + rows)
+        uniq, where = np.unique(all_ids[mine] - lower, return_inverse=True)
+        g = np.zeros((uniq.size, int(np.prod(whole[1:], dtype=np.int64))), ins[0].dtype)
+        np.add.at(g, where, ins[2].reshape(all_ids.size, -1)[mine] * scale)
+        return uniq, g
+
+    return rows, rows_of
+
+
+@register_kernel("indexed_slices_sgd_update", "reference")
+def _indexed_slices_sgd(ctx: KernelCtx) -> KernelFn:
+    (rows, rows_of), wd = indexed_rows(ctx), ctx.attrs["weight_decay"]
+
+    def kernel(ins, outs):
+        uniq, g = rows_of(ins)
+        w, lr = ins[0].reshape(rows, -1), float(ins[3][0])
+        w[uniq] -= lr * (g + wd * w[uniq])  # SGDUpdateFunctor
+
+    return kernel
+
+
+@register_kernel("indexed_slices_momentum_update", "reference")
+def _indexed_slices_momentum(ctx: KernelCtx) -> KernelFn:
+    (rows, rows_of), wd, beta = indexed_rows(ctx), ctx.attrs["weight_decay"], ctx.attrs["beta"]
+
+    def kernel(ins, outs):
+        uniq, g = rows_of(ins)
+        w, mom, lr = ins[0].reshape(rows, -1), ins[4].reshape(rows, -1), float(ins[3][0])
+        mom[uniq] = beta * mom[uniq] - lr * g  # MomentumUpdateFunctor: the decay is not in the momentum
+        w[uniq] += mom[uniq] - lr * wd * w[uniq]
+
+    return kernel
+
+
 @register_kernel("lamb_update", "reference")
 def _lamb(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs
