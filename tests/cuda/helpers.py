@@ -13,7 +13,9 @@ from flowlab.ops.registry import InferCtx, get_op_def
 
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
-            "normalization": ("moving_mean", "moving_variance")}
+            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
+            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t"), "indexed_slices_sgd_update": ("model",),
+            "indexed_slices_momentum_update": ("model", "momentum")}
 
 
 def _op(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict[str, Any]):
