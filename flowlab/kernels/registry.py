@@ -133,9 +133,9 @@ def register_kernel(op_type: str, impl: str, device: str = "cpu") -> Callable[[K
 
 
 def default_impl() -> str:
-    """``FLOWLAB_KERNELS``: ``tiered`` (the default) starts each task on its NumPy reference kernel and switches
-    it to its Numba kernel once compiled (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
-    before its first act: reproducible bit for bit, what benchmarks use); ``reference`` the NumPy ones only."""
+    """``FLOWLAB_KERNELS``: ``tiered`` (the default) runs a session's first call on the NumPy reference kernels
+    and every later call on Numba's (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
+    before its first act, the first call included: what benchmarks use); ``reference`` the NumPy ones only."""
     impl = os.environ.get("FLOWLAB_KERNELS") or "tiered"
     if impl not in MODES:
         raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {MODES}")
@@ -162,14 +162,15 @@ def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu
 
 
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
-                impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1)) -> KernelFn:
+                impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1),
+                phase: Any = None) -> KernelFn:
     """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a
-    ``TieredKernel``: the reference kernel now, Numba's from a background thread (kernels/tiered.py), so nothing
-    here imports Numba."""
+    ``TieredKernel``: the reference kernel in the first call, Numba's (made on a background thread) in the calls
+    after, as ``phase`` (the runtime's ``tiered.TierPhase``) says (kernels/tiered.py); nothing here imports Numba."""
     if device == "cpu" and (impl or default_impl()) == "tiered":
         from .tiered import tiered
 
-        return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel))
+        return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel), phase)
     factory = get_kernel_factory(op.op_type, impl, device)
     ctx = KernelCtx(op, tuple(in_descs), tuple(out_descs), device, *parallel)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
