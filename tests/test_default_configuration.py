@@ -1,8 +1,8 @@
 """The replay proof in the configuration a user runs (issue 25): no FLOWLAB_* variable set, so the tiered kernels
 (a session's first call on the reference kernels, every later call on Numba's: kernels/tiered.py) and fused
 segments compiled on a background thread, switching in at a call that depends on timing (replay/fused.py).
-tests/conftest.py pins neither for the rest of the suite only where a test says so; here both are unset
-explicitly, so these tests run the default whatever the suite's pins."""
+The suite runs that configuration too (tests/conftest.py), but tests/test_replay_proof.py pins the compile into
+the call (``fuse_in_call``); here both are unset explicitly, whatever the environment says."""
 
 from __future__ import annotations
 
