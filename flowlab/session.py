@@ -293,6 +293,7 @@ class Session:
         self.cancelled_calls += 1
         guard.undo()
         old.stop_threads()  # a failed lanes replay leaves its lane threads parked: they go with their runtime
+        old.tier_phase.retired = True  # its Numba kernels not yet made never will be (kernels/tiered.py)
         try:
             self.runtime = self._start_runtime(old.arenas)
             self.runtime.tier_phase.numba = old.tier_phase.numba  # the tier is the call's, not the runtime's

@@ -349,3 +349,24 @@ def test_only_the_plans_kernels_are_compiled(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     compiled = out.stdout.strip().splitlines()[-1]
     assert compiled == "['flowlab.kernels.numba_cpu.math._relu']", compiled
+
+
+def test_a_closed_sessions_pending_numba_compiles_are_dropped(held, monkeypatch) -> None:
+    """A cleared session (its runtime closed) never runs again: its kernels' background jobs that had not begun
+    make nothing (they would call the kernel factories as they are then, a test's patched ones included)."""
+    from flowlab.kernels import registry
+
+    train = define_train()
+    train(*batches(1)[0])
+    assert held.jobs
+    flow.clear_default_session()
+    made = []
+    factory_of = registry.get_kernel_factory
+
+    def counting(op_type, impl=None, device="cpu"):
+        made.append(op_type)
+        return factory_of(op_type, impl, device)
+
+    monkeypatch.setattr(registry, "get_kernel_factory", counting)
+    held.run()
+    assert made == []

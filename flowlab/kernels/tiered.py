@@ -39,10 +39,13 @@ class TierPhase:
     first call) or Numba (True, every later call). The Session sets it at the start of a call, between acts; the
     kernels only read it, so the switch is at the same act in every run."""
 
-    __slots__ = ("numba",)
+    __slots__ = ("numba", "retired")
 
     def __init__(self, numba: bool = False) -> None:
         self.numba = numba
+        # The runtime was closed or thrown away (a cleared session, a cancelled call): its kernels never act again,
+        # so their background jobs not yet begun make nothing (and call no kernel factory, e.g. a test's patched one)
+        self.retired = False
 
     def __repr__(self) -> str:
         return f"<TierPhase: {'numba' if self.numba else 'reference (first call)'}>"
@@ -76,7 +79,7 @@ class TieredKernel:
         """Make the Numba kernel unless that is done (the background job; ``promote`` when an act needs it first).
         A compile running on another thread is waited for. Raises what made it fail (once)."""
         with self.lock:
-            if self.done:
+            if self.done or self.phase.retired:
                 return
             try:
                 self.compiled = self.build()

@@ -231,6 +231,7 @@ class Runtime:
         self.observe()
         self.stop_threads()
         self.closed = True
+        self.tier_phase.retired = True  # Numba kernels not yet made for it never will be (kernels/tiered.py)
         self.wait_actor.update_state()
         while self.step() is not None:
             pass
