@@ -1,8 +1,9 @@
 """Fresh processes: `import flowlab` + the first call, with a warm and an empty Numba cache (issue 13).
 
 Rows, each the median over fresh processes (a temporary FLOWLAB_CACHE_DIR each for "empty", so a temporary
-NUMBA_CACHE_DIR under it; one filled beforehand for "warm"), in the default tiered mode (the first calls run the
-NumPy reference kernels while a background thread loads or compiles the Numba kernels, kernels/tiered.py) and, for
+NUMBA_CACHE_DIR under it; one filled beforehand for "warm"), in the default tiered mode (the first call runs the
+NumPy reference kernels while a background thread loads or compiles the Numba kernels, which the second call
+waits for: kernels/tiered.py, docs/kernels.md) and, for
 comparison, Numba-only (FLOWLAB_KERNELS=numba: every kernel compiled before its first act):
 - pad_Job: import + first call (targets: warm <= 1.5 s, empty <= 6 s);
 - the MLP train job of benchmarks/mlp_vs_torch.py (784-512-10, batch 100, SGD): process start to the end of its

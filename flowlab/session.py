@@ -69,6 +69,7 @@ class Session:
         self._snapshots: dict[tuple[str, ...], CallGuard] = {}  # by launch list
         self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
         self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
+        self.called = False  # a job call began: the next runs Numba's kernels in the tiered mode (kernels/tiered.py)
         # Generated calls (replay/callgen.py) of the runtime's fused schedules: by job name to read, by id(desc) to
         # call (a registered desc lives as long as the session); made again with each runtime.
         self.generated_calls: dict[str, Any] = {}
@@ -159,8 +160,11 @@ class Session:
             connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
             runtime = SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
             self._stepping_runtimes.add(runtime)  # their machine actors stop when the session closes
-            return runtime
-        return Runtime(self.plan)
+        else:
+            runtime = Runtime(self.plan)
+        if self.runtime is not None:  # the tier the session's next call would run (kernels/tiered.py)
+            runtime.tier_phase.numba = self.runtime.tier_phase.numba
+        return runtime
 
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
@@ -208,10 +212,13 @@ class Session:
                     )
             if self.status is not _RUNNING:
                 self.try_init()
-            else:  # a second call: the Numba kernels may load now (kernels/tiered.py; a one-call script never waits)
-                release_tiers()
+            elif self.called:  # a later call runs Numba's kernels (kernels/tiered.py; a one-call script never loads
+                self.runtime.tier_phase.numba = True  # type: ignore[union-attr]  # them; a failed first call left
+                release_tiers()  # this off)
+            self.called = True  # not try_init's status: a checkpoint load or flow.debug before it starts the session
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
             self._run_jobs(instances, desc.launch_names)
+            self.runtime.tier_phase.numba = True  # the calls after this one (and flow.debug's) run Numba's kernels
             watched = self._take_watched()  # this call's watched values, before another call can add any
             schedule = getattr(self.runtime.layer, "last", None)  # the schedule a replay ran last
             if schedule is not None and schedule.callgen is None and schedule.fused is not None:
@@ -291,8 +298,10 @@ class Session:
         self.cancelled_calls += 1
         guard.undo()
         old.stop_threads()  # a failed lanes replay leaves its lane threads parked: they go with their runtime
+        old.tier_phase.retired = True  # its Numba kernels not yet made never will be (kernels/tiered.py)
         try:
             self.runtime = self._start_runtime(old.arenas)
+            self.runtime.tier_phase.numba = old.tier_phase.numba  # the tier is the call's, not the runtime's
             self.runtime.hooks.extend(old.hooks)  # a user's subscribers (progress, recorders) go on receiving acts
         except BaseException:
             self.status, self.runtime = SessionStatus.CLOSED, None  # cannot happen short of running out of memory

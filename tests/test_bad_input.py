@@ -263,11 +263,14 @@ def test_a_raising_kernel_names_the_op_and_the_session_stays_usable(monkeypatch)
     from flowlab.errors import KernelError
     from flowlab.kernels import registry
 
+    # one implementation patched: the run uses only it, and no background compile (the tiered mode's) of an earlier
+    # session's kernel calls the patched factory
+    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")
     job = define_pad()
     still_works(job)
     flow.clear_default_session()
     job = define_pad()
-    factory = registry._KERNELS[("reflection_pad2d", registry.default_impl(), "cpu")]
+    factory = registry.get_kernel_factory("reflection_pad2d", "numba")
     failures = [True]
 
     def broken(ctx):
@@ -281,7 +284,7 @@ def test_a_raising_kernel_names_the_op_and_the_session_stays_usable(monkeypatch)
 
         return failing
 
-    monkeypatch.setitem(registry._KERNELS, ("reflection_pad2d", registry.default_impl(), "cpu"), broken)
+    monkeypatch.setitem(registry._KERNELS, ("reflection_pad2d", "numba", "cpu"), broken)
     with pytest.raises(KernelError, match=r"op 'reflection_pad2d_0' \(reflection_pad2d\) \(created at "
                                           r"test_bad_input.py:\d+\) in job 'pad_Job' raised MemoryError: simulated"):
         job(X)

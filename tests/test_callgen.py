@@ -23,6 +23,9 @@ from flowlab.replay.fused import FUSE_AFTER
 from flowlab.replay.state import differences, protocol_state
 from flowlab.session import Session
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 B, D, H, C = 8, 6, 5, 4
 RNG = np.random.default_rng(5)
 BATCHES = [(RNG.standard_normal((B, D)).astype(np.float32), RNG.integers(0, C, B).astype(np.int32))

@@ -13,6 +13,9 @@ from flowlab.replay.callgen import GENERATED
 from flowlab.replay.fused import FUSE_AFTER
 from flowlab.replay.state import differences, protocol_state
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 CALLS = 2 * (FUSE_AFTER + 1) + 6  # two schedules take turns (rotating registers): each fuses, then runs
 
 

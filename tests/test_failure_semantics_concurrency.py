@@ -113,7 +113,8 @@ def test_a_save_from_another_thread_captures_a_completed_step(tmp_path):
 
 
 def slow_kernel(monkeypatch, op_type: str, seconds: float) -> None:
-    impl = registry.default_impl()
+    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")  # one implementation patched: the run uses only it
+    impl = "numba"
     factory = registry.get_kernel_factory(op_type, impl)
 
     def patched(ctx):
@@ -174,7 +175,8 @@ def test_sigint_inside_calls_reaches_the_caller_and_the_session_stays_usable(rep
 def test_a_keyboard_interrupt_raised_mid_call_cancels_it(monkeypatch):
     """A KeyboardInterrupt that escapes an act anyway (raised by a handler installed over flowlab's, or by a
     kernel) cancels the call: the variables are those before it, and the next call is right."""
-    impl = registry.default_impl()
+    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")  # one implementation patched: the run uses only it
+    impl = "numba"
     factory = registry.get_kernel_factory("sgd_update", impl)
     armed = []
 
@@ -204,7 +206,8 @@ def test_a_keyboard_interrupt_raised_mid_call_cancels_it(monkeypatch):
 def kernel_sending_sigint(monkeypatch, op_type: str, log: list[str], times: list[bool]) -> None:
     """``op_type``'s kernel sends SIGINT to this process while it runs (once per entry of ``times``): the signal
     lands inside the call, deterministically."""
-    impl = registry.default_impl()
+    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")  # one implementation patched: the run uses only it
+    impl = "numba"
     factory = registry.get_kernel_factory(op_type, impl)
 
     def patched(ctx):

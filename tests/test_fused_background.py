@@ -77,9 +77,12 @@ def releasing(build: Callable[[list[np.ndarray]], Callable[[int], Any]], gate: t
     return wrapped
 
 
+@pytest.mark.parametrize("kernels", ["numba", "tiered"])
 @pytest.mark.parametrize("model", ["mlp_sgd_momentum", "watch_dropout"])
-def test_calls_are_the_protocol_while_a_segment_compiles_and_after(model: str, held: threading.Event,
+def test_calls_are_the_protocol_while_a_segment_compiles_and_after(model: str, kernels: str, held: threading.Event,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """In either kernel mode (tiered: the default, calls after the first on Numba's kernels, kernels/tiered.py)."""
+    monkeypatch.setenv("FLOWLAB_KERNELS", kernels)
     protocol = run(MODELS[model], False, TOTAL, monkeypatch)
     seen: dict[str, list[bool]] = {}
     monkeypatch.setenv("FLOWLAB_FUSE_BACKGROUND", "1")  # run() sets the rest of the environment

@@ -14,6 +14,9 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 BATCH, FEATURES, HIDDEN, CLASSES, STEPS, LR, BETA = 6, 8, 10, 7, 4, 0.1, 0.9
 
 

@@ -10,6 +10,9 @@ import flowlab as flow
 from tests.replay_models import MODELS
 from tests.test_replay_proof import assert_replayed_and_fused, assert_same, bits, run
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 # A SliceBoxing's ``out`` has two registers (OneFlow's register_num 2), so consecutive calls start from the two
 # orders of each one and alternate schedules (eval calls in between add more): each schedule reaches its
 # FUSE_AFTER-th replay later than on one device.

@@ -25,6 +25,9 @@ from tests.replay_models import MODELS
 from tests.test_replay import train_session
 from tests.test_replay_proof import CALLS, LONG, assert_replayed_and_fused, assert_same, run
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIO = frozenset(range(CALLS))  # snapshots after each of the first calls (train and eval interleaved), then
 # a run of LONG train replays that wraps the wait-ids source's registers, settled at the end

@@ -20,6 +20,9 @@ import flowlab as flow
 from flowlab.replay.state import differences, protocol_state
 from tests.replay_models import MODELS
 
+# the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
+pytestmark = pytest.mark.usefixtures("fuse_in_call")
+
 CALLS = 12  # past fusion: the FUSE_AFTER-th replay of a schedule fuses it
 LONG = 32  # more than the 25 calls that take the wait-ids source's 100 registers round (4 sections a call)
 

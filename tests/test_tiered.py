@@ -1,6 +1,7 @@
-"""The tiered kernel mode (issue 13): each CPU task starts on its NumPy reference kernel and switches to its Numba
-kernel when the background thread has it ready. The tests hold the background jobs (``held``) and run them when
-they choose, so a switch happens at a known point: before a call, between two calls, or never."""
+"""The tiered kernel mode (issues 13 and 25): a session's first call runs the NumPy reference kernels, the later
+calls Numba's, which a background thread makes meanwhile. The tests hold the background jobs (``held``) and run
+them when they choose (before a call, between two calls, or never: the act that needs a kernel makes it), and the
+tiers and bits must not care. tests/test_tiered_reproducible.py holds the reproducibility tests."""
 
 from __future__ import annotations
 
@@ -94,68 +95,99 @@ def assert_close(got, want) -> None:
 
 
 @pytest.mark.parametrize("threads", ["0", "1"])
-def test_a_call_made_mid_switch_equals_the_reference_and_the_numba_run(held, monkeypatch, threads) -> None:
-    """The replay layer's path (FLOWLAB_THREADS=0) and run mode's actor threads (1)."""
+def test_numba_kernels_made_between_calls_change_no_tier(held, monkeypatch, threads) -> None:
+    """The replay layer's path (FLOWLAB_THREADS=0) and run mode's actor threads (1): half the Numba kernels made
+    after call 0, the rest after call 1; call 0 still runs the reference, calls 1 and after Numba (call 1 makes
+    the kernels the background has not), and the run is the one whose kernels were all made at once."""
     monkeypatch.setenv("FLOWLAB_THREADS", threads)
     ran: list[set[str]] = []
 
     def switch_half_then_rest(k: int) -> None:
         ran.append({kernel.ran for kernel in tiered_kernels() if kernel.ran})
         if k == 0:
-            held.run(slice(None, None, 2))  # every other task's Numba kernel: call 1 mixes the tiers
+            held.run(slice(None, None, 2))
         elif k == 1:
             held.run(slice(1, None, 2))
 
     got = run("tiered", monkeypatch, between=switch_half_then_rest)
-    assert ran[:3] == [{"reference"}, {"reference", "numba"}, {"numba"}]
+    assert ran == [{"reference"}] + [{"numba"}] * (CALLS - 1)
     assert all(kernel.settled for kernel in tiered_kernels())
     monkeypatch.setattr(tiered, "_submit", lambda job: job())
+    at_once = run("tiered", monkeypatch)
+    assert_equal(got, at_once)
     reference, numba = run("reference", monkeypatch), run("numba", monkeypatch)
     assert_close(got, reference)
     assert_close(got, numba)
 
 
-@pytest.mark.parametrize("threads", ["0", "1"])
-def test_tiers_switched_before_the_first_act_are_bit_identical_to_numba_only(held, monkeypatch, threads) -> None:
-    """Every job run as it is submitted: the tiered mode is then the Numba mode, fused replays (past FUSE_AFTER
-    calls) and the actor threads of run mode (FLOWLAB_THREADS=1) included."""
-    monkeypatch.setenv("FLOWLAB_THREADS", threads)
-    monkeypatch.setattr(tiered, "_submit", lambda job: job())
-    calls = 11
-    got = run("tiered", monkeypatch, calls)
-    assert {kernel.ran for kernel in tiered_kernels()} == {"numba"}
-    want = run("numba", monkeypatch, calls)
+def assert_equal(got, want) -> None:
     for g, w in zip(got[0], want[0], strict=True):
         np.testing.assert_array_equal(g, w)
+    assert got[1].keys() == want[1].keys()
     for name in want[1]:
         np.testing.assert_array_equal(got[1][name], want[1][name], err_msg=name)
 
 
-def test_fusion_waits_until_every_kernel_is_on_numba(held, monkeypatch) -> None:
+def define_predict():
+    @flow.global_function()
+    def predict(x: tp.Numpy.Placeholder((8, 12))) -> tp.Numpy:
+        return flow.nn.softmax(flow.math.relu(x) * 1.3 + x)
+
+    return predict
+
+
+@pytest.mark.parametrize("threads", ["0", "1"])
+def test_the_first_call_is_the_reference_mode_and_later_calls_the_numba_mode_bit_for_bit(held, monkeypatch,
+                                                                                         threads) -> None:
+    """A job without state: the tiered call 0 is the reference mode's bit for bit, every later call (replayed,
+    fused past FUSE_AFTER calls, on run mode's actor threads with FLOWLAB_THREADS=1) the Numba mode's."""
+    monkeypatch.setenv("FLOWLAB_THREADS", threads)
+    x = batches(1)[0][0]
+
+    def calls(mode: str) -> list[np.ndarray]:
+        flow.clear_default_session()
+        monkeypatch.setenv("FLOWLAB_KERNELS", mode)
+        predict = define_predict()
+        return [np.array(predict(x)) for _ in range(12)]
+
+    got, reference, numba = calls("tiered"), calls("reference"), calls("numba")
+    assert not np.array_equal(reference[0], numba[0])  # the tiers round differently: the test can tell them apart
+    np.testing.assert_array_equal(got[0], reference[0])
+    for k in range(1, 12):
+        np.testing.assert_array_equal(got[k], numba[k], err_msg=f"call {k}")
+    layer = flow.default_session().runtime.layer
+    if threads == "0":  # the replay layer fused the later calls
+        assert any(s.fused is not None for s in layer.schedules.values()), layer
+
+
+def test_kernels_settle_in_the_second_call_and_fusion_follows(held) -> None:
+    """No kernel is settled in call 0; the second call settles every kernel it runs (making the Numba kernels
+    the background has not: here none), and the replayed schedule fuses Numba's kernels past FUSE_AFTER calls."""
     from flowlab.replay.fused import FUSE_AFTER
 
     train = define_train()
     data = batches(1)[0]
-    for _ in range(FUSE_AFTER + 3):  # past the replay count that fuses
+    train(*data)
+    assert tiered_kernels() and not any(kernel.settled for kernel in tiered_kernels())
+    assert all("reference, compiling" in repr(kernel) for kernel in tiered_kernels())
+    train(*data)
+    assert all(kernel.settled and kernel.ran == "numba" for kernel in tiered_kernels())
+    for _ in range(FUSE_AFTER + 2):  # past the replay count that fuses
         train(*data)
     layer = flow.default_session().runtime.layer
-    assert layer is not None and layer.schedules
-    assert all(s.fused is None for s in layer.schedules.values())  # a fused segment would run Numba's code
-    held.run()
-    train(*data)
-    assert any(s.fused is not None for s in layer.schedules.values())
+    assert layer is not None and any(s.fused is not None for s in layer.schedules.values())
     assert {kernel.ran for kernel in tiered_kernels()} == {"numba"}
 
 
 def test_the_act_record_says_which_tier_ran(held) -> None:
     train = define_train()
     x, y = batches(1)[0]
-    train(x, y)  # starts the session (its runtime) on the reference tier
-    rt = flow.default_session().runtime
+    session = flow.default_session()
+    session.try_init()  # the runtime, to subscribe to before the first call
+    rt = session.runtime
     events = []
     rt.hooks.append(events.append)  # a subscriber: the protocol runs the call act by act, recording each
     train(x, y)
-    held.run()
     train(x, y)
     rt.hooks.remove(events.append)
     tiered_ids = {a.actor_id for a in rt.actors.values() if tier_of(a.kernel) is not None}
@@ -240,6 +272,24 @@ def test_the_debugger_records_the_tier_of_each_act(held) -> None:
     assert event.tier == "reference" and "[reference]" in str(event)
 
 
+def test_flow_debug_runs_the_tier_of_the_sessions_next_call(held) -> None:
+    """Before any call the debugger's run is the first call (the reference tier); after one, a later call's
+    (Numba's), so it shows the numbers the session's next call would give."""
+
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    x = np.arange(18, dtype=np.float32).reshape(2, 1, 3, 3)
+    tiers = []
+    for _ in range(2):
+        dbg = flow.debug(pad_Job, x)
+        dbg.continue_()
+        tiers.append(next(a for a in dbg.recording().acts if a["actor"] == "reflection_pad2d_0")["tier"])
+        pad_Job(x)
+    assert tiers == ["reference", "numba"]
+
+
 def test_the_background_work_waits_for_a_second_call(monkeypatch) -> None:
     """Loading Numba holds the GIL: it starts when a second call begins (or START_AFTER seconds after the first
     kernel was tiered), so the first call runs alone, and a one-call script exits without waiting for Numba."""
@@ -299,3 +349,24 @@ def test_only_the_plans_kernels_are_compiled(tmp_path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     compiled = out.stdout.strip().splitlines()[-1]
     assert compiled == "['flowlab.kernels.numba_cpu.math._relu']", compiled
+
+
+def test_a_closed_sessions_pending_numba_compiles_are_dropped(held, monkeypatch) -> None:
+    """A cleared session (its runtime closed) never runs again: its kernels' background jobs that had not begun
+    make nothing (they would call the kernel factories as they are then, a test's patched ones included)."""
+    from flowlab.kernels import registry
+
+    train = define_train()
+    train(*batches(1)[0])
+    assert held.jobs
+    flow.clear_default_session()
+    made = []
+    factory_of = registry.get_kernel_factory
+
+    def counting(op_type, impl=None, device="cpu"):
+        made.append(op_type)
+        return factory_of(op_type, impl, device)
+
+    monkeypatch.setattr(registry, "get_kernel_factory", counting)
+    held.run()
+    assert made == []

@@ -33,6 +33,9 @@ class MachineHost:
         self.machine = machine
         self.link = Link(machine)
         self.rt = Runtime(plan, kernel_impl)
+        # A host sees acts, not calls: in the tiered mode its kernels run Numba's from their first act (the driver's
+        # machine 0 runs its first call on the reference tier), so its tier never depends on timing either.
+        self.rt.tier_phase.numba = True
         localize(self.rt, machine, self.link)
         self.inbox = Inbox(self.rt, on_close=self._close)
         self.queue: queue.SimpleQueue[Batch | None] = queue.SimpleQueue()

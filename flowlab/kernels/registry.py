@@ -135,9 +135,9 @@ def register_kernel(op_type: str, impl: str, device: str = "cpu") -> Callable[[K
 
 
 def default_impl() -> str:
-    """``FLOWLAB_KERNELS``: ``tiered`` (the default) starts each task on its NumPy reference kernel and switches
-    it to its Numba kernel once compiled (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
-    before its first act: reproducible bit for bit, what benchmarks use); ``reference`` the NumPy ones only."""
+    """``FLOWLAB_KERNELS``: ``tiered`` (the default) runs a session's first call on the NumPy reference kernels
+    and every later call on Numba's (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
+    before its first act, the first call included: what benchmarks use); ``reference`` the NumPy ones only."""
     impl = os.environ.get("FLOWLAB_KERNELS") or "tiered"
     if impl not in MODES:
         raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {MODES}")
@@ -171,8 +171,8 @@ _QUIET = ("ignore", re.compile(_FLOAT_MESSAGE, re.I), RuntimeWarning, re.compile
 def quiet_float_warnings() -> None:
     """Silence NumPy's floating-point RuntimeWarnings raised on kernel lines. A kernel's 0/0 or overflow makes
     NaN and Inf values silently, as OneFlow's kernels and flowlab's Numba kernels do; NumPy's reference kernels
-    would also warn, from flowlab's own lines, naming no op, and only in the tiers that run NumPy (which the tiered
-    mode picks by timing). NaN/Inf breakpoints and ``flow.debug.catch_nan`` name the op. The filter is appended,
+    would also warn, from flowlab's own lines, naming no op, and only in the tiers that run NumPy (the tiered mode's
+    first call). NaN/Inf breakpoints and ``flow.debug.catch_nan`` name the op. The filter is appended,
     so a user's own (``-W error::RuntimeWarning``) wins; it is put back whenever kernels are made, because a
     ``warnings.catch_warnings()`` block around ``import flowlab`` (pytest's collection is one) drops it."""
     if _QUIET not in warnings.filters:
@@ -180,15 +180,16 @@ def quiet_float_warnings() -> None:
 
 
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
-                impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1)) -> KernelFn:
+                impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1),
+                phase: Any = None) -> KernelFn:
     """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a
-    ``TieredKernel``: the reference kernel now, Numba's from a background thread (kernels/tiered.py), so nothing
-    here imports Numba."""
+    ``TieredKernel``: the reference kernel in the first call, Numba's (made on a background thread) in the calls
+    after, as ``phase`` (the runtime's ``tiered.TierPhase``) says (kernels/tiered.py); nothing here imports Numba."""
     quiet_float_warnings()
     if device == "cpu" and (impl or default_impl()) == "tiered":
         from .tiered import tiered
 
-        return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel))
+        return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel), phase)
     factory = get_kernel_factory(op.op_type, impl, device)
     ctx = KernelCtx(op, tuple(in_descs), tuple(out_descs), device, *parallel)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):

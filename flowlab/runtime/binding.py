@@ -75,7 +75,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
                      for lbn in op.output_lbns]
         parallel = (task.parallel_id, task.parallel_num)
         actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
-                        else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel))
+                        else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel,
+                                        phase=rt.tier_phase))
         if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
             impl = rt.kernel_impl or default_impl()
             rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"

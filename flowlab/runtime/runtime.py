@@ -27,6 +27,7 @@ import numpy as np
 
 from ..errors import kernel_error
 from ..ir import Plan
+from ..kernels.tiered import TierPhase
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .binding import ACTOR_CLASSES, WAIT_BUFFER, setup_boxing, wire
 from .events import ActEvent, RuntimeIdle
@@ -62,6 +63,9 @@ class Runtime:
         self.transport = transport if transport is not None else InProcessTransport()
         self.kernel_impl = kernel_impl
         self.kernel_tiers: dict[int, str] = {}  # task id -> its kernel's tier, for kernels that never switch
+        # Which tier the tiered kernels run (kernels/tiered.py): the reference until the Session says a later call
+        # began (it hands the value on to a runtime it rebuilds, and to flow.debug's)
+        self.tier_phase = TierPhase()
         self.arenas = arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan)
         self.regsts: dict[int, list[Regst]] = make_regsts(plan, self.arenas)
         self.gpu_streams = GpuStreams()  # one CUDA stream per GPU thread, made when a GPU task is set up
@@ -227,6 +231,7 @@ class Runtime:
         self.observe()
         self.stop_threads()
         self.closed = True
+        self.tier_phase.retired = True  # Numba kernels not yet made for it never will be (kernels/tiered.py)
         self.wait_actor.update_state()
         while self.step() is not None:
             pass

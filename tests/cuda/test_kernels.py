@@ -118,6 +118,10 @@ def test_cpu_runs_never_import_numba_cuda():
             "    return flow.math.relu(x)\n"
             "assert (job(np.ones((2, 3), np.float32)) == 1).all()\n"
             "print('numba' in sys.modules, 'numba.cuda' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    import os
+
+    # Numba's CPU kernels from the first act (the tiered default's one call would not import Numba at all)
+    env = dict(os.environ, FLOWLAB_KERNELS="numba")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-2:] == ["True", "False"]

@@ -163,7 +163,7 @@ def test_the_act_view_names_the_last_act_and_its_kernel_tier(widget):
     state = send(widget, "step")
     act = state["last_act"]
     assert (act["actor"], act["job"], act["index"]) == ("reflection_pad2d_0", "pad_Job", state["acts"] - 1)
-    assert act["tier"] == "numba"  # tests pin FLOWLAB_KERNELS=numba: one tier, the compiled one
+    assert act["tier"] == "reference"  # flow.debug before any call runs the session's first: the reference tier
     assert act["writes"] and act["node"] == f"t:{task_id('reflection_pad2d_0')}"
     json.dumps(state, allow_nan=False)
 

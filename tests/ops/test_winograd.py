@@ -247,6 +247,7 @@ def _build_convnet(watched: list[np.ndarray]):
     return call
 
 
+@pytest.mark.usefixtures("fuse_in_call")  # the compiled segment runs by a given call
 def test_a_winograd_convnet_replayed_and_fused_is_the_protocol_bit_for_bit(monkeypatch) -> None:
     monkeypatch.setenv("FLOWLAB_KERNELS", "numba")
     monkeypatch.setenv("FLOWLAB_WINOGRAD", "1")
