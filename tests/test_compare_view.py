@@ -47,7 +47,8 @@ def test_a_changed_activation_is_changed_on_both_panes_and_everything_else_pairs
     assert not _by_class(p["a"], "added") | _by_class(p["b"], "added") | _by_class(p["a"], "removed")
     (item,) = p["items"]
     assert item == {"what": "task", "status": "changed", "label": "mlp/fc1-activation",
-                    "a": _task_id(a, "fc1-activation"), "b": _task_id(b, "fc1-activation"), "summary": "mlp/fc1-activation: op_type: relu -> sigmoid"}
+                    "a": _task_id(a, "fc1-activation"), "b": _task_id(b, "fc1-activation"),
+                    "summary": "mlp/fc1-activation: op_type: relu -> sigmoid"}
     # the same program otherwise: every task is paired with the task of the same name
     assert len(p["pairs"]) >= len(a.tasks) == len(b.tasks)
     assert [_task_id(a, "fc2-matmul"), _task_id(b, "fc2-matmul")] in p["pairs"]
