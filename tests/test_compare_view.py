@@ -128,3 +128,12 @@ def test_hand_built_jobs():
     assert _by_class(p["a"], "changed") == _by_class(p["b"], "changed") == {"act"}
     with pytest.raises(TypeError, match="compares two Plans"):
         show_diff(a, 3)
+
+
+def test_an_html_export_keeps_the_compare_payload():
+    from flowlab.notebook.export import flowlab_payloads
+
+    a, b = _session().plan, _session(activation="sigmoid").plan
+    bundle = show_diff(a, b)._repr_mimebundle_()
+    (payload,) = flowlab_payloads(bundle)
+    assert unpack(payload)["kind"] == "compare"
