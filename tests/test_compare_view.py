@@ -137,3 +137,14 @@ def test_an_html_export_keeps_the_compare_payload():
     bundle = show_diff(a, b)._repr_mimebundle_()
     (payload,) = flowlab_payloads(bundle)
     assert unpack(payload)["kind"] == "compare"
+
+
+def test_a_flowjob_result_compares_itself():
+    from flowlab.notebook.result import FlowjobResult
+
+    a, b = _session(), _session(activation="sigmoid")
+    res_a = FlowjobResult(a)
+    p = res_a.compare(b).payload
+    assert p["counts"] == {"added": 0, "removed": 0, "changed": 1}
+    q = res_a.compare(pass_name="AutoSourceTick", job="mlp").payload
+    assert q["labels"] == ["before AutoSourceTick", "after AutoSourceTick"] and q["counts"]["added"] >= 1

@@ -30,7 +30,7 @@ export class CompareView {
     const bar = h("div", "fl-toolbar");
     // one legend for both panes (theirs are hidden): the three statuses, and the register outline where drawn
     const outs = DIFF_MARKS.filter((m) => m.startsWith("out-")
-      && [payload.a.graph, payload.b.graph].some((g) => g.nodes.some((n) => n.classes?.includes(m))));
+      && [payload.a.graph, payload.b.graph].some((g) => g.nodes.some((n) => n.classes?.includes(m) && !n.classes.includes(m.slice(4)))));
     bar.append(diffLegend(["removed", "added", "changed", ...outs], counts)!, link);
     this.left = new GraphView(payload.a.graph, {
       height, onSelect: (id) => this.follow(id, this.toRight, this.right),

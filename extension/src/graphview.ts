@@ -69,7 +69,8 @@ export class GraphView {
     // Diff marks (a Plan diff's added/removed/changed, and "out-" ones for a changed register) are node classes; as
     // marks they also colour the collapsed group that holds a marked node, so a change is never hidden in a group.
     for (const m of DIFF_MARKS) {
-      const ids = graph.nodes.filter((n) => n.classes?.includes(m)).map((n) => n.id);
+      // an outline says "its register changed" only where the box itself is not marked the same way
+      const ids = graph.nodes.filter((n) => n.classes?.includes(m) && !(m.startsWith("out-") && n.classes.includes(m.slice(4)))).map((n) => n.id);
       if (ids.length) this.marks.set(`c-${m}`, new Set(ids));
     }
     const legend = diffLegend([...this.marks.keys()].map((c) => c.slice(2)));
