@@ -3,7 +3,7 @@
 import { renderDetail } from "./detail.js";
 import { button, h, s } from "./dom.js";
 import { defs, drawLayout, drawMinimap } from "./draw.js";
-import { laneLegend } from "./legend.js";
+import { DIFF_MARKS, diffLegend, laneLegend } from "./legend.js";
 import { type Layout, layoutAsync, layoutSync } from "./layout.js";
 import type { Graph } from "./payload.js";
 import { GroupTree, groupByLane, MAX_VISIBLE } from "./visible.js";
@@ -13,6 +13,7 @@ export interface GraphViewOptions {
   onQuery?: (q: string) => void;
   height?: number;
   tools?: HTMLElement[];  // extra toolbar controls (e.g. "debug")
+  onView?: (k: number, tx: number, ty: number) => void;  // the user panned or zoomed (a compare view links two panes)
 }
 
 const READABLE = 0.45;  // the smallest scale of a first view (12 px labels at 5.4 px)
@@ -65,6 +66,15 @@ export class GraphView {
       this.toolbar.append(lanes);
       this.toolbar.append(laneLegend(graph.lanes));
     }
+    // Diff marks (a Plan diff's added/removed/changed, and "out-" ones for a changed register) are node classes; as
+    // marks they also colour the collapsed group that holds a marked node, so a change is never hidden in a group.
+    for (const m of DIFF_MARKS) {
+      // an outline says "its register changed" only where the box itself is not marked the same way
+      const ids = graph.nodes.filter((n) => n.classes?.includes(m) && !(m.startsWith("out-") && n.classes.includes(m.slice(4)))).map((n) => n.id);
+      if (ids.length) this.marks.set(`c-${m}`, new Set(ids));
+    }
+    const legend = diffLegend([...this.marks.keys()].map((c) => c.slice(2)));
+    if (legend) this.toolbar.append(legend);
     this.svg.append(defs(), this.viewport);
     this.canvas.append(this.svg, this.minimap, this.status);
     this.canvas.style.height = `${opts.height ?? 520}px`;
@@ -192,6 +202,15 @@ export class GraphView {
     this.apply();
   }
 
+  /** Show the graph at this scale and offset (a linked pane's); does not tell onView. */
+  setView(k: number, tx: number, ty: number): void {
+    this.k = k; this.tx = tx; this.ty = ty;
+    this.touched = true;
+    this.apply();
+  }
+
+  private moved(): void { this.opts.onView?.(this.k, this.tx, this.ty); }
+
   zoomBy(f: number, cx?: number, cy?: number): void {
     const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
     const px = cx ?? W / 2, py = cy ?? H / 2;
@@ -201,6 +220,7 @@ export class GraphView {
     this.k = k;
     this.touched = true;
     this.apply();
+    this.moved();
   }
 
   /** Centre a node or group in the canvas; zoom in to a readable scale when the label would be tiny. */
@@ -248,6 +268,7 @@ export class GraphView {
       this.tx = start.tx + dx; this.ty = start.ty + dy;
       this.touched = true;
       this.apply();
+      this.moved();
     });
     const end = (): void => {
       const st = start;
@@ -270,6 +291,7 @@ export class GraphView {
       this.ty = this.canvas.clientHeight / 2 - y * this.k;
       this.touched = true;
       this.apply();
+      this.moved();
     };
     this.minimap.addEventListener("pointerdown", (ev) => { ev.stopPropagation(); mmMove(ev); });
     this.minimap.addEventListener("pointermove", (ev) => { if (ev.buttons & 1) mmMove(ev); });

@@ -49,3 +49,22 @@ export function laneLegend(lanes: string[]): HTMLElement {
   });
   return legend;
 }
+
+/** The diff marks a payload's node classes may carry (flowlab/viz/payload.py, flowlab/notebook/compare.py). */
+export const DIFF_MARKS = ["added", "removed", "changed", "out-added", "out-removed", "out-changed"] as const;
+const DIFF_WORDS: Record<string, string> = { added: "added", removed: "removed", changed: "changed",
+  "out-added": "register added", "out-removed": "register removed", "out-changed": "register changed" };
+
+/** A legend of the diff marks present (one swatch each, drawn as the boxes are), or null when there are none. */
+export function diffLegend(marks: string[], counts: Record<string, number> = {}): HTMLElement | null {
+  const present = DIFF_MARKS.filter((m) => marks.includes(m));
+  if (!present.length) return null;
+  const legend = h("span", "fl-diff-legend");
+  legend.title = "diff marks: a filled box was added, removed or changed; a dashed outline produces a register that was";
+  for (const m of present) {
+    const chip = h("span", "fl-diff-chip");
+    chip.append(h("span", `fl-diff-swatch c-${m}`), h("span", "", counts[m] !== undefined ? `${DIFF_WORDS[m]} ${counts[m]}` : DIFF_WORDS[m]));
+    legend.append(chip);
+  }
+  return legend;
+}

@@ -11,6 +11,7 @@ export const MIME_TYPES = {
   jobset: "application/vnd.flowlab.jobset+json",
   plan: "application/vnd.flowlab.plan+json",
   run: "application/vnd.flowlab.run+json",
+  compare: "application/vnd.flowlab.compare+json",
 } as const;
 
 export type NodeKind = "op" | "task" | "regst" | "memblock" | "interface";
@@ -49,7 +50,14 @@ interface Base { flowlab_payload: number; title: string; graph: Graph }
 export interface JobsetPayload extends Base { kind: "jobset"; shared_interfaces: Record<string, string[]> }
 export interface PlanPayload extends Base { kind: "plan"; summary: Record<string, number> }
 export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
-export type Payload = JobsetPayload | PlanPayload | RunPayload;
+/** One thing the compare view lists: its status and its box on each side (null where it has none). */
+export interface CompareItem { what: string; status: "added" | "removed" | "changed"; label: string; a: string | null; b: string | null; summary: string }
+/** Two views side by side (flowlab/notebook/compare.py); `graph` is the right side's, for code that wants one. */
+export interface ComparePayload extends Base {
+  kind: "compare"; a: JobsetPayload | PlanPayload; b: JobsetPayload | PlanPayload; labels: [string, string];
+  pairs: [string, string][]; items: CompareItem[];
+}
+export type Payload = JobsetPayload | PlanPayload | RunPayload | ComparePayload;
 
 export type Parsed = { ok: true; payload: Payload } | { ok: false; message: string; newer?: boolean };
 
@@ -193,6 +201,30 @@ export function parseActs(raw: unknown[], at: string): Act[] {
 
 export { parseMemory };
 
+function parseSide(raw: unknown, at: string): JobsetPayload | PlanPayload {
+  const side = parsePayload(obj(raw, at));
+  if (!side.ok) throw new Bad(`${at}: ${side.message.replace(/^this flowlab output cannot be shown: /, "")}`);
+  if (side.payload.kind !== "jobset" && side.payload.kind !== "plan") throw new Bad(`${at}.kind: expected jobset or plan, got ${side.payload.kind}`);
+  return side.payload;
+}
+
+function parseCompare(o: Record<string, unknown>, v: number, title: string): ComparePayload {
+  const a = parseSide(o.a, "payload.a"), b = parseSide(o.b, "payload.b");
+  const labels = strList(arr(o, "labels", "payload", true), "payload.labels");
+  const pairs = arr(o, "pairs", "payload", true).map((p, i) => {
+    const pair = strList(Array.isArray(p) ? p : [], `payload.pairs[${i}]`);
+    if (pair.length !== 2) throw new Bad(`payload.pairs[${i}]: expected [id on the left, id on the right], got ${what(p)}`);
+    return pair as [string, string];
+  });
+  const items = arr(o, "items", "payload", true).map((r, i) => {
+    const it = obj(r, `payload.items[${i}]`), p = `payload.items[${i}]`;
+    return { what: str(it, "what", p, true) ?? "", status: oneOf(str(it, "status", p)!, ["added", "removed", "changed"] as const, `${p}.status`),
+      label: str(it, "label", p)!, a: strOrNull(it, "a", p), b: strOrNull(it, "b", p), summary: str(it, "summary", p, true) ?? "" };
+  });
+  return { flowlab_payload: v, kind: "compare", title, graph: b.graph, a, b, pairs, items,
+    labels: [labels[0] ?? "before", labels[1] ?? "after"] };
+}
+
 /** Parse a payload; never throws. A newer version or a malformed payload comes back as a message for people. */
 export function parsePayload(data: unknown): Parsed {
   try {
@@ -210,8 +242,9 @@ export function parsePayload(data: unknown): Parsed {
     if (o.body !== undefined && o.graph === undefined) {
       throw new Bad(`payload.body: a stored (version ${v}) payload must be decoded first (readPayload), as the views do`);
     }
-    const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run"] as const, "payload.kind");
+    const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run", "compare"] as const, "payload.kind");
     const title = typeof o.title === "string" ? o.title : kind;
+    if (kind === "compare") return { ok: true, payload: parseCompare(o, v, title) };
     const graph = parseGraph(o.graph);
     if (kind === "jobset") {
       const si = o.shared_interfaces === undefined ? {} : obj(o.shared_interfaces, "payload.shared_interfaces");

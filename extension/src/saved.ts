@@ -39,7 +39,7 @@ export function savedViews(data: Bundle, metadata?: Bundle): [string, string][] 
 export function chosenMime(data: Bundle, metadata?: Bundle): string | null {
   const named = savedViewName(metadata);
   if (named !== null && data[mimeOfView(named)] !== undefined) return mimeOfView(named);
-  for (const m of [MIME_TYPES.plan, MIME_TYPES.jobset, MIME_TYPES.run]) if (data[m] !== undefined) return m;
+  for (const m of [MIME_TYPES.plan, MIME_TYPES.jobset, MIME_TYPES.run, MIME_TYPES.compare]) if (data[m] !== undefined) return m;
   return null;
 }
 

@@ -61,9 +61,31 @@ table.fl-kv td{color:var(--fl-fg);background:none;padding:1px 0;font-family:ui-m
 .fl-edge.kind-shared_mem path{stroke:#8e44ad;stroke-width:2.5px;stroke-dasharray:7 3}
 .fl-edge.aux path{stroke-opacity:.35}
 .fl-edge-label{font-size:10px;text-anchor:middle;fill:var(--fl-edge-label);paint-order:stroke;stroke:var(--fl-halo);stroke-width:3px}
+.fl-node.c-added .fl-shape{fill:#b9efc2;stroke:#1a7f37;stroke-width:2.5px}
+.fl-node.c-removed .fl-shape{fill:#ffc9c9;stroke:#c62828;stroke-width:2.5px;stroke-dasharray:6 3}
+.fl-node.c-changed .fl-shape{fill:#ffd8a8;stroke:#d9480f;stroke-width:2.5px}
+.fl-node.c-out-added:not(.c-added) .fl-shape{stroke:#1a7f37;stroke-width:3px;stroke-dasharray:3 2}
+.fl-node.c-out-removed:not(.c-removed) .fl-shape{stroke:#c62828;stroke-width:3px;stroke-dasharray:3 2}
+.fl-node.c-out-changed:not(.c-changed) .fl-shape{stroke:#d9480f;stroke-width:3px;stroke-dasharray:3 2}
+.fl-diff-legend{display:inline-flex;flex-wrap:wrap;gap:8px;align-items:center;margin-left:8px;font-size:12px;color:var(--fl-fg)}
+.fl-diff-chip{display:inline-flex;gap:4px;align-items:center}
+.fl-diff-swatch{display:inline-block;width:14px;height:12px;border-radius:2px;border:2px solid #445;background:#fff}
+.fl-diff-swatch.c-added{background:#b9efc2;border-color:#1a7f37}.fl-diff-swatch.c-removed{background:#ffc9c9;border:2px dashed #c62828}
+.fl-diff-swatch.c-changed{background:#ffd8a8;border-color:#d9480f}.fl-diff-swatch.c-out-added{border:2px dashed #1a7f37}
+.fl-diff-swatch.c-out-removed{border:2px dashed #c62828}.fl-diff-swatch.c-out-changed{border:2px dashed #d9480f}
+.fl-compare-panes{display:flex;gap:8px;align-items:flex-start}
+.fl-compare-pane{flex:1 1 0;min-width:0}
+.fl-compare-pane .fl-diff-legend{display:none}
+.fl-compare-pane .fl-body{flex-direction:column}
+.fl-compare-pane .fl-detail{flex:0 0 auto;max-height:220px}
+.fl-compare-head{font-weight:600;margin:2px 0}
+.fl-compare-list{max-height:220px;overflow:auto;font-size:12px}
+.fl-compare-list li{margin:1px 0}
+.fl-compare-list .fl-diff-swatch{margin-right:4px;vertical-align:middle}
 .fl-node.match .fl-shape{fill:#fff1a8;stroke:#d08c00;stroke-width:3px}
 .fl-node.current .fl-shape{stroke:#e6550d;stroke-width:4px}
 .fl-node.sel .fl-shape{fill:#d7e9ff;stroke:#1f63d6;stroke-width:3px}
+.fl-node.sel.c-added .fl-shape{fill:#b9efc2}.fl-node.sel.c-removed .fl-shape{fill:#ffc9c9}.fl-node.sel.c-changed .fl-shape{fill:#ffd8a8}
 .fl-node.next .fl-shape{fill:#ffd27a;stroke:#e6550d;stroke-width:4px}
 .fl-node.culprit .fl-shape{fill:#ffb3b3;stroke:#a61e1e;stroke-width:5px}
 .fl-mark-key{display:flex;gap:6px;align-items:center;margin-top:4px}

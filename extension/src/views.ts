@@ -1,4 +1,5 @@
 // One entry for every front end: draw a payload (or say plainly why it cannot be drawn) into an element.
+import { CompareView } from "./compare.js";
 import { h, kvTable } from "./dom.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
@@ -35,6 +36,11 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   }
   const p = parsed.payload;
   el.append(h("div", "fl-title", p.title));
+  if (p.kind === "compare") {
+    const cmp = new CompareView(p, opts.height);
+    el.append(cmp.root);
+    return { payload: p, graph: cmp.right, run: null, destroy: () => cmp.destroy() };
+  }
   if (p.kind === "run") {
     const run = new RunView(p);
     el.append(run.root);

@@ -25,9 +25,18 @@ def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
     return Debugger(session, desc, args, kwargs)
 
 
+def compare(a: Any, b: Any = None, **kwargs: Any) -> Any:
+    """Two compilations (Plans, sessions, Jobs, JobSets) or one pass record side by side, as a notebook output:
+    ``flow.debug.compare(plan_a, plan_b)``, ``flow.debug.compare(session.passes[4])`` (see notebook/compare.py)."""
+    from ..notebook.compare import show_diff
+
+    return show_diff(a, b, **kwargs)
+
+
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
 debug.catch_nan = catch_nan  # type: ignore[attr-defined]
 debug.diff = diff  # type: ignore[attr-defined]
+debug.compare = compare  # type: ignore[attr-defined]
 debug.NanCaught = NanCaught  # type: ignore[attr-defined]
 
 

@@ -134,6 +134,8 @@ class PlanDiff:
     bytes_b: int
     marks_a: dict[str, str]
     marks_b: dict[str, str]
+    # payload ids of the things on both sides, (a, b): every matched task and block, for a compare view's linking
+    pairs: list[tuple[str, str]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
@@ -185,5 +187,7 @@ def diff(plan_a: Plan, plan_b: Plan) -> PlanDiff:
                 marks_a[f"{prefix}:{c.id_a}"] = c.status
             if c.id_b is not None:
                 marks_b[f"{prefix}:{c.id_b}"] = c.status
+    pairs = [(f"t:{a.tasks[k][0]}", f"t:{b.tasks[k][0]}") for k in a.tasks if k in b.tasks]
+    pairs += [(f"b:{a.blocks[k][0]}", f"b:{b.blocks[k][0]}") for k in a.blocks if k in b.blocks]
     return PlanDiff(tasks, registers, blocks, sum(m.mem_size for m in plan_a.mem_blocks),
-                    sum(m.mem_size for m in plan_b.mem_blocks), marks_a, marks_b)
+                    sum(m.mem_size for m in plan_b.mem_blocks), marks_a, marks_b, pairs)

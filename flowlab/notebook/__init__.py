@@ -1,9 +1,10 @@
 """Jupyter integration: the ``%%flowjob`` magic, its result view, the widgets (``PlanBrowser``,
-``DebuggerWidget``) and widget-free outputs (``show_plan``, ``show_run``). Importing it needs IPython; the widgets
-need anywidget (imported on first use)."""
+``DebuggerWidget``) and widget-free outputs (``show_plan``, ``show_run``, ``show_diff``). Importing it needs
+IPython; the widgets need anywidget (imported on first use)."""
 
 from typing import Any
 
+from .compare import CompareView, show_diff, show_pass
 from .magics import FlowMagics
 from .result import FlowjobResult
 from .views import PayloadView, show_plan, show_run
@@ -17,4 +18,5 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-__all__ = ["DebuggerWidget", "FlowMagics", "FlowjobResult", "PayloadView", "PlanBrowser", "show_plan", "show_run"]
+__all__ = ["CompareView", "DebuggerWidget", "FlowMagics", "FlowjobResult", "PayloadView", "PlanBrowser", "show_diff",
+           "show_pass", "show_plan", "show_run"]

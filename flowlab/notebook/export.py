@@ -29,11 +29,13 @@ from nbconvert.preprocessors import Preprocessor
 from traitlets import default
 
 from ..viz.payload import MIME
+from .compare import COMPARE_MIME
 
 MODULE = Path(__file__).with_name("static") / "flowlab_widget.js"
 PAYLOAD_SCRIPT = "application/vnd.flowlab.payload+json"
 BOX_CLASS = "flowlab-export"
-_ORDER = (MIME["jobset"], MIME["plan"], MIME["run"])  # one output of %%flowjob holds the jobs and the Plan
+# one output of %%flowjob holds the jobs and the Plan; show_diff's output holds a compare payload
+_ORDER = (MIME["jobset"], MIME["plan"], MIME["run"], COMPARE_MIME)
 
 # Runs once the page is parsed (module scripts are deferred): import the inline view module through a Blob URL
 # (a module cannot be imported from a <script> element's text otherwise), then draw every box. A failure leaves

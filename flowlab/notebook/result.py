@@ -112,6 +112,15 @@ class FlowjobResult:
         return PlanBrowser(self.session, view or default, payloads=payloads, svgs=svgs, id_prefix=self.id_prefix,
                            stored=self.stored_payloads())
 
+    def compare(self, other: Any = None, *, pass_name: str | None = None, **kwargs: Any) -> Any:
+        """This cell's Plan beside another's (``res.compare(other_res)``: this one on the left), or one of its
+        jobs before and after a pass (``res.compare(pass_name="GenerateBackwardAndOptimizerOpConfs")``)."""
+        from .compare import show_diff, show_pass
+
+        if pass_name is not None:
+            return show_pass(self.session, pass_name, **kwargs)
+        return show_diff(self, other, **kwargs)
+
     def interactive_view(self) -> Any:
         """The plan browser above an output area; its debug button opens the debugger for the last job call
         and, pressed again, closes it."""

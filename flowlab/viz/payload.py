@@ -238,9 +238,13 @@ def _apply_marks(g: GraphBuilder, marks: Mapping[str, str], idx: PlanIndex) -> N
             raise ValueError(f"plan_payload: mark {mark!r} for {key!r} is not one of {', '.join(MARKS)}")
         if key in nodes:
             nodes[key]["classes"].append(mark)
-        elif key in edges_of:
-            for edge in edges_of[key]:
+        elif key in edges_of or (key.startswith("r:") and key[2:].isdigit() and int(key[2:]) in idx.regst_by_id):
+            for edge in edges_of.get(key, ()):
                 edge.setdefault("classes", []).append(mark)
+            # edges are bundled or dropped when groups collapse: the producer's box keeps the mark ("out-changed")
+            producer = nodes.get(f"t:{idx.regst_by_id[int(key[2:])].producer_task_id}")
+            if producer is not None and f"out-{mark}" not in producer["classes"]:
+                producer["classes"].append(f"out-{mark}")
         elif not (key.startswith("b:") and key[2:].isdigit() and int(key[2:]) in idx.block_by_id):
             sample = ", ".join(list(nodes)[:3])
             raise KeyError(f"plan_payload: marks name {key!r}, which is no node or register of this Plan "
