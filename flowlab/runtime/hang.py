@@ -66,6 +66,9 @@ class WaitGraph:
     blocked: tuple[Blocked, ...]
     cycle_ids: tuple[int, ...] = ()
     recent: dict[int, list[str]] = field(default_factory=dict)
+    pending: tuple[str, ...] = ()  # the jobs of launched calls not finished, oldest first
+    layer: str = ""  # a layer over the protocol (flowlab.replay), which performs calls without the ring seeing acts
+    silent: tuple[str, ...] = ()  # machines that did not answer when asked (their actors are not in ``blocked``)
 
     @property
     def cycle(self) -> tuple[str, ...]:
@@ -80,17 +83,26 @@ class WaitGraph:
         return bool(self.blocked)
 
     def __str__(self) -> str:
-        if not self.blocked:
-            return "no actor is blocked"
-        lines = []
+        lines = [("calls in flight: " + ", ".join(self.pending)) if self.pending else
+                 "no call in flight (idle between calls: every actor waits for the next launch)"]
+        lines += [f"{m} did not answer (stuck or dead): its actors are unknown" for m in self.silent]
         if self.cycle:
             lines.append("deadlock: a cycle of waits: " + " -> ".join((*self.cycle, self.cycle[0])))
         elif self.wavefront:
             lines.append("no cycle; the flow stopped at: " + ", ".join(self.wavefront))
-        lines.append(f"blocked actors ({len(self.blocked)}):")
-        lines += [f"  {b}" for b in self.blocked]
+        ring = set(self.cycle_ids)
+        stuck = [b for b in self.blocked if b.holds or b.actor_id in ring]
+        rest = [b for b in self.blocked if not (b.holds or b.actor_id in ring)]
+        if stuck:
+            lines.append(f"stuck actors ({len(stuck)}):")
+            lines += [f"  {b}" for b in stuck]
+        if rest:  # they hold nothing: waiting for input upstream, listed for completeness
+            lines.append(f"actors waiting for input ({len(rest)}):")
+            lines += [f"  {b}" for b in rest]
         for machine, acts in sorted(self.recent.items()):
             lines.append(f"last acts on machine {machine}: " + (", ".join(acts[-SHOWN:]) or "none"))
+        if self.layer:
+            lines.append(f"calls performed by {self.layer} are not in the last acts (its last call completed)")
         return "\n".join(lines)
 
     def to_dot(self) -> str:
@@ -109,10 +121,18 @@ class WaitGraph:
         return "\n".join(lines)
 
     def marks(self) -> dict[str, str]:
-        """Task id -> "cycle" / "wavefront" / "blocked": what a Plan view colours."""
+        """Plan payload node id ("t:<task id>") -> "cycle" / "wavefront" / "blocked": what a Plan view colours."""
         ring = set(self.cycle_ids)
-        return {b.actor_id: "cycle" if b.actor_id in ring else "wavefront" if b.holds else "blocked"
+        return {f"t:{b.actor_id}": "cycle" if b.actor_id in ring else "wavefront" if b.holds else "blocked"
                 for b in self.blocked}
+
+
+    def to_payload(self) -> dict[str, Any]:
+        """JSON-able: the blocked actors (with their payload node ids), the cycle, the wavefront, the last acts."""
+        return {"blocked": [{**dataclasses.asdict(b), "node": f"t:{b.actor_id}"} for b in self.blocked],
+                "cycle": [f"t:{i}" for i in self.cycle_ids], "wavefront": [f"t:{b.actor_id}" for b in self.blocked
+                                                                         if b.holds],
+                "recent": {str(m): acts for m, acts in self.recent.items()}, "text": str(self)}
 
 
 class HangError(FlowlabError, RuntimeIdle):
@@ -219,14 +239,19 @@ def recent_acts(rt: Runtime) -> list[str]:
     return [f"{actors[i].name} #{n}" if i in actors else f"task{i} #{n}" for i, n in rt.recent]
 
 
-def wait_graph(rt: Runtime, extra: tuple[Blocked, ...] = (), recent: dict[int, list[str]] | None = None) -> WaitGraph:
-    """The wait-for graph of ``rt`` now (``extra``: other machines' blocked actors, ``recent`` their last acts)."""
+def wait_graph(rt: Runtime, extra: tuple[Blocked, ...] = (), recent: dict[int, list[str]] | None = None,
+               silent: tuple[str, ...] = ()) -> WaitGraph:
+    """The wait-for graph of ``rt`` now (``extra``: other machines' blocked actors, ``recent`` their last acts,
+    ``silent`` the machines that did not answer)."""
     rt.observe()
     blocked = tuple(b for a in rt.actors.values() if (b := blocked_actor(rt, a)) is not None) + extra
     here = next(iter(rt.actors.values())).task.machine_id if rt.actors else 0
     machines = {here: recent_acts(rt)}
     machines.update(recent or {})
-    return WaitGraph(blocked, find_cycle(blocked), machines)
+    pending = sorted((i for name, q in rt.buffers.items() if name.startswith("CallbackNotifier-") for i in q),
+                     key=lambda i: i.seq)
+    return WaitGraph(blocked, find_cycle(blocked), machines, tuple(i.job_name for i in pending),
+                     repr(rt.layer) if rt.layer is not None else "", silent)
 
 
 def hang_error(rt: Runtime, what: str = "the runtime is idle but the awaited jobs have not finished") -> HangError:
