@@ -126,7 +126,6 @@ class WaitGraph:
         return {f"t:{b.actor_id}": "cycle" if b.actor_id in ring else "wavefront" if b.holds else "blocked"
                 for b in self.blocked}
 
-
     def to_payload(self) -> dict[str, Any]:
         """JSON-able: the blocked actors (with their payload node ids), the cycle, the wavefront, the last acts."""
         return {"blocked": [{**dataclasses.asdict(b), "node": f"t:{b.actor_id}"} for b in self.blocked],
