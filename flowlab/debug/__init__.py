@@ -10,6 +10,7 @@ from .diff import PlanDiff, diff
 from .inspect import BlobStats, blob_stats
 from .nan_watch import NanCatcher, NanCaught, catch_nan
 from .recording import Lifetime, Memory, Recording
+from .stuck import HangError, WaitGraph, why_stuck
 
 
 def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
@@ -38,7 +39,10 @@ debug.catch_nan = catch_nan  # type: ignore[attr-defined]
 debug.diff = diff  # type: ignore[attr-defined]
 debug.compare = compare  # type: ignore[attr-defined]
 debug.NanCaught = NanCaught  # type: ignore[attr-defined]
+debug.why_stuck = why_stuck  # type: ignore[attr-defined]
+debug.HangError = HangError  # type: ignore[attr-defined]
 
 
-__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "Lifetime", "Memory", "NanCatcher", "NanCaught",
-           "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "blob_stats", "catch_nan", "debug", "diff"]
+__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "HangError", "Lifetime", "Memory", "NanCatcher",
+           "NanCaught", "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "blob_stats",
+           "catch_nan", "debug", "diff", "why_stuck"]

@@ -23,6 +23,7 @@ from ..errors import FlowlabError
 from ..frontend.signature import check_inputs, unflatten
 from ..job_call import call_instances
 from ..runtime import ActEvent, Actor
+from ..runtime.hang import WaitGraph
 from ..runtime.variables import variable_pieces
 from .breakpoints import Breakpoint, BreakpointList
 from .inspect import blob_stats
@@ -106,12 +107,16 @@ class Debugger(LiveState):
         if event is None and thread is not None:
             raise FlowlabError(f"no actor of thread {thread!r} can act now; next_actor() names the one that can")
         if event is None:
-            raise RunFinished(f"no actor can act: {self.runtime.describe_blocked()}")
+            raise RunFinished(f"no actor can act:\n{self.why_stuck()}")
         assert isinstance(event, ActEvent)
         self.timeline_entries.append(TimelineEntry(event, start - self._t0, time.perf_counter() - start))
         self.recorder.record(event, self.record_stats)
         self._resume_past = None
         return event
+
+    def why_stuck(self) -> WaitGraph:
+        """Who waits for whom now (runtime/hang.py): blocked actors, what each waits for, the cycle if any."""
+        return self.runtime.wait_graph()
 
     def step_n(self, n: int) -> Stop:
         return self._run(limit=n)

@@ -4,6 +4,6 @@ Imported only by the Session when ``flow.env.ray(...)`` named a cluster; nothing
 """
 
 from .cluster import ClusterError, connect
-from .runtime import MachineError, RayRuntime, StoppedRuntime
+from .runtime import MachineError, MachineHangError, RayRuntime, StoppedRuntime
 
-__all__ = ["ClusterError", "MachineError", "RayRuntime", "StoppedRuntime", "connect"]
+__all__ = ["ClusterError", "MachineError", "MachineHangError", "RayRuntime", "StoppedRuntime", "connect"]

@@ -22,6 +22,7 @@ from typing import Any
 
 from ..errors import KernelError
 from ..ir import Plan
+from ..runtime.hang import as_rows, wait_graph
 from ..runtime.runtime import Runtime
 from .wiring import Batch, Inbox, Link, localize
 
@@ -149,6 +150,12 @@ class MachineHost:
         for rid, blobs in values.items():
             for lbn, value in blobs.items():
                 self.rt.regsts[rid][0].blobs[lbn][...] = value
+
+    def wait_rows(self) -> tuple[list[tuple[Any, ...]], list[str]]:
+        """This machine's part of the wait-for graph (runtime/hang.py's Blocked records as tuples) and its last
+        acts, oldest first: what the driver's HangError shows for it."""
+        graph = wait_graph(self.rt)
+        return as_rows(graph), graph.recent.get(self.machine, [])
 
     def actor_rows(self) -> list[tuple[int, str, str, str | None]]:
         """(task id, name, state, why blocked) of every actor here."""

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import FlowlabError
 from ..ir import Plan
+from ..runtime.hang import Blocked, HangError, WaitGraph, wait_graph
 from ..runtime.job_instance import JobInstance
 from ..runtime.runtime import Runtime, RuntimeIdle
 from .cluster import import_ray, remote_host_class
@@ -25,11 +26,17 @@ from .wiring import Inbox, Link, localize
 START_TIMEOUT_S = 120.0  # host actors start and compile their kernels (Numba's cache makes it seconds)
 CLOSE_S = 10.0  # closing waits at most this long for the other machines to wind down, then stops them
 KILL_WAIT_S = 5.0  # shutdown waits at most this long for killed hosts to be gone
+ASK_S = 5.0  # how long a diagnosis (why_stuck, a HangError) waits for each other machine's answer
 POLL_S = 2.0  # a host's take() wait: returns at once when a batch arrives; a fault ends the wait through its watch
 
 
 class MachineError(FlowlabError, RuntimeError):
     """A machine of a multi-machine run failed or died; the call is cancelled and the other machines stopped."""
+
+
+class MachineHangError(MachineError, HangError):
+    """No machine made progress for FLOWLAB_MACHINE_TIMEOUT seconds: ``graph`` has every machine's blocked actors
+    (a machine that did not answer is listed in ``graph.silent``) and each machine's last acts."""
 
 
 class RayRuntime(Runtime):
@@ -117,8 +124,8 @@ class RayRuntime(Runtime):
         self.wait_s += time.perf_counter() - t0
         self.waits += 1
         if not ready:
-            raise MachineError(f"no machine made progress for {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT); "
-                               + RuntimeIdle(self.describe_blocked()).args[0])
+            raise MachineHangError(f"no machine made progress for {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT)",
+                                   self.wait_graph())
         ref = ready[0]
         if ref in self._takes:
             machine = self._takes.pop(ref)
@@ -195,13 +202,30 @@ class RayRuntime(Runtime):
             if alive:
                 time.sleep(0.02)
 
+    def wait_graph(self) -> WaitGraph:
+        """The wait-for graph across machines: this one's actors, then every other machine's (asked with a short
+        timeout; one that does not answer is named in ``silent``)."""
+        extra: list[Blocked] = []
+        recent: dict[int, list[str]] = {}
+        silent: list[str] = []
+        if not self.stopped:
+            for m, host in self.hosts.items():
+                try:
+                    rows, acts = self._ray.get(host.wait_rows.remote(), timeout=ASK_S)
+                except Exception as err:  # a dead or stuck machine says so instead
+                    silent.append(f"{self.machine_name(m)} ({type(err).__name__})")
+                    continue
+                extra += [Blocked(*row) for row in rows]
+                recent[m] = acts
+        return wait_graph(self, tuple(extra), recent, tuple(silent))
+
     def describe_blocked(self) -> str:
         """Why this machine's actors wait, then every other machine's (asked with a short timeout)."""
         lines = [super().describe_blocked()]
         if not self.stopped:
             for m, host in self.hosts.items():
                 try:
-                    rows = self._ray.get(host.actor_rows.remote(), timeout=5)
+                    rows = self._ray.get(host.actor_rows.remote(), timeout=ASK_S)
                 except Exception as err:  # a dead or stuck machine says so instead
                     lines.append(f"  {self.machine_name(m)}: no answer ({type(err).__name__})")
                     continue

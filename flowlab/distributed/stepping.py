@@ -14,7 +14,7 @@ from typing import Any
 from ..errors import FlowlabError
 from ..runtime.actor import Actor
 from ..runtime.events import ActEvent
-from .runtime import MachineError, RayRuntime
+from .runtime import MachineError, MachineHangError, RayRuntime
 from .wiring import Batch
 
 
@@ -85,8 +85,9 @@ class SteppingRayRuntime(RayRuntime):
             raise MachineError(f"{self.machine_name(machine)} died while stepping; the other machines were "
                                "stopped") from None
         except ray.exceptions.GetTimeoutError:
-            raise MachineError(f"{self.machine_name(machine)} did not answer a step within {self.stall_s:.0f} s "
-                               "(FLOWLAB_MACHINE_TIMEOUT); check that its Ray node is alive (`ray status`)") from None
+            raise MachineHangError(f"{self.machine_name(machine)} did not answer a step within {self.stall_s:.0f} s "
+                                   "(FLOWLAB_MACHINE_TIMEOUT); check that its Ray node is alive (`ray status`)",
+                                   self.wait_graph()) from None
 
     def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
         _one_thread_only(thread)
@@ -131,7 +132,7 @@ class SteppingRayRuntime(RayRuntime):
         last = instances[-1]
         while not last.finished:
             if self.step(False) is None:
-                raise MachineError("no machine can act, but the call has not finished:\n" + self.describe_blocked())
+                raise MachineHangError("no machine can act, but the call has not finished", self.wait_graph())
 
     def load_variables(self, pieces: dict[str, Any]) -> None:
         """Give every machine the session's variable values: each task's own piece (``session.variables()``)."""

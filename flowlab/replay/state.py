@@ -27,7 +27,9 @@ from ..runtime.regst import Regst
 if TYPE_CHECKING:
     from ..runtime.runtime import Runtime
 
-NOT_PROTOCOL = frozenset({"layer"})  # the layer itself: what it caches is not the protocol's state
+# the layer itself (what it caches is not the protocol's state) and the last-acts ring (a diagnosis: the replay
+# layer performs acts without noting them, and OS threads note them in their own order)
+NOT_PROTOCOL = frozenset({"layer", "recent"})
 WALKED = frozenset({"actors", "regsts", "arenas", "plan"})  # snapshotted below, one by one (the plan is fixed)
 
 

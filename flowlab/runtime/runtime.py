@@ -32,6 +32,7 @@ from .actor import MSG_REGST, MSG_RETURN, Actor
 from .binding import ACTOR_CLASSES, WAIT_BUFFER, setup_boxing, wire
 from .events import ActEvent, RuntimeIdle
 from .gpu import GpuStreams
+from .hang import WaitGraph, hang_error, new_ring, wait_graph
 from .job_instance import JobInstance
 from .main_actors import WaitAndSendIdsActor
 from .regst import Regst, allocate_arenas, make_regsts
@@ -76,6 +77,7 @@ class Runtime:
         self.hooks: list[Callable[[ActEvent], None]] = []
         self._seq = 0  # acts so far, less those a layer has not accounted yet (``seq`` observes them)
         self.launched = 0
+        self.recent = new_ring()  # the last acts, (actor id, act id): what a hang's diagnosis shows (hang.py)
         self.layer: CallLayer | None = None  # the optional layer ``run_call`` hands calls to (flowlab.replay)
         self.deferred = False  # the layer owes the protocol bookkeeping: ``observe()`` before reading state
         self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
@@ -168,8 +170,10 @@ class Runtime:
     def _run_to_idle(self, last: JobInstance) -> None:
         """``step(False)`` until ``last`` finished and then until idle, inlined: a protocol call's hot loop, for
         a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
-        act). The same acts in the same order; raises RuntimeIdle when it stops before ``last`` finished."""
+        act). The same acts in the same order; raises HangError (a RuntimeIdle) when it stops before ``last``
+        finished."""
         ready, msgs, popleft, append = self.ready, self.msgs, self.ready.popleft, self.ready.append
+        note = self.recent.append
         acts = 0  # added to _seq as the loop ends (nothing reads it meanwhile: no subscriber, no layer)
         try:
             while True:
@@ -178,7 +182,7 @@ class Runtime:
                 if not ready:
                     if last.finished:
                         return
-                    raise RuntimeIdle(self.describe_blocked())
+                    raise hang_error(self)
                 actor = popleft()
                 actor.queued = False
                 # No readiness check here (step() has one): an actor is queued only when ready, and only its own
@@ -189,6 +193,7 @@ class Runtime:
                 except Exception as err:
                     raise kernel_error(self.plan, actor, err) from err
                 acts += 1
+                note((actor.actor_id, actor.act_id))
                 slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
                 if all(slots) if slots is not None else actor.is_ready():
                     actor.queued = True
@@ -306,6 +311,7 @@ class Runtime:
             raise kernel_error(self.plan, actor, err) from err
         seq = self._seq
         self._seq = seq + 1
+        self.recent.append((actor.actor_id, actor.act_id))
         if self.closed:
             actor.update_state()
         if actor.is_ready():
@@ -359,16 +365,21 @@ class Runtime:
         return ready[0] if ready else None
 
     def run_until(self, done: Callable[[], bool]) -> int:
-        """Step until ``done()``; return the number of acts. Raises RuntimeIdle if it can never happen."""
+        """Step until ``done()``; return the number of acts. Raises HangError (a RuntimeIdle) with the wait-for
+        graph if it can never happen."""
         acts = 0
         step = self.step
         while not done():
             if step(False) is None:
-                raise RuntimeIdle(self.describe_blocked())
+                raise hang_error(self)
             acts += 1
         return acts
 
     # -- inspection --------------------------------------------------------------------------------
+    def wait_graph(self) -> WaitGraph:
+        """Who waits for whom now, the cycle if any, and the last acts (hang.py; what HangError carries)."""
+        return wait_graph(self)
+
     def describe_blocked(self) -> str:
         lines = ["the runtime is idle but the awaited jobs have not finished; actors waiting:"]
         for actor in self.actors.values():

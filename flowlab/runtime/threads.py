@@ -31,7 +31,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..errors import kernel_error
-from .events import RuntimeIdle
+from .hang import hang_error
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -281,8 +281,8 @@ class ActorThreads:
     # -- a call ------------------------------------------------------------------------------------
     def run(self, instances: list[JobInstance]) -> None:
         """Launch a call's instances and wait until the runtime is quiet: every loop idle, no act in flight.
-        Raises what a kernel raised (a KernelError naming its op), or RuntimeIdle when the runtime went quiet
-        before the last instance finished; either way, and on an interrupt, the loops are stopped first."""
+        Raises what a kernel raised (a KernelError naming its op), or HangError (a RuntimeIdle) when the runtime
+        went quiet before the last instance finished; either way, and on an interrupt, the loops are stopped first."""
         rt = self.rt
         last = instances[-1]
         try:
@@ -308,7 +308,7 @@ class ActorThreads:
             raise err
         if not last.finished:
             self.stop()
-            raise RuntimeIdle(rt.describe_blocked())
+            raise hang_error(rt)
 
     def _quiet(self) -> bool:
         return self.busy == 0 and not any(loop.ready for loop in self.loop_list)
@@ -346,6 +346,7 @@ class ActorThreads:
                     continue
                 self.busy -= 1
                 rt._seq += 1
+                rt.recent.append((actor.actor_id, actor.act_id))
                 if actor.is_ready():
                     actor.queued = True
                     ready.append(actor)
