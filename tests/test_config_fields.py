@@ -22,6 +22,7 @@ from flowlab.errors import PlacementError
 from flowlab.frontend import function_config
 from flowlab.frontend import scope as scope_module
 from flowlab.frontend.function_config import FIELDS, ConfigField
+from tests.test_lazy_adam import check_indexed_slices_optimizer_conf
 
 X = np.arange(6, dtype=np.float32)
 
@@ -144,6 +145,7 @@ ACTS: dict[str, Callable[[], None]] = {
     "default_placement_scope": check_default_placement_scope,
     "allow_cpu_return_op": check_allow_cpu_return_op,
     "enable_reuse_mem": check_enable_reuse_mem,
+    "indexed_slices_optimizer_conf": check_indexed_slices_optimizer_conf,
 }
 
 

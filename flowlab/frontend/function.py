@@ -167,6 +167,8 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     if mode is not None:
         job_conf["optimizer_placement_optimization_mode"] = mode
         job_conf["optimizer_placement_optimization_threshold"] = cfg.get("optimizer_placement_optimization_threshold")
+    if cfg.get("indexed_slices_optimizer_conf") is not None:  # compiler/optimizer_ops.py's _indexed_slices
+        job_conf["indexed_slices_optimizer_conf"] = cfg.get("indexed_slices_optimizer_conf")
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
     builder.default_view = _default_view(cfg)

@@ -48,6 +48,15 @@ def _non_negative(value: int) -> str | None:
     return None if value >= 0 else f"takes an element count >= 0; got {value!r}"
 
 
+def _indexed_slices_conf(value: dict) -> str | None:
+    # OneFlow's IndexedSlicesOptimizerConf: {"enable": bool (default True), "include_op_names": {"op_name": [...]}}
+    names = value.get("include_op_names")
+    if set(value) - {"enable", "include_op_names"} or not isinstance(names, dict) or set(names) != {"op_name"} \
+            or not all(isinstance(n, str) for n in names["op_name"]):
+        return f"takes dict(include_op_names=dict(op_name=[variable names]), enable=True); got {value!r}"
+    return None
+
+
 _NUM = (int, float)
 # Each field flowlab acts on says what it changes (tests/test_config_fields.py checks each claim); the rest are
 # OneFlow's fields that flowlab accepts so OneFlow programs run unchanged, and warn once that they do nothing.
@@ -92,7 +101,9 @@ FIELDS: dict[str, ConfigField] = {
            _placement_mode),
         _f("optimizer_placement_optimization_threshold", int, 1024,
            "the least element count per device of a variable the placement optimization moves", _non_negative),
-        _f("indexed_slices_optimizer_conf", dict, None),
+        _f("indexed_slices_optimizer_conf", dict, None,
+           "Adam/LazyAdam update the variables named in include_op_names.op_name on their gathered rows only",
+           _indexed_slices_conf),
         _f("use_xla_jit", bool, False),
         _f("use_tensorrt", bool, False),
         _f("train.primary_lr", _NUM, None),

@@ -181,13 +181,16 @@ def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None
     return reshape(input, shape, name=name)
 
 
-def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, axis: int = 0,
+def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, axis: int | None = None,
            batch_dims: int = 0, name: str | None = None) -> LazyBlob:
+    """OneFlow's ``flow.gather``: ``axis`` None means ``batch_dims``; ``batch_dims > 0`` is its batch_gather."""
     require_blob(params, "gather's params")
     require_blob(indices, "gather's indices")
     if batch_dims:
-        raise NotImplementedError("flowlab's gather supports batch_dims=0")
-    return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": int(axis)}, name)[0]
+        from .index_ops import batch_gather
+
+        return batch_gather(params, indices, axis, int(batch_dims), name)
+    return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": int(axis or 0)}, name)[0]
 
 
 def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], name: str | None = None) -> LazyBlob:
