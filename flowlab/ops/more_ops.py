@@ -207,9 +207,14 @@ def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], 
 
 
 def slice_v2(x: LazyBlob, slice_tup_list: Sequence[Sequence[int | None]], name: str | None = None) -> LazyBlob:
-    """Per axis (start, stop, step), Python-slice semantics."""
+    """Per axis (start, stop, step), Python-slice semantics. A list shorter than the rank leaves the remaining
+    axes whole (OneFlow's ``_check_slice_tup_list`` fills them with (None, None, None))."""
     require_blob(x, "slice's input")
+    if not isinstance(slice_tup_list, (list, tuple)) or len(slice_tup_list) > len(x.shape):
+        raise ValueError(f"slice_v2: slice_tup_list must be a list of at most {len(x.shape)} (start, stop, step) "
+                         f"(one per axis of {x.blob_desc}); got {slice_tup_list!r}")
     spec = tuple(tuple(s) for s in slice_tup_list)
+    spec += ((None, None, None),) * (len(x.shape) - len(spec))
     return add_op("slice", {"x": [x]}, {"slice_tup_list": spec}, name)[0]
 
 
