@@ -68,3 +68,39 @@ def numeric_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1
         x[i] = old
         g[i] = (hi - lo) / (2 * eps)
     return g
+
+
+def RunOneflowOp(device_type: str, flow_op: Callable, x: np.ndarray, flow_args: list) -> tuple:  # noqa: N802
+    """test_util.RunOneflowOp: the op on a fed input plus a zero variable, trained with lr 0; output and x's diff."""
+    import flowlab.typing as oft
+
+    flow.clear_default_session()
+    func_config = flow.FunctionConfig()
+    func_config.default_data_type(flow.float)
+
+    @flow.global_function(type="train", function_config=func_config)
+    def FlowJob(x: oft.Numpy.Placeholder(x.shape)):
+        with flow.scope.placement(device_type, "0:0"):
+            x += flow.get_variable(name="v1", shape=(1,), dtype=flow.float, initializer=flow.zeros_initializer())
+            loss = flow_op(x, *flow_args)
+            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0]), momentum=0).minimize(loss)
+            flow.watch_diff(x, test_global_storage.Setter("x_diff"))
+            return loss
+
+    check_point = flow.train.CheckPoint()
+    check_point.init()
+    y = FlowJob(x).get().numpy()
+    return y, test_global_storage.Get("x_diff")
+
+
+def CompareOpWithNumpy(device_type: str, flow_op: Callable, np_op: Callable, input_shape: tuple,  # noqa: N802
+                       op_args: list | None = None, input_minval: float = -10, input_maxval: float = 10,
+                       y_rtol: float = 1e-5, y_atol: float = 1e-5, x_diff_rtol: float = 1e-5,
+                       x_diff_atol: float = 1e-5) -> None:
+    """test_util.CompareOpWithTensorFlow with the TensorFlow side replaced by ``np_op(x64) -> (y, dy/dx)`` (the
+    elementwise derivative, as the loss's diff is ones)."""
+    x = np.random.uniform(low=input_minval, high=input_maxval, size=input_shape).astype(np.float32)
+    of_y, of_x_diff = RunOneflowOp(device_type, flow_op, x, op_args or [])
+    ref_y, ref_dx = np_op(x.astype(np.float64))
+    assert np.allclose(of_y, ref_y, rtol=y_rtol, atol=y_atol)
+    assert np.allclose(of_x_diff, ref_dx, rtol=x_diff_rtol, atol=x_diff_atol)
