@@ -104,3 +104,21 @@ def CompareOpWithNumpy(device_type: str, flow_op: Callable, np_op: Callable, inp
     ref_y, ref_dx = np_op(x.astype(np.float64))
     assert np.allclose(of_y, ref_y, rtol=y_rtol, atol=y_atol)
     assert np.allclose(of_x_diff, ref_dx, rtol=x_diff_rtol, atol=x_diff_atol)
+
+
+class TestCase:
+    """The unittest.TestCase methods OneFlow's test bodies call on ``test_case``, as plain asserts."""
+
+    def assertTrue(self, cond: Any, msg: Any = None) -> None:  # noqa: N802
+        assert cond, msg
+
+    def assertEqual(self, a: Any, b: Any, msg: Any = None) -> None:  # noqa: N802
+        assert a == b, msg
+
+
+class Args:
+    """test_util.Args: the op's extra arguments (the TensorFlow ones are not used here)."""
+
+    def __init__(self, flow_args: list, tf_args: Any = None) -> None:
+        self.flow_args = flow_args
+        self.tf_args = flow_args if tf_args is None else tf_args
