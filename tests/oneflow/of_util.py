@@ -21,11 +21,11 @@ type_name_to_np_type = {"float16": np.float16, "float32": np.float32, "double": 
                         "int32": np.int32, "int64": np.int64, "char": np.int8, "uint8": np.uint8}
 
 
-def GenArgList(arg_dict: OrderedDict) -> list[list[Any]]:  # noqa: N802 (OneFlow's name)
+def GenArgList(arg_dict: OrderedDict) -> list[list[Any]]:
     return [list(x) for x in itertools.product(*arg_dict.values())]
 
 
-def GenArgDict(arg_dict: OrderedDict) -> list[dict[str, Any]]:  # noqa: N802
+def GenArgDict(arg_dict: OrderedDict) -> list[dict[str, Any]]:
     return [dict(zip(arg_dict.keys(), x)) for x in GenArgList(arg_dict)]
 
 
@@ -35,12 +35,12 @@ class GlobalStorage:
     def __init__(self) -> None:
         self.store: dict[str, np.ndarray] = {}
 
-    def Setter(self, key: str) -> Callable[[Any], None]:  # noqa: N802
+    def Setter(self, key: str) -> Callable[[Any], None]:
         def _set(blob: Any) -> None:
             self.store[key] = np.array(blob.numpy() if hasattr(blob, "numpy") else blob)
         return _set
 
-    def Get(self, key: str) -> np.ndarray:  # noqa: N802
+    def Get(self, key: str) -> np.ndarray:
         return self.store[key]
 
 
@@ -70,7 +70,7 @@ def numeric_grad(f: Callable[[np.ndarray], float], x: np.ndarray, eps: float = 1
     return g
 
 
-def RunOneflowOp(device_type: str, flow_op: Callable, x: np.ndarray, flow_args: list) -> tuple:  # noqa: N802
+def RunOneflowOp(device_type: str, flow_op: Callable, x: np.ndarray, flow_args: list) -> tuple:
     """test_util.RunOneflowOp: the op on a fed input plus a zero variable, trained with lr 0; output and x's diff."""
     import flowlab.typing as oft
 
@@ -93,7 +93,7 @@ def RunOneflowOp(device_type: str, flow_op: Callable, x: np.ndarray, flow_args: 
     return y, test_global_storage.Get("x_diff")
 
 
-def CompareOpWithNumpy(device_type: str, flow_op: Callable, np_op: Callable, input_shape: tuple,  # noqa: N802
+def CompareOpWithNumpy(device_type: str, flow_op: Callable, np_op: Callable, input_shape: tuple,
                        op_args: list | None = None, input_minval: float = -10, input_maxval: float = 10,
                        y_rtol: float = 1e-5, y_atol: float = 1e-5, x_diff_rtol: float = 1e-5,
                        x_diff_atol: float = 1e-5) -> None:
@@ -109,11 +109,14 @@ def CompareOpWithNumpy(device_type: str, flow_op: Callable, np_op: Callable, inp
 class TestCase:
     """The unittest.TestCase methods OneFlow's test bodies call on ``test_case``, as plain asserts."""
 
-    def assertTrue(self, cond: Any, msg: Any = None) -> None:  # noqa: N802
+    def assertTrue(self, cond: Any, msg: Any = None) -> None:
         assert cond, msg
 
-    def assertEqual(self, a: Any, b: Any, msg: Any = None) -> None:  # noqa: N802
+    def assertEqual(self, a: Any, b: Any, msg: Any = None) -> None:
         assert a == b, msg
+
+    def assertGreater(self, a: Any, b: Any, msg: Any = None) -> None:
+        assert a > b, msg
 
 
 class Args:

@@ -4,9 +4,11 @@ reference): CPU only; the two-GPU class runs on two CPU devices ("0:0-1", cpu_de
 from collections import OrderedDict
 
 import numpy as np
+
 import flowlab as flow
 import flowlab.typing as tp
-from .of_util import TestCase, Args, GenArgDict, GenArgList
+
+from .of_util import GenArgList, TestCase
 
 
 def flatten_array(input_array):
