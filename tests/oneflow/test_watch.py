@@ -7,7 +7,7 @@ import flowlab.typing as oft
 
 
 def test_simple():
-    flow.config.gpu_device_num(1)
+    flow.config.cpu_device_num(1)  # OneFlow: gpu_device_num
     data = np.ones((10,), dtype=np.float32)
     seen = []
 
@@ -25,7 +25,7 @@ def test_simple():
 
 
 def test_two_device():
-    flow.config.gpu_device_num(2)
+    flow.config.cpu_device_num(2)  # OneFlow: gpu_device_num
     data = np.ones((10,), dtype=np.float32)
     seen = []
 
