@@ -7,7 +7,6 @@ gradients); shapes reduced ((10, 32, 226, 226) -> (1, 32, 12, 12); (10, 32, 20, 
 from collections import OrderedDict
 
 import numpy as np
-
 import pytest
 
 import flowlab as flow
