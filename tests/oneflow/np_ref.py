@@ -48,3 +48,34 @@ def conv2d_nhwc(x: np.ndarray, w: np.ndarray, stride: int, padding: str, groups:
             for j in range(kw):
                 dxp[:, i:i + stride * ho:stride, j:j + stride * wo:stride, g * cg:(g + 1) * cg] += dpatch[:, :, :, i, j]
     return y, dxp[:, pt:pt + h, pl:pl + wd], dw
+
+
+def pool2d_nchw(x: np.ndarray, k: int, s: int, padding: str, kind: str) -> tuple[np.ndarray, np.ndarray]:
+    """TensorFlow's avg_pool2d / max_pool2d on NCHW (SAME: padded cells are left out of the average and of the max)
+    and the input gradient for a ones output gradient, by looping over the windows."""
+    x = x.astype(np.float64)
+    n, c, h, w = x.shape
+    if padding == "SAME":
+        (pt, _), (pl, _) = _same_pads(h, k, s), _same_pads(w, k, s)
+        ho, wo = math.ceil(h / s), math.ceil(w / s)
+    else:
+        pt = pl = 0
+        ho, wo = (h - k) // s + 1, (w - k) // s + 1
+    y = np.empty((n, c, ho, wo))
+    dx = np.zeros_like(x)
+    for i in range(ho):
+        for j in range(wo):
+            r0, c0 = max(i * s - pt, 0), max(j * s - pl, 0)
+            r1, c1 = min(i * s - pt + k, h), min(j * s - pl + k, w)
+            win = x[:, :, r0:r1, c0:c1].reshape(n, c, -1)
+            if kind == "AVG":
+                y[:, :, i, j] = win.mean(-1)
+                dx[:, :, r0:r1, c0:c1] += 1.0 / win.shape[-1]
+            else:
+                y[:, :, i, j] = win.max(-1)
+                arg = win.argmax(-1)
+                for b in range(n):
+                    for ch in range(c):
+                        rr, cc = divmod(int(arg[b, ch]), c1 - c0)
+                        dx[b, ch, r0 + rr, c0 + cc] += 1.0
+    return y, dx
