@@ -1,0 +1,105 @@
+"""OneFlow v0.3.4 oneflow/python/test/ops/test_inplace.py, ported mechanically (no TensorFlow in it): imports, unittest
+classes as pytest functions, "gpu" devices as "cpu" ones (gpu_device_num -> cpu_device_num)."""
+
+import numpy as np
+
+import flowlab as flow
+import flowlab.typing as oft
+
+from .of_util import TestCase
+
+
+def MakeFuncConfig(enable_inplace):
+    func_config = flow.FunctionConfig()
+    func_config.enable_inplace(enable_inplace)
+    return func_config
+
+
+def TrainCompare(test_case, func):
+    func_config = MakeFuncConfig(True)
+
+    @flow.global_function(type="train", function_config=func_config)
+    def EnableInplace():
+        return func("w0")
+
+    func_config.enable_inplace(False)
+
+    @flow.global_function(type="train", function_config=func_config)
+    def DisableInplace():
+        return func("w1")
+
+    flow.train.CheckPoint().init()
+    num_iter = 10
+    enable_inplace_losses = np.array(
+        [EnableInplace().get().tolist() for _ in range(num_iter)]
+    )
+    disable_inplace_losses = np.array(
+        [DisableInplace().get().tolist() for _ in range(num_iter)]
+    )
+    test_case.assertTrue(np.allclose(enable_inplace_losses, disable_inplace_losses))
+def test_loss_inplace():
+    test_case = TestCase()
+    def IdentityLoss(name):
+        w = flow.get_variable(
+            name, (10,), initializer=flow.constant_initializer(100)
+        )
+        y = flow.math.reduce_sum(w)
+        flow.optimizer.SGD(
+            flow.optimizer.PiecewiseConstantScheduler([], [5]), momentum=0
+        ).minimize(y)
+        return y
+
+    TrainCompare(test_case, IdentityLoss)
+
+def test_inplace_variable():
+    test_case = TestCase()
+    @flow.global_function(function_config=MakeFuncConfig(True))
+    def InplaceVariable():
+        w = flow.get_variable("w", (10,), initializer=flow.constant_initializer(1))
+        y = flow.math.relu(w)
+        return y
+
+    flow.train.CheckPoint().init()
+    test_case.assertTrue(
+        np.allclose(InplaceVariable().get().numpy(), np.ones((10,), np.float32))
+    )
+
+def test_deadlock():
+    test_case = TestCase()
+    @flow.global_function(function_config=MakeFuncConfig(True))
+    def Foo(x: oft.Numpy.Placeholder((10,))):
+        y = flow.math.relu(x)
+        y = flow.math.relu(y)
+
+    Foo(np.ones((10,), dtype=np.float32))
+
+def test_nodeadlock_with_return():
+    test_case = TestCase()
+    @flow.global_function(function_config=MakeFuncConfig(True))
+    def Foo(x: oft.Numpy.Placeholder((10,))):
+        y = flow.math.relu(x)
+        y = flow.math.relu(y)
+        return y
+
+    Foo(np.ones((10,), dtype=np.float32)).get()
+
+def test_reentrant_lock_check_failed():
+    test_case = TestCase()
+    @flow.global_function(function_config=MakeFuncConfig(True))
+    def Foo(x: oft.Numpy.Placeholder((10,))):
+        y = flow.math.relu(x)
+        y = flow.math.relu(y)
+
+    Foo(np.ones((10,), dtype=np.float32))
+
+def test_const_inplace_variable():
+    test_case = TestCase()
+    @flow.global_function(function_config=MakeFuncConfig(True))
+    def InplaceVariable():
+        w = flow.get_variable("w", (2, 5), initializer=flow.constant_initializer(1))
+        y = flow.reshape(w, (10,))
+        return y
+
+    flow.train.CheckPoint().init()
+    of_ret = InplaceVariable().get().numpy()
+    test_case.assertTrue(np.allclose(of_ret, np.ones((10,), np.float32)))
