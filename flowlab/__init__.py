@@ -2,6 +2,7 @@
 
 from . import advanced as advanced  # flow.advanced: OneFlow's distribute ops
 from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
+from . import core as core  # flowlab.core.common.data_type_pb2 etc.: OneFlow's oneflow.core enums
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
@@ -9,10 +10,14 @@ from ._version import __version__ as __version__
 from .checkpoint import load_variables
 from .debug import debug
 from .debug.sbp import explain_sbp as _explain_sbp
+from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
+from .frontend.blob import INVALID_BATCH_AXIS, INVALID_SPLIT_AXIS
+from .frontend.current import current_global_function_desc, current_scope
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config
-from .ir.dtype import char, float16, float32, float64, int8, int32, int64, uint8
+from .ir.dtype import char, convert_oneflow_dtype_to_numpy_dtype, float16, float32, float64, int8, int32, int64, uint8
+from .ops.logical_view import parallel_cast
 from .ops.variable import get_variable
 from .ops.watch import watch, watch_diff
 from .session import (
@@ -32,4 +37,8 @@ __all__ = [
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
     "KernelError", "WatchHandlerError", "advanced", "distribute", "env",
+    # OneFlow v0.3.4's API beside the ops (docs/oneflow-api.md)
+    "INVALID_BATCH_AXIS", "INVALID_SPLIT_AXIS", "convert_oneflow_dtype_to_numpy_dtype", "core",
+    "current_global_function_desc", "current_scope", "eager_execution_enabled", "enable_eager_execution",
+    "parallel_cast",
 ]

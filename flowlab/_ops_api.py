@@ -1,6 +1,7 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
     glorot_normal_initializer,
@@ -18,8 +19,10 @@ from .ops.initializers import (
 )
 from .ops.logical_view import cast_to_current_logical_view
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
+from .ops.nary_ops import identity_n
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
+from .ops.pad_nd import pad
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 
 __all__ = [
@@ -30,4 +33,5 @@ __all__ = [
     "reduce_mean", "reduce_sum", "reflection_pad2d", "reshape", "slice", "slice_v2", "squeeze", "transpose",
     "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
+    "identity_n", "one_hot", "pad",
 ]

@@ -28,15 +28,15 @@ def distribute_split(x: LazyBlob, axis: int = 0, name: str | None = None) -> tup
 
 
 def distribute_concat(xs: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
-    """One blob per device of the current placement (blob i on device i alone), joined on ``axis``: S(axis)."""
-    _check_pieces("distribute_concat", xs)
-    return _add_op("distribute_concat", list(xs), _attrs(axis), _name("DistributeConcat_", name))[0]
+    """One blob per device of the current placement (blob i to device i), joined on ``axis``: S(axis)."""
+    xs = _pieces_in_their_slots("distribute_concat", xs)
+    return _add_op("distribute_concat", xs, _attrs(axis), _name("DistributeConcat_", name))[0]
 
 
 def distribute_add(xs: Sequence[LazyBlob], name: str | None = None) -> LazyBlob:
-    """One blob per device of the current placement (blob i on device i alone), summed: P."""
-    _check_pieces("distribute_add", xs)
-    return _add_op("distribute_add", list(xs), _attrs(), _name("DistributeAdd_", name))[0]
+    """One blob per device of the current placement (blob i to device i), summed: P."""
+    xs = _pieces_in_their_slots("distribute_add", xs)
+    return _add_op("distribute_add", xs, _attrs(), _name("DistributeAdd_", name))[0]
 
 
 def _attrs(axis: int = 0) -> dict:
@@ -57,9 +57,11 @@ def _name(prefix: str, name: str | None) -> str:
     return f"{prefix}{i}"
 
 
-def _check_pieces(api: str, xs: Sequence[LazyBlob]) -> None:
-    """One blob per device of the current placement, blob i placed on device i alone (OneFlow asserts the count
-    and each blob's single device, ``_SoleConsistentLbn``)."""
+def _pieces_in_their_slots(api: str, xs: Sequence[LazyBlob]) -> list[LazyBlob]:
+    """One blob per device of the current placement, each on one device (OneFlow asserts the count and each blob's
+    single device, ``_SoleConsistentLbn``). Blob i is read on device i (DistributeConcatOp's parallel signature):
+    one made on another device is copied there, as OneFlow's boxing copies it to its slot; here a visible
+    identity op on device i, which flowlab's boxing feeds."""
     placement, where = _placement(), user_location()
     at = f"{where}: " if where else ""
     if isinstance(xs, LazyBlob) or not isinstance(xs, (list, tuple)):
@@ -69,15 +71,22 @@ def _check_pieces(api: str, xs: Sequence[LazyBlob]) -> None:
     if len(xs) != placement.parallel_num:
         raise OpInferError(f"{at}flow.advanced.{api} takes one blob per device of the placement {placement} "
                            f"({placement.parallel_num}); got a list of {len(xs)}")
+    from .ops.array_ops import identity
+
     ops = {op.name: op for op in current_builder().ops}
+    slotted = []
     for i, (x, (machine, device)) in enumerate(zip(xs, placement.devices)):
         own = _blob_placement(ops[x.op_name], x.lbn)
-        if own.devices != ((machine, device),) or own.device_tag != placement.device_tag:
+        if own.parallel_num != 1:
             raise OpInferError(
-                f"{at}flow.advanced.{api}: blob {i} ({x.lbn!r}) must lie on device {i} of the placement "
-                f"{placement} alone, {placement.device_tag}:{machine}:{device}, as distribute_split's and "
+                f"{at}flow.advanced.{api}: blob {i} ({x.lbn!r}) must lie on one device, as distribute_split's and "
                 f"distribute_clone's outputs do (or an op under flow.scope.placement(\"{placement.device_tag}\", "
                 f"\"{machine}:{device}\")); it lies on {own}")
+        if own.devices != ((machine, device),) or own.device_tag != placement.device_tag:
+            with scope.placement(placement.device_tag, f"{machine}:{device}"):
+                x = identity(x, name=f"{_name(f'{api}_slot{i}_', None)}")
+        slotted.append(x)
+    return slotted
 
 
 def _blob_placement(producer: OpConf, lbn: str) -> ParallelConf:

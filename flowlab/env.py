@@ -60,4 +60,12 @@ def machine_num() -> int:
     return ENV.machine_num
 
 
-__all__: Sequence[str] = ["ctrl_port", "data_port", "machine", "machine_num", "ray"]
+def log_dir(val: str) -> None:
+    """OneFlow's log directory: debug mode (``flow.config.enable_debug_mode``) writes its files under
+    ``<val>/<hostname>/``, as OneFlow's LogDir() (default ``./log``). Set before the session starts."""
+    if type(val) is not str or not val:  # OneFlow: assert type(val) is str
+        raise TypeError(f"flow.env.log_dir takes a directory path string; got {val!r}")
+    ENV.log_dir = val
+
+
+__all__: Sequence[str] = ["ctrl_port", "data_port", "log_dir", "machine", "machine_num", "ray"]

@@ -4,9 +4,11 @@ from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
+from .ops.norm_functional import batch_normalization, moments
 
 __all__ = [
-    "avg_pool2d", "bias_add", "conv2d", "dropout", "gelu", "leaky_relu", "max_pool2d", "relu", "sigmoid",
+    "avg_pool2d", "batch_normalization", "bias_add", "conv2d", "dropout", "gelu", "leaky_relu", "max_pool2d",
+    "moments", "relu", "sigmoid",
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits", "tanh",
 ]

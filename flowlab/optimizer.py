@@ -189,12 +189,67 @@ class Adam(Optimizer):
 
 
 class AdamW(Optimizer):
+    """Adam with decoupled weight decay. ``weight_decay_includes`` / ``weight_decay_excludes`` (a pattern or a
+    list, at most one of them): the variables whose op name a pattern matches anywhere (``re.search``, as
+    OneFlow's RE2::PartialMatch) are the only ones decayed / the ones not decayed (optimizer.cpp's
+    GetOptimizerWeightDecayRate)."""
+
     def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
                  do_bias_correction: bool = False, loss_scale_factor: float | None = None,
-                 weight_decay: float | None = None, grad_clipping: dict[str, Any] | None = None,
-                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+                 weight_decay: float | None = None, weight_decay_includes: str | Sequence[str] | None = None,
+                 weight_decay_excludes: str | Sequence[str] | None = None,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
         conf = {"type": "adamw", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon),
-                "do_bias_correction": bool(do_bias_correction), "weight_decay": float(weight_decay or 0.0)}
+                "do_bias_correction": bool(do_bias_correction), "weight_decay": float(weight_decay or 0.0),
+                **_weight_decay_filter(weight_decay_includes, weight_decay_excludes)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
+def _weight_decay_filter(includes: str | Sequence[str] | None, excludes: str | Sequence[str] | None
+                         ) -> dict[str, list[str]]:
+    """The conf's ``weight_decay_includes`` or ``weight_decay_excludes`` pattern list (checked to compile)."""
+    import re
+
+    if includes is not None and excludes is not None:
+        raise ValueError("set at most one of weight_decay_includes and weight_decay_excludes (as OneFlow asserts)")
+    out = {}
+    for key, value in (("weight_decay_includes", includes), ("weight_decay_excludes", excludes)):
+        if value is None:
+            continue
+        patterns = [value] if isinstance(value, str) else list(value)
+        for p in patterns:
+            if not isinstance(p, str):
+                raise TypeError(f"{key} takes a pattern string or a list of them; got {p!r} in {value!r}")
+            try:
+                re.compile(p)
+            except re.error as err:
+                raise ValueError(f"{key}: {p!r} is not a valid regular expression: {err}") from None
+        out[key] = patterns
+    return out
+
+
+class LazyAdam(Optimizer):
+    """OneFlow's LazyAdam: Adam with bias correction (adam_optm.cpp sets it). With the job's
+    ``indexed_slices_optimizer_conf(dict(include_op_names=dict(op_name=[...])))`` the variables named there that
+    are read through one gather are updated on the gathered rows only: the other rows, and their m and v, stay."""
+
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
+                 loss_scale_factor: float | None = None, grad_clipping: dict[str, Any] | None = None,
+                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+        conf = {"type": "lazy_adam", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon),
+                "do_bias_correction": True}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
+class LAMB(Optimizer):
+    """OneFlow v0.3.4's LAMB (lamb_optm.cpp, LambUpdateKernelUtil): Adam moments with the bias corrections of
+    slots beta1_t / beta2_t, and the rate scaled by the trust ratio ||w|| / ||adam step||."""
+
+    def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-6,
+                 loss_scale_factor: float | None = None, grad_clipping: dict[str, Any] | None = None,
+                 train_step_lbn: str | None = None, loss_scale_policy: Any = None) -> None:
+        conf = {"type": "lamb", "beta1": float(beta1), "beta2": float(beta2), "epsilon": float(epsilon)}
         super().__init__(lr_scheduler, grad_clipping, conf)
 
 
@@ -203,7 +258,6 @@ class RMSProp(Optimizer):
                  centered: bool = False, loss_scale_factor: float | None = None,
                  grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
                  loss_scale_policy: Any = None) -> None:
-        if centered:
-            raise NotImplementedError("flowlab's RMSProp does not support centered=True yet")
-        conf = {"type": "rmsprop", "decay_rate": float(decay_rate), "epsilon": float(epsilon)}
+        conf = {"type": "rmsprop", "decay_rate": float(decay_rate), "epsilon": float(epsilon),
+                "centered": bool(centered)}  # centered: a mean_gradient slot (rmsprop_optm.cpp)
         super().__init__(lr_scheduler, grad_clipping, conf)

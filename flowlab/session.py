@@ -29,6 +29,7 @@ from .frontend.signature import check_inputs, exact_inputs
 from .ir import Job, JobSet, Plan
 from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches
 from .kernels.tiered import release as release_tiers
+from .local_blob import local_blob
 from .model_io import encode_path
 from .runtime import JobInstance, Runtime
 from .runtime.regst import allocate_arenas
@@ -115,9 +116,9 @@ class Session:
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
         if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
-            from .viz.dump import dump_debug_files
+            from .viz.dump import default_log_dir, dump_debug_files
 
-            dump_debug_files(self)
+            dump_debug_files(self, default_log_dir(scope.ENV.log_dir))
         # RUNNING only once the variables hold their initial values: an error or interrupt before this leaves
         # the session OPEN, and the next call starts it again from the traces.
         self.init_variables()
@@ -234,6 +235,9 @@ class Session:
             return  # another job's (a watch handler called it), or a segment still compiling: a later call
         if not callgen.callgen_enabled():
             schedule.callgen = "FLOWLAB_CALLGEN=0"
+            return
+        if desc.signature.arg_structure is not None:  # the generated check takes one array per parameter
+            schedule.callgen = "a Tuple[...] parameter"
             return
         signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
         one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
@@ -395,8 +399,9 @@ def sync_default_session() -> None:
 
 
 def get_all_variables() -> dict[str, np.ndarray]:
-    """Every variable's current value, as copies taken between calls (an empty dict in a session without jobs)."""
+    """Every variable's current value, as copies taken between calls (an empty dict in a session without jobs):
+    local blobs (``.numpy()``, as OneFlow's), which are numpy arrays too."""
     session = default_session()
     with session.lock:
         session.try_init()
-        return {name: v.logical() for name, v in session.variables().items()}
+        return {name: local_blob(v.logical()) for name, v in session.variables().items()}

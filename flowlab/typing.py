@@ -45,6 +45,16 @@ class MirroredTensorDef(FixedTensorDef):
         return f"ListNumpy.Placeholder({self.shape}, dtype={self.dtype!r})"
 
 
+@dataclass(frozen=True)
+class MirroredTensorListDef(MirroredTensorDef):
+    """Per device a list of tensors (``tp.ListListNumpy.Placeholder``, OneFlow's tensor list). flowlab takes the
+    list of one tensor of the placeholder's shape per device: more tensors, or smaller ones, make a dynamic
+    tensor list, which flowlab's static-shape registers do not carry (docs/oneflow-api.md)."""
+
+    def __repr__(self) -> str:
+        return f"ListListNumpy.Placeholder({self.shape}, dtype={self.dtype!r})"
+
+
 class Numpy:
     """As an input: ``tp.Numpy.Placeholder(shape, dtype)``; as a return annotation: a numpy.ndarray."""
 
@@ -59,6 +69,16 @@ class ListNumpy:
     @staticmethod
     def Placeholder(shape: Sequence[int], dtype: DType = float32, batch_axis: int | None = 0) -> MirroredTensorDef:
         return MirroredTensorDef(tuple(shape), dtype, batch_axis)
+
+
+class ListListNumpy:
+    """As an input: per device, a list of tensors (flowlab: a list of one); as a return annotation: per device,
+    a list of its tensors (``[[piece] for each device]``)."""
+
+    @staticmethod
+    def Placeholder(shape: Sequence[int], dtype: DType = float32,
+                    batch_axis: int | None = 0) -> MirroredTensorListDef:
+        return MirroredTensorListDef(tuple(shape), dtype, batch_axis)
 
 
 class MirroredList(list):
@@ -79,4 +99,5 @@ class Bundle(Generic[T]):
     """``-> tp.Bundle[tp.Numpy]``: a blob, or a tuple/list/dict nesting of blobs, returned as such."""
 
 
-__all__ = ["Bundle", "Callback", "FixedTensorDef", "ListNumpy", "MirroredTensorDef", "Numpy"]
+__all__ = ["Bundle", "Callback", "FixedTensorDef", "ListListNumpy", "ListNumpy", "MirroredTensorDef",
+           "MirroredTensorListDef", "Numpy"]

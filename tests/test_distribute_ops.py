@@ -143,18 +143,45 @@ def test_a_list_of_the_wrong_length_is_an_error_at_the_users_line():
         job(np.zeros((4, 3), np.float32))
 
 
-def test_a_blob_on_the_wrong_device_is_an_error_at_the_users_line():
+def test_a_blob_made_on_another_device_is_copied_to_its_slot():
+    """OneFlow reads blob i of distribute_concat/add on device i (DistributeConcatOp's parallel signature) and boxes
+    a blob made elsewhere there; flowlab refused it before (an OpInferError at the user's line)."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def swapped(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        a, b = flow.advanced.distribute_split(x)
+        return flow.advanced.distribute_concat([b, a])  # blob 0 lies on device 1, blob 1 on device 0
+
+    @flow.global_function()
+    def added(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:1"):
+            y = flow.math.square(x)  # made on device 1 alone
+        with flow.scope.placement("cpu", "0:0"):
+            z = flow.math.negative(x)  # on device 0 alone
+        with flow.scope.placement("cpu", "0:0-1"):
+            return flow.advanced.distribute_add([y, z])  # each to the other device
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    np.testing.assert_array_equal(swapped(x), np.concatenate([x[2:], x[:2]]))
+    np.testing.assert_array_equal(added(x), x * x - x)
+    user = flow.default_session().job_set.job("swapped")
+    copies = [op for op in user.ops if op.op_type == "identity"]
+    assert [str(op.parallel_conf) for op in copies] == ["cpu:0:0", "cpu:0:1"]
+
+
+def test_a_blob_on_several_devices_is_an_error_at_the_users_line():
     flow.clear_default_session()
     flow.config.cpu_device_num(2)
 
     @flow.global_function()
     def job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
-        a, b = flow.advanced.distribute_split(x)
-        return flow.advanced.distribute_add([b, a])  # swapped: blob 0 lies on device 1
+        a, _b = flow.advanced.distribute_split(x)
+        return flow.advanced.distribute_add([x, a])  # x is consistent on both devices
 
     with pytest.raises(OpInferError, match=r"test_distribute_ops.py:\d+: flow.advanced.distribute_add: blob 0 "
-                                           r"\('DistributeSplit_0/out_1'\) must lie on device 0 of the placement "
-                                           r"cpu:0:0-1 alone, cpu:0:0.*; it lies on cpu:0:1$"):
+                                           r"\('Input_0/out'\) must lie on one device.*; it lies on cpu:0:0-1$"):
         job(np.zeros((4, 3), np.float32))
 
 

@@ -8,9 +8,11 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder
 from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
+from ..ops.registry import get_op_def
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
-_SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "rmsprop": ("mean_square",)}
+_SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "lazy_adam": ("m", "v"),
+          "lamb": ("m", "v"), "rmsprop": ("mean_square",)}
 
 
 def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any], variables: list[OpConf],
@@ -50,35 +52,91 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
         model = builder.blob(var.output_lbns[0])
         readers = tuple(op.name for op in builder.ops if var.output_lbns[0] in op.input_lbns)
         inputs: dict[str, list[LazyBlob]] = {"model": [model], "model_diff": [grads[var.name]]}
-        for slot in _SLOTS.get(kind, ()):  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
+        slots = _SLOTS.get(kind, ()) + (("mean_gradient",) if optimizer.get("centered") else ())
+        for slot in slots:  # optimizer state lies where its variable lies (OneFlow's *_optm.cpp)
             (state,) = builder.add_op("variable", attrs={
                 "shape": var.attrs["shape"], "dtype": var.attrs["dtype"],
                 "initializer": {"type": "constant", "value": 0.0}, "random_seed": 0, "trainable": False,
             }, name=f"{var.name}-{slot}", scoped=False, placement=var.parallel_conf)
             builder.copy_sbp_hint(var.name, state.op_name)
             inputs[slot] = [state]
+        if kind == "lamb":  # lamb_optm.cpp: beta1_t / beta2_t, one element each, starting at beta1 / beta2
+            for slot, value in (("beta1_t", optimizer["beta1"]), ("beta2_t", optimizer["beta2"])):
+                (state,) = builder.add_op("variable", attrs={
+                    "shape": (1,), "dtype": var.attrs["dtype"], "initializer": {"type": "constant", "value": value},
+                    "random_seed": 0, "trainable": False}, name=f"{var.name}-{slot}", scoped=False,
+                    placement=var.parallel_conf)
+                inputs[slot] = [state]
         inputs["learning_rate"] = [lr]
-        attrs = {"weight_decay": float(optimizer.get("weight_decay", 0.0)),
+        attrs = {"weight_decay": weight_decay_rate(optimizer, var.name),
                  **fused.get(var.name, {"scale": 1.0, "l1": 0.0, "l2": 0.0})}
         if kind == "sgd":
             op_type = "sgd_update"
         elif kind == "momentum":
             op_type, attrs["beta"] = "momentum_update", float(optimizer["beta"])
-        elif kind in ("adam", "adamw"):
+        elif kind in ("adam", "adamw", "lazy_adam"):
             op_type = "adam_update"
             inputs["train_step"] = [step]
             attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
                          epsilon=float(optimizer["epsilon"]), do_bias_correction=bool(optimizer["do_bias_correction"]))
+            slices = _indexed_slices(builder, job, var, grads[var.name], attrs) if not clip else None
+            if slices is not None:  # IndexedSlicesOptimizerRewritePass: the gather's rows, not a dense gradient
+                op_type = "indexed_slices_adam_update"
+                del inputs["model_diff"]
+                inputs["model_diff_indices"], inputs["model_diff_values"] = [slices[0]], [slices[1]]
+                attrs = {k: attrs[k] for k in ("weight_decay", "scale", "beta1", "beta2", "epsilon",
+                                               "do_bias_correction")}
+                attrs["logical_rows"] = int(var.attrs["shape"][0])  # a row-split table's offset per device
+        elif kind == "lamb":
+            op_type = "lamb_update"
+            attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
+                         epsilon=float(optimizer["epsilon"]))
         elif kind == "rmsprop":
             op_type = "rmsprop_update"
-            attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]))
+            attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]),
+                         centered=bool(optimizer.get("centered", False)))
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
+        # Kernels take their inputs in the builder's (dict) order: put them in the op's declared order (rmsprop's
+        # optional mean_gradient comes after the learning rate).
+        inputs = {arg: inputs[arg] for arg in get_op_def(op_type).inputs if arg in inputs}
         # The update writes the variable in place: it must follow every op that reads the variable.
         update = f"{var.name}_optimizer"
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
-        _cast_gradient(builder, var, update)
+        if op_type != "indexed_slices_adam_update":  # which has no dense gradient to cast
+            _cast_gradient(builder, var, update)
+
+
+def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, attrs: dict[str, Any]
+                    ) -> tuple[LazyBlob, LazyBlob] | None:
+    """OneFlow's IndexedSlicesOptimizerRewritePass, for Adam: a variable named in the job's
+    indexed_slices_optimizer_conf whose gradient is one gather's (an unsorted_segment_sum_like on axis 0 that
+    nothing else reads) and has no l1/l2 is updated from that gather's (indices, values): the rows no index
+    names stay as they are, their m and v too. None where it does not apply."""
+    conf = job.job_conf.get("indexed_slices_optimizer_conf") or {}
+    names = (conf.get("include_op_names") or {}).get("op_name") or ()
+    if not conf.get("enable", True) or var.name not in names or attrs["l1"] or attrs["l2"]:
+        return None
+    producer = next((op for op in builder.ops if grad.lbn in op.output_lbns), None)
+    if producer is None or producer.op_type != "unsorted_segment_sum_like" or producer.attrs["axis"] != 0:
+        return None
+    if any(grad.lbn in op.input_lbns for op in builder.ops):
+        return None
+    return builder.blob(producer.inputs["segment_ids"][0]), builder.blob(producer.inputs["data"][0])
+
+
+def weight_decay_rate(optimizer: dict[str, Any], var_name: str) -> float:
+    """OneFlow's GetOptimizerWeightDecayRate: the rate, or 0 for a variable the includes patterns do not match
+    anywhere in its op name, or an excludes pattern does (RE2::PartialMatch, Python's re.search)."""
+    import re
+
+    rate = float(optimizer.get("weight_decay", 0.0))
+    if "weight_decay_includes" in optimizer:
+        return rate if any(re.search(p, var_name) for p in optimizer["weight_decay_includes"]) else 0.0
+    if "weight_decay_excludes" in optimizer:
+        return 0.0 if any(re.search(p, var_name) for p in optimizer["weight_decay_excludes"]) else rate
+    return rate
 
 
 def _cast_gradient(builder: JobBuilder, var: OpConf, update: str) -> None:

@@ -10,6 +10,10 @@ from ..ir.sbp import SbpParallel
 if TYPE_CHECKING:
     from .builder import JobBuilder
 
+# OneFlow's "no such axis" answers of blob.batch_axis and blob.split_axis (py_blob_desc.h)
+INVALID_BATCH_AXIS = -22
+INVALID_SPLIT_AXIS = -22
+
 
 class LazyBlob:
     """A named blob of the job being built: its lbn and its inferred shape and dtype. Holds no data."""
@@ -57,6 +61,24 @@ class LazyBlob:
     @property
     def is_dynamic(self) -> bool:
         return self.blob_desc.is_dynamic
+
+    @property
+    def batch_axis(self) -> int:
+        """The axis the batch runs along (a placeholder's ``batch_axis``, carried through the ops as the SBP pass
+        carries it), or ``flow.INVALID_BATCH_AXIS`` where the blob has none (a variable, a reduced batch)."""
+        return self._producer_view()[0]
+
+    @property
+    def split_axis(self) -> int:
+        """The axis its producer splits it on over the devices (S(axis); one device: 0, as OneFlow), or
+        ``flow.INVALID_SPLIT_AXIS`` where it lies whole (B) or as partial sums (P)."""
+        return self._producer_view()[1]
+
+    def _producer_view(self) -> tuple[int, int]:
+        from ..compiler.blob_view import producer_view  # the SBP rules sit above the front end
+
+        batch, split = producer_view(self.builder.build(), self.lbn)
+        return (INVALID_BATCH_AXIS if batch is None else batch, INVALID_SPLIT_AXIS if split is None else split)
 
     def __repr__(self) -> str:
         hint = f", distribute={self.distribute}" if self.distribute is not None else ""

@@ -36,6 +36,7 @@ class JobBuilder:
         self.sbp_hints: dict[str, dict[str, SbpParallel]] = {}
         self.mirrored_op_names: list[str] = []  # ops added under the mirrored view
         self.default_view = "consistent"  # FunctionConfig.default_logical_view
+        self.function_desc: Any = None  # the FunctionDesc being traced (flow.current_global_function_desc)
         self._name_counts: dict[str, int] = {}
         self._names: set[str] = set()
         # Interface names generated so far in the session (name -> job); shared by the session's InterfaceCounter.

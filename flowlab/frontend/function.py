@@ -167,9 +167,12 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
     if mode is not None:
         job_conf["optimizer_placement_optimization_mode"] = mode
         job_conf["optimizer_placement_optimization_threshold"] = cfg.get("optimizer_placement_optimization_threshold")
+    if cfg.get("indexed_slices_optimizer_conf") is not None:  # compiler/optimizer_ops.py's _indexed_slices
+        job_conf["indexed_slices_optimizer_conf"] = cfg.get("indexed_slices_optimizer_conf")
     builder = JobBuilder(desc.job_name, job_conf, default_placement)
     builder.generated_names = counter.generated
     builder.default_view = _default_view(cfg)
+    builder.function_desc = desc
     with building(builder):
         args: list[LazyBlob] = []
         for _param, tdef in desc.signature.params:
@@ -181,7 +184,7 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             if isinstance(tdef, MirroredTensorDef):  # a ListNumpy placeholder: one piece per device
                 builder.mirrored_op_names.append(op_name)
             args.append(blob)
-        returned = desc.job_func(*args)
+        returned = desc.job_func(*desc.signature.group_args(args))  # a Tuple parameter gets its tuple
         blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)
         names = []
         for blob in blobs:

@@ -48,6 +48,15 @@ def _non_negative(value: int) -> str | None:
     return None if value >= 0 else f"takes an element count >= 0; got {value!r}"
 
 
+def _indexed_slices_conf(value: dict) -> str | None:
+    # OneFlow's IndexedSlicesOptimizerConf: {"enable": bool (default True), "include_op_names": {"op_name": [...]}}
+    names = value.get("include_op_names")
+    if set(value) - {"enable", "include_op_names"} or not isinstance(names, dict) or set(names) != {"op_name"} \
+            or not all(isinstance(n, str) for n in names["op_name"]):
+        return f"takes dict(include_op_names=dict(op_name=[variable names]), enable=True); got {value!r}"
+    return None
+
+
 _NUM = (int, float)
 # Each field flowlab acts on says what it changes (tests/test_config_fields.py checks each claim); the rest are
 # OneFlow's fields that flowlab accepts so OneFlow programs run unchanged, and warn once that they do nothing.
@@ -92,7 +101,9 @@ FIELDS: dict[str, ConfigField] = {
            _placement_mode),
         _f("optimizer_placement_optimization_threshold", int, 1024,
            "the least element count per device of a variable the placement optimization moves", _non_negative),
-        _f("indexed_slices_optimizer_conf", dict, None),
+        _f("indexed_slices_optimizer_conf", dict, None,
+           "Adam/LazyAdam update the variables named in include_op_names.op_name on their gathered rows only",
+           _indexed_slices_conf),
         _f("use_xla_jit", bool, False),
         _f("use_tensorrt", bool, False),
         _f("train.primary_lr", _NUM, None),
@@ -181,8 +192,49 @@ class FunctionConfig:
         """The fields that were set, by dotted name."""
         return dict(self._values)
 
+    @property
+    def function_desc(self) -> FunctionDescView:
+        """OneFlow's ``func_config.function_desc``: the config read back, ``function_desc.enable_inplace``."""
+        return FunctionDescView(self)
+
     def __repr__(self) -> str:
         return f"FunctionConfig({self._values})"
+
+
+class FunctionDescView:
+    """OneFlow's FunctionDesc as flowlab's config reads it back (``flow.current_global_function_desc()``,
+    ``FunctionConfig.function_desc``): each field by name (its value, or its default), ``HasAttr(name)`` (set
+    explicitly), ``IsTrainable()`` (a train job), and ``job_func`` where a job function is being traced."""
+
+    def __init__(self, config: FunctionConfig, job_type: str = "predict", job_func: Any = None) -> None:
+        self._config, self._job_type, self.job_func = config, job_type, job_func
+
+    def IsTrainable(self) -> bool:
+        return self._job_type == "train"
+
+    def HasAttr(self, attr_name: str) -> bool:
+        return _ALIASES.get(attr_name, attr_name) in self._config._values
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        found = self._config._lookup(name)  # an unknown name: AttributeError with the closest field names
+        if isinstance(found, _Group):
+            return _GroupView(self._config, name)
+        return self._config.get(name)
+
+    def __repr__(self) -> str:
+        return f"FunctionDesc({self._job_type}, {self._config._values})"
+
+
+class _GroupView:
+    def __init__(self, config: FunctionConfig, prefix: str) -> None:
+        self._config, self._prefix = config, prefix
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return FunctionDescView(self._config).__getattr__(f"{self._prefix}.{name}")
 
 
 def function_config() -> FunctionConfig:

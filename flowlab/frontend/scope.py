@@ -34,6 +34,9 @@ class EnvConfig:
     data_port: int | None = None
     ray: bool = False  # flow.env.ray: run the machines on a Ray cluster (flowlab.distributed)
     ray_address: str | None = None  # that cluster's address; None: start a local one
+    log_dir: str = "./log"  # flow.env.log_dir: debug mode writes under <log_dir>/<hostname>/ (OneFlow's LogDir())
+    # flow.config settings flowlab accepts and does not act on (flowlab/config.py SETTINGS), as set: (name, value)
+    options: tuple[tuple[str, object], ...] = ()
 
     @property
     def machine_num(self) -> int:

@@ -12,31 +12,38 @@ import numpy as np
 
 from .. import typing as tp
 from ..errors import JobAnnotationError, JobArgumentError
+from ..local_blob import local_blob
 from .blob import LazyBlob
 
 _SUPPORTED_RETURNS = (
-    "tp.Numpy, tp.ListNumpy, Tuple/List/Dict of those, None, tp.Callback[...] or tp.Bundle[...] of those"
+    "tp.Numpy, tp.ListNumpy, tp.ListListNumpy, Tuple/List/Dict of those, None, tp.Callback[...] or "
+    "tp.Bundle[...] of those"
 )
+_LEAVES = ("numpy", "list_numpy", "list_list_numpy", "future")  # return kinds that take one blob
 
 
 @dataclass(frozen=True)
 class ReturnSpec:
-    kind: str  # numpy | list_numpy | tuple | list | dict | none | bundle | future (unannotated)
+    kind: str  # numpy | list_numpy | list_list_numpy | tuple | list | dict | none | bundle | future (unannotated)
     children: tuple[ReturnSpec, ...] = ()
 
 
 @dataclass(frozen=True)
 class JobSignature:
     job_name: str
-    params: tuple[tuple[str, tp.FixedTensorDef], ...]
+    params: tuple[tuple[str, tp.FixedTensorDef], ...]  # one per placeholder: a Tuple parameter's are "x[0]", ...
     returns: ReturnSpec
     is_callback: bool
+    # Where a parameter is annotated Tuple[...] of placeholders (OneFlow's _RecusiveMakeInputBlobDef): per
+    # parameter, its placeholder's index in ``params`` or a tuple nesting of them; None when every one is plain.
+    arg_structure: tuple[Any, ...] | None = None
+    param_names: tuple[str, ...] = ()  # the function's own parameter names, where arg_structure is set
 
     @functools.cached_property
     def array_specs(self) -> tuple[tuple[tuple[int, ...], np.dtype, tuple[int, ...]], ...] | None:
         """(shape, dtype, C strides) per parameter, when every one is a plain Numpy placeholder (else None: the
         slow path)."""
-        if any(isinstance(t, tp.MirroredTensorDef) for _, t in self.params):
+        if self.arg_structure is not None or any(isinstance(t, tp.MirroredTensorDef) for _, t in self.params):
             return None
         return self.placeholder_specs
 
@@ -48,6 +55,16 @@ class JobSignature:
     def pieces(self, devices: int) -> tuple[int, ...]:
         """Per parameter: 0, or for a ListNumpy placeholder the arrays it takes, one per device (``check_inputs``)."""
         return tuple(devices if isinstance(t, tp.MirroredTensorDef) else 0 for _, t in self.params)
+
+    def group_args(self, leaves: list[Any]) -> list[Any]:
+        """The job function's arguments from one value per placeholder: a Tuple parameter's as a tuple."""
+        if self.arg_structure is None:
+            return leaves
+
+        def build(node: Any) -> Any:
+            return leaves[node] if isinstance(node, int) else tuple(build(n) for n in node)
+
+        return [build(node) for node in self.arg_structure]
 
 
 def parse_signature(fn: Any, localns: dict[str, Any] | None = None) -> JobSignature:
@@ -70,17 +87,31 @@ def parse_signature(fn: Any, localns: dict[str, Any] | None = None) -> JobSignat
                 f"job function {name}: annotate every parameter or none (OneFlow's rule); "
                 f"{missing} have no annotation; use e.g. tp.Numpy.Placeholder((2, 3))"
             )
-        defs = [(p.name, _input_def(name, p.name, p.annotation)) for p in params]
-        if not has_return:
-            raise JobAnnotationError(
-                f"job function {name}: its parameters are annotated, so its return must be too "
-                f"(one of {_SUPPORTED_RETURNS}, or None)"
-            )
-        returns, is_callback = _return_spec(name, sig.return_annotation)
+        defs: list[tuple[str, tp.FixedTensorDef]] = []
+        structure = tuple(_param_leaves(name, p.name, p.annotation, defs) for p in params)
+        # no return annotation: OneFlow returns the future (LazyFutureRemoteBlobs), as for the legacy style
+        returns, is_callback = _return_spec(name, sig.return_annotation) if has_return else (ReturnSpec("future"),
+                                                                                            False)
+        if any(not isinstance(node, int) for node in structure):
+            return JobSignature(name, tuple(defs), returns, is_callback, structure, tuple(p.name for p in params))
     else:  # legacy style: def f(x=flow.FixedTensorDef(...)), result as a future with .get()
         defs = [(p.name, _input_def(name, p.name, p.default)) for p in params]
         returns, is_callback = ReturnSpec("future"), False
     return JobSignature(name, tuple(defs), returns, is_callback)
+
+
+def _param_leaves(job: str, param: str, ann: Any, leaves: list[tuple[str, tp.FixedTensorDef]]) -> Any:
+    """A parameter's placeholders, appended to ``leaves``: its index there, or for ``Tuple[...]`` of
+    placeholders (nested as deep as the user likes) a tuple of such."""
+    if typing.get_origin(ann) is tuple:
+        args = typing.get_args(ann)
+        if not args or Ellipsis in args:
+            raise JobAnnotationError(f"job function {job}: parameter {param!r} is annotated {ann!r}; a Tuple "
+                                     "parameter names each placeholder, e.g. Tuple[tp.Numpy.Placeholder((2,)), "
+                                     "tp.Numpy.Placeholder((3,))]")
+        return tuple(_param_leaves(job, f"{param}[{i}]", a, leaves) for i, a in enumerate(args))
+    leaves.append((param, _input_def(job, param, ann)))
+    return len(leaves) - 1
 
 
 def _input_def(job: str, param: str, value: Any) -> tp.FixedTensorDef:
@@ -90,7 +121,8 @@ def _input_def(job: str, param: str, value: Any) -> tp.FixedTensorDef:
         raise JobAnnotationError(f"job function {job}: parameter {param!r} has no placeholder")
     raise JobAnnotationError(
         f"job function {job}: parameter {param!r} is annotated with {value!r}; expected "
-        "tp.Numpy.Placeholder(shape, dtype) or tp.ListNumpy.Placeholder(shape, dtype)"
+        "tp.Numpy.Placeholder(shape, dtype), tp.ListNumpy.Placeholder(shape, dtype), "
+        "tp.ListListNumpy.Placeholder(shape, dtype) or a Tuple[...] of those"
     )
 
 
@@ -109,6 +141,8 @@ def _spec(job: str, ann: Any) -> ReturnSpec:
         return ReturnSpec("numpy")
     if ann is tp.ListNumpy:
         return ReturnSpec("list_numpy")
+    if ann is tp.ListListNumpy:
+        return ReturnSpec("list_list_numpy")
     origin, args = typing.get_origin(ann), typing.get_args(ann)
     if origin is tuple and args and Ellipsis not in args:
         return ReturnSpec("tuple", tuple(_spec(job, a) for a in args))
@@ -128,7 +162,7 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
     blobs: list[LazyBlob] = []
 
     def walk(spec: ReturnSpec, value: Any, path: str) -> Any:
-        if spec.kind in ("numpy", "list_numpy", "future") and isinstance(value, LazyBlob):
+        if spec.kind in _LEAVES and isinstance(value, LazyBlob):
             blobs.append(value)
             return len(blobs) - 1
         if spec.kind == "none":
@@ -145,9 +179,12 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
             return {k: walk(spec.children[0], v, f"{path}[{k!r}]") for k, v in value.items()}
         if spec.kind == "future" and isinstance(value, (tuple, list)):
             return type(value)(walk(spec, v, f"{path}[{i}]") for i, v in enumerate(value))
+        if spec.kind == "future" and isinstance(value, dict):
+            return {k: walk(spec, v, f"{path}[{k!r}]") for k, v in value.items()}
         if spec.kind == "future" and value is None:
             return None
-        expected = {"numpy": "a blob", "list_numpy": "a blob", "future": "a blob or tuple of blobs",
+        expected = {"numpy": "a blob", "list_numpy": "a blob", "list_list_numpy": "a blob",
+                    "future": "a blob, or a tuple, list or dict of blobs",
                     "tuple": f"a tuple of {len(spec.children)}", "list": "a list", "dict": "a dict"}[spec.kind]
         raise JobAnnotationError(
             f"job function {job} returned {type(value).__name__} at {path or 'top level'}; its annotation expects "
@@ -175,6 +212,10 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
         value = arrays[index]
         if spec.kind == "list_numpy":  # a mirrored return was pulled as its devices' blobs already
             return list(value) if isinstance(value, tp.MirroredList) else [value]
+        if spec.kind == "list_list_numpy":  # per device its tensor list: flowlab's are lists of one tensor
+            return [[piece] for piece in value] if isinstance(value, tp.MirroredList) else [[value]]
+        if spec.kind == "future":  # OneFlow's LocalMirroredTensor: .numpy(), .numpy_list()
+            return local_blob(value)
         return value.logical if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
 
     def build(spec: ReturnSpec, node: Any) -> Any:
@@ -187,8 +228,8 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
             return leaf(spec, node)
         if spec.kind == "tuple":
             return tuple(build(s, n) for s, n in zip(spec.children, node))
-        if isinstance(node, dict):
-            return {k: build(spec.children[0], v) for k, v in node.items()}
+        if isinstance(node, dict):  # a Dict annotation's values, or an unannotated (future) dict
+            return {k: build(spec.children[0] if spec.children else spec, v) for k, v in node.items()}
         if spec.kind == "list":
             return [build(spec.children[0], n) for n in node]
         return type(node)(build(spec, n) for n in node)  # an unannotated (future) tuple or list
@@ -225,7 +266,7 @@ def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any
     arrays = exact_inputs(sig, args, kwargs)
     if arrays is not None:
         return arrays
-    names = [n for n, _ in sig.params]
+    names = list(sig.param_names) if sig.arg_structure is not None else [n for n, _ in sig.params]
     if len(args) > len(names) or set(kwargs) - set(names):
         extra = sorted(set(kwargs) - set(names))
         raise JobArgumentError(
@@ -240,9 +281,12 @@ def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any
     missing = [n for n in names if n not in values]
     if missing:
         raise JobArgumentError(f"{sig.job_name}() is missing argument(s) {missing}")
+    leaf_values = _leaf_values(sig, values) if sig.arg_structure is not None else values
     arrays = []
     for name, tdef in sig.params:
-        value = values[name]
+        value = leaf_values[name]
+        if isinstance(tdef, tp.MirroredTensorListDef):
+            value = _tensor_lists(sig.job_name, name, tdef, value)
         if isinstance(tdef, tp.MirroredTensorDef):
             if not isinstance(value, (list, tuple)) or len(value) != devices:
                 got = f"a list of {len(value)}" if isinstance(value, (list, tuple)) else type(value).__name__
@@ -257,6 +301,43 @@ def check_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any
     return arrays
 
 
+def _leaf_values(sig: JobSignature, values: dict[str, Any]) -> dict[str, Any]:
+    """Each placeholder's value, by its name in ``sig.params``: a Tuple parameter's value is a tuple (or list)
+    with one value per element of its annotation."""
+    out: dict[str, Any] = {}
+
+    def walk(node: Any, value: Any, name: str) -> None:
+        if isinstance(node, int):
+            out[sig.params[node][0]] = value
+            return
+        if not isinstance(value, (tuple, list)) or len(value) != len(node):
+            got = f"a {type(value).__name__} of {len(value)}" if isinstance(value, (tuple, list)) else \
+                type(value).__name__
+            raise JobArgumentError(f"{sig.job_name}(): argument {name!r} is annotated Tuple[...] of {len(node)} "
+                                   f"placeholder(s): expected a tuple of {len(node)}; got {got}")
+        for i, (n, v) in enumerate(zip(node, value)):
+            walk(n, v, f"{name}[{i}]")
+
+    for node, name in zip(sig.arg_structure or (), sig.param_names):
+        walk(node, values[name], name)
+    return out
+
+
+def _tensor_lists(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> Any:
+    """A tp.ListListNumpy argument, per device a list of tensors, as a ListNumpy one: flowlab takes one tensor per
+    device (a tensor list of several is dynamic, which flowlab's static-shape registers do not carry)."""
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, (list, tuple)) for v in value):
+        raise JobArgumentError(f"{job}(): argument {name!r} is a ListListNumpy placeholder: expected a list with "
+                               f"one list of ndarrays per device, e.g. [[x]]; got {type(value).__name__}")
+    longer = [i for i, v in enumerate(value) if len(v) != 1]
+    if longer:
+        raise JobArgumentError(
+            f"{job}(): argument {name!r} is a ListListNumpy placeholder: flowlab takes one ndarray of shape "
+            f"{tdef.shape} per device ([[x]]); device {longer[0]} has {len(value[longer[0]])} (a tensor list of "
+            "several tensors is a dynamic blob, which flowlab does not support: docs/oneflow-api.md)")
+    return [v[0] for v in value]
+
+
 def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np.ndarray:
     wanted = f"a numpy.ndarray of shape {tdef.shape} and dtype {tdef.dtype.np_name}"
     if not isinstance(value, np.ndarray):
@@ -268,5 +349,11 @@ def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np
         )
     if value.shape != tdef.shape:
         what = "rank" if value.ndim != len(tdef.shape) else "shape"
-        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape {value.shape}")
+        dynamic = ""
+        if isinstance(tdef, tp.MirroredTensorDef) and what == "shape" and all(
+                d <= s for d, s in zip(value.shape, tdef.shape)):  # OneFlow would take it as a dynamic blob
+            dynamic = (" (OneFlow takes a smaller piece as a dynamic blob; flowlab's blobs have static shapes, so "
+                       "each piece must have the placeholder's shape: docs/oneflow-api.md, 'Dynamic shapes')")
+        raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape "
+                               f"{value.shape}{dynamic}")
     return np.ascontiguousarray(value)

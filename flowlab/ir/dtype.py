@@ -27,6 +27,11 @@ class DType:
     def is_floating(self) -> bool:
         return self.np.kind == "f"
 
+    @property
+    def oneflow_proto_dtype(self) -> int:
+        """OneFlow's DataType enum value (``data_type_pb2.kFloat`` is 2)."""
+        return self.proto_id
+
     def __repr__(self) -> str:
         return f"flow.{self.name}"
 
@@ -75,3 +80,12 @@ def as_dtype(value: object) -> DType:
     if isinstance(value, str):
         return by_name(value)
     return from_numpy(value)  # type: ignore[arg-type]
+
+
+def convert_oneflow_dtype_to_numpy_dtype(oneflow_dtype: DType) -> type:
+    """OneFlow's ``flow.convert_oneflow_dtype_to_numpy_dtype(flow.float)``: the NumPy scalar type (``np.float32``;
+    ``flow.char`` is ``np.byte``)."""
+    if not isinstance(oneflow_dtype, DType):
+        raise NotImplementedError(f"convert_oneflow_dtype_to_numpy_dtype takes a flowlab dtype (flow.float32, "
+                                  f"flow.int32, ...); got {oneflow_dtype!r}")
+    return oneflow_dtype.np.type

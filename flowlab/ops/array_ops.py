@@ -135,16 +135,43 @@ def reshape(x: LazyBlob, shape: Sequence[int], name: str | None = None) -> LazyB
 
 
 def transpose(a: LazyBlob, perm: Sequence[int] | None = None, conjugate: bool = False,
-              name: str | None = None) -> LazyBlob:
+              batch_axis_non_change: bool = False, name: str | None = None) -> LazyBlob:
+    """``batch_axis_non_change``: OneFlow's stopgap for its batch-axis inference (it keeps the input's batch axis
+    number on the output); flowlab's batch axis follows the SBP signature the permutation gives, so it changes
+    nothing here (docs/oneflow-api.md)."""
     require_blob(a, "the input of transpose")
+    if not isinstance(batch_axis_non_change, bool):
+        raise TypeError(f"transpose's batch_axis_non_change takes a bool; got {batch_axis_non_change!r}")
+    if conjugate:  # OneFlow: NotImplementedError
+        raise NotImplementedError("transpose(conjugate=True) is not available (as in OneFlow)")
     perm = tuple(perm) if perm is not None else tuple(reversed(range(len(a.shape))))
     return add_op("transpose", {"input": [a]}, {"perm": perm}, name)[0]
 
 
-def concat(values: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
-    if not isinstance(values, (list, tuple)) or not values:
-        raise TypeError(f"concat takes a non-empty list of blobs; got {values!r}")
-    blobs = [require_blob(v, f"concat input {i}") for i, v in enumerate(values)]
+def concat(inputs: Sequence[LazyBlob] | None = None, axis: int = 0, max_dim_size: int | None = None,
+           name: str | None = None, values: Sequence[LazyBlob] | None = None) -> LazyBlob:
+    """OneFlow's ``flow.concat(inputs, axis, max_dim_size, name, values)`` (``values``: the older name of
+    ``inputs``). ``max_dim_size`` bounds the joined axis of dynamic inputs in OneFlow; flowlab's blobs are static,
+    so it is only checked to hold the joined size. One input is returned as it is, as OneFlow does."""
+    if values is not None:
+        if inputs is not None:
+            raise TypeError("concat takes its blobs as inputs= or values= (the older name), not both")
+        inputs = values
+    if not isinstance(inputs, (list, tuple)) or not inputs:
+        raise TypeError(f"concat takes a non-empty list of blobs; got {inputs!r}")
+    blobs = [require_blob(v, f"concat input {i}") for i, v in enumerate(inputs)]
+    if len(blobs) == 1:
+        return blobs[0]
+    if max_dim_size is not None:
+        if not isinstance(max_dim_size, int) or isinstance(max_dim_size, bool):
+            raise TypeError(f"concat's max_dim_size takes an int; got {max_dim_size!r}")
+        rank = len(blobs[0].shape)
+        ax = axis + rank if isinstance(axis, int) and axis < 0 else axis
+        same_rank = all(len(b.shape) == rank for b in blobs)  # else the op's inference says what differs
+        joined = sum(b.shape[ax] for b in blobs) if same_rank and isinstance(ax, int) and 0 <= ax < rank else 0
+        if max_dim_size < joined:
+            raise ValueError(f"concat: max_dim_size {max_dim_size} is too small to hold the joined size {joined} of "
+                             f"axis {axis} ({', '.join(str(b.blob_desc) for b in blobs)})")
     return add_op("concat", {"in": blobs}, {"axis": int(axis)}, name)[0]
 
 

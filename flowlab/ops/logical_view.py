@@ -12,10 +12,13 @@ concatenated, and any other as one device's piece. SBP inference checks that gue
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..frontend import scope
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op, current_builder
+from ..frontend.hints import as_sbp_hint
+from ..frontend.location import user_location
 from ..ir.job import descends_from_per_device_data
 
 
@@ -38,3 +41,17 @@ def cast_to_current_logical_view(x: LazyBlob) -> LazyBlob:
         desc = dataclasses.replace(desc, shape=shape)
     # the identity infers its output from this handle: the consistent (logical) desc of the pieces
     return add_op("identity", {"in": [LazyBlob(x.lbn, desc, builder, x.distribute)]})[0]
+
+
+def parallel_cast(input: LazyBlob, name: str | None = None, distribute: Any = None,
+                  gradient_distribute: Any = None) -> LazyBlob:
+    """OneFlow's ``flow.parallel_cast(x, distribute=flow.distribute.split(0))``: the blob unchanged, laid out as
+    ``distribute`` asks (an identity op whose input takes that SBP, so boxing moves it there first; None: as it
+    lies). ``gradient_distribute`` asks the same of the gradient in OneFlow; flowlab checks it and lets SBP
+    inference place the gradient (the values are the same either way; docs/oneflow-api.md)."""
+    if not isinstance(input, LazyBlob):
+        raise TypeError(f"parallel_cast takes a blob made inside the job function; got {type(input).__name__}")
+    if gradient_distribute is not None:
+        as_sbp_hint(gradient_distribute, input.shape, "parallel_cast's gradient_distribute", user_location())
+    handle = input.with_distribute(distribute) if distribute is not None else input
+    return add_op("identity", {"in": [handle]}, name=name)[0]

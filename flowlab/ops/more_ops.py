@@ -117,7 +117,10 @@ for _op in (
     OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x"), sbp=elementwise("x")),
     OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act, sbp=elementwise("x")),
     OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}, sbp=elementwise("x")),
-    OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0}, grad=_grad_gather,
+    # logical_axis_size: ``in``'s logical length on the gather axis, so a device holding a slice of it (the
+    # S(axis) -> P signature) finds its rows' offset, as OneFlow's kernel does from the logical blob desc
+    OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0, "logical_axis_size": None},
+          grad=_grad_gather,
           dtypes={"in": ANY, "indices": INDEX}, sbp=gather_rule),
     OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0},
           dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}, sbp=segment_sum_rule),
@@ -181,13 +184,19 @@ def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None
     return reshape(input, shape, name=name)
 
 
-def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, axis: int = 0,
+def gather(params: LazyBlob, indices: LazyBlob, validate_indices: Any = None, axis: int | None = None,
            batch_dims: int = 0, name: str | None = None) -> LazyBlob:
+    """OneFlow's ``flow.gather``: ``axis`` None means ``batch_dims``; ``batch_dims > 0`` is its batch_gather."""
     require_blob(params, "gather's params")
     require_blob(indices, "gather's indices")
     if batch_dims:
-        raise NotImplementedError("flowlab's gather supports batch_dims=0")
-    return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": int(axis)}, name)[0]
+        from .index_ops import batch_gather
+
+        return batch_gather(params, indices, axis, int(batch_dims), name)
+    axis = int(axis or 0)
+    size = params.shape[axis] if -len(params.shape) <= axis < len(params.shape) else None  # inference says why
+    return add_op("gather", {"in": [params], "indices": [indices]}, {"axis": axis, "logical_axis_size": size},
+                  name)[0]
 
 
 def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], name: str | None = None) -> LazyBlob:
@@ -204,9 +213,14 @@ def slice(x: LazyBlob, begin: Sequence[int | None], size: Sequence[int | None], 
 
 
 def slice_v2(x: LazyBlob, slice_tup_list: Sequence[Sequence[int | None]], name: str | None = None) -> LazyBlob:
-    """Per axis (start, stop, step), Python-slice semantics."""
+    """Per axis (start, stop, step), Python-slice semantics. A list shorter than the rank leaves the remaining
+    axes whole (OneFlow's ``_check_slice_tup_list`` fills them with (None, None, None))."""
     require_blob(x, "slice's input")
+    if not isinstance(slice_tup_list, (list, tuple)) or len(slice_tup_list) > len(x.shape):
+        raise ValueError(f"slice_v2: slice_tup_list must be a list of at most {len(x.shape)} (start, stop, step) "
+                         f"(one per axis of {x.blob_desc}); got {slice_tup_list!r}")
     spec = tuple(tuple(s) for s in slice_tup_list)
+    spec += ((None, None, None),) * (len(x.shape) - len(spec))
     return add_op("slice", {"x": [x]}, {"slice_tup_list": spec}, name)[0]
 
 

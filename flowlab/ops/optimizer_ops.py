@@ -7,8 +7,9 @@ import dataclasses
 
 from ..ir import BlobDesc
 from ..ir.dtype import float32
+from ..ir.sbp import BROADCAST, split
 from .registry import ANY, FLOATING, INTEGERS, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
-from .sbp_rules import broadcast_only, elementwise, optimizer_rule
+from .sbp_rules import SbpCtx, Signature, broadcast_only, elementwise, optimizer_rule
 
 
 def _no_outputs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -16,6 +17,26 @@ def _no_outputs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     if model.shape != diff.shape:
         raise ctx.fail(f"model {model} and its gradient {diff} differ in shape")
     return {}
+
+
+def _indexed_slices(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    model, ids, values = ctx.input("model"), ctx.input("model_diff_indices"), ctx.input("model_diff_values")
+    if values.shape != ids.shape + model.shape[1:]:
+        raise ctx.fail(f"model_diff_values {values} must be the indices' shape {list(ids.shape)} followed by a row of "
+                       f"model {model}")
+    return {}
+
+
+def _indexed_slices_rule(ctx: SbpCtx) -> list[Signature]:
+    """indexed_slices_adam_update (model_update_ops.cpp): the model and its state split on axis 0 with indices and
+    values B (each device updates the ids in its rows: the kernel's offset comes from ``logical_rows``), or on an
+    axis i >= 1 with the values split on the matching axis; scalars B."""
+    ind_nd = ctx.ndim("model_diff_indices")
+    scalars = {"learning_rate", "train_step", "model_diff_indices"}
+    sigs = [ctx.make({arg: BROADCAST if arg in scalars or arg == "model_diff_values" else split(0)
+                      for arg in ctx.arg_bns})] if ctx.attrs.get("logical_rows") is not None else []
+    return sigs + [ctx.make({arg: BROADCAST if arg in scalars else split(ind_nd + i - 1) if arg == "model_diff_values"
+                             else split(i) for arg in ctx.arg_bns}) for i in range(1, ctx.ndim("model"))]
 
 
 def _lr(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -40,8 +61,20 @@ for _op in (
           {**_UPDATE, "beta": 0.9}, sbp=optimizer_rule),
     OpDef("adam_update", ("model", "model_diff", "m", "v", "learning_rate", "train_step"), (), _no_outputs,
           {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}, sbp=optimizer_rule),
-    OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8}, sbp=optimizer_rule),
+    # mean_gradient: only with centered=True (OneFlow's optional input), last so the others keep their places
+    OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate", "mean_gradient"), (), _no_outputs,
+          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8, "centered": False}, sbp=optimizer_rule),
+    # IndexedSlicesOptimizerRewritePass's update (compiler/optimizer_ops.py): only the rows the indices name change
+    OpDef("indexed_slices_adam_update", ("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
+                                         "train_step"), (), _indexed_slices,
+          {"weight_decay": 0.0, "scale": 1.0, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8,
+           "do_bias_correction": False, "logical_rows": None},
+          dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
+                            "train_step"), FLOATING, model_diff_indices=INTEGERS, train_step=INTEGERS),
+          sbp=_indexed_slices_rule),
+    # no SetGetSbpFn in model_update_ops.cpp: broadcast only (its trust ratio needs the whole variable's norms)
+    OpDef("lamb_update", ("model", "model_diff", "m", "v", "beta1_t", "beta2_t", "learning_rate"), (), _no_outputs,
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6}, sbp=broadcast_only),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
     OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),

@@ -298,10 +298,13 @@ def slice_rule(data: str) -> SbpRule:
 
 
 def gather_rule(ctx: SbpCtx) -> list[Signature]:
-    """gather_op.cpp: indices split with ``in`` B; ``in`` split off the gather axis with indices B."""
+    """gather_op.cpp: indices split with ``in`` B; ``in`` split off the gather axis with indices B; ``in`` split on
+    the gather axis with indices B gives P (each device its rows, zeros for the indices of other devices' rows)."""
     ind_nd, in_nd = ctx.ndim("indices"), ctx.ndim("in")
     axis = ctx.attrs["axis"] % in_nd  # the op takes a negative axis, as NumPy does
     sigs = [ctx.make({"in": BROADCAST, "indices": split(i), "out": split(axis + i)}) for i in range(ind_nd)]
+    if ctx.attrs.get("logical_axis_size") is not None:  # the kernel needs it to find its rows
+        sigs.append(ctx.make({"in": split(axis), "indices": BROADCAST, "out": PARTIAL_SUM}))
     for a in range(in_nd):
         if a != axis:
             out_axis = a if a < axis else a + ind_nd - 1

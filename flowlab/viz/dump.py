@@ -1,6 +1,7 @@
 """Debug mode's files (OneFlow's ``ONEFLOW_DEBUG_MODE`` dump), written when a session starts.
 
-Under ``./log/<hostname>/`` (OneFlow's ``flow.env.log_dir``), or ``root`` when given:
+Under ``<log_dir>/<hostname>/`` (``flow.env.log_dir``, ./log by default, as OneFlow's LogDir()), or ``root``
+when given:
 
 ====================================  ==================================================
 ``job_set.txt`` / ``job_set.json``    the compiled JobSet (text printer / ``flowlab.ir.to_json``)
@@ -28,8 +29,9 @@ from .dot import job_to_dot
 from .plan_dot import plan_to_dot
 
 
-def default_log_dir() -> Path:
-    return Path("log") / (socket.gethostname() or "localhost")
+def default_log_dir(base: str | Path = "log") -> Path:
+    """``<base>/<hostname>``: OneFlow's LogDir(), ``base`` being ``flow.env.log_dir`` (./log by default)."""
+    return Path(base) / (socket.gethostname() or "localhost")
 
 
 def critical_section_text(plan: Plan) -> str:

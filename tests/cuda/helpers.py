@@ -13,7 +13,8 @@ from flowlab.ops.registry import InferCtx, get_op_def
 
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
-            "normalization": ("moving_mean", "moving_variance")}
+            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
+            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t")}
 
 
 def _op(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict[str, Any]):

@@ -105,7 +105,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "sigmoid_cross_entropy": lambda dt: ({"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)]}, {}),
     "sigmoid_cross_entropy_grad": lambda dt: (
         {"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)], "dy": [val(_X, dt)]}, {}),
-    "gather": lambda dt: ({"in": [val((5, 3), dt)], "indices": [ids((2, 2), 5)]}, {"axis": 0}),
+    "gather": lambda dt: ({"in": [val((5, 3), dt)], "indices": [ids((2, 2), 5)]}, {"axis": 0, "logical_axis_size": 5}),
     "unsorted_segment_sum_like": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]}, {"axis": 1}),
     "slice": lambda dt: ({"x": [val((4, 5), dt)]}, {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
@@ -149,6 +149,15 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)], "train_step": [np.array([3], np.int64)]},
         {**_UPDATE, "do_bias_correction": True}),
+    "indexed_slices_adam_update": lambda dt: (
+        {"model": [val((5, 2, 3), dt)], "model_diff_indices": [np.array([[3, 0], [3, 1]], np.int32)],
+         "model_diff_values": [val((2, 2, 2, 3), dt)], "learning_rate": [np.array([0.1], np.float32)],
+         "m": [val((5, 2, 3), dt)], "v": [val((5, 2, 3), dt, 0, 1)], "train_step": [np.array([2], np.int64)]},
+        {"weight_decay": 0.01, "scale": 0.5, "do_bias_correction": True, "logical_rows": 5}),
+    "lamb_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "m": [val(_X, dt)], "v": [val(_X, dt, 0, 1)],
+         "beta1_t": [np.array([0.9], dt)], "beta2_t": [np.array([0.999], dt)],
+         "learning_rate": [np.array([0.1], np.float32)]}, {**_UPDATE, "epsilon": 1e-6}),
     "rmsprop_update": lambda dt: (
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "mean_square": [val(_X, dt, 0, 1)],
          "learning_rate": [np.array([0.1], np.float32)]}, dict(_UPDATE)),
@@ -157,16 +166,31 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "learning_rate_schedule": lambda dt: (
         {"train_step": [np.array([7], np.int64)]},
         {"learning_rate": 0.1, "decay": {"type": "cosine", "decay_batches": 20, "alpha": 0.1}, "warmup": None}),
+    "one_hot": lambda dt: ({"indices": [ids((3, 2), 4)]}, {
+        "depth": 4, "floating_on_value": 2.5, "integer_on_value": 2, "floating_off_value": -1.0,
+        "integer_off_value": -1, "dtype": fd.from_numpy(dt)}),
+    "batch_gather": lambda dt: ({"in": [val((2, 5, 3), dt)], "indices": [ids((2, 4), 5)]}, {}),
+    "unsorted_batch_segment_sum": lambda dt: (
+        {"data": [val((2, 4, 3), dt)], "segment_ids": [ids((2, 4), 5)]}, {"num_segments": 5}),
+    "add_n": lambda dt: ({"in": [val(_X, dt), val(_X, dt), val(_X, dt)]}, {}),
+    "tuple_identity": lambda dt: ({"in": [val(_X, dt), val((2,), dt)]}, {}),
+    "pad": lambda dt: ({"x": [val((2, 3, 2), dt)]}, {
+        "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
+        "integral_constant_value": 3}),
+    "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
               "sparse_softmax_cross_entropy_grad": "label", "adam_update": "train_step",
               "sparse_softmax_cross_entropy_ms": "label", "sparse_softmax_cross_entropy_ms_grad": "label",
               "sparse_cross_entropy_ms": "label",
-              "learning_rate_schedule": "train_step"}
+              "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
+              "indexed_slices_adam_update": "model_diff_indices",
+              "unsorted_batch_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
-            "normalization": ("moving_mean", "moving_variance")}
+            "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
+            "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:

@@ -105,12 +105,37 @@ def _three_d(shape: tuple[int, ...], axis: int, middle: int) -> tuple[int, int, 
     return int(np.prod(shape[:axis])), middle, int(np.prod(shape[axis + 1:]))
 
 
+@njit
+def _gather_slice_checked(params, ids, out, lower, logical):
+    # this device holds rows [lower, lower + params.shape[1]) of ``logical``: others' indices give zeros
+    bad = first_out_of_range(ids, logical)
+    if bad < 0:
+        rows = params.shape[1]
+        for o in range(params.shape[0]):
+            for j in range(ids.size):
+                r = ids[j] - lower
+                for i in range(params.shape[2]):
+                    out[o, j, i] = params[o, r, i] if 0 <= r < rows else 0
+    return bad
+
+
 @register_kernel("gather", "numba")
 def _gather_f(ctx: KernelCtx) -> KernelFn:
+    from ..reference.more import gather_rows
+
     params = ctx.in_descs[0].shape
     axis = ctx.attrs["axis"] % len(params)
     k = int(np.prod(ctx.in_descs[1].shape))
     p3, o3 = _three_d(params, axis, params[axis]), _three_d(params, axis, k)
+    lower, rows, logical = gather_rows(ctx)
+    if rows != logical:
+        whole = (*params[:axis], logical, *params[axis + 1:])
+
+        def sliced(ins, outs):
+            bad = _gather_slice_checked(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3), lower, logical)
+            raise_out_of_range(ins[1], bad, logical, "index", axis, "in", whole)
+
+        return sliced
 
     def kernel(ins, outs):
         bad = _gather_checked(ins[0].reshape(p3), ins[1].reshape(-1), outs[0].reshape(o3))

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
+from .nn import first_out_of_range
 
 
 @njit
@@ -111,6 +112,105 @@ def _rmsprop(w, diff, ms, lr, scale, l1, l2, wd, decay, eps):
         w[i] -= lr * (g / np.sqrt(ms[i] + eps) + wd * w[i])
 
 
+@njit
+def _rmsprop_centered(w, diff, ms, mg, lr, scale, l1, l2, wd, decay, eps):
+    w, diff, ms, mg = w.ravel(), diff.ravel(), ms.ravel(), mg.ravel()
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        ms[i] = decay * ms[i] + (1 - decay) * g * g
+        mg[i] = decay * mg[i] + (1 - decay) * g
+        w[i] -= lr * (g / np.sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+
+
+@njit
+def _indexed_slices_adam(w, ids, values, m, v, lr, scale, wd, b1, b2, eps, lower, logical):
+    # w, m, v (rows, feat): rows [lower, lower + rows) of a ``logical``-row table; ids (k,); values (k, feat).
+    # Equal ids are summed first (sorted, so each group is a run); rows no id names, and other devices' rows,
+    # are not touched.
+    bad = first_out_of_range(ids, logical)
+    if bad >= 0:
+        return bad
+    order = np.argsort(ids, kind="mergesort")
+    g = np.empty(w.shape[1], w.dtype)
+    start = 0
+    while start < ids.size:
+        row = ids[order[start]] - lower
+        if row < 0 or row >= w.shape[0]:
+            end = start
+            while end < ids.size and ids[order[end]] == ids[order[start]]:
+                end += 1
+            start = end
+            continue
+        g[:] = 0
+        end = start
+        while end < ids.size and ids[order[end]] - lower == row:
+            for j in range(w.shape[1]):
+                g[j] += values[order[end], j] * scale
+            end += 1
+        for j in range(w.shape[1]):
+            m[row, j] = b1 * m[row, j] + (1 - b1) * g[j]
+            v[row, j] = b2 * v[row, j] + (1 - b2) * g[j] * g[j]
+            w[row, j] -= lr * (m[row, j] / (np.sqrt(v[row, j]) + eps) + wd * w[row, j])
+        start = end
+    return -1
+
+
+@register_kernel("indexed_slices_adam_update", "numba")
+def _indexed_slices_adam_f(ctx: KernelCtx) -> KernelFn:
+    from ..checks import raise_out_of_range
+    from ..reference.optimizer import bias_corrected_lr, table_rows
+
+    a = ctx.attrs
+    scale, wd, b1, b2, eps = (float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
+    shape = ctx.in_descs[0].shape
+    lower, _rows, logical = table_rows(ctx)
+
+    def kernel(ins, outs):
+        lr = float(ins[3][0])
+        if a["do_bias_correction"]:
+            lr = bias_corrected_lr(lr, int(ins[6][0]), a["beta1"], a["beta2"])
+        ids = ins[1].reshape(-1)
+        rows = shape[0]
+        bad = _indexed_slices_adam(ins[0].reshape(rows, -1), ids, ins[2].reshape(ids.size, -1),
+                                   ins[4].reshape(rows, -1), ins[5].reshape(rows, -1), lr, scale, wd, b1, b2, eps,
+                                   lower, logical)
+        raise_out_of_range(ids, bad, logical, "index", 0, "model", (logical, *shape[1:]))
+
+    return kernel
+
+
+@njit
+def _lamb(w, diff, m, v, b1t, b2t, adam, lr, scale, l1, l2, wd, b1, b2, eps):
+    w, diff, m, v, adam = w.ravel(), diff.ravel(), m.ravel(), v.ravel(), adam.ravel()
+    b1t[0] *= b1  # OneFlow advances beta^t before using it (kernels/reference/optimizer.py)
+    b2t[0] *= b2
+    c1, c2 = 1 - b1t[0], 1 - b2t[0]
+    w_sq, g_sq = 0.0, 0.0
+    for i in range(w.size):
+        g = _grad_at(w, diff, i, scale, l1, l2)
+        m[i] = b1 * m[i] + (1 - b1) * g
+        v[i] = b2 * v[i] + (1 - b2) * g * g
+        adam[i] = (m[i] / c1) / np.sqrt(v[i] / c2 + eps)
+        w_sq += w[i] * w[i]
+        g_sq += adam[i] * adam[i]
+    w_norm, g_norm = np.sqrt(w_sq), np.sqrt(g_sq)
+    trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+    for i in range(w.size):
+        w[i] -= lr * trust * (adam[i] + wd * w[i])
+
+
+@register_kernel("lamb_update", "numba")
+def _lamb_f(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    consts = tuple(float(a[k]) for k in ("scale", "l1", "l2", "weight_decay", "beta1", "beta2", "epsilon"))
+    adam = np.empty(ctx.in_descs[0].shape, ctx.in_descs[0].dtype.np)  # OneFlow's tmp buffer
+
+    def kernel(ins, outs):
+        _lamb(ins[0], ins[1], ins[2], ins[3], ins[4], ins[5], adam, float(ins[6][0]), *consts)
+
+    return kernel
+
+
 @register_kernel("adam_update", "numba")
 def _adam_f(ctx: KernelCtx) -> KernelFn:
     # float64 constants (as the reference's Python floats): 1 - beta in float32 would be off by 5e-5
@@ -133,6 +233,10 @@ def _rmsprop_f(ctx: KernelCtx) -> KernelFn:
     a = ctx.attrs  # float64 constants, as in adam
     scale, l1, l2, wd = (float(a[k]) for k in ("scale", "l1", "l2", "weight_decay"))
     decay, eps = float(a["decay_rate"]), float(a["epsilon"])
+
+    if a["centered"]:
+        return lambda ins, outs: _rmsprop_centered(ins[0], ins[1], ins[2], ins[4], float(ins[3][0]), scale, l1, l2,
+                                                   wd, decay, eps)
 
     def kernel(ins, outs):
         _rmsprop(ins[0], ins[1], ins[2], float(ins[3][0]), scale, l1, l2, wd, decay, eps)

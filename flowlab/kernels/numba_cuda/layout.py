@@ -297,12 +297,38 @@ class IndexCheck:
                                self.target_shape)
 
 
+@cuda.jit
+def _gather_slice(x, ids, y, outer, n, inner, lower):
+    # this device holds rows [lower, lower + n): the indices of other devices' rows give zeros
+    m = ids.size
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, y.size, step):
+        k = i % inner
+        j = (i // inner) % m
+        o = i // (inner * m)
+        r = ids[j] - lower
+        y[i] = x[(o * n + r) * inner + k] if 0 <= r < n else 0
+
+
 @register_kernel("gather", "numba", "gpu")
 def _gather_factory(ctx: KernelCtx):
+    from ..reference.more import gather_rows
+
     shape = ctx.in_descs[0].shape
     axis = ctx.attrs["axis"] % len(shape)
     outer, n, inner = _as3(shape, axis)
-    check, threads = IndexCheck(n, "index", axis, "in", shape), current_launch().threads
+    lower, _rows, logical = gather_rows(ctx)
+    threads = current_launch().threads
+    if logical != n:
+        check = IndexCheck(logical, "index", axis, "in", (*shape[:axis], logical, *shape[axis + 1:]))
+
+        def sliced(ins, outs, stream=0):
+            check(ins[1], stream)
+            launch1(_gather_slice, outs[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(outs[0]), outer,
+                    n, inner, lower)
+
+        return sliced
+    check = IndexCheck(n, "index", axis, "in", shape)
 
     def run(ins, outs, stream=0):
         check(ins[1], stream)

@@ -73,6 +73,67 @@ def _rmsprop(w, diff, ms, lr_blob, decay, eps, wd, scale, l1, l2):
         w[i] -= lr * (g / sqrt(ms[i] + eps) + wd * w[i])
 
 
+@cuda.jit
+def _rmsprop_centered(w, diff, ms, mg, lr_blob, decay, eps, wd, scale, l1, l2):
+    lr = float(lr_blob[0])
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, w.size, step):
+        g = effective_grad(w[i], diff[i], scale, l1, l2)
+        ms[i] = decay * ms[i] + (1.0 - decay) * g * g
+        mg[i] = decay * mg[i] + (1.0 - decay) * g
+        w[i] -= lr * (g / sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+
+
+@cuda.jit
+def _indexed_slices_adam(w, values, order, starts, rows_of, m, v, feat, lr_blob, step_blob, correct, scale, wd,
+                         b1, b2, eps):
+    # one thread per (group of equal ids, feature): the group's values summed in index order, then Adam on that row
+    lr = float(lr_blob[0])
+    if correct:
+        t = step_blob[0] + 1
+        lr = lr * math.sqrt(1.0 - b2**t) / (1.0 - b1**t)
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for i in range(start, rows_of.size * feat, step):
+        gi, j = i // feat, i % feat
+        g = 0.0
+        for k in range(starts[gi], starts[gi + 1]):
+            g += values[order[k] * feat + j] * scale
+        at = rows_of[gi] * feat + j
+        m[at] = b1 * m[at] + (1.0 - b1) * g
+        v[at] = b2 * v[at] + (1.0 - b2) * g * g
+        w[at] -= lr * (m[at] / (sqrt(v[at]) + eps) + wd * w[at])
+
+
+@register_kernel("indexed_slices_adam_update", "numba", "gpu")
+def _indexed_slices_adam_f(ctx: KernelCtx):
+    from ..checks import check_indices
+    from ..reference.optimizer import table_rows
+    from ._cuda import read_back
+
+    a = ctx.attrs
+    consts = tuple(float(a[k]) for k in ("scale", "weight_decay", "beta1", "beta2", "epsilon"))
+    shape, threads = ctx.in_descs[0].shape, current_launch().threads
+    feat = int(np.prod(shape[1:]))
+    lower, rows, logical = table_rows(ctx)
+
+    def run(ins, outs, stream=0):
+        # the ids come to the host (one sync) to be checked and grouped: a batch's ids, not the table
+        all_ids = read_back(ins[1], stream).reshape(-1)
+        check_indices(all_ids, logical, "index", 0, "model", (logical, *shape[1:]))
+        mine = np.flatnonzero((all_ids >= lower) & (all_ids < lower + rows))  # other devices' rows are theirs
+        if not mine.size:
+            return
+        order = mine[np.argsort(all_ids[mine], kind="mergesort")]  # positions in the values, grouped by row
+        sorted_ids = all_ids[order] - lower
+        starts = np.flatnonzero(np.r_[True, sorted_ids[1:] != sorted_ids[:-1], True]).astype(np.int64)
+        groups = [cuda.to_device(x, stream=stream) for x in (order.astype(np.int64), starts,
+                                                              sorted_ids[starts[:-1]].astype(np.int64))]
+        launch1(_indexed_slices_adam, (starts.size - 1) * feat, threads, stream, flat(ins[0]), flat(ins[2]),
+                *groups, flat(ins[4]), flat(ins[5]), feat, ins[3], ins[6], bool(a["do_bias_correction"]), *consts)
+
+    return run
+
+
 def _prologue(ctx: KernelCtx) -> tuple[float, float, float]:
     return float(ctx.attrs["scale"]), float(ctx.attrs["l1"]), float(ctx.attrs["l2"])
 
@@ -121,6 +182,12 @@ def _rmsprop_f(ctx: KernelCtx):
     scale, l1, l2 = _prologue(ctx)
     consts = (float(a["decay_rate"]), float(a["epsilon"]), float(a["weight_decay"]), scale, l1, l2)
     threads = current_launch().threads
+    if a["centered"]:
+        def centered(ins, outs, stream=0):
+            launch1(_rmsprop_centered, ins[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(ins[2]),
+                    flat(ins[4]), ins[3], *consts)
+
+        return centered
 
     def run(ins, outs, stream=0):
         launch1(_rmsprop, ins[0].size, threads, stream, flat(ins[0]), flat(ins[1]), flat(ins[2]), ins[3], *consts)
@@ -181,6 +248,55 @@ def _clip(ctx: KernelCtx):
                 sum_squares[blocks(g.size, launch.threads, launch.max_blocks), launch.threads, stream](flat(g), total)
         for g, out in zip(ins, outs):
             launch1(_clip_scale, g.size, launch.threads, stream, flat(g), total, clip_norm, flat(out))
+
+    return run
+
+
+@cuda.jit
+def _lamb_moments(w, diff, m, v, b1t, b2t, adam, scale, l1, l2, b1, b2, eps):
+    c1, c2 = 1.0 - b1t[0], 1.0 - b2t[0]
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        g = effective_grad(w[i], diff[i], scale, l1, l2)
+        m[i] = b1 * m[i] + (1.0 - b1) * g
+        v[i] = b2 * v[i] + (1.0 - b2) * g * g
+        adam[i] = (m[i] / c1) / sqrt(v[i] / c2 + eps)
+
+
+@cuda.jit
+def _lamb_betas(b1t, b2t, b1, b2):
+    if cuda.grid(1) == 0:  # OneFlow advances beta^t before using it (kernels/reference/optimizer.py)
+        b1t[0] *= b1
+        b2t[0] *= b2
+
+
+@cuda.jit
+def _lamb_apply(w, adam, norms, lr_blob, wd):
+    w_norm, g_norm = math.sqrt(norms[0]), math.sqrt(norms[1])
+    trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+    lr = float(lr_blob[0]) * trust
+    for i in range(cuda.grid(1), w.size, cuda.gridsize(1)):
+        w[i] -= lr * (adam[i] + wd * w[i])
+
+
+@register_kernel("lamb_update", "numba", "gpu")
+def _lamb_f(ctx: KernelCtx):
+    a, launch = ctx.attrs, current_launch()
+    scale, l1, l2 = _prologue(ctx)
+    b1, b2, eps, wd = (float(a[k]) for k in ("beta1", "beta2", "epsilon", "weight_decay"))
+    sum_squares = _SUM_SQUARES.setdefault(launch.threads, _sum_squares_kernel(launch.threads))
+    n = int(np.prod(ctx.in_descs[0].shape))
+    adam, norms, zeros = cuda.device_array(n, ctx.in_descs[0].dtype.np), cuda.device_array(2, np.float64), np.zeros(2)
+
+    def run(ins, outs, stream=0):
+        w, diff, m, v, b1t, b2t, lr = ins
+        launch1(_lamb_betas, 1, 1, stream, b1t, b2t, b1, b2)
+        launch1(_lamb_moments, n, launch.threads, stream, flat(w), flat(diff), flat(m), flat(v), b1t, b2t, adam,
+                scale, l1, l2, b1, b2, eps)
+        norms.copy_to_device(zeros, stream=stream)
+        grid = blocks(n, launch.threads, launch.max_blocks)
+        sum_squares[grid, launch.threads, stream](flat(w), norms[0:1])
+        sum_squares[grid, launch.threads, stream](adam, norms[1:2])
+        launch1(_lamb_apply, n, launch.threads, stream, flat(w), adam, norms, lr, wd)
 
     return run
 

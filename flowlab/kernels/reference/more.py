@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ...ir.sbp import balanced_split
 from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
 from .nn import log_softmax, softmax
@@ -45,15 +46,38 @@ register_kernel("leaky_relu", "reference")(_fn(lambda x, a: np.where(x > 0, x, a
 register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x > 0, dy, a * dy)))
 
 
+def gather_rows(ctx: KernelCtx) -> tuple[int, int, int]:
+    """(lower, rows, logical): this device's rows of ``in`` on the gather axis are [lower, lower + rows) of
+    ``logical`` (OneFlow's BalancedSplitter offset; lower 0 where the device holds the whole axis)."""
+    shape = ctx.in_descs[0].shape
+    rows = shape[ctx.attrs["axis"] % len(shape)]
+    logical = ctx.attrs.get("logical_axis_size") or rows
+    if rows == logical or ctx.parallel_num == 1:
+        return 0, rows, rows
+    parts = balanced_split(logical, ctx.parallel_num)
+    if parts[ctx.parallel_id] != rows:
+        raise ValueError(f"gather {ctx.op.name!r}: device {ctx.parallel_id} of {ctx.parallel_num} holds {rows} of "
+                         f"{logical} rows; its slice has {parts[ctx.parallel_id]}")
+    return sum(parts[:ctx.parallel_id]), rows, logical
+
+
 @register_kernel("gather", "reference")
 def _gather(ctx: KernelCtx) -> KernelFn:
     shape = ctx.in_descs[0].shape
     axis = ctx.attrs["axis"] % len(shape)
+    lower, rows, logical = gather_rows(ctx)
 
     def kernel(ins, outs):
         # Indices in [0, n) as OneFlow's gather; np.take alone would wrap negative ones around.
-        check_indices(ins[1], shape[axis], "index", axis, "in", shape)
-        outs[0][...] = np.take(ins[0], ins[1], axis=axis)
+        check_indices(ins[1], logical, "index", axis, "in", (*shape[:axis], logical, *shape[axis + 1:]))
+        if rows == logical:
+            outs[0][...] = np.take(ins[0], ins[1], axis=axis)
+            return
+        local = ins[1] - lower  # another device's rows give zeros here: the sum over devices is the gather
+        mine = (local >= 0) & (local < rows)
+        picked = np.take(ins[0], np.where(mine, local, 0), axis=axis)
+        mask = mine.reshape((1,) * axis + mine.shape + (1,) * (len(shape) - axis - 1))
+        outs[0][...] = np.where(mask, picked, 0)
 
     return kernel
 

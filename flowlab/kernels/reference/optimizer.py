@@ -8,6 +8,8 @@ from typing import Any
 
 import numpy as np
 
+from ...ir.sbp import balanced_split
+from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
@@ -77,17 +79,95 @@ def _adam(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
+def bias_corrected_lr(lr: float, step: int, b1: float, b2: float) -> float:
+    """OneFlow's adam_bias_correction_learning_rate: lr sqrt(1 - b2^t) / (1 - b1^t), t = step + 1."""
+    t = step + 1
+    return lr * math.sqrt(1 - b2**t) / (1 - b1**t)
+
+
+def table_rows(ctx: KernelCtx) -> tuple[int, int, int]:
+    """(lower, rows, logical): this device holds rows [lower, lower + rows) of the ``logical_rows`` table (OneFlow's
+    BalancedSplitter offset, the kernel's lower_bound); lower 0 where it holds the whole table."""
+    rows = ctx.in_descs[0].shape[0]
+    logical = ctx.attrs.get("logical_rows") or rows
+    if rows == logical or ctx.parallel_num == 1:
+        return 0, rows, rows
+    parts = balanced_split(logical, ctx.parallel_num)
+    if parts[ctx.parallel_id] != rows:
+        raise ValueError(f"{ctx.op.op_type} {ctx.op.name!r}: device {ctx.parallel_id} of {ctx.parallel_num} holds "
+                         f"{rows} of {logical} rows; its slice has {parts[ctx.parallel_id]}")
+    return sum(parts[:ctx.parallel_id]), rows, logical
+
+
+@register_kernel("indexed_slices_adam_update", "reference")
+def _indexed_slices_adam(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    b1, b2, eps, wd, scale = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], a["scale"]
+    lower, rows, logical = table_rows(ctx)
+    whole = (logical, *ctx.in_descs[0].shape[1:])
+
+    def kernel(ins, outs):
+        all_ids = ins[1].reshape(-1)
+        check_indices(all_ids, logical, "index", 0, "model", whole)
+        mine = (all_ids >= lower) & (all_ids < lower + rows)  # the other devices' rows are theirs to update
+        ids = all_ids[mine] - lower
+        lr = float(ins[3][0])
+        if a["do_bias_correction"]:
+            lr = bias_corrected_lr(lr, int(ins[6][0]), b1, b2)
+        w, m, v = (x.reshape(rows, -1) for x in (ins[0], ins[4], ins[5]))
+        # OneFlow sums the values of equal indices first (its unique step); rows not named stay as they are
+        uniq, where = np.unique(ids, return_inverse=True)
+        g = np.zeros((uniq.size, w.shape[1]), w.dtype)
+        np.add.at(g, where, ins[2].reshape(all_ids.size, -1)[mine] * scale)
+        m[uniq] = b1 * m[uniq] + (1 - b1) * g
+        v[uniq] = b2 * v[uniq] + (1 - b2) * g * g
+        w[uniq] -= lr * (m[uniq] / (np.sqrt(v[uniq]) + eps) + wd * w[uniq])
+
+    return kernel
+
+
+@register_kernel("lamb_update", "reference")
+def _lamb(ctx: KernelCtx) -> KernelFn:
+    a = ctx.attrs
+    b1, b2, eps, wd, grad = a["beta1"], a["beta2"], a["epsilon"], a["weight_decay"], effective_grad(ctx)
+
+    def kernel(ins, outs):
+        w, m, v, b1t, b2t, lr = ins[0], ins[2], ins[3], ins[4], ins[5], float(ins[6][0])
+        # OneFlow's LambUpdateKernelUtil: beta^t advanced before use (the slots start at beta: step 1 uses beta^2)
+        b1t *= b1
+        b2t *= b2
+        g = grad(w, ins[1])
+        m *= b1
+        m += (1 - b1) * g
+        v *= b2
+        v += (1 - b2) * g * g
+        adam = (m / (1 - b1t[0])) / np.sqrt(v / (1 - b2t[0]) + eps)
+        w_norm, g_norm = math.sqrt(float(np.sum(w * w))), math.sqrt(float(np.sum(adam * adam)))
+        trust = w_norm / g_norm if w_norm > 0 and g_norm > 0 else 1.0
+        w -= lr * trust * (adam + wd * w)
+
+    return kernel
+
+
 @register_kernel("rmsprop_update", "reference")
 def _rmsprop(ctx: KernelCtx) -> KernelFn:
     decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
     grad = effective_grad(ctx)
+
+    centered = ctx.attrs["centered"]
 
     def kernel(ins, outs):
         w, ms, lr = ins[0], ins[2], float(ins[3][0])
         g = grad(w, ins[1])
         ms *= decay
         ms += (1 - decay) * g * g
-        w -= lr * (g / np.sqrt(ms + eps) + wd * w)
+        denom = ms
+        if centered:  # OneFlow's RmsPropUpdateFunctor: the variance about the running mean of the gradient
+            mg = ins[4]
+            mg *= decay
+            mg += (1 - decay) * g
+            denom = ms - mg * mg
+        w -= lr * (g / np.sqrt(denom + eps) + wd * w)
 
     return kernel
 
