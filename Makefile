@@ -27,10 +27,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest
-	$(VENV)/bin/ruff check flowlab tests benchmarks
+	$(VENV)/bin/ruff check flowlab tests benchmarks examples
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check flowlab tests benchmarks
+	$(VENV)/bin/ruff check flowlab tests benchmarks examples
 
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/runtime_overhead.py

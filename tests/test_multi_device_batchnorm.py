@@ -56,7 +56,7 @@ def _reference(init: np.ndarray, data: list, devices: int) -> tuple[list[float],
             hd = xd @ w.T
             mean, var = hd.mean(0), hd.var(0)
             moving[d] = (MOMENTUM * moving[d][0] + (1 - MOMENTUM) * mean,
-                         MOMENTUM * moving[d][1] + (1 - MOMENTUM) * var)
+                         MOMENTUM * moving[d][1] + (1 - MOMENTUM) * hd.var(0, ddof=1))  # unbiased, as cuDNN
             inv = 1 / np.sqrt(var + EPS)
             xhat = (hd - mean) * inv
             ys.append(gamma * xhat + beta)

@@ -160,7 +160,11 @@ def test_normalization_kernels(impl, shape, axis):
         np.testing.assert_allclose(mean, m, rtol=1e-12)
         np.testing.assert_allclose(inv, 1 / np.sqrt(var + 1e-3), rtol=1e-12)
         np.testing.assert_allclose(ins["moving_mean"][0], 0.9 * mm + 0.1 * m if training else mm, rtol=1e-12)
-        np.testing.assert_allclose(ins["moving_variance"][0], 0.9 * mv + 0.1 * var if training else mv, rtol=1e-12)
+        # the moving variance takes the unbiased variance, as cuDNN's BatchNormalizationForwardTraining (OneFlow
+        # v0.3.4's only normalization kernel)
+        unbiased = x3.var(axis=(0, 2), ddof=1) if training else None
+        np.testing.assert_allclose(ins["moving_variance"][0], 0.9 * mv + 0.1 * unbiased if training else mv,
+                                   rtol=1e-12)
     # batch-statistics gradient by central differences of sum(bn(x) * dy)
     ins = {"x": [x], "moving_mean": [mm.copy()], "moving_variance": [mv.copy()], "gamma": [gamma], "beta": [beta]}
     _, mean, inv = run_op("normalization", ins, {"axis": axis, "training": True}, impl)
@@ -304,7 +308,8 @@ def test_batch_normalization_moving_statistics_over_steps():
         m, var = x.mean(axis=(0, 2, 3)), x.var(axis=(0, 2, 3))
         np.testing.assert_allclose(y, (x - m[None, :, None, None]) / np.sqrt(var[None, :, None, None] + 1e-3),
                                    rtol=1e-4, atol=1e-5)
-        mm, mv = 0.8 * mm + 0.2 * m, 0.8 * mv + 0.2 * var  # biased batch variance, as OneFlow's CPU path
+        # the unbiased batch variance, as cuDNN's BatchNormalizationForwardTraining (OneFlow v0.3.4 has no CPU one)
+        mm, mv = 0.8 * mm + 0.2 * m, 0.8 * mv + 0.2 * x.var(axis=(0, 2, 3), ddof=1)
     stats = flow.get_all_variables()
     np.testing.assert_allclose(stats["bn-moving_mean"], mm, rtol=1e-5)
     np.testing.assert_allclose(stats["bn-moving_variance"], mv, rtol=1e-5)

@@ -27,7 +27,8 @@ def _norm(x, y, mm, mv, gamma, beta, mean_out, inv_out, eps, momentum, training)
                     sq += d * d
             var = sq / count
             mm[c] = momentum * mm[c] + (1 - momentum) * mean
-            mv[c] = momentum * mv[c] + (1 - momentum) * var
+            # the unbiased variance, as cuDNN's BatchNormalizationForwardTraining (OneFlow v0.3.4's kernel) keeps
+            mv[c] = momentum * mv[c] + (1 - momentum) * (sq / max(count - 1, 1))
         else:
             mean, var = mm[c], mv[c]
         inv = 1.0 / _m.sqrt(var + eps)

@@ -43,7 +43,8 @@ def _kernels(threads: int):
             if tid == 0:
                 if training:
                     mm[c] = momentum * mm[c] + (1 - momentum) * mean
-                    mv[c] = momentum * mv[c] + (1 - momentum) * var
+                    # the unbiased variance, as cuDNN's BatchNormalizationForwardTraining keeps
+                    mv[c] = momentum * mv[c] + (1 - momentum) * var * count / max(count - 1, 1)
                 mean_out[c], inv_out[c] = mean, inv
 
     @cuda.jit

@@ -24,7 +24,9 @@ def _norm(ctx: KernelCtx) -> KernelFn:
             # float64 accumulation, as the Numba and CUDA kernels (a float32 mean over N*H*W runs loses digits)
             mean, var = x3.mean(axis=(0, 2), dtype=np.float64), x3.var(axis=(0, 2), dtype=np.float64)
             moving_mean[...] = momentum * moving_mean + (1 - momentum) * mean  # in place, like OneFlow's op
-            moving_var[...] = momentum * moving_var + (1 - momentum) * var
+            # the unbiased variance, as cuDNN's BatchNormalizationForwardTraining (OneFlow v0.3.4's kernel) keeps
+            count = x3.shape[0] * x3.shape[2]
+            moving_var[...] = momentum * moving_var + (1 - momentum) * var * (count / max(count - 1, 1))
         else:
             mean, var = moving_mean, moving_var
         inv = 1.0 / np.sqrt(var + eps)
