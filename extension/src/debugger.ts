@@ -84,14 +84,17 @@ export class DebuggerView {
       if (needs && !target.value.trim()) { this.showError(`a ${kind.value} breakpoint needs a target`); return; }
       this.send({ type: "command", cmd: "break", args: { kind: kind.value, target: needs ? target.value.trim() : null } });
     }));
+    onEnter(target, () => add.querySelector("button")?.click());
     bp.append(add, this.bpList);
     // Inspector: by name, or by clicking a node in the graph.
     const blob = h("input");
     blob.placeholder = "register id, blob (op/out) or op name";
     const insp = h("div", "fl-row");
-    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", () => {
+    const inspect = (): void => {
       if (blob.value.trim()) this.send({ type: "command", cmd: "inspect", args: { name: blob.value.trim() } });
-    }));
+    };
+    onEnter(blob, inspect);  // Enter submits, as the button does
+    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", inspect));
     // Inject: overwrite a live blob as dbg.inject does; the value is a number or an expression of x (its values).
     this.injName.placeholder = "blob (op/out), op name or register id";
     this.injValue.placeholder = "value (0, nan, -1e3) or expression of x: np.where(x == 0, 1, x)";
@@ -103,9 +106,12 @@ export class DebuggerView {
       if (!this.injValue.value.trim()) { this.showError(`inject into ${name} needs a value or an expression of x`); return; }
       this.send({ type: "command", cmd: "inject", args: { name, value: this.injValue.value.trim() } });
     }));
+    onEnter(this.injValue, () => inj.querySelector("button")?.click());
     const inspectBox = h("div", "fl-panel");
     inspectBox.append(insp, this.inspector, inj);
-    this.root.append(controls, this.status, this.error, this.stop, this.lastAct, this.graphBox, this.actorsBox, bp, inspectBox, this.memory.root);
+    // The graph comes right under the command buttons: the status, error, stop and last-act panels, which appear,
+    // grow and vanish as the run goes, sit below it, so the first step or stop does not move the graph.
+    this.root.append(controls, this.graphBox, this.status, this.error, this.stop, this.lastAct, this.actorsBox, bp, inspectBox, this.memory.root);
     this.lastAct.style.display = "none";  // until the run has made an act
   }
 
@@ -307,6 +313,13 @@ export function histogram(edges: number[], counts: number[]): SVGSVGElement {
     svg.append(s("text", { x: L + k * bw, y: H - 6, "text-anchor": t === 0 ? "start" : t === ticks ? "end" : "middle" }, fmt(edges[k])));
   }
   return svg;
+}
+
+/** Run `action` when Enter is pressed in a text box (a box with a button beside it submits like a form). */
+function onEnter(input: HTMLInputElement, action: () => void): void {
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.isComposing) { ev.preventDefault(); action(); }
+  });
 }
 
 /** The stop panel's key to the graph's two marks: the culprit (the act that wrote the blob) and the next actor. */
