@@ -1,6 +1,7 @@
 // The live step debugger (DebuggerWidget traits, payload.md): the Plan with the next actor highlighted, command
 // buttons, the actors table (filter, sort, pages), breakpoints, the blob inspector and the memory view.
 import { button, fmt, h, kvTable, s } from "./dom.js";
+import { download, graphExportButtons } from "./exports.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { Graph, Memory } from "./payload.js";
@@ -61,7 +62,9 @@ export class DebuggerView {
       button("run to selected", "run until the node selected in the graph acts", () => {
         if (this.graph?.selected) this.send({ type: "command", cmd: "run_to", args: { target: this.graph.selected } });
       }),
-      button("restart", "start the call over", cmd("restart")));
+      button("restart", "start the call over", cmd("restart")),
+      // the kernel answers with a "trace" message (receive): the recorded acts as Chrome/Perfetto trace JSON
+      button("trace JSON", "save the acts recorded so far as a Chrome/Perfetto trace (JSON)", cmd("export_trace")));
     this.error.style.display = "none";
     this.stop.style.display = "none";
     // Actors table: filters and paging keep it usable at thousands of actors.
@@ -119,6 +122,7 @@ export class DebuggerView {
     this.graph?.destroy();
     this.graph = new GraphView(graph, {
       height: 420,
+      tools: graphExportButtons(() => this.graph?.root, "flowlab-debugger-plan"),
       onSelect: (id) => {
         if (!id) return;
         const node = this.graph?.tree.nodes.get(id);
@@ -127,6 +131,12 @@ export class DebuggerView {
     });
     this.graphBox.replaceChildren(this.graph.root);
     void this.graph.ready.then(() => this.setState(this.state));
+  }
+
+  /** A custom message from the kernel: "trace" carries the trace JSON that the "trace JSON" button asked for. */
+  receive(msg: { type?: string; name?: string; trace?: unknown } | null): void {
+    if (msg?.type !== "trace" || msg.trace === undefined) return;
+    download(msg.name || "flowlab-trace.json", new Blob([JSON.stringify(msg.trace)], { type: "application/json" }));
   }
 
   private showError(text: string | null): void {
