@@ -187,3 +187,14 @@ def test_html_export_is_self_contained_and_inert(tmp_path):
     import xml.etree.ElementTree as ET
 
     ET.fromstring(text.split("<h2>Plan</h2>", 1)[1].split("<h2>Acts</h2>")[0])  # the embedded SVG is well formed
+
+
+def test_the_first_user_breakpoint_is_number_one_after_a_run_to(pad_job):
+    # run_to adds a temporary breakpoint of its own; it must not take the numbers the user sees (#1, #2, ...)
+    dbg = flow.debug(pad_job, X)
+    dbg.run_to("pad_Job/reflection_pad2d_0")
+    first = dbg.break_on(nan=True)
+    dbg.run_to("pad_Job/Return_0")
+    second = dbg.break_on(inf=True)
+    assert (first.id, second.id) == (1, 2)
+    assert str(dbg.breakpoints).splitlines()[0].startswith("breakpoint 1 [nan]")

@@ -1,6 +1,7 @@
 // The live step debugger (DebuggerWidget traits, payload.md): the Plan with the next actor highlighted, command
 // buttons, the actors table (filter, sort, pages), breakpoints, the blob inspector and the memory view.
 import { button, fmt, h, kvTable, s } from "./dom.js";
+import { download, graphExportButtons } from "./exports.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { Graph, Memory } from "./payload.js";
@@ -61,7 +62,9 @@ export class DebuggerView {
       button("run to selected", "run until the node selected in the graph acts", () => {
         if (this.graph?.selected) this.send({ type: "command", cmd: "run_to", args: { target: this.graph.selected } });
       }),
-      button("restart", "start the call over", cmd("restart")));
+      button("restart", "start the call over", cmd("restart")),
+      // the kernel answers with a "trace" message (receive): the recorded acts as Chrome/Perfetto trace JSON
+      button("trace JSON", "save the acts recorded so far as a Chrome/Perfetto trace (JSON)", cmd("export_trace")));
     this.error.style.display = "none";
     this.stop.style.display = "none";
     // Actors table: filters and paging keep it usable at thousands of actors.
@@ -84,14 +87,17 @@ export class DebuggerView {
       if (needs && !target.value.trim()) { this.showError(`a ${kind.value} breakpoint needs a target`); return; }
       this.send({ type: "command", cmd: "break", args: { kind: kind.value, target: needs ? target.value.trim() : null } });
     }));
+    onEnter(target, () => add.querySelector("button")?.click());
     bp.append(add, this.bpList);
     // Inspector: by name, or by clicking a node in the graph.
     const blob = h("input");
     blob.placeholder = "register id, blob (op/out) or op name";
     const insp = h("div", "fl-row");
-    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", () => {
+    const inspect = (): void => {
       if (blob.value.trim()) this.send({ type: "command", cmd: "inspect", args: { name: blob.value.trim() } });
-    }));
+    };
+    onEnter(blob, inspect);  // Enter submits, as the button does
+    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", inspect));
     // Inject: overwrite a live blob as dbg.inject does; the value is a number or an expression of x (its values).
     this.injName.placeholder = "blob (op/out), op name or register id";
     this.injValue.placeholder = "value (0, nan, -1e3) or expression of x: np.where(x == 0, 1, x)";
@@ -103,9 +109,12 @@ export class DebuggerView {
       if (!this.injValue.value.trim()) { this.showError(`inject into ${name} needs a value or an expression of x`); return; }
       this.send({ type: "command", cmd: "inject", args: { name, value: this.injValue.value.trim() } });
     }));
+    onEnter(this.injValue, () => inj.querySelector("button")?.click());
     const inspectBox = h("div", "fl-panel");
     inspectBox.append(insp, this.inspector, inj);
-    this.root.append(controls, this.status, this.error, this.stop, this.lastAct, this.graphBox, this.actorsBox, bp, inspectBox, this.memory.root);
+    // The graph comes right under the command buttons: the status, error, stop and last-act panels, which appear,
+    // grow and vanish as the run goes, sit below it, so the first step or stop does not move the graph.
+    this.root.append(controls, this.graphBox, this.status, this.error, this.stop, this.lastAct, this.actorsBox, bp, inspectBox, this.memory.root);
     this.lastAct.style.display = "none";  // until the run has made an act
   }
 
@@ -113,6 +122,7 @@ export class DebuggerView {
     this.graph?.destroy();
     this.graph = new GraphView(graph, {
       height: 420,
+      tools: graphExportButtons(() => this.graph?.root, "flowlab-debugger-plan"),
       onSelect: (id) => {
         if (!id) return;
         const node = this.graph?.tree.nodes.get(id);
@@ -121,6 +131,12 @@ export class DebuggerView {
     });
     this.graphBox.replaceChildren(this.graph.root);
     void this.graph.ready.then(() => this.setState(this.state));
+  }
+
+  /** A custom message from the kernel: "trace" carries the trace JSON that the "trace JSON" button asked for. */
+  receive(msg: { type?: string; name?: string; trace?: unknown } | null): void {
+    if (msg?.type !== "trace" || msg.trace === undefined) return;
+    download(msg.name || "flowlab-trace.json", new Blob([JSON.stringify(msg.trace)], { type: "application/json" }));
   }
 
   private showError(text: string | null): void {
@@ -307,6 +323,13 @@ export function histogram(edges: number[], counts: number[]): SVGSVGElement {
     svg.append(s("text", { x: L + k * bw, y: H - 6, "text-anchor": t === 0 ? "start" : t === ticks ? "end" : "middle" }, fmt(edges[k])));
   }
   return svg;
+}
+
+/** Run `action` when Enter is pressed in a text box (a box with a button beside it submits like a form). */
+function onEnter(input: HTMLInputElement, action: () => void): void {
+  input.addEventListener("keydown", (ev) => {
+    if (ev.key === "Enter" && !ev.isComposing) { ev.preventDefault(); action(); }
+  });
 }
 
 /** The stop panel's key to the graph's two marks: the culprit (the act that wrote the blob) and the next actor. */

@@ -1,6 +1,7 @@
 // One entry for every front end: draw a payload (or say plainly why it cannot be drawn) into an element.
 import { CompareView } from "./compare.js";
 import { h, kvTable } from "./dom.js";
+import { graphExportButtons } from "./exports.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
 import { RunView } from "./runview.js";
@@ -46,7 +47,9 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
     el.append(run.root);
     return { payload: p, graph: run.graph, run, destroy: () => run.graph.destroy() };
   }
-  const graph = new GraphView(p.graph, opts);
+  let graph: GraphView | null = null;
+  const tools = [...(opts.tools ?? []), ...graphExportButtons(() => graph?.root, p.title || p.kind)];
+  graph = new GraphView(p.graph, { ...opts, tools });
   el.append(graph.root);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
     // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)

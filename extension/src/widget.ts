@@ -147,8 +147,10 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
     const st = model.get("state") as DebugState | undefined;
     if (st !== undefined || model.get("update") === undefined) view.setState(st ?? {});
   };
+  const onMsg = (...args: unknown[]): void => view.receive(args[0] as Parameters<DebuggerView["receive"]>[0]);
   model.on("change:update", drawUpdate);
   model.on("change:state", drawState);
+  model.on("msg:custom", onMsg);
   const payload = onPayload(model, drawPayload);
   drawState();
   drawUpdate();
@@ -157,6 +159,7 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
     view.graph?.destroy();
     model.off("change:update", drawUpdate);
     model.off("change:state", drawState);
+    model.off("msg:custom", onMsg);
   };
 }
 

@@ -207,8 +207,11 @@ class Debugger(LiveState):
         return self._add(kind, blob, predicate)
 
     def _add(self, kind: str, target: str | None, predicate: Any = None, temporary: bool = False) -> Breakpoint:
-        bp = Breakpoint(self._next_id, kind, target, predicate, temporary=temporary)
-        self._next_id += 1
+        # run_to's temporary breakpoint is never listed, so it takes id 0 and leaves the user's numbering (#1, #2,
+        # ...) to the breakpoints a person sets.
+        bp = Breakpoint(0 if temporary else self._next_id, kind, target, predicate, temporary=temporary)
+        if not temporary:
+            self._next_id += 1
         self._breakpoints.append(bp)
         return bp
 

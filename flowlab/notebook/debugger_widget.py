@@ -22,6 +22,7 @@ import numpy as np
 import traitlets
 
 from ..debug import Debugger, Stop
+from ..debug.export import trace_events
 from ..viz.payload import plan_payload
 from ..viz.payload_pack import live
 from .debugger_tables import StateTables
@@ -33,7 +34,7 @@ _ESM = STATIC / "flowlab_widget.js"
 MAX_ACTORS = 1000
 MAX_LIFETIMES = 2000
 COMMANDS = ("step", "step_n", "continue", "run_to", "restart", "run_to_end_of_job", "break", "unbreak", "inspect",
-            "inject")
+            "inject", "export_trace")
 
 
 class DebuggerWidget(anywidget.AnyWidget):
@@ -107,10 +108,17 @@ class DebuggerWidget(anywidget.AnyWidget):
                 self.inspect(args.get("name") or args.get("regst") or args.get("node") or "")
             elif cmd == "inject":
                 self.inject(str(args.get("name", "")), args.get("value", 0.0))
+            elif cmd == "export_trace":
+                self.send_trace()
         except Exception as err:  # shown in the widget: a bad command must not kill the view
             self._publish(f"{type(err).__name__}: {_message(err)}")
 
     # -- commands ----------------------------------------------------------------------------------
+    def send_trace(self) -> None:
+        """Send the acts recorded so far to the view as Chrome/Perfetto trace JSON (``dbg.export_trace``'s content);
+        the view saves it as a file (its "trace JSON" button)."""
+        self.send({"type": "trace", "name": f"{self.dbg.desc.job_name}-trace.json", "trace": trace_events(self.dbg)})
+
     def step(self) -> None:
         event = self.dbg.step()
         self._done(f"acted: {event}", None)

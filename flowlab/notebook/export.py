@@ -24,6 +24,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from jinja2 import DictLoader
 from nbconvert.exporters import HTMLExporter
 from nbconvert.preprocessors import Preprocessor
 from traitlets import default
@@ -70,6 +71,19 @@ if (views) for (const box of boxes) {
 STYLE = f".{BOX_CLASS}.flowlab-drawn > .flowlab-export-fallback{{display:none}}" \
         f".{BOX_CLASS} > div + div{{margin-top:8px}}" \
         ".flowlab-export-problem{color:#a40000;margin:4px 0}"
+
+
+# nbconvert's lab template loads require.js and MathJax (and, with widget metadata, the widget manager; with a
+# mermaid diagram, mermaid) from CDNs: offline that is a console error each, and flowlab's views need none of them
+# (the view module is inline and self-contained). This template is the lab one without those scripts, so the file
+# makes no network request; the price is that LaTeX in Markdown cells shows as its source text.
+OFFLINE_TEMPLATE = "flowlab_offline.html.j2"
+_OFFLINE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js_requirejs -%}{%- endblock html_head_js_requirejs -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+"""
 
 
 def script_json(value: Any) -> str:
@@ -135,6 +149,14 @@ class FlowlabHTMLExporter(HTMLExporter):
     @default("file_extension")
     def _file_extension_default(self) -> str:
         return ".html"
+
+    @default("template_file")
+    def _template_file_default(self) -> str:
+        return OFFLINE_TEMPLATE
+
+    @default("extra_loaders")
+    def _extra_loaders_default(self) -> list[Any]:
+        return [DictLoader({OFFLINE_TEMPLATE: _OFFLINE})]
 
     def __init__(self, **kw: Any) -> None:
         super().__init__(**kw)

@@ -180,3 +180,21 @@ def test_a_tiered_run_records_the_reference_tier_first(monkeypatch):
     relu = [a for a in w.dbg.recorder.acts if a["actor"].endswith("relu_0")]
     assert relu and relu[-1]["tier"] == "reference"
     assert state["last_act"]["tier"] == w.dbg.recorder.acts[-1].get("tier")
+
+
+def test_the_first_breakpoint_after_a_run_to_is_number_one(widget):
+    send(widget, "run_to", target="pad_Job/reflection_pad2d_0")  # run_to's own breakpoint is not the user's #1
+    state = send(widget, "break", kind="nan")
+    assert [b["id"] for b in state["breakpoints"]] == [1]
+
+
+def test_export_trace_sends_the_recorded_acts_as_trace_json(widget, monkeypatch):
+    sent = []
+    monkeypatch.setattr(widget, "send", lambda msg, buffers=None: sent.append(msg))
+    send(widget, "step_n", n=5)
+    state = send(widget, "export_trace")
+    assert state["error"] is None and len(sent) == 1
+    msg = json.loads(json.dumps(sent[0], allow_nan=False))  # what the comm carries: plain JSON
+    assert msg["type"] == "trace" and msg["name"] == "pad_Job-trace.json"
+    acts = [e for e in msg["trace"]["traceEvents"] if e["ph"] == "X"]
+    assert [e["args"]["seq"] for e in acts] == list(range(5)) == list(range(state["acts"]))
