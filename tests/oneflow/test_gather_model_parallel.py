@@ -4,7 +4,6 @@ classes as pytest functions, "gpu" devices as "cpu" ones (gpu_device_num -> cpu_
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -48,7 +47,6 @@ def _test_gather_model_parallel_fw(
         test_case.assertTrue(np.allclose(out, out_arr))
     else:
         test_case.assertTrue(np.array_equal(out, out_arr))
-@pytest.mark.xfail(strict=True, reason='gap: gather with params split on the gather axis ({in: S(0), indices: B} -> out: P, gather_op.cpp) has no SBP signature in flowlab')
 def test_gather_model_parallel_fw():
     test_case = TestCase()
     arg_dict = OrderedDict()
