@@ -12,6 +12,7 @@ from .debug import debug
 from .debug.sbp import explain_sbp as _explain_sbp
 from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
+from .flags import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from .frontend.blob import INVALID_BATCH_AXIS, INVALID_SPLIT_AXIS
 from .frontend.current import current_global_function_desc, current_scope
 from .frontend.function import global_function
@@ -36,7 +37,7 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
-    "KernelError", "WatchHandlerError", "advanced", "distribute", "env",
+    "KernelError", "WatchHandlerError", "advanced", "distribute", "env", "flags",
     # OneFlow v0.3.4's API beside the ops (docs/oneflow-api.md)
     "INVALID_BATCH_AXIS", "INVALID_SPLIT_AXIS", "convert_oneflow_dtype_to_numpy_dtype", "core",
     "current_global_function_desc", "current_scope", "eager_execution_enabled", "enable_eager_execution",

@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KernelError, kernel_error
+from ..flags import get
 from ..kernels.registry import External, FusedCall, Owned
 
 if TYPE_CHECKING:
@@ -53,11 +54,11 @@ FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-
 
 
 def fusion_enabled() -> bool:
-    return os.environ.get("FLOWLAB_FUSE", "1") not in ("0", "false", "off")
+    return get("fuse")
 
 
 def background_compile() -> bool:
-    return os.environ.get("FLOWLAB_FUSE_BACKGROUND", "1") not in ("0", "false", "off")
+    return get("fuse_background")
 
 
 _compiler: ThreadPoolExecutor | None = None  # one thread: segments compile one after another, off the caller's
