@@ -3,6 +3,7 @@
 from . import advanced as advanced  # flow.advanced: OneFlow's distribute ops
 from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from . import core as core  # flowlab.core.common.data_type_pb2 etc.: OneFlow's oneflow.core enums
+from . import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
@@ -12,7 +13,6 @@ from .debug import debug
 from .debug.sbp import explain_sbp as _explain_sbp
 from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
-from .flags import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from .frontend.blob import INVALID_BATCH_AXIS, INVALID_SPLIT_AXIS
 from .frontend.current import current_global_function_desc, current_scope
 from .frontend.function import global_function

@@ -14,14 +14,16 @@ read the value the program set. Each switch is read at the moment its doc names 
 kernel's build); a scope covers what is read while it is open, and a value read before the scope is kept.
 
 This module is the only one in flowlab that reads ``FLOWLAB_*`` variables (tests/test_flags.py scans the source);
-docs/flags.md is generated from the declarations below (``python -m flowlab.flags``).
+docs/flags.md's table is generated from the declarations below (``markdown()``).
 """
 
 from __future__ import annotations
 
 import difflib
 import os
+import sys
 import threading
+import types
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
@@ -51,9 +53,10 @@ class Flag:
 
     def accepted(self) -> str:
         """The accepted forms, for an error message and the doc table."""
+        if self.kind == "choice":
+            return ", ".join(self.choices[:-1]) + " or " + self.choices[-1]
         return {"bool": "1/true/on/yes or 0/false/off/no",
                 "auto-bool": "1/true/on/yes, 0/false/off/no or auto",
-                "choice": " | ".join(self.choices),
                 "seconds": "a positive number of seconds",
                 "path": "a path"}[self.kind]
 
@@ -237,7 +240,8 @@ def table() -> str:
 
 
 def markdown() -> str:
-    """docs/flags.md's table, generated from the declarations (tests/test_flags.py checks the file matches)."""
+    """docs/flags.md's table, generated from the declarations (tests/test_flags.py checks the file holds it):
+    ``python -c "import flowlab.flags as f; print(f.markdown(), end='')"``."""
     rows = ["| flag | variable | accepts | default | what it changes | read | kept to compare paths |",
             "|---|---|---|---|---|---|---|"]
     for f in FLAGS.values():
@@ -246,34 +250,22 @@ def markdown() -> str:
     return "\n".join(rows) + "\n"
 
 
-class Flags:
-    """``flow.flags``: call it to scope flags (``with flow.flags(replay=False):``); ``show()`` lists them."""
-
-    Flag = Flag
-    FlagError = FlagError
-    get = staticmethod(get)
-    set = staticmethod(set)
-    show = staticmethod(show)
-    source = staticmethod(source)
-    table = staticmethod(table)
+class _FlagsModule(types.ModuleType):
+    """This module's class: ``flow.flags`` is the module itself, and calling it scopes flags."""
 
     def __call__(self, **values: Any) -> AbstractContextManager[None]:
+        """``with flow.flags(kernels="reference", replay=False): ...``"""
         return scoped(**values)
-
-    def __getattr__(self, name: str) -> Any:
-        """``flow.flags.kernels``: a flag's current value."""
-        if name not in FLAGS:  # an AttributeError, so that hasattr() and IPython's probing stay quiet
-            raise AttributeError(f"flow.flags has no flag or method {name!r}")
-        return get(name)
-
-    def __dir__(self) -> list[str]:
-        return [*FLAGS, "get", "set", "show", "source", "table"]
 
     def __repr__(self) -> str:
         return f"<flow.flags: {', '.join(f'{f.name}={_shown(f, get(f.name))}' for f in FLAGS.values())}>"
 
 
-flags = Flags()
+def __getattr__(name: str) -> Any:
+    """``flow.flags.kernels``: a flag's current value (PEP 562: only names the module does not define)."""
+    if name in FLAGS:
+        return get(name)
+    raise AttributeError(f"flow.flags has no flag or function {name!r}")
 
-if __name__ == "__main__":
-    print(markdown(), end="")
+
+sys.modules[__name__].__class__ = _FlagsModule
