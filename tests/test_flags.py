@@ -139,10 +139,10 @@ def test_readers_read_the_table(monkeypatch):
     from flowlab.kernels.numba_cpu.winograd_conv import winograd_enabled
     from flowlab.replay import replay_enabled
     from flowlab.replay.callgen import callgen_enabled
-    from flowlab.replay.fused import background_compile, fusion_enabled
+    from flowlab.replay.fused import fusion_enabled
     from flowlab.runtime.threads import threads_setting
 
-    readers = [registry.default_impl, replay_enabled, fusion_enabled, background_compile, callgen_enabled,
+    readers = [registry.default_impl, replay_enabled, fusion_enabled, lambda: get("fuse_background"), callgen_enabled,
                threads_setting, winograd_enabled]
     assert [r() for r in readers] == ["tiered", True, True, True, True, None, True]
     with flow.flags(kernels="reference", replay=False, fuse=False, fuse_background=False, callgen=False,

@@ -57,10 +57,6 @@ def fusion_enabled() -> bool:
     return get("fuse")
 
 
-def background_compile() -> bool:
-    return get("fuse_background")
-
-
 _compiler: ThreadPoolExecutor | None = None  # one thread: segments compile one after another, off the caller's
 _compiler_lock = threading.Lock()
 _pending: set[Future[None]] = set()
@@ -374,7 +370,7 @@ def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
     segment.external_acts = tuple(k for k, (_, _, call) in enumerate(run)
                                   if any(isinstance(a, External) for a in call.args))
     segment.checked_acts = tuple(k for k, (_, _, call) in enumerate(run) if call.checked)
-    if background_compile():
+    if get("fuse_background"):
         segment.compile_in_background()
     else:
         segment.compile()
