@@ -115,7 +115,7 @@ FLAGS: dict[str, Flag] = _flags(
          "when a schedule's segments are compiled", compares=True),
     Flag("callgen", "bool", True,
          "Run a fused schedule through a generated Python call (replay/callgen.py) instead of the replay loop.",
-         "when a job function is called", compares=True),
+         "when a schedule's generated call is made (once its segments are compiled)", compares=True),
     Flag("threads", "auto-bool", None,
          "Run each Plan thread on its own OS thread (on), all on one scheduler thread (off), or choose from the "
          "Plan (auto: threads when two or more threads compute).",
@@ -134,7 +134,7 @@ FLAGS: dict[str, Flag] = _flags(
          "when a session compiles"),
     Flag("cache_dir", "path", None,
          "Where Numba's and the fused segments' compiled code is cached (default: $XDG_CACHE_HOME/flowlab or "
-         "~/.cache/flowlab).", "when Numba's kernels are first imported"),
+         "~/.cache/flowlab).", "when Numba is first imported, and when a fused segment is compiled"),
     Flag("dot", "path", None,
          "A dot-compatible program to render graphs with, tried before `dot` on PATH and graphviz-pure.",
          "when a graph is rendered"),
