@@ -3,6 +3,7 @@
 from . import advanced as advanced  # flow.advanced: OneFlow's distribute ops
 from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from . import core as core  # flowlab.core.common.data_type_pb2 etc.: OneFlow's oneflow.core enums
+from . import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
@@ -36,7 +37,7 @@ __all__ = [
     "float16", "float32", "float64", "function_config", "get_all_variables", "get_variable", "global_function",
     "int32", "int64", "int8", "optimizer", "scope", "sync_default_session", "typing", "uint8", *_ops_all,
     "checkpoint", "data", "layers", "load_variables", "math", "nn", "regularizers", "train", "watch", "watch_diff",
-    "KernelError", "WatchHandlerError", "advanced", "distribute", "env",
+    "KernelError", "WatchHandlerError", "advanced", "distribute", "env", "flags",
     # OneFlow v0.3.4's API beside the ops (docs/oneflow-api.md)
     "INVALID_BATCH_AXIS", "INVALID_SPLIT_AXIS", "convert_oneflow_dtype_to_numpy_dtype", "core",
     "current_global_function_desc", "current_scope", "eager_execution_enabled", "enable_eager_execution",

@@ -5,12 +5,12 @@ scikit-learn (``pip install flowlab[digits]``), so examples and tests run offlin
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
 
 from .errors import FlowlabError
+from .flags import get
 
 MNIST_URL = "https://oneflow-public.oss-cn-beijing.aliyuncs.com/datasets/mnist.npz"
 # md5 of the standard mnist.npz (the tf-keras-datasets file, which OneFlow's mirror distributes too).
@@ -59,7 +59,7 @@ def _download(url: str, path: Path) -> None:
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        with urllib.request.urlopen(url, timeout=float(os.environ.get("FLOWLAB_DOWNLOAD_TIMEOUT", "20"))) as r:
+        with urllib.request.urlopen(url, timeout=get("download_timeout")) as r:
             data = r.read()
     except (urllib.error.URLError, OSError, ValueError) as err:
         raise DatasetUnavailable(

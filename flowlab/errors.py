@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
+from .flags import get
+
 if TYPE_CHECKING:  # the runtime imports this module, so these names are for the type checker only
     from .ir import Plan
     from .runtime.actor import Actor
@@ -15,7 +17,6 @@ class FlowlabError(Exception):
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-DEBUG_ENV = "FLOWLAB_DEBUG"  # FLOWLAB_DEBUG=1: tracebacks keep flowlab's own frames
 
 
 def hide_own_frames(err: BaseException) -> BaseException:
@@ -23,7 +24,7 @@ def hide_own_frames(err: BaseException) -> BaseException:
     line (the op call in the job function) and shows only the user's frames on the way there, as IPython hides
     its own (``__tracebackhide__``). ``FLOWLAB_DEBUG=1`` keeps every frame; an error with no frame of the user's
     (a bug inside flowlab) keeps them too. Chained errors (``__cause__``) keep theirs."""
-    if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+    if get("debug"):
         return err
     kept, tb = [], err.__traceback__
     while tb is not None:

@@ -9,7 +9,6 @@ job instances and result are built in job_call.py, checkpoints saved and loaded 
 from __future__ import annotations
 
 import enum
-import os
 import threading
 import time
 import weakref
@@ -23,6 +22,7 @@ from . import model_io, replay
 from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, cancel_then_deliver, written_variables
 from .compiler import CompileResult, check_plan, compile_jobs
 from .errors import SessionStateError
+from .flags import get as get_flag
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs
@@ -117,7 +117,7 @@ class Session:
         self.runtime = self._start_runtime()
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
-        if scope.ENV.debug_mode or os.environ.get("FLOWLAB_DEBUG_MODE"):
+        if scope.ENV.debug_mode or get_flag("debug_mode"):
             from .viz.dump import default_log_dir, dump_debug_files
 
             dump_debug_files(self, default_log_dir(scope.ENV.log_dir))

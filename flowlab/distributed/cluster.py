@@ -23,9 +23,9 @@ from functools import cache
 from typing import Any
 
 from ..errors import FlowlabError
+from ..flags import get
 
 LOOPBACK = ("127.0.0.1", "localhost")
-CONNECT_TIMEOUT_S = 15.0  # default bound on connecting to a cluster (FLOWLAB_RAY_CONNECT_TIMEOUT)
 CHECK = ("check that a Ray cluster runs there (`ray start --head --port=<port>` on its head machine, then `ray "
          "status` there), that the address is the head's GCS address (host:6379 unless --port said otherwise; "
          "ray://host:10001 for Ray Client), and that no firewall blocks the port")
@@ -77,14 +77,7 @@ def connect(address: str | None, machine_num: int) -> Any:
 
 
 def connect_timeout_s() -> float:
-    raw = os.environ.get("FLOWLAB_RAY_CONNECT_TIMEOUT", "")
-    try:
-        value = float(raw) if raw else CONNECT_TIMEOUT_S
-    except ValueError:
-        raise ClusterError(f"FLOWLAB_RAY_CONNECT_TIMEOUT must be a number of seconds; got {raw!r}") from None
-    if not value > 0:
-        raise ClusterError(f"FLOWLAB_RAY_CONNECT_TIMEOUT must be positive; got {raw!r}")
-    return value
+    return get("ray_connect_timeout")
 
 
 def host_port(address: str) -> tuple[str, int] | None:

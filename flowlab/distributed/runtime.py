@@ -9,13 +9,13 @@ debugger) instead orders every act and every delivery from the driver: see ``ste
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Any
 
 import numpy as np
 
 from ..errors import FlowlabError
+from ..flags import get
 from ..ir import Plan
 from ..runtime.hang import Blocked, HangError, WaitGraph, wait_graph
 from ..runtime.job_instance import JobInstance
@@ -48,7 +48,7 @@ class RayRuntime(Runtime):
         self.inbox = Inbox(self)
         self.addresses = addresses
         self.stepping = stepping
-        self.stall_s = float(os.environ.get("FLOWLAB_MACHINE_TIMEOUT", "60"))
+        self.stall_s = get("machine_timeout")
         self.machines = sorted({t.machine_id for t in plan.tasks if t.machine_id != 0})
         self.hosts: dict[int, Any] = {}
         self.stopped: str | None = None

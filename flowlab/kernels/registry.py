@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
-import os
 import re
 import warnings
 from collections.abc import Callable, Sequence
@@ -22,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from ..flags import get
 from ..ir import BlobDesc, OpConf
 from ..ir.dtype import float16, float32
 
@@ -105,7 +105,7 @@ def register_chain(first: Any, match: ChainMatch) -> None:
 def chain_at(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int]:
     """The call a fused segment makes for calls[index] and how many calls it stands for (1: no chain)."""
     match = _CHAINS.get(calls[index].fn)
-    found = match(calls, index) if match is not None and os.environ.get("FLOWLAB_CHAINS", "1") != "0" else None
+    found = match(calls, index) if match is not None else None
     if found is None or found[0].checked:  # a segment returns a failing call's own index: chains never fail
         return calls[index], 1
     return found
@@ -138,10 +138,7 @@ def default_impl() -> str:
     """``FLOWLAB_KERNELS``: ``tiered`` (the default) runs a session's first call on the NumPy reference kernels
     and every later call on Numba's (kernels/tiered.py); ``numba`` runs Numba's only (every kernel compiled
     before its first act, the first call included: what benchmarks use); ``reference`` the NumPy ones only."""
-    impl = os.environ.get("FLOWLAB_KERNELS") or "tiered"
-    if impl not in MODES:
-        raise ValueError(f"FLOWLAB_KERNELS={impl!r}; expected one of {MODES}")
-    return impl
+    return get("kernels")
 
 
 def get_kernel_factory(op_type: str, impl: str | None = None, device: str = "cpu") -> KernelFactory:

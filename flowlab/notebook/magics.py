@@ -72,16 +72,28 @@ class FlowMagics(Magics):
 
     @line_magic
     def flowlab(self, line: str) -> str:
-        """``%flowlab kernels tiered|reference|numba``: choose the kernel implementation for new sessions."""
-        import os
+        """``%flowlab``: the table of flags (flowlab/flags.py, docs/flags.md); ``%flowlab kernels numba`` or
+        ``%flowlab kernels=numba replay=off`` sets flags for the rest of the kernel (``default`` unsets one);
+        ``%flowlab kernels`` shows one."""
+        from ..flags import FlagError, shown, source, table
+        from ..flags import set as set_flags
 
+        usage = "usage: %flowlab [NAME [VALUE|default]] or %flowlab NAME=VALUE ... (%flowlab alone lists the flags)"
         words = line.split()
-        if len(words) == 2 and words[0] == "kernels" and words[1] in ("tiered", "reference", "numba"):
-            os.environ["FLOWLAB_KERNELS"] = words[1]
-            return f"flowlab kernels: {words[1]}"
         if not words:
-            return f"flowlab kernels: {os.environ.get('FLOWLAB_KERNELS') or 'tiered'}"
-        raise UsageError("usage: %flowlab [kernels tiered|reference|numba]")
+            return table()
+        pairs = [w.split("=", 1) for w in words] if all("=" in w for w in words) else None
+        if pairs is None and len(words) == 2:
+            pairs = [words]
+        try:
+            if pairs is None and len(words) == 1:
+                return f"flowlab {words[0]}: {shown(words[0])} ({source(words[0])})"
+            if pairs is None:
+                raise UsageError(usage)
+            set_flags(**{name: None if value == "default" else value for name, value in pairs})
+        except FlagError as err:
+            raise UsageError(f"%flowlab: {err}\n{usage}") from None
+        return "\n".join(f"flowlab {name}: {shown(name)} ({source(name)})" for name, _ in pairs)
 
 
 def cell_names(shell: Any) -> dict[str, str]:

@@ -16,8 +16,9 @@ here is imported until a layer is attached.
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING
+
+from ..flags import get
 
 if TYPE_CHECKING:
     from ..runtime import Runtime
@@ -27,7 +28,7 @@ __all__ = ["attach", "replay_enabled"]
 
 
 def replay_enabled() -> bool:
-    return os.environ.get("FLOWLAB_REPLAY", "1") not in ("0", "false", "off")
+    return get("replay")
 
 
 def attach(runtime: Runtime) -> ReplayLayer | None:

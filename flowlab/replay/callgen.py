@@ -27,7 +27,6 @@ restores the snapshot, a deferred Ctrl-C is delivered). ``FLOWLAB_CALLGEN=0`` tu
 from __future__ import annotations
 
 import linecache
-import os
 import re
 import textwrap
 from _signal import getsignal
@@ -40,6 +39,7 @@ import numpy as np
 
 from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, _Wrapper, cancel_then_deliver
 from ..errors import KernelError, kernel_error
+from ..flags import get
 from .fused import Segment
 from .layer import MAX_PENDING_RUNS, Notifies, ReplayLayer, compiled
 
@@ -52,7 +52,7 @@ GENERATED = "generated"
 
 
 def callgen_enabled() -> bool:
-    return os.environ.get("FLOWLAB_CALLGEN", "1") not in ("0", "false", "off")
+    return get("callgen")
 
 
 class NotGenerated(Exception):

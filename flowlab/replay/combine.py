@@ -24,7 +24,7 @@ def segment_calls(run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> lis
     A pair may also skip one act between its two (``_around``): an unchecked act sharing no byte with the pair's
     first, which then runs before that first instead of after it (a lane's learning-rate copy between a gradient's
     add and its update); the two orders write the same bytes."""
-    from ..kernels.numba_cpu.pairs import pair_call, pairs_enabled
+    from ..kernels.numba_cpu.pairs import pair_call
 
     calls = [call for _, _, call in run]
     made, index = [], 0
@@ -34,8 +34,8 @@ def segment_calls(run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> lis
             made.append((index, chained))
             index += count
             continue
-        paired = pair_call(calls[index], calls[index + 1]) if index + 1 < len(calls) and pairs_enabled() else None
-        if paired is None and index + 2 < len(calls) and pairs_enabled() and _around(calls[index], calls[index + 1]):
+        paired = pair_call(calls[index], calls[index + 1]) if index + 1 < len(calls) else None
+        if paired is None and index + 2 < len(calls) and _around(calls[index], calls[index + 1]):
             paired = pair_call(calls[index], calls[index + 2])
             if paired is not None:
                 made += [(index + 1, calls[index + 1]), (index + 2, paired)]

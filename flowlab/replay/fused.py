@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import KernelError, kernel_error
+from ..flags import get
 from ..kernels.registry import External, FusedCall, Owned
 
 if TYPE_CHECKING:
@@ -53,11 +54,7 @@ FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-
 
 
 def fusion_enabled() -> bool:
-    return os.environ.get("FLOWLAB_FUSE", "1") not in ("0", "false", "off")
-
-
-def background_compile() -> bool:
-    return os.environ.get("FLOWLAB_FUSE_BACKGROUND", "1") not in ("0", "false", "off")
+    return get("fuse")
 
 
 _compiler: ThreadPoolExecutor | None = None  # one thread: segments compile one after another, off the caller's
@@ -373,7 +370,7 @@ def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
     segment.external_acts = tuple(k for k, (_, _, call) in enumerate(run)
                                   if any(isinstance(a, External) for a in call.args))
     segment.checked_acts = tuple(k for k, (_, _, call) in enumerate(run) if call.checked)
-    if background_compile():
+    if get("fuse_background"):
         segment.compile_in_background()
     else:
         segment.compile()

@@ -25,12 +25,12 @@ failed or interrupted call, or ``Runtime.stop_threads``) ends and joins them. A 
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..errors import kernel_error
+from ..flags import get
 from .hang import hang_error
 
 if TYPE_CHECKING:
@@ -41,22 +41,13 @@ if TYPE_CHECKING:
     from .job_instance import JobInstance
     from .runtime import Runtime
 
-THREADS_ENV = "FLOWLAB_THREADS"
 # Kernels that read or write the runtime's own state (its buffers, its job instances): run under the lock.
 RUNTIME_KERNELS = frozenset({"foreign_input", "foreign_output", "foreign_watch", "callback_notify"})
 
 
 def threads_setting() -> bool | None:
     """``FLOWLAB_THREADS``: 1 forces parallel run mode, 0 forces stepped, unset chooses by Plan."""
-    value = os.environ.get(THREADS_ENV, "").strip().lower()
-    if value in ("", "auto"):
-        return None
-    if value in ("1", "true", "on", "yes"):
-        return True
-    if value in ("0", "false", "off", "no"):
-        return False
-    raise ValueError(f"{THREADS_ENV}={value!r}: expected 1 (run each Plan thread on its own OS thread), "
-                     "0 (one scheduler thread) or unset/auto (threads when two or more threads compute)")
+    return get("threads")
 
 
 def compute_threads(plan: Plan) -> set[tuple[int, int]]:

@@ -18,6 +18,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..flags import get
+
 ENV_VAR = "FLOWLAB_DOT"
 DEFAULT_TIMEOUT = 60.0
 
@@ -63,7 +65,7 @@ def _graphviz_pure() -> str | None:
 def renderers() -> list[Renderer]:
     """The renderers :func:`render_svg` will try, in order, with where each was found (or ``None``)."""
     out = []
-    env = os.environ.get(ENV_VAR)
+    env = get("dot")
     if env:
         out.append(Renderer(f"${ENV_VAR}", env, _resolve(env)))
     out.append(Renderer("dot on PATH", "dot", shutil.which("dot")))

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from ..._version import __version__
+from ...flags import get
 
 
 def kernel_digest() -> str:
@@ -22,7 +23,7 @@ def kernel_digest() -> str:
 
 
 def cache_dir() -> Path:
-    base = os.environ.get("FLOWLAB_CACHE_DIR") or os.path.join(
+    base = get("cache_dir") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "flowlab"
     )
     return Path(base) / f"numba-{__version__}-{kernel_digest()}"

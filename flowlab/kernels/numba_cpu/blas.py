@@ -19,12 +19,12 @@ each kernel factory that needs it calls it.
 from __future__ import annotations
 
 import ctypes
-import os
 from pathlib import Path
 
 import numpy as np
 from numba import types
 
+from ...flags import get
 from ._numba import njit
 
 _ROW_MAJOR, _NO_TRANS, _TRANS = 101, 111, 112  # CBLAS enum values
@@ -96,7 +96,7 @@ def blas_ready() -> None:
         return
     import llvmlite.binding as llvm
 
-    found = None if os.environ.get("FLOWLAB_BLAS") == "scipy" else numpy_cblas()
+    found = None if get("blas") == "scipy" else numpy_cblas()
     if found is not None:
         s, d, _source = found
     else:

@@ -21,7 +21,7 @@ once its register is dead: at LeNet the relu writes over the conv's output, the 
 chain is taken only where running sample by sample keeps the order of every two accesses to the same bytes of
 which one writes (``_sample_ordered``): an op's sample s may meet a later op's sample s' only where s <= s'.
 The replay proof (tests/test_replay_proof.py) compares the result with the protocol's bit for bit, and
-tests/ops/test_conv_chains.py each chain with its ops run one by one; ``FLOWLAB_CHAINS=0`` turns chains off.
+tests/ops/test_conv_chains.py each chain with its ops run one by one.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ in-place output must be exactly its input, or a sum's output lie on the first ro
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -250,11 +249,6 @@ PAIRS: dict[tuple[Any, Any], Callable[[FusedCall, FusedCall], FusedCall | None]]
     (boxing.box_add2, optimizer._momentum_lr): _add_momentum,
     (boxing.box_copy2, optimizer._momentum_lr): _copy_momentum,
 }
-
-
-def pairs_enabled() -> bool:
-    """``FLOWLAB_FUSE_PAIRS=0`` keeps every act its own call in a segment (for comparison)."""
-    return os.environ.get("FLOWLAB_FUSE_PAIRS", "1") not in ("0", "false", "off")
 
 
 def pair_call(first: FusedCall, second: FusedCall) -> FusedCall | None:

@@ -19,10 +19,9 @@ non-finite values reach the outputs they reach there.
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from ...flags import get
 from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from . import conv
 from ._numba import njit
@@ -33,7 +32,7 @@ MAX_PRODUCTS = 0.4  # Winograd's a*a products a tile against im2col's r*r an out
 
 
 def winograd_enabled() -> bool:
-    return os.environ.get("FLOWLAB_WINOGRAD", "1") != "0"
+    return get("winograd")
 
 
 def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...], y_hw: tuple[int, ...]) -> bool:
