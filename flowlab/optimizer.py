@@ -178,6 +178,22 @@ class SGD(Optimizer):
         super().__init__(lr_scheduler, grad_clipping, conf)
 
 
+class SGDW(Optimizer):
+    """SGD with decoupled weight decay (OneFlow's SGDW): with momentum 0, sgd_update's w -= lr (g + wd w); else
+    momentum_update's v = beta v - lr g, w = w + v - lr wd w (the decay stays out of the momentum).
+    ``weight_decay_includes`` / ``weight_decay_excludes`` pick the decayed variables as AdamW's do."""
+
+    def __init__(self, lr_scheduler: LrScheduler, loss_scale_factor: float | None = None, momentum: float = 0.9,
+                 weight_decay: float | None = None, weight_decay_includes: str | Sequence[str] | None = None,
+                 weight_decay_excludes: str | Sequence[str] | None = None,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
+        conf = {"type": "sgd"} if not momentum else {"type": "momentum", "beta": float(momentum)}
+        conf.update(weight_decay=float(weight_decay or 0.0),
+                    **_weight_decay_filter(weight_decay_includes, weight_decay_excludes))
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
 class Adam(Optimizer):
     def __init__(self, lr_scheduler: LrScheduler, beta1: float = 0.9, beta2: float = 0.999, epsilon: float = 1e-8,
                  do_bias_correction: bool = False, loss_scale_factor: float | None = None,

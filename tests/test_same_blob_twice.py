@@ -32,9 +32,6 @@ def test_a_consistent_product_of_a_blob_with_itself_is_not_multiplied_by_the_dev
     np.testing.assert_allclose(job(np.ones((6, 3), np.float32)), [12.0], rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="runtime/binding.py binds an op's inputs by lbn: when one blob reaches an "
-                   "op as two inputs in two SBPs (here a's S(0) piece and b's boxed B copy), both arguments read the "
-                   "same register. Found while fixing the signature; not fixed here (issue 25 report)")
 def test_a_blob_read_as_two_inputs_in_two_sbps():
     flow.config.cpu_device_num(2)
 

@@ -79,6 +79,7 @@ def insert_copy_hd(pb: _PlanBuilder) -> None:
                 if new is regst:
                     continue
                 ids[k] = new.regst_desc_id
+                task.input_regsts = [new.regst_desc_id if r == regst_id else r for r in task.input_regsts]
                 regst.consumers.remove(task.task_id)
                 new.consumers.append(task.task_id)
     for copy in (*d2h.values(), *h2d.values()):

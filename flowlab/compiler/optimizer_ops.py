@@ -8,7 +8,6 @@ from ..frontend.blob import LazyBlob
 from ..frontend.builder import JobBuilder
 from ..frontend.scope import placed_on
 from ..ir import Job, OpConf
-from ..ops.registry import get_op_def
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
 _SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "lazy_adam": ("m", "v"),
@@ -110,9 +109,6 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
                          centered=bool(optimizer.get("centered", False)))
         else:
             raise ValueError(f"unknown optimizer type {kind!r}")
-        # Kernels take their inputs in the builder's (dict) order: put them in the op's declared order (rmsprop's
-        # optional mean_gradient comes after the learning rate).
-        inputs = {arg: inputs[arg] for arg in get_op_def(op_type).inputs if arg in inputs}
         # The update writes the variable in place: it must follow every op that reads the variable.
         update = f"{var.name}_optimizer"
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,

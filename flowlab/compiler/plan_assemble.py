@@ -72,7 +72,7 @@ def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
             )
         tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
                                produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
-                               t.parallel_num, t.sbp_signature))
+                               t.parallel_num, t.sbp_signature, tuple(t.input_regsts)))
     sections = []
     for job_id in range(len(jobs) - 1):
         block_ids = sorted({mems[r.regst_desc_id].mem_block_id for t in pb.tasks if t.job_id == job_id

@@ -89,6 +89,9 @@ class _Task:
     sbp_signature: SbpSignature | None = None
     produced: dict[str, _Regst] = field(default_factory=dict)
     consumed: dict[str, list[int]] = field(default_factory=dict)
+    # per input of its op (op.input_lbns' order): the register that input reads. One blob can reach an op as two
+    # arguments in two SBPs (x @ x.T: a local piece and a boxed whole), so the blob's name does not say which
+    input_regsts: list[int] = field(default_factory=list)
 
     def consume(self, name: str, regst: _Regst) -> None:
         ids = self.consumed.setdefault(name, [])
@@ -270,7 +273,9 @@ class _PlanBuilder:
                     self.check_in_place(job_id, job, op, bn, lbn, decision)
                 name = arg if tasks[0].task_type == "ReentrantLock" else "in"
                 for t, node in zip(_one_device(op, tasks, k, ONE_DEVICE_INPUTS)[1], decision.nodes):
-                    t.consume(name, self.regst_holding(node, lbn))
+                    regst = self.regst_holding(node, lbn)
+                    t.consume(name, regst)
+                    t.input_regsts.append(regst.regst_desc_id)
             for name in op.ctrl_in_op_names:
                 if name == SOURCE_TICK:
                     continue

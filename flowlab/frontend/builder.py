@@ -91,6 +91,9 @@ class JobBuilder:
         for arg in inputs:
             if arg not in op_def.inputs:
                 raise TypeError(f"op type {op_type!r} has no input {arg!r}; its inputs are {op_def.inputs}")
+        # kernels take their inputs by position in the op's declared order, not the caller's dict order (an
+        # optional input given early would shift every index after it)
+        inputs = {arg: inputs[arg] for arg in op_def.inputs if arg in inputs}
         for arg, blobs in inputs.items():
             for blob in blobs:
                 if not isinstance(blob, LazyBlob):

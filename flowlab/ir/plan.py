@@ -126,9 +126,13 @@ class TaskProto:
     parallel_num: int = 1
     # the SBP signature its op runs under (OneFlow keeps it in the kernel conf's op_attribute); None on one device
     sbp_signature: SbpSignature | None = None
+    # per input of its op (exec_sequence[0].input_lbns' order): the consumed register it reads, so a blob read as
+    # two arguments in two SBPs binds each argument to its own register; () where the plan builder recorded none
+    input_regst_ids: tuple[int, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exec_sequence", tuple(self.exec_sequence))
+        object.__setattr__(self, "input_regst_ids", tuple(self.input_regst_ids))
         object.__setattr__(self, "produced_regst_desc", FrozenDict(self.produced_regst_desc))
         object.__setattr__(self, "consumed_regst_desc_id",
                            FrozenDict({k: tuple(v) for k, v in self.consumed_regst_desc_id.items()}))

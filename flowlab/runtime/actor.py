@@ -190,7 +190,7 @@ class Actor:
 
     def _bind_rotating_arrays(self) -> None:
         in_lbns, out_lbns = self.io_lbns  # type: ignore[misc]
-        if out_lbns and type(out_lbns[0]) is tuple:  # a boxing task: (register, blob), one blob from several
+        if type((in_lbns or out_lbns or ("",))[0]) is tuple:  # (register, blob): one blob from several registers
             self.in_arrays = [self.readable[rid][0].blobs[lbn] for rid, lbn in in_lbns]
             self.out_arrays = [self.writable[rid][0].blobs[lbn] for rid, lbn in out_lbns]
             return

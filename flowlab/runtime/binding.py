@@ -70,7 +70,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
             actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
         descs = rt.plan.regst_descs
-        in_descs = [desc_of(rt, actor, lbn) for lbn in op.input_lbns]
+        in_descs = [descs[rid].lbi2blob_desc[lbn] if rid >= 0 else desc_of(rt, actor, lbn)
+                    for rid, lbn in input_regsts(rt, actor)]
         out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
                      for lbn in op.output_lbns]
         parallel = (task.parallel_id, task.parallel_num)
@@ -80,19 +81,56 @@ def setup(rt: Runtime, actor: Actor) -> None:
         if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
             impl = rt.kernel_impl or default_impl()
             rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
-    consumed = [rt.regsts[i] for i in actor.readable]
-    produced = [rt.regsts[i] for i in actor.writable]
-    if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
-        actor.io_lbns = (op.input_lbns, op.output_lbns)
+    ins = input_regsts(rt, actor)
+    if any(rid < 0 for rid, _ in ins):  # a task the plan builder recorded no registers for: by blob name
+        bind_by_lbn(rt, actor, op.input_lbns, op.output_lbns)
     else:
-        blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
-        actor.in_arrays = [blobs[lbn] for lbn in op.input_lbns]
-        actor.out_arrays = [blobs[lbn] for lbn in op.output_lbns]
+        outs = [(out_regst(rt, actor, lbn), lbn) for lbn in op.output_lbns]
+        bind_by_regst(rt, actor, ins, outs)
     if on_gpu and actor.kernel is not None:
         touches_host = any(not rt.plan.regst_descs[i].mem_case.startswith("device") and
                            not rt.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
         actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system
                         else device_kernel(rt, actor, actor.kernel, touches_host))
+
+
+def input_regsts(rt: Runtime, actor: Actor) -> list[tuple[int, str]]:
+    """(register, blob) for each input of the actor's op, from the plan's per-argument record
+    (TaskProto.input_regst_ids): one blob read as two arguments in two SBPs (``x @ x.T`` on S(0), one side boxed
+    to B) comes from two registers. Register -1 where the plan recorded none (a hand-made plan)."""
+    task = actor.task
+    lbns = task.exec_sequence[0].input_lbns
+    rids = task.input_regst_ids
+    if len(rids) != len(lbns) or any(rid not in actor.readable for rid in rids):
+        return [(-1, lbn) for lbn in lbns]
+    return list(zip(rids, lbns))
+
+
+def out_regst(rt: Runtime, actor: Actor, lbn: str) -> int:
+    for regst_id in actor.writable:
+        if lbn in rt.plan.regst_descs[regst_id].lbi2blob_desc:
+            return regst_id
+    raise KeyError(f"actor {actor.name} produces no register holding {lbn}")
+
+
+def bind_by_regst(rt: Runtime, actor: Actor, ins: list[tuple[int, str]], outs: list[tuple[int, str]]) -> None:
+    """Fixed arrays where no register rotates, else the (register, blob) pairs to look up each act."""
+    if any(len(rt.regsts[rid]) > 1 for rid, _ in (*ins, *outs)):
+        actor.io_lbns = (tuple(ins), tuple(outs))
+    else:
+        actor.in_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in ins]
+        actor.out_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in outs]
+
+
+def bind_by_lbn(rt: Runtime, actor: Actor, in_lbns: tuple[str, ...], out_lbns: tuple[str, ...]) -> None:
+    consumed = [rt.regsts[i] for i in actor.readable]
+    produced = [rt.regsts[i] for i in actor.writable]
+    if any(len(r) > 1 for r in consumed + produced):  # registers rotate: look arrays up each act
+        actor.io_lbns = (in_lbns, out_lbns)
+    else:
+        blobs = {lbn: a for regs in consumed + produced for lbn, a in regs[0].blobs.items()}
+        actor.in_arrays = [blobs[lbn] for lbn in in_lbns]
+        actor.out_arrays = [blobs[lbn] for lbn in out_lbns]
 
 
 def order_host_after_gpu(rt: Runtime) -> None:
@@ -133,11 +171,7 @@ def setup_boxing(rt: Runtime, actor: Actor) -> None:
     out_id = task.produced_regst_desc["out"].regst_desc_id
     outs = [(out_id, lbn) for lbn in op.output_lbns]
     actor.kernel = boxing_kernel(rt, task)
-    if any(len(rt.regsts[rid]) > 1 for rid, _ in (*ins, *outs)):
-        actor.io_lbns = (tuple(ins), tuple(outs))
-    else:
-        actor.in_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in ins]
-        actor.out_arrays = [rt.regsts[rid][0].blobs[lbn] for rid, lbn in outs]
+    bind_by_regst(rt, actor, ins, outs)
 
 
 def desc_of(rt: Runtime, actor: Actor, lbn: str) -> Any:

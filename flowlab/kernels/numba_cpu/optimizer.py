@@ -35,10 +35,11 @@ def _momentum(w, diff, v, lr, beta, scale, l1, l2, wd):
             g += l1 * np.sign(w[i])
         if l2 != 0.0:
             g += l2 * w[i]
-        if wd != 0.0:
-            g += wd * w[i]
-        v[i] = beta * v[i] - lr * g
-        w[i] += v[i]
+        wv = w[i]
+        v[i] = beta * v[i] - lr * g  # OneFlow's MomentumUpdateFunctor: the decay is not in the momentum
+        w[i] = wv + v[i]
+        if wd != 0.0:  # a zero decay adds nothing, not 0 * inf = NaN
+            w[i] -= lr * wd * wv
 
 
 @njit
@@ -105,11 +106,12 @@ def _adam(w, diff, m, v, lr, scale, l1, l2, wd, b1, b2, eps):
 
 @njit
 def _rmsprop(w, diff, ms, lr, scale, l1, l2, wd, decay, eps):
+    # wd: taken and unused, as OneFlow's RmsPropUpdateFunctor (it applies no weight decay)
     w, diff, ms = w.ravel(), diff.ravel(), ms.ravel()
     for i in range(w.size):
         g = _grad_at(w, diff, i, scale, l1, l2)
         ms[i] = decay * ms[i] + (1 - decay) * g * g
-        w[i] -= lr * (g / np.sqrt(ms[i] + eps) + wd * w[i])
+        w[i] -= lr * g / np.sqrt(ms[i] + eps)
 
 
 @njit
@@ -119,7 +121,7 @@ def _rmsprop_centered(w, diff, ms, mg, lr, scale, l1, l2, wd, decay, eps):
         g = _grad_at(w, diff, i, scale, l1, l2)
         ms[i] = decay * ms[i] + (1 - decay) * g * g
         mg[i] = decay * mg[i] + (1 - decay) * g
-        w[i] -= lr * (g / np.sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+        w[i] -= lr * g / np.sqrt(ms[i] - mg[i] * mg[i] + eps)
 
 
 @njit

@@ -84,10 +84,11 @@ def _momentum_at(w, v, i, s, rate, beta, scale, l1, l2, wd):
         g += l1 * np.sign(w[i])
     if l2 != 0.0:
         g += l2 * w[i]
-    if wd != 0.0:
-        g += wd * w[i]
-    v[i] = beta * v[i] - rate * g
-    w[i] += v[i]
+    wv = w[i]
+    v[i] = beta * v[i] - rate * g  # OneFlow's MomentumUpdateFunctor: the decay is not in the momentum
+    w[i] = wv + v[i]
+    if wd != 0.0:  # a zero decay adds nothing, not 0 * inf = NaN
+        w[i] -= rate * wd * wv
 
 
 @njit

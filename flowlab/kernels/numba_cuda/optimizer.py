@@ -43,10 +43,11 @@ def _momentum(w, diff, v, lr_blob, beta, scale, l1, l2, wd):
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, w.size, step):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
-        if wd != 0.0:
-            g += wd * w[i]
-        v[i] = beta * v[i] - lr * g
-        w[i] += v[i]
+        wv = w[i]
+        v[i] = beta * v[i] - lr * g  # OneFlow's MomentumUpdateFunctor: the decay is not in the momentum
+        w[i] = wv + v[i]
+        if wd != 0.0:  # a zero decay adds nothing, not 0 * inf = NaN
+            w[i] -= lr * wd * wv
 
 
 @cuda.jit
@@ -65,12 +66,13 @@ def _adam(w, diff, m, v, lr_blob, step_blob, b1, b2, eps, wd, correct, scale, l1
 
 @cuda.jit
 def _rmsprop(w, diff, ms, lr_blob, decay, eps, wd, scale, l1, l2):
+    # wd: taken and unused, as OneFlow's RmsPropUpdateFunctor (it applies no weight decay)
     lr = float(lr_blob[0])  # float64, as the reference (a float32 scalar times a float stays float32 in Python)
     start, step = cuda.grid(1), cuda.gridsize(1)
     for i in range(start, w.size, step):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
         ms[i] = decay * ms[i] + (1.0 - decay) * g * g
-        w[i] -= lr * (g / sqrt(ms[i] + eps) + wd * w[i])
+        w[i] -= lr * g / sqrt(ms[i] + eps)
 
 
 @cuda.jit
@@ -81,7 +83,7 @@ def _rmsprop_centered(w, diff, ms, mg, lr_blob, decay, eps, wd, scale, l1, l2):
         g = effective_grad(w[i], diff[i], scale, l1, l2)
         ms[i] = decay * ms[i] + (1.0 - decay) * g * g
         mg[i] = decay * mg[i] + (1.0 - decay) * g
-        w[i] -= lr * (g / sqrt(ms[i] - mg[i] * mg[i] + eps) + wd * w[i])
+        w[i] -= lr * g / sqrt(ms[i] - mg[i] * mg[i] + eps)
 
 
 @cuda.jit

@@ -49,11 +49,11 @@ def _momentum(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         w, v, lr = ins[0], ins[2], float(ins[3][0])
         g = grad(w, ins[1])
-        if wd:
-            g = g + wd * w
+        decay = lr * wd * w if wd else 0.0  # MomentumUpdateFunctor: the decay is not in the momentum
         v *= beta
         v -= lr * g
         w += v
+        w -= decay
 
     return kernel
 
@@ -194,7 +194,8 @@ def _lamb(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("rmsprop_update", "reference")
 def _rmsprop(ctx: KernelCtx) -> KernelFn:
-    decay, eps, wd = ctx.attrs["decay_rate"], ctx.attrs["epsilon"], ctx.attrs["weight_decay"]
+    # OneFlow's RmsPropUpdateFunctor takes weight_decay and never uses it: no decay here either
+    decay, eps = ctx.attrs["decay_rate"], ctx.attrs["epsilon"]
     grad = effective_grad(ctx)
 
     centered = ctx.attrs["centered"]
@@ -210,7 +211,7 @@ def _rmsprop(ctx: KernelCtx) -> KernelFn:
             mg *= decay
             mg += (1 - decay) * g
             denom = ms - mg * mg
-        w -= lr * (g / np.sqrt(denom + eps) + wd * w)
+        w -= lr * g / np.sqrt(denom + eps)
 
     return kernel
 
