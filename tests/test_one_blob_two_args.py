@@ -74,6 +74,7 @@ def calls(case: str, devices: int, n: int, monkeypatch: pytest.MonkeyPatch, repl
     return outs, session.runtime.layer, {name: c.runs for name, c in session.generated_calls.items()}
 
 
+@pytest.mark.usefixtures("fuse_in_call")  # the generated call must run by a given call
 @pytest.mark.parametrize("threads", [False, True], ids=["one_thread", "lanes"])
 @pytest.mark.parametrize("devices", [2, 3])
 def test_replayed_fused_and_lanes_paths_bind_each_argument(devices: int, threads: bool,
