@@ -7,10 +7,16 @@
 // axis is a scale on the bars' group (bars are in acts), so the axis shrinking as acts accrue touches one attribute,
 // not every bar. A block's occupancy is one path. The DOM after any sequence of `set`s is the one a fresh view draws
 // for the last record (extension/test/memory.test.ts).
+//
+// What a person reads: each row is named by its blob (the register's first lbn, the register id only in the hover); a
+// "total" row on top draws the live bytes of all blocks over the acts as one line; blocks sort by id, size or peak;
+// a block shows its first FOLD_ROWS registers until its "… more" line is clicked. The chart is as tall as its rows
+// (no scroll box of its own inside the notebook's scroll); only a run too long for the width scrolls sideways.
 import { bytes, h, s } from "./dom.js";
 import type { Lifetime, MemBlock, Memory } from "./payload.js";
 
-const ROW = 14, LABEL_W = 150, MAX_ROWS = 600;
+const ROW = 14, LABEL_W = 210, MAX_ROWS = 600, FOLD_ROWS = 40, TOTAL_ROWS = 3, LABEL_CHARS = 34;
+export type MemSort = "id" | "size" | "peak";
 
 interface Bar { key: string; lt: Lifetime; label: SVGTextElement; bar: SVGRectElement; title: SVGTitleElement; row: number }
 interface Block {
@@ -53,13 +59,41 @@ export class MemoryView {
   private acts = 0;
   private blockSig = "";
   private memory: Memory = { blocks: [], lifetimes: [] };
+  private nActs = 0;
+  private sortBy: MemSort = "id";
+  private readonly expanded = new Set<string>();
+  private total: { g: SVGGElement; line: SVGPathElement; text: SVGTextElement; live: Float64Array } | null = null;
+  readonly sort = h("select", "fl-mem-sort");
 
   constructor() {
-    this.root.append(h("h4", "", "memory: register lifetimes and block occupancy over the acts"), this.info, this.box);
+    for (const [v, label] of [["id", "block id"], ["size", "size"], ["peak", "peak live bytes"]]) {
+      const o = h("option", "", label);
+      o.value = v;
+      this.sort.append(o);
+    }
+    this.sort.title = "the order of the memory blocks";
+    this.sort.addEventListener("change", () => this.sortBlocks(this.sort.value as MemSort));
+    const row = h("div", "fl-row");
+    row.append(this.info, h("span", "fl-muted", "sort blocks by"), this.sort);
+    this.root.append(h("h4", "", "memory: register lifetimes and block occupancy over the acts"), row, this.box);
   }
+
+  /** Order the blocks by id (the Plan's order), size, or peak live bytes (largest first). */
+  sortBlocks(by: MemSort): void {
+    this.sortBy = by;
+    this.sort.value = by;
+    if (this.memory.lifetimes.length) {
+      const a = this.cursorAct;
+      this.set(this.memory, this.nActs);
+      if (a !== null) this.at(a);
+    }
+  }
+
+  private cursorAct: number | null = null;
 
   set(memory: Memory, nActs: number): void {
     this.memory = memory;
+    this.nActs = nActs;
     if (!memory.lifetimes.length) {
       this.reset();
       this.info.textContent = "no memory record in this payload";
@@ -79,30 +113,47 @@ export class MemoryView {
       this.svg.append(this.ticks);
       blocks.forEach((b, i) => this.blocks.set(b.id, this.newBlock(b.id, heads[i])));
       this.cursor = s("line", { class: "cursor", y1: 14 });
-      this.svg.append(...[...this.blocks.values()].map((b) => b.g), this.cursor);
+      const tg = s("g", { class: "fl-mem-total", transform: "translate(0,18)" });
+      const line = s("path", { class: "total" }), text = s("text", { x: 2, y: 10, "font-weight": "600" });
+      tg.append(text, line);
+      this.total = { g: tg, line, text, live: new Float64Array(0) };
+      this.svg.append(tg, ...[...this.blocks.values()].map((b) => b.g), this.cursor);
       this.box.append(this.svg);
       this.blockSig = sig;
     }
     if (acts !== this.acts || step !== this.step) this.drawTicks(acts, step);
     this.acts = acts; this.step = step;
     const seen = new Set<string>();
-    let y = 18;
-    for (const b of blocks) {
+    this.total!.live = liveOverActs(memory.lifetimes, acts);
+    attr(this.total!.line, "d", totalPath(this.total!.live, step));
+    let y = 18 + TOTAL_ROWS * ROW + 4;
+    const sizes = new Map(blocks.map((b) => [b.id, b.size || Math.max(1, ...(byBlock.get(b.id) ?? []).map((l) => l.offset + l.size))]));
+    const peaks = new Map(blocks.map((b) => [b.id, Math.max(0, ...liveOverActs(byBlock.get(b.id) ?? [], acts))]));
+    const key = (b: MemBlock): number => (this.sortBy === "size" ? sizes.get(b.id)! : this.sortBy === "peak" ? peaks.get(b.id)! : 0);
+    const sorted = this.sortBy === "id" ? blocks : blocks.slice().sort((p, q) => key(q) - key(p));
+    for (const b of sorted) {
       const blk = this.blocks.get(b.id)!;
       const ls = (byBlock.get(b.id) ?? []).slice().sort((p, q) => p.offset - q.offset || p.first_act - q.first_act);
-      blk.size = b.size || Math.max(1, ...ls.map((l) => l.offset + l.size));
+      blk.size = sizes.get(b.id)!;
       attr(blk.g, "transform", `translate(0,${y})`);
       blk.y = y;
       attr(blk.occ, "d", occupancyPath(ls, acts, step, blk.size));
       attr(blk.bars, "transform", `translate(${LABEL_W},0) scale(${step},1)`);
-      const shown = ls.slice(0, MAX_ROWS).map((l, row) => this.bar(l, row, seen));
+      const limit = this.expanded.has(b.id) ? MAX_ROWS : FOLD_ROWS;
+      const shown = ls.slice(0, limit).map((l, row) => this.bar(l, row, seen));
       order(blk.labels, shown.map((r) => r.label));
       order(blk.bars, shown.map((r) => r.bar));
       let rows = 2 + shown.length;
-      if (ls.length > MAX_ROWS) {
-        blk.more ??= s("text", { x: 10, class: "fl-mem-more" });
+      if (ls.length > limit || (limit > FOLD_ROWS && ls.length > FOLD_ROWS)) {
+        if (!blk.more) {
+          const more = s("text", { x: 10, class: "fl-mem-more fl-link" });
+          more.addEventListener("click", () => this.toggleBlock(b.id));
+          blk.more = more;
+        }
         attr(blk.more, "y", 2 * ROW + shown.length * ROW + 10);
-        blk.more.textContent = `… and ${ls.length - MAX_ROWS} more registers`;
+        blk.more.textContent = ls.length > limit
+          ? `… and ${ls.length - limit} more registers${limit < MAX_ROWS ? " (click to show)" : ""}`
+          : "show fewer registers";
         if (!blk.more.parentNode) blk.g.append(blk.more);
         rows += 1;
       } else if (blk.more) {
@@ -116,11 +167,30 @@ export class MemoryView {
     attr(this.svg!, "height", y);
     attr(this.cursor!, "y2", y);
     this.info.textContent = `${memory.lifetimes.length} registers in ${blocks.length} blocks over ${acts} acts`;
+    if (this.cursorAct !== null) this.totalText(this.cursorAct);
+  }
+
+  /** Show all of block `id`'s registers (up to MAX_ROWS), or fold it back to FOLD_ROWS. */
+  private toggleBlock(id: string): void {
+    if (!this.expanded.delete(id)) this.expanded.add(id);
+    const a = this.cursorAct;
+    this.set(this.memory, this.nActs);
+    if (a !== null) this.at(a);
+  }
+
+  private totalText(a: number): void {
+    const live = this.total!.live;
+    let peak = 0;
+    for (let i = 1; i < live.length; i++) if (live[i] > live[peak]) peak = i;
+    const text = `total live: ${bytes(live[a] ?? 0)} at act ${a}, peak ${bytes(live[peak] ?? 0)} at act ${peak}`;
+    if (this.total!.text.textContent !== text) this.total!.text.textContent = text;
   }
 
   /** Move the cursor to act `a` and mark the registers live there. */
   at(a: number): void {
     if (!this.cursor) return;
+    this.cursorAct = a;
+    this.totalText(a);
     const x = LABEL_W + (a + 0.5) * this.step;
     this.cursor.setAttribute("x1", String(x));
     this.cursor.setAttribute("x2", String(x));
@@ -140,6 +210,7 @@ export class MemoryView {
   private reset(): void {
     this.box.replaceChildren();
     this.svg = this.ticks = this.cursor = null;
+    this.total = null;
     this.blocks.clear();
     this.byKey.clear();
     this.acts = 0;
@@ -170,7 +241,7 @@ export class MemoryView {
     let r = this.byKey.get(key);
     const y = 2 * ROW + row * ROW;
     if (!r) {
-      const label = s("text", { x: 10, y: y + 10 }, `${l.regst} @${l.offset}`);
+      const label = s("text", { x: 10, y: y + 10 }, name(l));
       const bar = s("rect", { class: "bar", x: l.first_act, y: y + 2, height: ROW - 4, width: l.last_act - l.first_act + 1 });
       const title = s("title", {}, tip(l));
       bar.append(title);
@@ -193,7 +264,36 @@ export class MemoryView {
 }
 
 function tip(l: Lifetime): string {
-  return `${l.regst} in ${l.block} at offset ${l.offset}, ${bytes(l.size)}, acts ${l.first_act}–${l.last_act}`;
+  const blobs = l.lbns?.length ? `${l.lbns.join(", ")} (${l.regst})` : l.regst;
+  return `${blobs} in ${l.block} at offset ${l.offset}, ${bytes(l.size)}, acts ${l.first_act}–${l.last_act}`;
+}
+
+/** A row's name: its register's first blob (`fc1/out`, `+2` for two more), cut at the front to fit the label column
+ * (an lbn's end names the op and output); the register id where the record has no lbns. */
+export function name(l: Lifetime): string {
+  if (!l.lbns?.length) return `${l.regst} @${l.offset}`;
+  const more = l.lbns.length > 1 ? ` +${l.lbns.length - 1}` : "";
+  const room = LABEL_CHARS - more.length;
+  const first = l.lbns[0].length > room ? `…${l.lbns[0].slice(l.lbns[0].length - room + 1)}` : l.lbns[0];
+  return first + more;
+}
+
+/** Live bytes at each act of `ls`, summed (a lifetime is live from its first act to its last, both included). */
+function liveOverActs(ls: Lifetime[], acts: number): Float64Array {
+  const live = new Float64Array(acts);
+  for (const l of ls) for (let a = Math.max(0, l.first_act); a <= Math.min(acts - 1, l.last_act); a++) live[a] += l.size;
+  return live;
+}
+
+/** The total row's line: live bytes per act, the peak at the row's top, as a step line through the acts' middles. */
+function totalPath(live: Float64Array, step: number): string {
+  const peak = Math.max(1, ...live), top = ROW + 2, h0 = (TOTAL_ROWS - 1) * ROW - 2;
+  const parts: string[] = [];
+  for (let a = 0; a < live.length; a++) {
+    const y = (top + h0 - (live[a] / peak) * h0).toFixed(2);
+    parts.push(`${a ? "L" : "M"}${(LABEL_W + a * step).toFixed(2)},${y}H${(LABEL_W + (a + 1) * step).toFixed(2)}`);
+  }
+  return parts.join("");
 }
 
 /** One path of columns, one per act with live bytes: its height the live fraction of the block, two rows tall. */

@@ -43,7 +43,10 @@ export interface Act {
   tier?: string;  // which kernel ran the act: "reference" or "numba" (flowlab/kernels/tiered.py); none without a kernel
 }
 export interface MemBlock { id: string; size: number; mem_case: string }
-export interface Lifetime { regst: string; block: string; offset: number; size: number; first_act: number; last_act: number }
+export interface Lifetime {
+  regst: string; block: string; offset: number; size: number; first_act: number; last_act: number;
+  lbns?: string[];  // the blobs the register holds (the memory view names rows by them); absent in older payloads
+}
 export interface Memory { blocks: MemBlock[]; lifetimes: Lifetime[] }
 
 interface Base { flowlab_payload: number; title: string; graph: Graph }
@@ -183,9 +186,15 @@ function parseMemory(raw: unknown, at: string): Memory {
     lifetimes: arr(m, "lifetimes", at, true).map((l, i) => {
       const o = obj(l, `${at}.lifetimes[${i}]`), p = `${at}.lifetimes[${i}]`;
       return { regst: str(o, "regst", p)!, block: str(o, "block", p)!, offset: num(o, "offset", p), size: num(o, "size", p),
-        first_act: num(o, "first_act", p), last_act: num(o, "last_act", p) };
+        first_act: num(o, "first_act", p), last_act: num(o, "last_act", p), ...lbnsOf(o, p) };
     }),
   };
+}
+
+function lbnsOf(o: Record<string, unknown>, p: string): { lbns?: string[] } {
+  if (o.lbns === undefined || o.lbns === null) return {};
+  if (!Array.isArray(o.lbns) || !o.lbns.every((x) => typeof x === "string")) throw new Bad(`${p}.lbns: expected a list of strings, got ${what(o.lbns)}`);
+  return { lbns: o.lbns as string[] };
 }
 
 export function parseActs(raw: unknown[], at: string): Act[] {

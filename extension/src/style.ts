@@ -99,7 +99,9 @@ table.fl-kv td{color:var(--fl-fg);background:none;padding:1px 0;font-family:ui-m
 .fl-panel h4{margin:0 0 4px;font-size:13px}
 .fl-row{display:flex;gap:6px;align-items:center;flex-wrap:wrap}
 .fl-slider{flex:1 1 300px}
-.fl-mem{overflow:auto;max-height:320px}
+.fl-mem{overflow-x:auto;overflow-y:hidden}
+.fl-mem .total{fill:none;stroke:#8a5cc2;stroke-width:1.5px}
+.fl-mem .fl-link{fill:var(--fl-link)}
 .fl-mem .bar{fill:#9bc3e6;stroke:#4a78a8;stroke-width:.5px;vector-effect:non-scaling-stroke}
 .fl-mem .bar.live{fill:#f5a35c;stroke:#b85410}
 .fl-mem .cursor{stroke:#d62728;stroke-width:1.5px}

@@ -90,3 +90,68 @@ test("two lifetimes alike in block, offset, first act and register each get thei
   assert.equal(view.root.querySelectorAll("rect.bar").length, 2);
   assert.equal(view.root.innerHTML, fresh(m, 3));
 });
+
+// What a person reads (issue 24): rows named by blob, blocks sorted by size or peak, the total live bytes over the acts,
+// a long block folded until asked.
+const hand: Memory = {
+  blocks: [{ id: "b:0", size: 1000, mem_case: "host" }, { id: "b:1", size: 4000, mem_case: "host" }, { id: "b:2", size: 2000, mem_case: "host" }],
+  lifetimes: [
+    { regst: "r:68", block: "b:0", offset: 0, size: 900, first_act: 0, last_act: 3, lbns: ["fc1/out"] },
+    { regst: "r:69", block: "b:1", offset: 0, size: 100, first_act: 1, last_act: 1, lbns: ["a_very_long_scope/with/many/levels/dense_7-matmul/out", "x/y"] },
+    { regst: "r:70", block: "b:2", offset: 0, size: 500, first_act: 2, last_act: 2 },
+  ],
+};
+
+function blockOrder(v: InstanceType<typeof MemoryView>): string[] {
+  return [...v.root.querySelectorAll("g.fl-mem-block")]
+    .map((g) => [Number(/translate\(0,([\d.]+)\)/.exec(g.getAttribute("transform")!)![1]), g.querySelector("text")!.textContent!.split(" ")[0]] as const)
+    .sort((p, q) => p[0] - q[0]).map((p) => p[1]);
+}
+
+test("rows are named by their blob, cut at the front, the register id only without lbns", () => {
+  const v = new MemoryView();
+  v.set(hand, 4);
+  const labels = [...v.root.querySelectorAll(".fl-mem-labels text")].map((t) => t.textContent);
+  assert.deepEqual(labels[0], "fc1/out");
+  assert.ok(labels[1]!.startsWith("…") && labels[1]!.endsWith("dense_7-matmul/out +1") && labels[1]!.length <= 34, labels[1]!);
+  assert.equal(labels[2], "r:70 @0");
+  assert.ok(!labels.some((l) => /^r:6[89]/.test(l!)));
+  assert.match(v.root.querySelector("rect.bar title")!.textContent!, /fc1\/out \(r:68\)/);
+});
+
+test("blocks sort by id, size (largest first) or peak live bytes; the total line says live and peak bytes", () => {
+  const v = new MemoryView();
+  v.set(hand, 4);
+  v.at(1);
+  assert.deepEqual(blockOrder(v), ["b:0", "b:1", "b:2"]);
+  v.sortBlocks("size");
+  assert.deepEqual(blockOrder(v), ["b:1", "b:2", "b:0"]);
+  v.sortBlocks("peak");
+  assert.deepEqual(blockOrder(v), ["b:0", "b:2", "b:1"]);  // peaks 900, 500, 100
+  // total: act 0: 900, act 1: 1000, act 2: 1400, act 3: 900
+  assert.equal(v.root.querySelector(".fl-mem-total text")!.textContent, "total live: 1000 B at act 1, peak 1.4 KiB at act 2");
+  const d = v.root.querySelector("path.total")!.getAttribute("d")!;
+  const ys = [...d.matchAll(/[ML][\d.]+,([\d.]+)/g)].map((m) => Number(m[1]));
+  assert.equal(ys.length, 4);
+  assert.ok(ys[2] < ys[1] && ys[1] < ys[0] && ys[0] === ys[3], ys.join(" "));  // higher bytes are higher up
+  const peaked = new MemoryView();  // a fresh view sorted the same draws the same chart
+  peaked.sortBlocks("peak");
+  peaked.set(hand, 4);
+  peaked.at(1);
+  assert.equal(peaked.root.querySelector(".fl-mem")!.innerHTML, v.root.querySelector(".fl-mem")!.innerHTML);
+});
+
+test("a block with many registers shows 40 rows until its more line is clicked, and folds back", () => {
+  const many: Memory = { blocks: [{ id: "b:0", size: 1 << 20, mem_case: "host" }],
+    lifetimes: Array.from({ length: 100 }, (_, i) => ({ regst: `r:${i}`, block: "b:0", offset: i * 64, size: 64, first_act: i, last_act: i, lbns: [`op_${i}/out`] })) };
+  const v = new MemoryView();
+  v.set(many, 100);
+  assert.equal(v.root.querySelectorAll("rect.bar").length, 40);
+  const more = v.root.querySelector(".fl-mem-more")!;
+  assert.equal(more.textContent, "… and 60 more registers (click to show)");
+  more.dispatchEvent(new (globalThis as unknown as { window: { Event: typeof Event } }).window.Event("click"));
+  assert.equal(v.root.querySelectorAll("rect.bar").length, 100);
+  assert.equal(v.root.querySelector(".fl-mem-more")!.textContent, "show fewer registers");
+  v.root.querySelector(".fl-mem-more")!.dispatchEvent(new (globalThis as unknown as { window: { Event: typeof Event } }).window.Event("click"));
+  assert.equal(v.root.querySelectorAll("rect.bar").length, 40);
+});
