@@ -117,6 +117,7 @@ def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], f
     arrays once, an update op's variable and state twice, the diff (input 1) once), and the
     GEMM floor in the same clock: the big GEMMs on the same arrays, back to back. Valid at one BLAS thread only
     (the CPU time of the calling thread). The rounds are steps: they move the variables."""
+    from flowlab.kernels.registry import Owned
     from flowlab.replay.combine import segment_calls
     from flowlab.replay.fused import fused_call_of
 
@@ -128,7 +129,8 @@ def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], f
     for index, call in segment_calls(run):  # as the segment calls them: acts done in one pass are one call
         actor = segment.actors[index]
         name = actor.name if call is run[index][2] else f"{segment.actors[index - 1].name} + {actor.name}"
-        args = [getattr(a, "like", a) for a in call.args]  # an External: an array like the pushed / pulled one
+        # an External: an array like the pushed / pulled one; an Owned: the kernel's own buffer, passed as it is
+        args = [a.array if isinstance(a, Owned) else getattr(a, "like", a) for a in call.args]
         arrays = {id(a): a for a in args if isinstance(a, np.ndarray)}
         nbytes = sum(a.nbytes for a in arrays.values())
         op_type = actor.task.exec_sequence[0].op_type if actor.task.exec_sequence else ""
