@@ -62,6 +62,9 @@ def test_memory_rows_name_blobs_sort_by_peak_and_show_total_live_bytes(theme):
         size = page.eval_on_selector(".fl-mem-labels text", "e => parseFloat(getComputedStyle(e).fontSize)")
         assert size >= 10
         # the total line, its words, and no vertical scroll box of its own
+        # the words come with the cursor's first position, a frame after the chart: wait for them as a person would
+        page.wait_for_function("() => (document.querySelector('.fl-mem-total text')?.textContent || '').length > 0",
+                               timeout=10_000)
         total = page.locator(".fl-mem-total text").text_content()
         peak = max(np.bincount(np.concatenate([np.arange(lt["first_act"], lt["last_act"] + 1) for lt in lifetimes]),
                                weights=np.concatenate([np.full(lt["last_act"] - lt["first_act"] + 1, lt["size"])
