@@ -8,6 +8,7 @@ import heapq
 
 from ..errors import CompileError
 from ..ir import JobSet, Plan
+from ..ir.graph import find_cycle
 from .gather_inplace import check_piece_grants, piece_roots
 from .inplace import check_inplace_grants, check_inplace_order, inplace_root
 from .memory import lifetimes_overlap
@@ -48,29 +49,6 @@ def check_plan(plan: Plan, job_set: JobSet | None = None) -> None:
     if cycle:
         raise CompileError(f"the task graph has a cycle: {' -> '.join(tasks[a].name for a in cycle)}")
     check_inplace_order(plan, successors)
-
-
-def find_cycle(successors: dict[int, list[int]]) -> list[int]:
-    """The nodes of one cycle, in order (empty when the graph is acyclic): an iterative depth-first search.
-    Not networkx: importing it cost 0.3 s of a fresh process's first call (issue 13)."""
-    state = dict.fromkeys(successors, 0)  # 0 unseen, 1 on the current path, 2 done
-    for root in successors:
-        if state[root]:
-            continue
-        path, stack = [root], [iter(successors[root])]
-        state[root] = 1
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                stack.pop()
-            elif state[nxt] == 1:
-                return path[path.index(nxt):]
-            elif state[nxt] == 0:
-                state[nxt] = 1
-                path.append(nxt)
-                stack.append(iter(successors[nxt]))
-    return []
 
 
 def _check_memory(plan: Plan, tasks: dict) -> None:

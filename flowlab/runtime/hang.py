@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowlabError
+from ..ir.graph import find_cycle as cycle_of
 from .events import RuntimeIdle
 
 if TYPE_CHECKING:
@@ -202,34 +203,14 @@ def _holds(consumer: Any, regst_id: int, regst: Any) -> bool:
 
 
 def find_cycle(blocked: tuple[Blocked, ...]) -> tuple[int, ...]:
-    """A cycle of the wait-for graph among blocked actors (each waits for the next), () when there is none.
-    Iterative DFS from each actor in turn; the first cycle found, rotated to start at its first-listed actor."""
-    edges = {b.actor_id: b.waits_on for b in blocked}
+    """A cycle of the wait-for graph among blocked actors (each waits for the next), () when there is none: the
+    first one ``ir.graph.find_cycle`` finds, rotated to start at its first-listed actor."""
+    cycle = cycle_of({b.actor_id: b.waits_on for b in blocked})
+    if not cycle:
+        return ()
     order = {b.actor_id: i for i, b in enumerate(blocked)}
-    state: dict[int, int] = {}  # 1 on the DFS path, 2 finished
-    for root in edges:
-        if root in state:
-            continue
-        path: list[int] = [root]
-        stack = [iter(edges[root])]
-        state[root] = 1
-        while stack:
-            nxt = next(stack[-1], None)
-            if nxt is None:
-                state[path.pop()] = 2
-                stack.pop()
-                continue
-            if nxt not in edges:
-                continue
-            if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):]
-                first = min(range(len(cycle)), key=lambda i: order[cycle[i]])
-                return tuple(cycle[first:] + cycle[:first])
-            if nxt not in state:
-                state[nxt] = 1
-                path.append(nxt)
-                stack.append(iter(edges[nxt]))
-    return ()
+    first = min(range(len(cycle)), key=lambda i: order[cycle[i]])
+    return tuple(cycle[first:] + cycle[:first])
 
 
 def recent_acts(rt: Runtime) -> list[str]:
