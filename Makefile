@@ -28,9 +28,11 @@ demo: $(STAMP)
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest
 	$(VENV)/bin/ruff check flowlab tests benchmarks examples
+	$(VENV)/bin/mypy
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check flowlab tests benchmarks examples
+	$(VENV)/bin/mypy
 
 bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/runtime_overhead.py

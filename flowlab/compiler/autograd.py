@@ -8,7 +8,7 @@ loss trains like its mean), then regularized, clipped, and handed to ``<var>_opt
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import CompileError
@@ -28,7 +28,7 @@ class GradCtx:
         self.dx: dict[str, LazyBlob] = {}
 
     @property
-    def attrs(self) -> dict[str, Any]:
+    def attrs(self) -> Mapping[str, Any]:
         return self.op.attrs
 
     def x(self, arg: str, index: int = 0) -> LazyBlob:

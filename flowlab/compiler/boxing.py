@@ -110,8 +110,8 @@ def build_sub_task_graph(g: TaskGraph, e: Edge) -> BoxingDecision:
                 nodes.append(g.proxy(node, d.machine_id))
             return BoxingDecision(tuple(nodes), "ToInterfaceSubTskGphBuilder", "BuildSubTaskGphB2S")
     if n == m and src == dst:
-        nodes = tuple(g.proxy(s, d.machine_id) for s, d in zip(e.src_tasks, e.dst_tasks))
-        return BoxingDecision(nodes, "OneToOneSubTskGphBuilder")
+        proxies = tuple(g.proxy(s, d.machine_id) for s, d in zip(e.src_tasks, e.dst_tasks))
+        return BoxingDecision(proxies, "OneToOneSubTskGphBuilder")
     if src_whole and m == 1:
         return _nearest_each(g, e, "B21SubTskGphBuilder")
     sliced = _slice_boxing(g, e)
@@ -197,7 +197,7 @@ def _gather(g: TaskGraph, e: Edge, kind: str, d: Node, pieces: list[tuple[Any, B
     """A node on destination ``d``'s device reading ``pieces``. Pieces on another machine are first combined
     there when there are several (added, or gathered into the part of ``out`` they hold: OneFlow's local
     concatenation before a cross-machine send), so each remote machine sends one blob through CopyCommNet."""
-    inputs = []
+    inputs: list[tuple[Any, Box]] = []
     machines: dict[int, list[tuple[Any, Box]]] = {}
     for s, box in pieces:
         machines.setdefault(s.machine_id, []).append((s, box))

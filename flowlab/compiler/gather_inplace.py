@@ -25,6 +25,7 @@ gathered register's one register orders the rest: the next step's gather waits f
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ..errors import CompileError
@@ -71,8 +72,8 @@ def _own_piece(pb: _PlanBuilder, task: _Task, task_of: dict[int, _Task]) -> tupl
     if len(out.blobs) != 1:
         return None
     (out_desc,) = out.blobs.values()
-    out_box = tuple(map(tuple, task.op.attrs["out_slice"]))  # type: ignore[arg-type]
-    for i, in_box in enumerate(task.op.attrs["in_slice"]):  # type: ignore[arg-type]
+    out_box = tuple(map(tuple, task.op.attrs["out_slice"]))
+    for i, in_box in enumerate(task.op.attrs["in_slice"]):
         box = tuple(map(tuple, in_box))
         ids = task.consumed.get(f"in_{i}", [])
         if len(ids) != 1:
@@ -123,7 +124,7 @@ def check_piece_grants(plan: Plan) -> None:
                                f"{regst.regst_size} B x{regst.register_num}")
 
 
-def piece_roots(a: RegstDesc, b: RegstDesc, regsts: dict[int, RegstDesc]) -> tuple[RegstDesc, RegstDesc]:
+def piece_roots(a: RegstDesc, b: RegstDesc, regsts: Mapping[int, RegstDesc]) -> tuple[RegstDesc, RegstDesc]:
     """Two overlapping registers as the verifier should judge them: a register holding a piece stands for that
     piece against a register lying wholly inside the piece (the piece's other tenants: the variable's registers of
     other jobs), so exactly those overlaps are the piece's; any other stays the holder's own."""

@@ -21,7 +21,7 @@ own memory and the task copies, as before.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CompileError
@@ -113,7 +113,7 @@ def _reaches(successors: dict[int, set[int]], src: int, dst: int) -> bool:
 
 
 
-def inplace_root(regst: RegstDesc, regsts: dict[int, RegstDesc]) -> RegstDesc:
+def inplace_root(regst: RegstDesc, regsts: Mapping[int, RegstDesc]) -> RegstDesc:
     """The register whose memory ``regst`` is: itself, or the one it consumes in place (followed through)."""
     while regst.inplace_consumed_regst_desc_id >= 0:
         regst = regsts[regst.inplace_consumed_regst_desc_id]
@@ -159,7 +159,7 @@ def check_inplace_order(plan: Plan, successors: dict[int, list[int]]) -> None:
                                        "memory: the update could overtake the read")
 
 
-def _grants(plan: Plan, tasks: dict, regsts: dict[int, RegstDesc], field: str = "inplace_consumed_regst_desc_id"
+def _grants(plan: Plan, tasks: dict, regsts: Mapping[int, RegstDesc], field: str = "inplace_consumed_regst_desc_id"
             ) -> Iterator[tuple[RegstDesc, Any, str]]:
     """Each register granted another's memory by ``field`` (the whole of it, or a piece: gather_inplace.py),
     with that register and a phrase naming it for errors."""

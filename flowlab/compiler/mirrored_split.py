@@ -66,7 +66,7 @@ def auto_distribute_split(job: Job) -> Job:
 
 
 def _consistent_inputs_of_mirrored_ops(job: Job, mirrored: set[str]) -> set[str]:
-    out = set()
+    out: set[str] = set()
     for op in job.ops:
         if op.name not in mirrored or op.op_type in KEEPS_CONSISTENT_INPUT or op.parallel_conf.parallel_num == 1:
             continue

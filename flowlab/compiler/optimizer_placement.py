@@ -79,7 +79,7 @@ class _Graph:
         ctx, ins, outs = self.sbp.ctx(op)
         if len(ins) != 1 or len(outs) != 1:
             return False
-        cands = get_op_def(op.op_type).sbp(ctx)
+        cands = get_op_def(op.op_type).sbp_rule(ctx)
         return any(c.get(ins[0][0]) == split(0) and c.get(outs[0][0]) == split(0) for c in cands)
 
 

@@ -12,7 +12,9 @@ registers become the Plan's TaskProtos, RegstDescs and memory blocks in plan_ass
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import CompileError
 from ..ir import (
@@ -350,11 +352,12 @@ def _output_bn(lbn: str) -> str:
     return lbn.rpartition("/")[2]
 
 
-def _one_device(op: OpConf, tasks: tuple, index: int, kinds: frozenset[str]) -> tuple[OpConf, tuple]:
+def _one_device(op: OpConf, tasks: Sequence[Any], index: int, kinds: frozenset[str]
+                ) -> tuple[OpConf, tuple[Any, ...]]:
     """A distribute op's output (``kinds`` ONE_DEVICE_OUTPUTS) or input (ONE_DEVICE_INPUTS) ``index`` lives on
     device ``index`` of its placement alone: the op as that device sees it, and its one task; else as given."""
     if op.op_type not in kinds or op.attrs.get("mirrored") or len(tasks) == 1:
-        return op, tasks
+        return op, tuple(tasks)
     t = tasks[index]
     return op.replace(parallel_conf=ParallelConf(op.parallel_conf.device_tag, (f"{t.machine_id}:{t.device_id}",))), (t,)
 

@@ -179,7 +179,7 @@ class _JobSbp:
     def infer(self, op: OpConf) -> None:
         ctx, ins, outs = self.ctx(op)
         n = op.parallel_conf.parallel_num
-        rule = get_op_def(op.op_type).sbp
+        rule = get_op_def(op.op_type).sbp_rule
         cands = _dedupe([*rule(ctx), ctx.make({arg: BROADCAST for arg in ctx.arg_bns})])
         self._batch_axes(op, ctx, cands, ins, outs)
         axes = {bn: self.batch_axis.get(lbn) for bn, lbn in (*ins, *outs)}
@@ -294,7 +294,7 @@ class _JobSbp:
             axis = op.attrs.get("batch_axis", 0)
             self.batch_axis[outs[0][1]] = axis if axis is not None and ctx.descs["out"].shape else None
             return
-        with_axis = {bn: self.batch_axis.get(lbn) for bn, lbn in ins if self.batch_axis.get(lbn) is not None}
+        with_axis = {bn: axis for bn, lbn in ins if (axis := self.batch_axis.get(lbn)) is not None}
         for _bn, lbn in outs:
             self.batch_axis[lbn] = None
         if not with_axis:
@@ -320,7 +320,8 @@ class _JobSbp:
             # saturating, so "infinite" stays INT64_MAX however many inputs add to it
             cost = min(cost + copy_cost(producer, mine, math.prod(desc.shape) * desc.dtype.itemsize), INT64_MAX)
         for bn, _lbn in outs:
-            if axes[bn] is not None and cand[bn] == split(axes[bn]):
+            out_axis = axes[bn]
+            if out_axis is not None and cand[bn] == split(out_axis):
                 order -= 1
         excluded = None
         unmet = [bn for bn, want in ctx.hints.items() if cand.get(bn) != want]

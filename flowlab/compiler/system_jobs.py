@@ -77,7 +77,7 @@ def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0, mi
     b = SystemJobBuilder(name, "pull")
     lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
                 placement=return_op.parallel_conf)
-    attrs = {"ofblob_buffer_name": foreign_output_buffer(name)}
+    attrs: dict[str, Any] = {"ofblob_buffer_name": foreign_output_buffer(name)}
     if mirrored_parts:
         attrs["mirrored_parts"] = mirrored_parts
         attrs["mirrored_axis"] = mirrored_axis
@@ -99,7 +99,7 @@ def make_model_io_jobs(variables: list[OpConf], descs: dict[str, BlobDesc]) -> l
     jobs = []
     for kind, name in MODEL_IO_JOBS.items():
         b = SystemJobBuilder(name, "model_io")
-        path_lbn = None
+        path_lbn = ""  # set below for load/save, which alone read a path
         if kind != "init":
             attrs = {"shape": (PATH_CAPACITY,), "dtype": "uint8", "ofblob_buffer_name": foreign_input_buffer(name)}
             path_lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)

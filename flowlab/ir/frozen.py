@@ -19,6 +19,8 @@ T = TypeVar("T")
 
 class FrozenDict(Mapping[K, V], Generic[K, V]):
     __slots__ = ("_data", "_hash")
+    _data: dict[K, V]
+    _hash: int | None
 
     def __init__(self, data: Mapping[K, V] | Iterable[tuple[K, V]] = (), /) -> None:
         object.__setattr__(self, "_data", dict(data))
@@ -59,7 +61,8 @@ class FrozenDict(Mapping[K, V], Generic[K, V]):
     def __hash__(self) -> int:
         if self._hash is None:
             object.__setattr__(self, "_hash", hash(frozenset(self._data.items())))
-        return self._hash  # type: ignore[return-value]
+        assert self._hash is not None
+        return self._hash
 
     def __or__(self, other: Mapping[K, V]) -> FrozenDict[K, V]:
         return FrozenDict({**self._data, **other})

@@ -25,7 +25,7 @@ from ..flags import get
 from ..ir import BlobDesc, OpConf
 from ..ir.dtype import float16, float32
 
-KernelFn = Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]
+KernelFn = Callable[[list[np.ndarray], list[np.ndarray]], None]
 IMPLS = ("reference", "numba")  # what a kernel is registered as
 MODES = ("tiered", *IMPLS)  # what a runtime runs: tiered starts on the reference and switches to Numba (tiered.py)
 

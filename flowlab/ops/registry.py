@@ -58,6 +58,13 @@ class OpDef:
     # SBP candidate signatures (OneFlow's GetSbpSignatures): SbpCtx -> [signature], see ops/sbp_rules.py
     sbp: Callable[..., Any] | None = None
 
+    @property
+    def sbp_rule(self) -> Callable[..., Any]:
+        """The SBP rule, never None: ``register_op`` refuses an op that declares none."""
+        if self.sbp is None:
+            raise ValueError(f"op type {self.op_type!r} declares no SBP rule")
+        return self.sbp
+
 
 REQUIRED = object()
 _OPS: dict[str, OpDef] = {}

@@ -41,7 +41,7 @@ def _int_view(array: Any) -> Any:
     """A memoryview of a host integer array (its items read as Python ints); the array itself otherwise (a GPU
     array, a float blob: nothing reads ids from those)."""
     if isinstance(array, np.ndarray) and array.dtype.kind in "iu" and array.flags.c_contiguous:
-        return memoryview(array)
+        return array.data  # a memoryview of the array
     return array
 
 
