@@ -27,11 +27,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) -m pytest
-	$(VENV)/bin/ruff check flowlab tests benchmarks examples
+	$(VENV)/bin/ruff check flowlab tests benchmarks examples tools
 	$(VENV)/bin/mypy
+	$(PY) tools/sz.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check flowlab tests benchmarks examples
+	$(VENV)/bin/ruff check flowlab tests benchmarks examples tools
 	$(VENV)/bin/mypy
 
 bench: $(STAMP)
