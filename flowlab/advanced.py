@@ -12,31 +12,31 @@ from .frontend.builder import current_builder
 from .frontend.location import user_location
 from .ir import OpConf, ParallelConf
 from .ops._common import require_blob
-from .ops.distribute_ops import ONE_DEVICE_OUTPUTS, _add_op
+from .ops.distribute_ops import ONE_DEVICE_OUTPUTS, add_distribute_op
 
 
 def distribute_clone(x: LazyBlob, name: str | None = None) -> tuple[LazyBlob, ...]:
     """``x`` (B) as one blob per device of the current placement, each the whole blob on that device alone."""
     require_blob(x, "the input of distribute_clone")
-    return tuple(_add_op("distribute_clone", [x], _attrs(), _name("DistributeClone_", name)))
+    return tuple(add_distribute_op("distribute_clone", [x], _attrs(), _name("DistributeClone_", name)))
 
 
 def distribute_split(x: LazyBlob, axis: int = 0, name: str | None = None) -> tuple[LazyBlob, ...]:
     """``x`` (S(axis)) as one blob per device of the current placement: device i's balanced slice, on it alone."""
     require_blob(x, "the input of distribute_split")
-    return tuple(_add_op("distribute_split", [x], _attrs(axis), _name("DistributeSplit_", name)))
+    return tuple(add_distribute_op("distribute_split", [x], _attrs(axis), _name("DistributeSplit_", name)))
 
 
 def distribute_concat(xs: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
     """One blob per device of the current placement (blob i to device i), joined on ``axis``: S(axis)."""
     xs = _pieces_in_their_slots("distribute_concat", xs)
-    return _add_op("distribute_concat", xs, _attrs(axis), _name("DistributeConcat_", name))[0]
+    return add_distribute_op("distribute_concat", xs, _attrs(axis), _name("DistributeConcat_", name))[0]
 
 
 def distribute_add(xs: Sequence[LazyBlob], name: str | None = None) -> LazyBlob:
     """One blob per device of the current placement (blob i to device i), summed: P."""
     xs = _pieces_in_their_slots("distribute_add", xs)
-    return _add_op("distribute_add", xs, _attrs(), _name("DistributeAdd_", name))[0]
+    return add_distribute_op("distribute_add", xs, _attrs(), _name("DistributeAdd_", name))[0]
 
 
 def _attrs(axis: int = 0) -> dict:

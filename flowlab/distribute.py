@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .frontend.hints import AUTO, _Auto
+from .frontend.hints import AUTO, AutoHint
 from .frontend.scope import consistent_view, mirrored_view
 from .ir.sbp import BROADCAST, SbpParallel
 from .ir.sbp import split as _split
@@ -26,7 +26,7 @@ def broadcast() -> SbpParallel:
     return BROADCAST
 
 
-def auto() -> _Auto:
+def auto() -> AutoHint:
     return AUTO
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.compiler.plan_builder import _PlanBuilder
+from flowlab.compiler.plan_builder import PlanBuilder
 from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
@@ -160,7 +160,7 @@ def _without_update_ctrl_edges(monkeypatch) -> None:
         return add_op(self, op_type, inputs, attrs, name, **kw)
 
     monkeypatch.setattr(JobBuilder, "add_op", without)
-    monkeypatch.setattr(_PlanBuilder, "order_chains", lambda self, job_id: None)
+    monkeypatch.setattr(PlanBuilder, "order_chains", lambda self, job_id: None)
 
 
 @pytest.mark.parametrize("devices", [2, 3])

@@ -14,7 +14,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.compiler.plan_builder import _PlanBuilder
+from flowlab.compiler.plan_builder import PlanBuilder
 from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
@@ -171,7 +171,7 @@ def test_an_update_never_overtakes_a_reader_of_the_variable_ref(monkeypatch, dev
     """Without the chains' ordering edges nothing but data orders ``peek`` (read only for its return) before the
     update of w; the in-place pass orders it by a control edge, so an adversarial schedule still reads w before
     its update. (Without that edge the same schedule returned the updated w.)"""
-    monkeypatch.setattr(_PlanBuilder, "order_chains", lambda self, job_id: None)
+    monkeypatch.setattr(PlanBuilder, "order_chains", lambda self, job_id: None)
     train = _train(devices, reuse=False)  # no reused memory: the chain edges guard nothing else here
     batches = _batches(2)
     want_losses, want_peeks, _ = _numpy(batches)

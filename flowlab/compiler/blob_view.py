@@ -6,13 +6,13 @@ on the job traced so far: the same rules, the same answer the compiled job will 
 from __future__ import annotations
 
 from ..ir import Job
-from .sbp_infer import _JobSbp
+from .sbp_infer import JobSbp
 
 
 def producer_view(job: Job, lbn: str) -> tuple[int | None, int | None]:
     """(batch axis, split axis) of ``lbn`` in ``job``; None where the blob has none (is not split, or is not
     batched)."""
-    state = _JobSbp(job, {})
+    state = JobSbp(job, {})
     producer = job.producer_of(lbn).name
     for op in job.ops:
         state.infer(op)

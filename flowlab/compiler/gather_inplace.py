@@ -30,13 +30,13 @@ from typing import TYPE_CHECKING
 
 from ..errors import CompileError
 from ..ir import Plan, RegstDesc
-from .inplace import _successors, order_readers_before_writers, writes_variable
+from .inplace import order_readers_before_writers, task_successors, writes_variable
 
 if TYPE_CHECKING:
-    from .plan_builder import _PlanBuilder, _Regst, _Task
+    from .plan_builder import BuilderRegst, BuilderTask, PlanBuilder
 
 
-def set_all_gather_inplace(pb: _PlanBuilder) -> None:
+def set_all_gather_inplace(pb: PlanBuilder) -> None:
     """Grant each all-gather of a variable (a SliceBoxing copy reading a variable register of its own device) the
     variable's memory as its own rows, and order every reader of the gathered register before the variable's
     writers in the job."""
@@ -55,7 +55,7 @@ def set_all_gather_inplace(pb: _PlanBuilder) -> None:
         if any(writes_variable(r.op.op_type, bool(r.op.output_lbns)) or r.job_id != task.job_id for r in readers):
             continue
         if successors is None:
-            successors = _successors(pb)
+            successors = task_successors(pb)
         writers = [task_of[c] for c in var_regst.consumers if task_of[c].job_id == task.job_id
                    and writes_variable(task_of[c].op.op_type, bool(task_of[c].op.output_lbns))]
         if not order_readers_before_writers(pb, successors, readers, writers):
@@ -65,7 +65,7 @@ def set_all_gather_inplace(pb: _PlanBuilder) -> None:
         granted.add(var_regst.regst_desc_id)
 
 
-def _own_piece(pb: _PlanBuilder, task: _Task, task_of: dict[int, _Task]) -> tuple[_Regst, int] | None:
+def _own_piece(pb: PlanBuilder, task: BuilderTask, task_of: dict[int, BuilderTask]) -> tuple[BuilderRegst, int] | None:
     """The variable register of ``task``'s device among its inputs and the byte offset of its rows in the output,
     where it is one contiguous run of the output's bytes; else None."""
     out = task.produced["out"]
@@ -95,7 +95,7 @@ def _own_piece(pb: _PlanBuilder, task: _Task, task_of: dict[int, _Task]) -> tupl
     return None
 
 
-def _has_ref(pb: _PlanBuilder, regst: _Regst) -> bool:
+def _has_ref(pb: PlanBuilder, regst: BuilderRegst) -> bool:
     """Whether a variable-ref clone's register (inplace.py) is already this variable's memory."""
     return any(r.force_inplace == regst.regst_desc_id for r in pb.regsts)
 

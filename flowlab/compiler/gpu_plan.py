@@ -20,7 +20,7 @@ from ..ir import COMPUTE_TASK_TYPES, INTERFACE_OP_TYPES, OpConf, ParallelConf
 from ..ir.plan import BOXING_TASK_TYPES
 
 if TYPE_CHECKING:
-    from .plan_builder import _PlanBuilder, _Regst, _Task
+    from .plan_builder import BuilderRegst, BuilderTask, PlanBuilder
 
 STREAM_NAMES = ("compute", "h2d", "d2h", "nccl", "mix", "decode_h2d")  # OneFlow's CUDA_WORK_TYPE_SEQ
 COMPUTE, H2D, D2H = 0, 1, 2
@@ -32,7 +32,7 @@ def gpu_thrd_id(stream: int, device: int, gpu_device_num: int) -> int:
     return stream * gpu_device_num + device
 
 
-def gpu_device_of(task: _Task) -> int | None:
+def gpu_device_of(task: BuilderTask) -> int | None:
     """The GPU a task runs on (its kernels on that GPU's streams), or None for a host task."""
     on_gpu = task.op.parallel_conf.device_tag == "gpu"
     if task.task_type == "CopyHd" or (task.task_type in COMPUTE_TASK_TYPES and on_gpu):
@@ -40,19 +40,19 @@ def gpu_device_of(task: _Task) -> int | None:
     return None
 
 
-def _exempt_from_h2d(task: _Task) -> bool:
+def _exempt_from_h2d(task: BuilderTask) -> bool:
     """An interface op reads a host register where it is (pinned): TryAddCopyH2DTaskTo's exemption."""
     return task.op.op_type in INTERFACE_OP_TYPES
 
 
-def insert_copy_hd(pb: _PlanBuilder) -> None:
+def insert_copy_hd(pb: PlanBuilder) -> None:
     """Route every data edge that crosses between host and a GPU (or between GPUs) through CopyHd tasks; the
     consumer keeps its slot name and reads the same blobs from the copy's register."""
     if not any(gpu_device_of(t) is not None for t in pb.tasks):
         return
     by_id = {t.task_id: t for t in pb.tasks}
-    d2h: dict[int, _Regst] = {}  # regst id on a GPU -> the D2H copy's register
-    h2d: dict[tuple[int, int], _Regst] = {}  # (host regst id, device) -> the H2D copy's register
+    d2h: dict[int, BuilderRegst] = {}  # regst id on a GPU -> the D2H copy's register
+    h2d: dict[tuple[int, int], BuilderRegst] = {}  # (host regst id, device) -> the H2D copy's register
     for task in list(pb.tasks):
         if task.task_type == "CopyHd":
             continue
@@ -91,8 +91,8 @@ def insert_copy_hd(pb: _PlanBuilder) -> None:
             copy.register_num = 2
 
 
-def _copy(pb: _PlanBuilder, src: _Task, regst: _Regst, kind: str, machine: int, device: int,
-          by_id: dict[int, Any]) -> _Regst:
+def _copy(pb: PlanBuilder, src: BuilderTask, regst: BuilderRegst, kind: str, machine: int, device: int,
+          by_id: dict[int, Any]) -> BuilderRegst:
     lbns = tuple(regst.blobs)
     n = sum(1 for t in pb.tasks if t.task_type == "CopyHd")
     op = OpConf(f"copy_hd_{n}", "copy_hd", {"in": lbns}, {"out": lbns}, {"type": kind},
@@ -106,7 +106,7 @@ def _copy(pb: _PlanBuilder, src: _Task, regst: _Regst, kind: str, machine: int, 
     return out
 
 
-def mem_cases(pb: _PlanBuilder) -> dict[int, str]:
+def mem_cases(pb: PlanBuilder) -> dict[int, str]:
     """The mem_case of every data register (InitProducedRegstMemCase, then PinConsumedRegstMemCase)."""
     by_id = {t.task_id: t for t in pb.tasks}
     out: dict[int, str] = {}

@@ -29,7 +29,7 @@ from ..ir import Plan, RegstDesc
 from ..ops.registry import get_op_def
 
 if TYPE_CHECKING:
-    from .plan_builder import _PlanBuilder, _Regst, _Task
+    from .plan_builder import BuilderRegst, BuilderTask, PlanBuilder
 
 VARIABLE_REF_OPS = frozenset({"distribute_clone", "distribute_split"})
 
@@ -40,7 +40,7 @@ def writes_variable(op_type: str, has_outputs: bool) -> bool:
     return op_type in ("model_init", "model_load") or not (has_outputs or get_op_def(op_type).system)
 
 
-def set_variable_ref_inplace(pb: _PlanBuilder) -> None:
+def set_variable_ref_inplace(pb: PlanBuilder) -> None:
     """Mark each variable-ref clone (split) task's ``out`` as the variable register's memory, and order every
     reader of it before every writer of the variable in the job."""
     task_of = {t.task_id: t for t in pb.tasks}
@@ -54,7 +54,7 @@ def set_variable_ref_inplace(pb: _PlanBuilder) -> None:
         if task_of[var_regst.producer].op.op_type != "variable" or not _same_bytes(var_regst, out):
             continue
         if successors is None:
-            successors = _successors(pb)
+            successors = task_successors(pb)
         writers = [task_of[c] for c in var_regst.consumers if c != task.task_id
                    and task_of[c].job_id == task.job_id
                    and writes_variable(task_of[c].op.op_type, bool(task_of[c].op.output_lbns))]
@@ -64,8 +64,8 @@ def set_variable_ref_inplace(pb: _PlanBuilder) -> None:
         out.force_inplace = in_id
 
 
-def order_readers_before_writers(pb: _PlanBuilder, successors: dict[int, set[int]], readers: list[_Task],
-                                 writers: list[_Task]) -> bool:
+def order_readers_before_writers(pb: PlanBuilder, successors: dict[int, set[int]], readers: list[BuilderTask],
+                                 writers: list[BuilderTask]) -> bool:
     """Make every reader of memory shared with a variable reach every writer of that variable (a control edge
     where no path exists yet; ``successors`` is kept up to date), so no update overtakes a reader. False, adding
     nothing, if some writer already reaches some reader: that reader must see the value from before the update,
@@ -82,14 +82,14 @@ def order_readers_before_writers(pb: _PlanBuilder, successors: dict[int, set[int
     return True
 
 
-def _same_bytes(var_regst: _Regst, out: _Regst) -> bool:
+def _same_bytes(var_regst: BuilderRegst, out: BuilderRegst) -> bool:
     if len(var_regst.blobs) != 1 or len(out.blobs) != 1 or var_regst.register_num != out.register_num:
         return False
     (a,), (b,) = var_regst.blobs.values(), out.blobs.values()
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-def _successors(pb: _PlanBuilder) -> dict[int, set[int]]:
+def task_successors(pb: PlanBuilder) -> dict[int, set[int]]:
     by_id = {r.regst_desc_id: r for r in pb.regsts}
     out: dict[int, set[int]] = {t.task_id: set() for t in pb.tasks}
     for t in pb.tasks:

@@ -31,7 +31,7 @@ from ..frontend.builder import JobBuilder
 from ..ir import Job, OpConf, ParallelConf
 from ..ir.sbp import BROADCAST, SbpParallel, split
 from ..ops.registry import get_op_def
-from .sbp_infer import _JobSbp
+from .sbp_infer import JobSbp
 
 MODE_KEY = "optimizer_placement_optimization_mode"
 THRESHOLD_KEY = "optimizer_placement_optimization_threshold"
@@ -67,7 +67,7 @@ class _Graph:
         for op in job.ops:
             for producer in dict.fromkeys(lbn.rpartition("/")[0] for lbn in op.input_lbns):
                 self.consumers[producer].append(op)
-        self.sbp = _JobSbp(job, {})
+        self.sbp = JobSbp(job, {})
         for op in job.ops:
             self.sbp.infer(op)
 

@@ -16,10 +16,10 @@ from .gpu_plan import mem_cases
 from .memory import RegstMem, align, plan_memory
 
 if TYPE_CHECKING:
-    from .plan_builder import _PlanBuilder
+    from .plan_builder import PlanBuilder
 
 
-def assemble(pb: _PlanBuilder, jobs: list[Job]) -> Plan:
+def assemble(pb: PlanBuilder, jobs: list[Job]) -> Plan:
     task_of = {t.task_id: t for t in pb.tasks}
     chain_pos = {t.task_id: i for chain in pb.chains.values() for i, t in enumerate(chain)}
     chain_of = {t.task_id: t.chain_id for t in pb.tasks}

@@ -64,7 +64,7 @@ BOXING_OPS = {"copy": ("slice_boxing_copy", "System-Boxing-BoxingCopy", "SliceBo
 
 
 @dataclass
-class _Regst:
+class BuilderRegst:
     regst_desc_id: int
     producer: int
     regst_type: str
@@ -76,7 +76,7 @@ class _Regst:
 
 
 @dataclass
-class _Task:
+class BuilderTask:
     job_id: int
     op: OpConf
     task_type: str
@@ -89,20 +89,20 @@ class _Task:
     parallel_id: int = 0
     parallel_num: int = 1
     sbp_signature: SbpSignature | None = None
-    produced: dict[str, _Regst] = field(default_factory=dict)
+    produced: dict[str, BuilderRegst] = field(default_factory=dict)
     consumed: dict[str, list[int]] = field(default_factory=dict)
     # per input of its op (op.input_lbns' order): the register that input reads. One blob can reach an op as two
     # arguments in two SBPs (x @ x.T: a local piece and a boxed whole), so the blob's name does not say which
     input_regsts: list[int] = field(default_factory=list)
 
-    def consume(self, name: str, regst: _Regst) -> None:
+    def consume(self, name: str, regst: BuilderRegst) -> None:
         ids = self.consumed.setdefault(name, [])
         if regst.regst_desc_id not in ids:
             ids.append(regst.regst_desc_id)
             regst.consumers.append(self.task_id)
 
 
-class _PlanBuilder:
+class PlanBuilder:
     """OneFlow's TaskGraph for all jobs at once: a task per device of each op, boxing between them, ids.
 
     Thread ids follow OneFlow's IDMgr (G = gpu_device_num, C = cpu_device_num): six GPU threads per device
@@ -117,14 +117,14 @@ class _PlanBuilder:
         self.cpu_device_num = cpu_device_num
         self.gpu_device_num = gpu_device_num
         self.cpu_base = GPU_STREAMS * gpu_device_num  # the first CPU thread id
-        self.tasks: list[_Task] = []
-        self.by_op: dict[tuple[int, str], list[_Task]] = {}
-        self.regsts: list[_Regst] = []
+        self.tasks: list[BuilderTask] = []
+        self.by_op: dict[tuple[int, str], list[BuilderTask]] = {}
+        self.regsts: list[BuilderRegst] = []
         self.task_index: dict[tuple[int, int, int], int] = {}
         self.independent_thrd: dict[tuple[int, str], int] = {}
         self.boxing_offset: dict[int, int] = {}
-        self.chains: dict[tuple[int, int, int], list[_Task]] = {}  # (job, machine, device) -> compute chain
-        self.proxies: dict[tuple[int, int], _Task] = {}
+        self.chains: dict[tuple[int, int, int], list[BuilderTask]] = {}  # (job, machine, device) -> compute chain
+        self.proxies: dict[tuple[int, int], BuilderTask] = {}
         self.edges: dict[tuple, BoxingDecision] = {}  # (job, lbn, dst SBP, placement, interface)
         self.logged_edges: set[tuple[int, str, str, str]] = set()  # (job, consumer op, lbn, dst SBP)
         self.boxing_log: dict[int, list[str]] = {}
@@ -133,12 +133,12 @@ class _PlanBuilder:
 
     # -- tasks -------------------------------------------------------------------------------------
     def new_task(self, job_id: int, op: OpConf, task_type: str, machine: int, device: int, thrd: int,
-                 stream: int = 0, **ctx: object) -> _Task:
+                 stream: int = 0, **ctx: object) -> BuilderTask:
         key = (machine, thrd, stream)
         index = self.task_index.get(key, 0)
         self.task_index[key] = index + 1
         order = len(self.tasks)
-        task = _Task(job_id, op, task_type, machine, device, thrd, encode_task_id(machine, thrd, index, stream),
+        task = BuilderTask(job_id, op, task_type, machine, device, thrd, encode_task_id(machine, thrd, index, stream),
                      order, order, **ctx)  # type: ignore[arg-type]
         self.tasks.append(task)
         return task
@@ -182,18 +182,18 @@ class _PlanBuilder:
             self.by_op[(job_id, op.name)] = tasks
             self.ops[(job_id, op.name)] = op
 
-    def regst(self, task: _Task, name: str, regst_type: str) -> _Regst:
+    def regst(self, task: BuilderTask, name: str, regst_type: str) -> BuilderRegst:
         if name not in task.produced:
-            regst = _Regst(len(self.regsts), task.task_id, regst_type, REGISTER_NUM.get(task.task_type, 1))
+            regst = BuilderRegst(len(self.regsts), task.task_id, regst_type, REGISTER_NUM.get(task.task_type, 1))
             self.regsts.append(regst)
             task.produced[name] = regst
         return task.produced[name]
 
-    def regst_holding(self, task: _Task, lbn: str) -> _Regst:
+    def regst_holding(self, task: BuilderTask, lbn: str) -> BuilderRegst:
         return self.regst(task, _regst_name(task, lbn), "data")
 
     # -- boxing's TaskGraph ------------------------------------------------------------------------
-    def proxy(self, task: _Task, machine: int, lbn: str = "") -> _Task:
+    def proxy(self, task: BuilderTask, machine: int, lbn: str = "") -> BuilderTask:
         """``task`` on its own machine; else a CopyCommNet task on ``machine`` that reads the register holding
         ``lbn`` (all of its blobs), made once per register and machine (OneFlow's GetProxyNode)."""
         if task.machine_id == machine:
@@ -214,7 +214,7 @@ class _PlanBuilder:
             self.proxies[key] = copy
         return self.proxies[key]
 
-    def ctrl_from(self, src: _Task, dst: _Task) -> _Regst:
+    def ctrl_from(self, src: BuilderTask, dst: BuilderTask) -> BuilderRegst:
         """The control register of ``src`` as ``dst`` reads it: ``src``'s own ``out_ctrl``, or, from another
         machine, that of a CopyCommNet task on ``dst``'s machine in ``dst``'s job (made once per register and
         machine): in OneFlow a tick reaches another machine as a register through CopyCommNet like any other,
@@ -234,8 +234,8 @@ class _PlanBuilder:
             self.proxies[key] = copy
         return self.proxies[key].produced["out"]
 
-    def boxing_node(self, kind: str, edge: Edge, machine_id: int, device_id: int, inputs: list[tuple[_Task, Box]],
-                    out_box: Box, view_shape: tuple[int, ...], out_desc: BlobDesc) -> _Task:
+    def boxing_node(self, kind: str, edge: Edge, machine_id: int, device_id: int, inputs: list[tuple[BuilderTask, Box]],
+                    out_box: Box, view_shape: tuple[int, ...], out_desc: BlobDesc) -> BuilderTask:
         op_type, prefix, task_type = BOXING_OPS[kind]
         lbn = edge.lbn
         attrs = {"lbi": lbn, "view_shape": view_shape, "out_slice": out_box.ranges,
@@ -391,7 +391,7 @@ def _per_device_op(job: Job, op: OpConf, parallel_id: int, parallel_num: int) ->
     return op.replace(attrs={**op.attrs, "logical_shape": desc.shape, "ref_slice": box.ranges})
 
 
-def _regst_name(task: _Task, lbn: str) -> str:
+def _regst_name(task: BuilderTask, lbn: str) -> str:
     """A Case task has one register per branch (``out_<i>``); every other task puts its outputs in ``out``."""
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
 
@@ -405,7 +405,7 @@ def build_plan(jobs: list[Job], cpu_device_num: int = 1,
     main = make_main_job(jobs)
     main_id = len(jobs)
     all_jobs = [*jobs, main]
-    pb = _PlanBuilder(cpu_device_num, gpu_device_num)
+    pb = PlanBuilder(cpu_device_num, gpu_device_num)
     for job_id, job in enumerate(all_jobs):
         pb.add_tasks(job_id, job)
     for job_id, job in enumerate(all_jobs):

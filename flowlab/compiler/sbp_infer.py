@@ -88,7 +88,7 @@ def copy_cost(producer: SbpParallel, candidate: SbpParallel, nbytes: int) -> int
     return nbytes
 
 
-class _JobSbp:
+class JobSbp:
     """The SBP and batch axis of each lbn of one job, filled op by op in topological order."""
 
     def __init__(self, job: Job, forced: Mapping[str, SbpParallel]) -> None:
@@ -385,7 +385,7 @@ def _dedupe(cands: list[dict[str, SbpParallel]]) -> list[dict[str, SbpParallel]]
 
 
 def infer_job_sbp(job: Job, forced: Mapping[str, SbpParallel] | None = None) -> tuple[Job, dict[str, SbpDecision]]:
-    state = _JobSbp(job, forced or {})
+    state = JobSbp(job, forced or {})
     for op in job.ops:
         state.infer(op)
     return job.replace(sbp_signatures=state.signatures), state.decisions

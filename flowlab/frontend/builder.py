@@ -209,24 +209,24 @@ def _fill_attrs(op_type: str, defaults: dict[str, Any], given: dict[str, Any]) -
     return out
 
 
-_builders: list[JobBuilder] = []
+builder_stack: list[JobBuilder] = []
 
 
 def current_builder() -> JobBuilder:
-    if not _builders:
+    if not builder_stack:
         raise RuntimeError(
             "flowlab ops build a job and can only be called inside a @flow.global_function while it is traced"
         )
-    return _builders[-1]
+    return builder_stack[-1]
 
 
 @contextmanager
 def building(builder: JobBuilder) -> Iterator[JobBuilder]:
-    _builders.append(builder)
+    builder_stack.append(builder)
     try:
         yield builder
     finally:
-        _builders.pop()
+        builder_stack.pop()
 
 
 @contextmanager

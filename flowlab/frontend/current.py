@@ -14,7 +14,7 @@ from ..errors import SessionStateError
 from ..ir import ParallelConf
 from . import builder as _builder
 from .function_config import FunctionConfig, FunctionDescView
-from .scope import _name_scopes, current_placement, current_view
+from .scope import current_placement, current_view, name_scope_stack
 
 
 @dataclass(frozen=True)
@@ -54,16 +54,16 @@ def current_scope() -> ScopeSymbol:
     """The scope in force here: inside a job function, the placement and view of the innermost ``flow.scope``
     over the job's defaults (FunctionConfig's default_placement_scope / default_logical_view); outside one, those
     of the process (every device of every machine, the consistent view)."""
-    builder = _builder._builders[-1] if _builder._builders else None
+    builder = _builder.builder_stack[-1] if _builder.builder_stack else None
     placement = current_placement(builder.default_placement if builder is not None else None)
     view = current_view(builder.default_view if builder is not None else "consistent")
-    return ScopeSymbol(ParallelDescSymbol(placement), view == "mirrored", tuple(_name_scopes),
+    return ScopeSymbol(ParallelDescSymbol(placement), view == "mirrored", tuple(name_scope_stack),
                        builder.job_name if builder is not None else None)
 
 
 def current_global_function_desc() -> FunctionDescView:
     """The function desc of the job function being traced: ``IsTrainable()``, and its config fields by name."""
-    builder = _builder._builders[-1] if _builder._builders else None
+    builder = _builder.builder_stack[-1] if _builder.builder_stack else None
     desc = builder.function_desc if builder is not None else None
     if desc is None:
         raise SessionStateError("flow.current_global_function_desc() reads the job function being traced; call it "

@@ -15,7 +15,7 @@ from ..ir import Job, ParallelConf
 from ..ir.dtype import float32
 from ..typing import MirroredTensorDef
 from .blob import LazyBlob
-from .builder import JobBuilder, _builders, building
+from .builder import JobBuilder, builder_stack, building
 from .function_config import FunctionConfig
 from .location import describe
 from .scope import LogicalView, PlacementScope, default_parallel_conf
@@ -101,7 +101,7 @@ def _decorator(type: str, function_config: FunctionConfig | None,
             __tracebackhide__ = True  # IPython leaves this wrapper out of tracebacks
             session = default_session()
             try:
-                if _builders:  # some thread traces a job: if it is this one, this call is inside a job's body
+                if builder_stack:  # some thread traces a job: if it is this one, this call is inside a job's body
                     _refuse_nested_call(session, desc, sys._getframe(1))
                 return session.lazy_run(desc, args, kwargs)
             except FlowlabError as err:  # a user-facing error: its traceback ends at the user's line
@@ -118,12 +118,12 @@ def _refuse_nested_call(session: Any, desc: FunctionDesc, caller: Any) -> None:
     recurse until RecursionError). Tracing runs under the session's lock, so taking the lock here waits out
     another thread's trace; only the tracing thread itself still finds its builder."""
     with session.lock:
-        if _builders:
+        if builder_stack:
             where = describe(caller.f_code.co_filename, caller.f_lineno)
             from ..errors import SessionStateError
 
             raise SessionStateError(
-                f"job function {desc.job_name!r} was called while tracing job {_builders[-1].job_name!r} (at "
+                f"job function {desc.job_name!r} was called while tracing job {builder_stack[-1].job_name!r} (at "
                 f"{where}); job functions cannot be called inside another job function's body. Call them one "
                 "after the other from ordinary Python code, or share the ops through a plain Python function"
             )

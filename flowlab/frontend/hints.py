@@ -8,14 +8,14 @@ from ..errors import OpInferError
 from ..ir.sbp import SbpParallel
 
 
-class _Auto:
+class AutoHint:
     """OneFlow's AutoDistribute: no hint."""
 
     def __repr__(self) -> str:
         return "flow.distribute.auto()"
 
 
-AUTO = _Auto()
+AUTO = AutoHint()
 
 
 def as_sbp_hint(distribute: Any, shape: tuple[int, ...], what: str, loc: str | None) -> SbpParallel | None:

@@ -57,7 +57,7 @@ class EnvConfig:
 
 ENV = EnvConfig()
 _placements: list[ParallelConf] = []
-_name_scopes: list[str] = []
+name_scope_stack: list[str] = []
 _gpu_warned = False
 
 
@@ -243,11 +243,11 @@ def current_placement(default: ParallelConf | None = None) -> ParallelConf:
 def namespace(name: str) -> Iterator[str]:
     if not isinstance(name, str) or not name:
         raise ValueError(f"a name scope needs a non-empty string; got {name!r}")
-    _name_scopes.append(name)
+    name_scope_stack.append(name)
     try:
         yield name
     finally:
-        _name_scopes.pop()
+        name_scope_stack.pop()
 
 
 def scoped_name(name: str) -> str:
@@ -257,11 +257,11 @@ def scoped_name(name: str) -> str:
         where = user_location()
         raise OpInferError(f"{where + ': ' if where else ''}op name is empty (got {name!r}); give a non-empty name, "
                            "or name=None where the op generates one")
-    return "-".join([*_name_scopes, name])
+    return "-".join([*name_scope_stack, name])
 
 
 def reset_scopes() -> None:
     """Drop scopes left open by an exception while tracing."""
     _placements.clear()
-    _name_scopes.clear()
+    name_scope_stack.clear()
     _views.clear()

@@ -128,7 +128,7 @@ def _add_rule(ctx: SbpCtx) -> list[Signature]:
     return [ctx.make({"in": lying if lying is not None and lying.is_split else PARTIAL_SUM, "out": PARTIAL_SUM})]
 
 
-def _add_op(op_type: str, xs: list[Any], attrs: dict[str, Any], name: str) -> list[Any]:
+def add_distribute_op(op_type: str, xs: list[Any], attrs: dict[str, Any], name: str) -> list[Any]:
     from ..frontend.builder import add_op, current_builder
 
     attrs = {k: v for k, v in attrs.items() if k != "is_variable_ref"}  # a gradient is no variable's memory
@@ -178,13 +178,13 @@ def _dys(ctx: Any) -> list[Any] | None:
 def _grad_split(ctx: Any) -> None:
     dys = _dys(ctx)
     if dys is not None:
-        ctx.set_dx("in", _add_op("distribute_concat", dys, dict(ctx.attrs), f"{ctx.op.name}_grad")[0])
+        ctx.set_dx("in", add_distribute_op("distribute_concat", dys, dict(ctx.attrs), f"{ctx.op.name}_grad")[0])
 
 
 def _grad_concat(ctx: Any) -> None:
     dy = ctx.dy("out")
     if dy is not None:
-        dxs = _add_op("distribute_split", [dy], dict(ctx.attrs), f"{ctx.op.name}_grad")
+        dxs = add_distribute_op("distribute_split", [dy], dict(ctx.attrs), f"{ctx.op.name}_grad")
         for i, dx in enumerate(dxs):
             ctx.set_dx("in", dx, i)
 
@@ -192,13 +192,13 @@ def _grad_concat(ctx: Any) -> None:
 def _grad_clone(ctx: Any) -> None:
     dys = _dys(ctx)
     if dys is not None:
-        ctx.set_dx("in", _add_op("distribute_add", dys, dict(ctx.attrs), f"{ctx.op.name}_grad")[0])
+        ctx.set_dx("in", add_distribute_op("distribute_add", dys, dict(ctx.attrs), f"{ctx.op.name}_grad")[0])
 
 
 def _grad_add(ctx: Any) -> None:
     dy = ctx.dy("out")
     if dy is not None:
-        for i, dx in enumerate(_add_op("distribute_clone", [dy], dict(ctx.attrs), f"{ctx.op.name}_grad")):
+        for i, dx in enumerate(add_distribute_op("distribute_clone", [dy], dict(ctx.attrs), f"{ctx.op.name}_grad")):
             ctx.set_dx("in", dx, i)
 
 
