@@ -258,10 +258,3 @@ def scoped_name(name: str) -> str:
         raise OpInferError(f"{where + ': ' if where else ''}op name is empty (got {name!r}); give a non-empty name, "
                            "or name=None where the op generates one")
     return "-".join([*name_scope_stack, name])
-
-
-def reset_scopes() -> None:
-    """Drop scopes left open by an exception while tracing."""
-    _placements.clear()
-    name_scope_stack.clear()
-    _views.clear()

@@ -80,10 +80,6 @@ class FrozenDict(Mapping[K, V], Generic[K, V]):
         return repr(self._data)  # prints as the dict it holds, so printed IR reads as before
 
 
-def freeze_mapping(data: Mapping[K, V] | None) -> FrozenDict[K, V]:
-    return data if isinstance(data, FrozenDict) else FrozenDict(data or {})
-
-
 _MUTABLE = (dict, list, set, bytearray)
 
 
