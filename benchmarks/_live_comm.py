@@ -29,7 +29,7 @@ from ipywidgets.widgets.widget import _remove_buffers
 from flowlab.notebook.widgets import _ESM
 from flowlab.viz.payload import plan_payload
 from flowlab.viz.payload_pack import live, pack
-from tests.deep_mlp import build_deep_mlp
+from tests.helpers.deep_mlp import build_deep_mlp
 from tests.viz.test_payload import synthetic_plan
 
 s = build_deep_mlp()

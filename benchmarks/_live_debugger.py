@@ -23,7 +23,7 @@ SETUP = '''import json, pathlib
 import numpy as np
 from flowlab.debug.debugger import Debugger
 from flowlab.notebook.debugger_widget import DebuggerWidget
-from tests.deep_mlp import build_deep_mlp
+from tests.helpers.deep_mlp import build_deep_mlp
 
 HERE = pathlib.Path.cwd()
 SESSION = build_deep_mlp()
@@ -81,7 +81,7 @@ def publish_rows(steps: int) -> list[tuple[str, str]]:
     from flowlab.debug.debugger import Debugger
     from flowlab.notebook.debugger_tables import StateTables
     from flowlab.notebook.debugger_widget import DebuggerWidget
-    from tests.deep_mlp import build_deep_mlp
+    from tests.helpers.deep_mlp import build_deep_mlp
 
     class Scratch(StateTables):  # as the widget built its tables before: every row and every lifetime anew
         def actors(self, dbg, nxt, limit, full=False):

@@ -43,7 +43,7 @@ from flowlab.viz.payload import jobset_payload, plan_payload
 from flowlab.viz.payload_graph import visible_count
 from flowlab.viz.payload_pack import pack
 from flowlab.viz.payload_svg import payload_svg
-from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL, build_deep_mlp
+from tests.helpers.deep_mlp import DEEP_MLP, DEEP_MLP_CALL, build_deep_mlp
 
 
 def rows_for(name: str, session: object, repeat: int) -> list[tuple[str, str]]:

@@ -8,7 +8,7 @@ import pytest
 
 # The suite runs the configuration users run (issue 25): the tiered kernels (a session's first call on the NumPy
 # reference kernels, every later call on Numba's: kernels/tiered.py) and fused segments compiled in the background.
-# Neither depends on timing for its bits (tests/test_tiered_reproducible.py, tests/test_default_configuration.py).
+# Neither depends on timing for its bits (tests/runtime/test_tiered_reproducible.py, tests/runtime/test_default_configuration.py).
 # A test that must see a compiled segment at a given call asks for ``fuse_in_call``; one about a pinned kernel
 # mode sets FLOWLAB_KERNELS itself (``kernel_impl``).
 # tests/cuda runs the CUDA kernels in Numba's simulator unless NUMBA_ENABLE_CUDASIM=0 (a GPU machine); Numba reads
@@ -39,5 +39,5 @@ def kernel_impl(request, monkeypatch):
 def fuse_in_call(monkeypatch):
     """Fused segments compiled in the call that fuses (FLOWLAB_FUSE_BACKGROUND=0), for a test that asserts the
     compiled segment or the generated call ran by a given call: in the background, which call first runs it
-    depends on timing (its results do not: tests/test_fused_background.py)."""
+    depends on timing (its results do not: tests/replay/test_fused_background.py)."""
     monkeypatch.setenv("FLOWLAB_FUSE_BACKGROUND", "0")

@@ -58,7 +58,7 @@ def _indexed_slices_conf(value: dict) -> str | None:
 
 
 _NUM = (int, float)
-# Each field flowlab acts on says what it changes (tests/test_config_fields.py checks each claim); the rest are
+# Each field flowlab acts on says what it changes (tests/frontend/test_config_fields.py checks each claim); the rest are
 # OneFlow's fields that flowlab accepts so OneFlow programs run unchanged, and warn once that they do nothing.
 FIELDS: dict[str, ConfigField] = {
     f.name: f

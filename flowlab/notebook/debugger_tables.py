@@ -3,7 +3,7 @@ record. A step of the 30-layer MLP train job moves a few of its 754 actors and a
 all of them again for every step took most of the kernel's time per step (benchmarks/_live_debugger.py
 ``publish_rows``). Here a row's dict is made again only when its actor's row changed (``LiveState.actor_rows`` keeps
 the rows), and a lifetime's dict only when the lifetime grew; ``full`` builds everything anew (a restart, a resync
-of the widget). Either way the state is the same (tests/test_debugger_rows.py).
+of the widget). Either way the state is the same (tests/debug/test_debugger_rows.py).
 """
 
 from __future__ import annotations

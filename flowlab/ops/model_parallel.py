@@ -29,7 +29,7 @@ from .sbp_rules import SbpCtx, Signature, broadcast_only
 class Decomposed(dict):
     """A candidate that is exact only as the pass that rewrites its op computes it (the op's own kernel sees one
     device's classes, not the whole softmax). ``sparse_softmax_cross_entropy_ms``'s split signature is one: the
-    exactness test checks its decomposition instead (tests/test_model_parallel_loss.py)."""
+    exactness test checks its decomposition instead (tests/devices/test_model_parallel_loss.py)."""
 
 
 def _infer_xent(ctx: InferCtx, outputs: tuple[str, ...]) -> dict[str, list[BlobDesc]]:

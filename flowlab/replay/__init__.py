@@ -5,7 +5,7 @@ its one hook, ``runtime.layer``: the first call of a job function from an idle r
 and captured (capture.py), later calls from the same protocol state replay the captured kernel calls
 (layer.py), runs of them are fused into generated Numba functions (fused.py), the protocol's bookkeeping is
 written lazily, before anything reads it (settle.py), and once fused a job function's calls run through one
-generated Python function around the Numba call (callgen.py). tests/test_replay_proof.py proves it
+generated Python function around the Numba call (callgen.py). tests/replay/test_replay_proof.py proves it
 bit-identical to the protocol: results, variables, watched values and every piece of protocol state
 (``protocol_state``).
 

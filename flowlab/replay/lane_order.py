@@ -90,7 +90,7 @@ def schedule_order(ranges_of: list[list[tuple[int, int, bool]]], lane_of: list[i
             # a step another lane waits on goes first too, as a pull does (the train step's identity, before its
             # counter there): behind the pull it kept that lane's counter, and so this lane's backward, waiting for
             # a whole backward of the other (boxing acts run beside their readers, ``to_reader_lanes``, so both
-            # lanes' losses are ready at once and the pull's chain won; tests/test_boxing_fused.py caught it)
+            # lanes' losses are ready at once and the pull's chain won; tests/replay/test_boxing_fused.py caught it)
             first[p] = first[p] or lane_of[p] != lane_of[index]
     finish: dict[int, float] = {}
     clock = [0.0] * (max(lane_of, default=0) + 1)

@@ -18,7 +18,7 @@ theirs), but for a boxing kernel only its output (so both devices' boxing of one
 that touch the runtime itself (foreign I/O, watches, notifies: ``RUNTIME_KERNELS``) also conflict with each other
 through one shared pseudo-range, so they keep their order. Waits always point to earlier steps of the capture
 order, so lanes cannot wait on each other in a cycle.
-tests/test_lanes_replay.py proves lanes bit-identical to the protocol on 2 and 3 devices.
+tests/replay/test_lanes_replay.py proves lanes bit-identical to the protocol on 2 and 3 devices.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ SliceBoxing's two), and the runtime's act count. Consecutive
 replays of one schedule settle in one pass, so a training loop pays for the bookkeeping once, not per call.
 ``Runtime.observe()`` calls it (through the layer) before ``step()``, ``peek()`` and ``seq`` read the state.
 
-tests/test_replay_proof.py removes each state update below in turn and checks that the proof then fails: none is
+tests/replay/test_replay_proof.py removes each state update below in turn and checks that the proof then fails: none is
 dead, and the proof sees every one.
 """
 

@@ -156,7 +156,7 @@ class Actor:
     def act_silent(self) -> None:
         """``act()`` without building its (read, written) lists: the act of a run that no one records (a
         protocol call's hot loop, Runtime._run_to_idle). Kept in step with ``act`` line for line;
-        tests/test_runtime.py checks that both leave the same protocol state."""
+        tests/runtime/test_runtime.py checks that both leave the same protocol state."""
         kernel = self.kernel
         if kernel is not None:
             if self.io_lbns is not None:

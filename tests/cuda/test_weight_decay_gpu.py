@@ -1,5 +1,5 @@
 """Weight decay in the CUDA update kernels (Numba's simulator here; a GPU with NUMBA_ENABLE_CUDASIM=0) against
-NumPy transcriptions of OneFlow v0.3.4's functors: the cases are tests/weight_decay_cases.py."""
+NumPy transcriptions of OneFlow v0.3.4's functors: the cases are tests/helpers/weight_decay_cases.py."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from flowlab.kernels import make_kernel
-from tests import weight_decay_cases as cases
+from tests.helpers import weight_decay_cases as cases
 
 from .helpers import _op
 

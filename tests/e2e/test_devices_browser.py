@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import harness_page, missing
-from tests.test_multi_device_payload import _dp_train
+from tests.devices.test_multi_device_payload import _dp_train
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

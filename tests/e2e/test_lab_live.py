@@ -14,7 +14,7 @@ import nbformat
 import numpy as np
 import pytest
 
-from tests.deep_mlp import DEEP_MLP
+from tests.helpers.deep_mlp import DEEP_MLP
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, lab_server, least_contrast, missing, pixel_difference
 
 if missing():

@@ -65,7 +65,7 @@ def same(got, want):
 
 @pytest.fixture(scope="module")
 def deep():
-    from tests.deep_mlp import build_deep_mlp
+    from tests.helpers.deep_mlp import build_deep_mlp
 
     session = build_deep_mlp()
     desc = session.function_descs["deep_train"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from IPython.core.interactiveshell import InteractiveShell
 
-from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
+from tests.helpers.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
 
 BOUND = 4096  # bytes of text/plain, whatever the model's size
 

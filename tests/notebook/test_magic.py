@@ -14,7 +14,7 @@ from IPython.core.interactiveshell import InteractiveShell
 import flowlab as flow
 from flowlab.viz.payload import MIME
 from flowlab.viz.payload_pack import unpack
-from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
+from tests.helpers.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
 
 JOBSET, PLAN = MIME["jobset"], MIME["plan"]
 
@@ -22,7 +22,7 @@ CELL = """
 import numpy as np
 import flowlab as flow
 from flowlab.viz.payload import MIME
-from tests.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
+from tests.helpers.deep_mlp import DEEP_MLP, DEEP_MLP_CALL
 
 JOBSET, PLAN = MIME["jobset"], MIME["plan"]
 import flowlab.typing as tp

@@ -42,7 +42,7 @@ console.log(JSON.stringify({ ok: got.ok, message: got.ok ? "" : got.message, wan
 
 @pytest.fixture(scope="module")
 def deep_mlp_session():
-    from tests.deep_mlp import build_deep_mlp
+    from tests.helpers.deep_mlp import build_deep_mlp
 
     return build_deep_mlp()
 

@@ -11,7 +11,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
 
-from ..test_gradients import check, v
+from tests.training.test_gradients import check, v
 
 RNG = np.random.default_rng(31)
 

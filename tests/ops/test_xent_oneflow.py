@@ -17,7 +17,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
 
-from ..test_gradients import flowlab_grads
+from tests.training.test_gradients import flowlab_grads
 from .helpers import run_op
 
 RNG = np.random.default_rng(23)

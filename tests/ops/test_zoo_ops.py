@@ -2,7 +2,7 @@
 and flow.pad: OneFlow v0.3.4's user functions through a job against NumPy in float64, both CPU kernel
 implementations against NumPy, gradients against finite differences, a 2-device run of each split signature
 against one device, and the errors for bad input. (The CUDA kernels: tests/cuda/test_kernels.py, from the samples
-in op_samples.py; every SBP candidate's exactness: tests/test_sbp_rules_exact.py.)"""
+in op_samples.py; every SBP candidate's exactness: tests/compiler/test_sbp_rules_exact.py.)"""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError, OpInferError
 
-from ..test_gradients import check, v
+from tests.training.test_gradients import check, v
 from .helpers import run_op
 
 RNG = np.random.default_rng(23)

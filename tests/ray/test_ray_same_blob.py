@@ -1,7 +1,7 @@
 """One blob read as two arguments in two SBPs across two Ray machines: ``matmul(x, x, transpose_b=True)`` on an
 S(0) ``x`` over ``["0:0", "1:0"]`` reads ``a`` as each machine's piece and ``b`` as the whole, boxed over the
 network. Each Ray host binds the kernel's arguments by the registers the plan records (runtime/binding.py), as
-the in-process runtime does (tests/test_one_blob_two_args.py)."""
+the in-process runtime does (tests/frontend/test_one_blob_two_args.py)."""
 
 from __future__ import annotations
 

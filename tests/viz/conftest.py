@@ -62,6 +62,6 @@ def run_pad():
 
 @pytest.fixture(scope="module")
 def deep_mlp_session():
-    from tests.deep_mlp import build_deep_mlp
+    from tests.helpers.deep_mlp import build_deep_mlp
 
     return build_deep_mlp()

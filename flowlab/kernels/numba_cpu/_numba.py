@@ -43,12 +43,12 @@ def njit(fn=None, **kwargs):
     error_model="numpy": x / 0 gives inf or nan as in NumPy and OneFlow (Numba's default raises).
 
     nogil=True: a kernel runs without the GIL, so the actors of two Plan threads (two CPU devices) compute on
-    two cores at once (runtime/threads.py); tests/test_nogil.py proves two kernels overlap.
+    two cores at once (runtime/threads.py); tests/runtime/test_nogil.py proves two kernels overlap.
 
     A kernel must not assign an array into a slice (``out[:] = x[0]``, ``y.ravel()[:] = np.exp(x)``): Numba
     compiles its formatted shape-mismatch error for that, string formatting included, which took 5-14 s of a
     fresh process's first compile (and is never cached on its own). Write the loop, or use a ufunc's ``out``
-    argument (``np.exp(x, y)``). tests/test_startup.py checks every kernel file for it.
+    argument (``np.exp(x, y)``). tests/runtime/test_startup.py checks every kernel file for it.
     """
     kwargs.setdefault("cache", True)
     kwargs.setdefault("error_model", "numpy")

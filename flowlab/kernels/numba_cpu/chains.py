@@ -20,7 +20,7 @@ as conv.py's loop does; every GEMM gets the same operands. Registers may share m
 once its register is dead: at LeNet the relu writes over the conv's output, the pool over the bias_add's), so a
 chain is taken only where running sample by sample keeps the order of every two accesses to the same bytes of
 which one writes (``_sample_ordered``): an op's sample s may meet a later op's sample s' only where s <= s'.
-The replay proof (tests/test_replay_proof.py) compares the result with the protocol's bit for bit, and
+The replay proof (tests/replay/test_replay_proof.py) compares the result with the protocol's bit for bit, and
 tests/ops/test_conv_chains.py each chain with its ops run one by one.
 """
 
@@ -37,7 +37,7 @@ from . import math as elementwise
 from ._numba import njit
 from .conv import OC, OH, OW, N
 
-# (the kernels by module: a dispatcher imported by name would be listed twice where tests/test_tiered.py lists
+# (the kernels by module: a dispatcher imported by name would be listed twice where tests/runtime/test_tiered.py lists
 # the compiled ones)
 POOL, BIAS, DATA, FILTER = 1, 2, 4, 8  # _conv_grad_chain's stages
 
