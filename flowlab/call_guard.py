@@ -1,4 +1,4 @@
-"""What makes a failed or interrupted job call safe to survive (README, "Failure semantics").
+"""What makes a failed or interrupted job call safe to survive (docs/failure-semantics.md).
 
 - ``INTERRUPTS``: while a call runs in the main thread, SIGINT only sets a flag; the call runs to its end (a call
   is bounded) and the interrupt is then delivered as it would have been (KeyboardInterrupt under Python's default

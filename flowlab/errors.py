@@ -61,7 +61,7 @@ class CompileError(FlowlabError, RuntimeError):
 
 class KernelError(FlowlabError, RuntimeError):
     """A kernel raised while an actor acted; the call is cancelled and the session keeps the variables of the last
-    completed call (README, "Failure semantics")."""
+    completed call (docs/failure-semantics.md)."""
 
 
 class AllocationError(FlowlabError, MemoryError):

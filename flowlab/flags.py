@@ -13,7 +13,8 @@ Scopes and ``set`` are process-wide, not per thread: the runtime's lanes, its OS
 read the value the program set. Each switch is read at the moment its doc names (a session's start, a call, a
 kernel's build); a scope covers what is read while it is open, and a value read before the scope is kept.
 
-This module is the only one in flowlab that reads ``FLOWLAB_*`` variables (tests/project/test_flags.py scans the source);
+This module is the only one in flowlab that reads ``FLOWLAB_*`` variables (tests/project/test_flags.py scans the
+source);
 docs/flags.md's table is generated from the declarations below (``markdown()``).
 """
 

@@ -2,7 +2,7 @@
 
 All registered job functions are traced and compiled together on the first call of any of them (OneFlow's
 TryInit); later calls only run. The default session is made on first use, never at import. A call that fails or
-is interrupted is cancelled and leaves the session usable (README, "Failure semantics"; call_guard.py). A call's
+is interrupted is cancelled and leaves the session usable (docs/failure-semantics.md; call_guard.py). A call's
 job instances and result are built in job_call.py, checkpoints saved and loaded in model_io.py.
 """
 

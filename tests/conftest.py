@@ -8,7 +8,8 @@ import pytest
 
 # The suite runs the configuration users run (issue 25): the tiered kernels (a session's first call on the NumPy
 # reference kernels, every later call on Numba's: kernels/tiered.py) and fused segments compiled in the background.
-# Neither depends on timing for its bits (tests/runtime/test_tiered_reproducible.py, tests/runtime/test_default_configuration.py).
+# Neither depends on timing for its bits (tests/runtime/test_tiered_reproducible.py,
+# tests/runtime/test_default_configuration.py).
 # A test that must see a compiled segment at a given call asks for ``fuse_in_call``; one about a pinned kernel
 # mode sets FLOWLAB_KERNELS itself (``kernel_impl``).
 # tests/cuda runs the CUDA kernels in Numba's simulator unless NUMBA_ENABLE_CUDASIM=0 (a GPU machine); Numba reads

@@ -53,7 +53,8 @@ class LiveState:
         """One row per actor in the runtime's order, unmarked. A row is built again only when its actor's protocol
         state moved since the last call (an act, a register arriving or coming back, a state change: what
         ``_fingerprint`` reads), so a step of the 754-actor job rebuilds a few rows, not all of them. ``full`` (and a
-        new runtime: restart) builds every row; the result is the same either way (tests/debug/test_debugger_rows.py)."""
+        new runtime: restart) builds every row; the result is the same either way
+        (tests/debug/test_debugger_rows.py)."""
         cache: _RowCache | None = getattr(self, "_row_cache", None)
         if full or cache is None or cache.runtime is not self.runtime:
             cache = self._row_cache = _RowCache(self.runtime)

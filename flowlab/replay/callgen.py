@@ -15,7 +15,8 @@ registers has its own schedule), each with the constants written in: the placeho
 buffers and fresh arrays for the pulled copies, and the layer's bookkeeping (``ReplayLayer.replay``'s, the same
 statements). No JobInstance is made: a replayed call starts with the launch buffers empty (it starts from a known
 idle state) and leaves them empty, so the only protocol state its instances move is the launch counter, which the
-function moves. tests/replay/test_replay_proof.py and tests/replay/test_callgen.py check it bit for bit against the protocol.
+function moves. tests/replay/test_replay_proof.py and tests/replay/test_callgen.py check it bit for bit against the
+protocol.
 
 The function returns ``MISS`` (``CallSite.miss``), before doing anything, for any call it is not sure to run as
 the general path would: other arguments (the general path checks and explains them at the user's line), a runtime

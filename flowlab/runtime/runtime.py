@@ -186,7 +186,8 @@ class Runtime:
                 actor = popleft()
                 actor.queued = False
                 # No readiness check here (step() has one): an actor is queued only when ready, and only its own
-                # act (or closing, which this loop never runs in) can take its readiness away. tests/runtime/test_runtime.py
+                # act (or closing, which this loop never runs in) can take its readiness away.
+                # tests/runtime/test_runtime.py
                 # checks that every queued actor is ready after every act of several Plans.
                 try:
                     actor.act_silent()

@@ -17,8 +17,8 @@ from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
 from flowlab.runtime.variables import variable_pieces
-from tests.helpers.adversarial import data_successors, reaches_any, step_updates_first, update_tasks
 from tests.compiler.test_optimizer_placement import C, D, H, batches, config, initial_weights, optimizer
+from tests.helpers.adversarial import data_successors, reaches_any, step_updates_first, update_tasks
 
 
 def define(devices: int, mode: str | None = "distributed_split", reuse: bool = True):

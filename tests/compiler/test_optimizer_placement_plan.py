@@ -11,9 +11,9 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from tests.compiler.test_optimizer_placement import B, C, D, H, batches, compiled, define, initial_weights
 from tests.helpers.replay_models import MODELS, Call
 from tests.replay.test_lanes_replay import lane_schedules, lanes_run
-from tests.compiler.test_optimizer_placement import B, C, D, H, batches, compiled, define, initial_weights
 from tests.replay.test_replay_proof import assert_same
 
 

@@ -17,7 +17,6 @@ from flowlab.kernels.registry import make_kernel
 from flowlab.ops.model_parallel import Decomposed
 from flowlab.ops.registry import InferCtx, get_op_def, registered_op_types
 from flowlab.ops.sbp_rules import PerDeviceSignature, SbpCtx
-
 from tests.ops.op_samples import SAMPLES, sample
 
 RANDOM = {"dropout"}  # draws a mask: a slice's mask is not the slice of the whole blob's

@@ -1,5 +1,6 @@
 """The replay layer over a multi-device Plan: boxing tasks are kernels like any other, so a data-parallel model's
-replayed and fused calls are the protocol's bit for bit (the proof of tests/replay/test_replay_proof.py, on 2 devices)."""
+replayed and fused calls are the protocol's bit for bit (the proof of tests/replay/test_replay_proof.py, on 2
+devices)."""
 
 from __future__ import annotations
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import harness_page, missing
 from tests.devices.test_multi_device_payload import _dp_train
+from tests.e2e.harness import harness_page, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

@@ -14,8 +14,8 @@ import nbformat
 import numpy as np
 import pytest
 
-from tests.helpers.deep_mlp import DEEP_MLP
 from tests.e2e.harness import CHROMIUM, CHROMIUM_ARGS, lab_server, least_contrast, missing, pixel_difference
+from tests.helpers.deep_mlp import DEEP_MLP
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

@@ -1,4 +1,5 @@
-"""Adversarial stepping for the in-place memory tests (tests/compiler/test_variable_ref_inplace.py, test_gather_inplace.py):
+"""Adversarial stepping for the in-place memory tests (tests/compiler/test_variable_ref_inplace.py,
+test_gather_inplace.py):
 act every variable update as soon as it is ready and chosen readers as late as any actor can act, which is what a
 Plan without its ordering edges would let a scheduler do."""
 

@@ -1,6 +1,7 @@
 """The generated call (flowlab/replay/callgen.py): a job function's fused replayed calls as one Python function.
 
-It must be the layer's replay (itself the protocol, tests/replay/test_replay_proof.py) bit for bit, take only the calls it
+It must be the layer's replay (itself the protocol, tests/replay/test_replay_proof.py) bit for bit, take only the
+calls it
 is sure of (every other call goes the general way, with its checks and errors), fail as the general path fails
 (a cancelled call, the snapshot restored, a deferred Ctrl-C delivered), and print itself readably.
 """

@@ -204,7 +204,7 @@ def test_a_bad_label_in_one_lane_fails_the_call_by_op_and_training_goes_on(
 
 def test_sigint_from_a_lane_is_delivered_after_the_call_and_training_goes_on(monkeypatch: pytest.MonkeyPatch) -> None:
     """Ctrl-C while lanes run (sent here from lane 1's thread): the call runs to its end, then KeyboardInterrupt
-    reaches the caller, and the next calls go on in lanes (README, "Failure semantics")."""
+    reaches the caller, and the next calls go on in lanes (docs/failure-semantics.md)."""
     import os
     import signal
 

@@ -10,7 +10,6 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError
 from flowlab.kernels import registry
-
 from tests.ops.helpers import run_op
 
 IMPLS = ["reference", "numba"]

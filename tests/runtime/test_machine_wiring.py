@@ -13,7 +13,6 @@ import flowlab as flow
 from flowlab.distributed.wiring import Inbox, Link, localize
 from flowlab.runtime import JobInstance, Runtime
 from flowlab.session import call_instances
-
 from tests.ray.programs import data, mlp_train
 
 

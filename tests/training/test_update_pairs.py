@@ -17,10 +17,10 @@ from flowlab.kernels.numba_cpu.optimizer import _momentum_lr
 from flowlab.kernels.registry import FusedCall
 from flowlab.replay.combine import segment_calls
 from flowlab.replay.lane_order import schedule_order, to_reader_lanes
+from tests.compiler.test_optimizer_placement_plan import build_split
 from tests.helpers.replay_models import MODELS
 from tests.replay.test_fused_pairs import bits, data
 from tests.replay.test_lanes_replay import lane_schedules, lanes_run
-from tests.compiler.test_optimizer_placement_plan import build_split
 from tests.replay.test_replay_proof import assert_same
 
 F = np.float32

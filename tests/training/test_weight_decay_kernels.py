@@ -1,5 +1,6 @@
 """Weight decay in the CPU tiers' update kernels (reference, Numba) against NumPy transcriptions of OneFlow v0.3.4's
-functors: the cases are tests/helpers/weight_decay_cases.py. Momentum put the decay into the momentum and RMSProp applied
+functors: the cases are tests/helpers/weight_decay_cases.py. Momentum put the decay into the momentum and RMSProp
+applied
 one; OneFlow's MomentumUpdateFunctor decays the weight beside the momentum and its RmsPropUpdateFunctor ignores
 weight_decay."""
 

@@ -12,7 +12,8 @@ outputs: the two copies of x took 65 us cold as two loops and 43 as one (313 KB 
 
 Both outputs keep every byte the two kernels would write, in the same arithmetic per element (the same float32
 expressions, the same row order of the sum), so a segment that uses a pair stays bit-identical to the protocol
-running the two acts (tests/replay/test_fused_pairs.py, tests/replay/test_replay_proof.py). A pair is made only where that is
+running the two acts (tests/replay/test_fused_pairs.py, tests/replay/test_replay_proof.py). A pair is made only where
+that is
 sure: one dtype, contiguous arrays, and outputs that do not overlap the inputs they are read after (an
 in-place output must be exactly its input, or a sum's output lie on the first row it reads before writing).
 ``replay/fused.py`` asks ``pair_call`` for each two consecutive acts.

@@ -5,7 +5,7 @@ F(m x m, r x r) computes an m x m output tile from an a x a input tile (a = m + 
 ``Y = A^T [ (G g G^T) * (B^T d B) ] A``: the a*a elementwise products, summed over the input channels, are a*a
 GEMMs [out channels x in channels] x [in channels x tiles]. At LeNet's conv2 (5x5, 32 -> 64, 14x14) F(4x4, 5x5)
 does 64 * 64 * 32 * 16 products a sample against im2col's 64 * 800 * 196: 4.8x fewer, at 5e-6 of the output's
-scale in float32 (im2col: 4e-7); F(6x6) and F(7x7) lose 5e-4 and 8e-4, F(2x2) gives 2.8x (see README).
+scale in float32 (im2col: 4e-7); F(6x6) and F(7x7) lose 5e-4 and 8e-4, F(2x2) gives 2.8x (docs/performance.md).
 
 The three kernels of a conv share the transforms:
 - forward: the input tiles' B^T d B, the filter's G g G^T, a*a GEMMs, the output tiles' A^T M A;
