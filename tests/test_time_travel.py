@@ -285,3 +285,43 @@ def test_random_sequences_of_step_back_and_rewind(pad_job, moves):
     assert_same(dbg, fresh_at(pad_job, (X,), dbg.acts))
     dbg.continue_()
     np.testing.assert_array_equal(dbg.result, np.pad(X, ((0, 0), (0, 0), (1, 1), (1, 1)), mode="reflect"))
+
+
+def test_catch_nan_steps_back_from_the_culprit_through_its_inputs_writers():
+    rng = np.random.default_rng(0)
+    x, t = rng.normal(size=(8, 4)).astype(np.float32), rng.normal(size=(8, 1)).astype(np.float32)
+
+    @flow.global_function(type="train")
+    def train(x: tp.Numpy.Placeholder((8, 4)), t: tp.Numpy.Placeholder((8, 1))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(4, 1), initializer=flow.constant_initializer(0.5))
+        y = flow.matmul(x, w, name="predict")
+        loss = flow.math.reduce_mean(flow.math.square(flow.math.subtract(y, t, name="diff"), name="sq"), name="loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
+        return loss
+
+    flow.clear_default_session()
+    train(x, t)
+    bad = x.copy()
+    bad[3, 1] = 1e30  # finite; its square overflows to inf
+    with flow.debug.catch_nan() as catcher:
+        train(bad, t)
+    dbg = catcher.debugger
+    stop = dbg.continue_()
+    assert stop.op == "sq"
+    culprit = dbg.writer_of("sq/y_0")
+    assert culprit.seq == dbg.acts - 1 and culprit.actor_name == "sq"
+    w = flow.get_all_variables()["w"]
+    diff_writer = dbg.writer_of("diff")  # the culprit's input
+    assert diff_writer.actor_name == "diff" and diff_writer.seq < culprit.seq
+    dbg.rewind(to=diff_writer)
+    fresh = fresh_at(train, (bad, t), dbg.acts)
+    assert_same(dbg, fresh)
+    want = bad.astype(np.float64) @ w.astype(np.float64) - t
+    np.testing.assert_allclose(dbg.value("diff"), want, rtol=1e-5)
+    assert np.isfinite(dbg.value("diff")).all()
+    predict_writer = dbg.writer_of("predict")  # and its input's writer in turn
+    dbg.rewind(to=predict_writer)
+    np.testing.assert_allclose(dbg.value("predict"), bad.astype(np.float64) @ w.astype(np.float64), rtol=1e-5)
+    assert_same(dbg, fresh_at(train, (bad, t), dbg.acts))
+    stop = dbg.continue_()  # forward again: the same culprit
+    assert stop.op == "sq" and stop.blob.inf_count == 1 and dbg.acts == culprit.seq + 1
