@@ -23,13 +23,14 @@ from ..errors import FlowlabError
 from ..runtime import ActEvent, Actor, Runtime
 from .undo import ActUndo, UndoTaker
 
-DEFAULT_HISTORY = 10_000  # acts kept by default: a few MiB on the 30-layer train job (docs/time-travel.md)
+DEFAULT_HISTORY = 1000  # acts kept by default: the 30-layer train job keeps ~16 KB an act (docs/time-travel.md)
 
 
 @dataclass(frozen=True)
 class HistoryStats:
     """How much the kept history holds: ``acts`` undo records (of at most ``limit``), reaching back to act
-    ``oldest``; ``nbytes`` in all (register copies and records), per act ``median_bytes`` / ``max_bytes``."""
+    ``oldest``; ``nbytes`` in all (register copies and records; ``register_bytes`` of it the copies), per act
+    ``median_bytes`` / ``max_bytes``."""
 
     acts: int
     limit: int
@@ -37,10 +38,12 @@ class HistoryStats:
     nbytes: int
     median_bytes: float
     max_bytes: int
+    register_bytes: int
 
     def __str__(self) -> str:
         return (f"history: {self.acts} acts kept (limit {self.limit}), back to act {self.oldest}; "
-                f"{self.nbytes:,} bytes, per act median {self.median_bytes:,.0f} B, max {self.max_bytes:,} B")
+                f"{self.nbytes:,} bytes ({self.register_bytes:,} of register copies), per act median "
+                f"{self.median_bytes:,.0f} B, max {self.max_bytes:,} B")
 
 
 class _Entry:
@@ -184,7 +187,8 @@ class TimeTravel:
         sizes = [_entry_bytes(e) for e in self._entries if e.undo is not None]
         acts = self.acts  # type: ignore[attr-defined]
         return HistoryStats(len(sizes), self._history_limit, acts - len(sizes), sum(sizes),
-                            statistics.median(sizes) if sizes else 0.0, max(sizes, default=0))
+                            statistics.median(sizes) if sizes else 0.0, max(sizes, default=0),
+                            sum(e.undo.nbytes for e in self._entries if e.undo is not None))
 
     # -- who wrote, who read ---------------------------------------------------------------------------
     def writer_of(self, blob: str, parallel_id: int | None = None) -> ActEvent | None:
