@@ -326,3 +326,14 @@ def test_catch_nan_steps_back_from_the_culprit_through_its_inputs_writers():
     assert_same(dbg, fresh_at(train, (bad, t), dbg.acts))
     stop = dbg.continue_()  # forward again: the same culprit
     assert stop.op == "sq" and stop.blob.inf_count == 1 and dbg.acts == culprit.seq + 1
+
+
+def test_a_breakpoint_set_later_counts_no_hit_before_it_was_set(pad_job):
+    dbg = flow.debug(pad_job, X)
+    dbg.step_n(5)
+    bp = dbg.break_on(op="System-Main-ReentrantLock_0")
+    assert dbg.continue_().reason == "breakpoint" and bp.hits == 1
+    dbg.step()  # past it
+    dbg.rewind(to=5)
+    assert bp.hits == 0 and dbg.breakpoints[0] is bp  # the breakpoint stays set
+    assert dbg.continue_().reason == "breakpoint" and bp.hits == 1

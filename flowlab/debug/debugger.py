@@ -118,7 +118,7 @@ class Debugger(TimeTravel, LiveState):
         self.timeline_entries.append(TimelineEntry(event, start - self._t0, time.perf_counter() - start))
         mark = self.recorder.undo_mark(event) if before is not None else None
         self.recorder.record(event, self.record_stats)
-        self._after_step(before, event, mark)  # type: ignore[arg-type]
+        self._after_step(before, mark)  # type: ignore[arg-type]
         self._resume_past = None
         return event
 

@@ -100,11 +100,11 @@ class TimeTravel:
         actor = self.runtime.peek(thread)
         if actor is None:
             return None
-        own = ([bp.hits for bp in self._breakpoints], self._resume_past,
+        own = ([(bp, bp.hits) for bp in self._breakpoints], self._resume_past,
                [(i.finished, i.pulled) for i in self.instances], list(self._pulled), len(self.injections))
         return taker.before(actor, state), own
 
-    def _after_step(self, before: tuple | None, event: ActEvent, recorder_mark: tuple) -> None:
+    def _after_step(self, before: tuple | None, recorder_mark: tuple) -> None:
         if before is None:
             return
         undo, own = before
@@ -169,8 +169,9 @@ class TimeTravel:
             self._kept_acts -= 1
             self._taker.undo(entry.undo)
             hits, resume_past, instances, pulled, injections = entry.debugger
-            for bp, count in zip(self._breakpoints, hits):
-                bp.hits = count
+            counts = {id(bp): count for bp, count in hits}
+            for bp in self._breakpoints:  # one set after the act had no hit before it
+                bp.hits = counts.get(id(bp), 0)
             self._resume_past = resume_past
             for instance, (finished, value) in zip(self.instances, instances):
                 instance.finished, instance.pulled = finished, value
