@@ -55,7 +55,8 @@ export class DebuggerView {
     const n = h("input", "fl-n");
     n.type = "number"; n.min = "1"; n.value = "10"; n.style.width = "60px";
     const controls = h("div", "fl-row fl-controls");
-    controls.append(button("step", "one act of the next actor", cmd("step")),
+    controls.append(button("◀ back", "undo the last act (every register and actor as before it)", cmd("back", { n: 1 })),
+      button("step", "one act of the next actor", cmd("step")),
       button("step n", "n acts", () => this.send({ type: "command", cmd: "step_n", args: { n: Math.max(1, Number(n.value) || 1) } })), n,
       button("continue", "run until a breakpoint or the end", cmd("continue")),
       button("end of job", "run to the end of the current job", cmd("run_to_end_of_job")),
@@ -97,7 +98,12 @@ export class DebuggerView {
       if (blob.value.trim()) this.send({ type: "command", cmd: "inspect", args: { name: blob.value.trim() } });
     };
     onEnter(blob, inspect);  // Enter submits, as the button does
-    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", inspect));
+    insp.append(h("b", "", "inspect"), blob, button("inspect", "statistics of a register's current values", inspect),
+      button("go to writer", "back to right after the act that last wrote the blob (typed, or the one inspected)", () => {
+        const name = blob.value.trim() || this.state.inspected?.lbn || "";
+        if (!name) { this.showError("go to writer needs a blob: type its name, or inspect one first"); return; }
+        this.send({ type: "command", cmd: "go_to_writer", args: { name } });
+      }));
     // Inject: overwrite a live blob as dbg.inject does; the value is a number or an expression of x (its values).
     this.injName.placeholder = "blob (op/out), op name or register id";
     this.injValue.placeholder = "value (0, nan, -1e3) or expression of x: np.where(x == 0, 1, x)";

@@ -7,6 +7,7 @@ from typing import Any
 from .breakpoints import Breakpoint
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .diff import PlanDiff, diff
+from .history import HistoryStats
 from .inspect import BlobStats, blob_stats
 from .nan_watch import NanCatcher, NanCaught, catch_nan
 from .recording import Lifetime, Memory, Recording
@@ -43,6 +44,6 @@ debug.why_stuck = why_stuck  # type: ignore[attr-defined]
 debug.HangError = HangError  # type: ignore[attr-defined]
 
 
-__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "HangError", "Lifetime", "Memory", "NanCatcher",
-           "NanCaught", "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "blob_stats",
-           "catch_nan", "debug", "diff", "why_stuck"]
+__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime", "Memory",
+           "NanCatcher", "NanCaught", "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "WaitGraph",
+           "blob_stats", "catch_nan", "debug", "diff", "why_stuck"]

@@ -26,6 +26,7 @@ from ..runtime import ActEvent, Actor
 from ..runtime.hang import WaitGraph
 from ..runtime.variables import variable_pieces
 from .breakpoints import Breakpoint, BreakpointList
+from .history import DEFAULT_HISTORY, TimeTravel
 from .inspect import blob_stats
 from .live_state import ActorRow, LiveState
 from .recording import Memory, Recorder, Recording
@@ -41,8 +42,10 @@ class TimelineEntry:
     duration_s: float
 
 
-class Debugger(LiveState):
-    def __init__(self, session: Any, desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+class Debugger(TimeTravel, LiveState):
+    def __init__(self, session: Any, desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any],
+                 history: int = DEFAULT_HISTORY) -> None:
+        """``history``: how many acts ``back``/``rewind`` can undo (history.py; ``dbg.history_limit`` later)."""
         self.session, self.desc = session, desc
         self.arrays = check_inputs(desc.signature, args, kwargs, desc.device_count)
         session.try_init()
@@ -50,6 +53,7 @@ class Debugger(LiveState):
         self._breakpoints: list[Breakpoint] = []
         self._next_id = 1
         self.record_stats = True  # the recording keeps statistics of every blob each act writes
+        self.history_limit = history
         self.restart()
 
     # -- life cycle --------------------------------------------------------------------------------
@@ -75,6 +79,7 @@ class Debugger(LiveState):
         for instance in self.instances:
             self.runtime.launch(instance)
         self._resume_past: Actor | None = None  # the actor we stopped before: let it act when resumed
+        self._reset_history()
 
     @property
     def finished(self) -> bool:
@@ -102,6 +107,7 @@ class Debugger(LiveState):
         Plan thread (a ``thrd_id`` or ``(machine_id, thrd_id)``) while the other threads wait."""
         if self.finished:
             raise RunFinished(f"the run is finished ({self.acts} acts); restart() runs it again")
+        before = self._before_step(thread)  # the act's undo record (history.py)
         start = time.perf_counter()
         event = self.runtime.step(thread=thread)
         if event is None and thread is not None:
@@ -110,7 +116,9 @@ class Debugger(LiveState):
             raise RunFinished(f"no actor can act:\n{self.why_stuck()}")
         assert isinstance(event, ActEvent)
         self.timeline_entries.append(TimelineEntry(event, start - self._t0, time.perf_counter() - start))
+        mark = self.recorder.undo_mark(event) if before is not None else None
         self.recorder.record(event, self.record_stats)
+        self._after_step(before, mark)  # type: ignore[arg-type]
         self._resume_past = None
         return event
 

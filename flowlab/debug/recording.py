@@ -221,6 +221,33 @@ class Recorder:
                           "reads": [f"r:{r}" for r, _ in event.read], "writes": [f"r:{r}" for r, _ in event.written],
                           "blobs": blobs} | ({"tier": event.tier} if event.tier else {}))
 
+    def undo_mark(self, event: ActEvent) -> tuple:
+        """What ``record(event)`` is about to change (the debugger's history.py undoes it with ``undo``): the
+        lifetimes it may extend, the open lifetimes its writes replace, and how many acts and lifetimes there are."""
+        touched = []
+        for regst_id, i in event.read:
+            touched += [self._open.get((self._inplace.get(regst_id, regst_id), i)), self._rest.get((regst_id, i)),
+                        self._open.get((self._held.get(regst_id, -1), 0))]
+        keys = []
+        for regst_id, i in event.written:
+            if regst_id in self._inplace:
+                touched.append(self._open.get((self._inplace[regst_id], i)))
+            keys.append((regst_id, i))
+        return (len(self.acts), len(self.lifetimes), [(lt, lt.last_act, lt.lbns) for lt in touched if lt is not None],
+                [(k, self._open.get(k), self._rest.get(k)) for k in keys])
+
+    def undo(self, mark: tuple) -> None:
+        acts, lifetimes, touched, opened = mark
+        del self.acts[acts:], self.lifetimes[lifetimes:]
+        for lt, last_act, lbns in reversed(touched):
+            lt.last_act, lt.lbns = last_act, lbns
+        for key, open_, rest in opened:
+            for table, value in ((self._open, open_), (self._rest, rest)):
+                if value is None:
+                    table.pop(key, None)
+                else:
+                    table[key] = value
+
     def blocks(self) -> list[dict[str, Any]]:
         return [{"id": f"b:{b.mem_block_id}", "size": b.mem_size, "mem_case": b.mem_case,
                  "reuse": b.enable_reuse_mem} for b in self.plan.mem_blocks]

@@ -34,7 +34,7 @@ _ESM = STATIC / "flowlab_widget.js"
 MAX_ACTORS = 1000
 MAX_LIFETIMES = 2000
 COMMANDS = ("step", "step_n", "continue", "run_to", "restart", "run_to_end_of_job", "break", "unbreak", "inspect",
-            "inject", "export_trace")
+            "inject", "export_trace", "back", "rewind", "go_to_writer")
 
 
 class DebuggerWidget(anywidget.AnyWidget):
@@ -110,6 +110,12 @@ class DebuggerWidget(anywidget.AnyWidget):
                 self.inject(str(args.get("name", "")), args.get("value", 0.0))
             elif cmd == "export_trace":
                 self.send_trace()
+            elif cmd == "back":
+                self.back(int(args.get("n", 1)))
+            elif cmd == "rewind":
+                self.rewind(int(args.get("to", 0)))
+            elif cmd == "go_to_writer":
+                self.go_to_writer(str(args.get("name") or self._inspected or ""))
         except Exception as err:  # shown in the widget: a bad command must not kill the view
             self._publish(f"{type(err).__name__}: {_message(err)}")
 
@@ -137,6 +143,30 @@ class DebuggerWidget(anywidget.AnyWidget):
 
     def run_to_end_of_job(self) -> None:
         self._done_stop(self.dbg.run_to_end_of_job())
+
+    def back(self, n: int = 1) -> None:
+        """Undo the last ``n`` acts (``dbg.back``; debug/history.py)."""
+        self._went_back(self.dbg.back(n), f"back {n} act{'s' if n != 1 else ''}")
+
+    def rewind(self, to: int) -> None:
+        """Go to the state right after act ``to`` (``dbg.rewind``; 0 is the start)."""
+        self._went_back(self.dbg.rewind(to=to), f"rewound to act {to}")
+
+    def go_to_writer(self, name: str) -> None:
+        """Go back to right after the act that last wrote a blob (``dbg.writer_of``), and inspect the blob there."""
+        lbn = self.dbg.blob(self._lbn(name.strip())).lbn  # an op name or register id as its lbn
+        writer = self.dbg.writer_of(lbn)
+        if writer is None:
+            raise ValueError(f"no act of this run wrote {lbn} yet (a variable holds the session's value)")
+        self.dbg.rewind(to=writer)
+        self._inspected = lbn
+        readers = ", ".join(f"#{e.seq} {e.actor_name}" for e in self.dbg.readers_of(lbn)) or "none yet"
+        self._went_back(writer, f"at the writer of {lbn}; read after it by: {readers}")
+
+    def _went_back(self, last: Any, what: str) -> None:
+        self._status = f"{what}: last act {last}" if last is not None else f"{what}: at the start"
+        self._stop = None
+        self._publish(None, full=True)  # lifetimes shrank and rows moved back: a full update, as restart sends
 
     def restart(self) -> None:
         self.dbg.restart()
