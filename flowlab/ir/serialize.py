@@ -11,7 +11,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from . import blob, dtype, job, op_conf, plan, sbp
+from . import blob, dtype, job, op_conf, plan, sbp, schedule
 
 FORMAT_VERSION = 1
 _TYPES: dict[str, type] = {
@@ -29,6 +29,9 @@ _TYPES: dict[str, type] = {
         plan.Plan,
         sbp.SbpParallel,
         sbp.SbpSignature,
+        schedule.ScheduleStep,
+        schedule.ScheduleDelta,
+        schedule.Schedule,
     )
 }
 
