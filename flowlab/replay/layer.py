@@ -39,7 +39,8 @@ MAX_PENDING_RUNS = 64  # runs of unsettled replays kept before settling anyway
 class ReplayLayer:
     """Per runtime: the captured schedules by (launch list, state), and the state the runtime is known to be in."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, fuse: bool | None = None) -> None:
+        """``fuse``: whether to fuse replayed schedules, as the session's ExecutionPolicy says (None: the flag)."""
         self.rt = rt
         self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
         self.schedules: dict[tuple[tuple[str, ...], int], CapturedCall] = {}
@@ -50,7 +51,7 @@ class ReplayLayer:
         self.last: CapturedCall | None = None  # the schedule replayed last (the session generates its call: callgen.py)
         self.replays = 0  # calls replayed ...
         self.protocol_calls = 0  # ... and calls the protocol ran
-        self.fuse = fusion_enabled()
+        self.fuse = fusion_enabled() if fuse is None else fuse
         self.compiling: list[CapturedCall] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 
