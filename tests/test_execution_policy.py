@@ -192,3 +192,21 @@ def test_payload_and_schedule_of() -> None:
     json.dumps(view)  # JSON-ready as it is
     with pytest.raises(ValueError, match="is not a job function of this session"):
         session.schedule_of(lambda: None)
+
+
+def test_act_events_and_records_name_their_executor() -> None:
+    """Events are built only when someone observes, and an observed call runs on the protocol: its events say so,
+    as do the debugger's act records."""
+    job = mlp()
+    call(job, 3)
+    rt = flow.default_session().runtime
+    events: list[Any] = []
+    rt.hooks.append(events.append)
+    try:
+        call(job)
+    finally:
+        rt.hooks.remove(events.append)
+    assert events and {e.executor for e in events} == {"protocol"}
+    debugger = flow.debug(job, np.ones((B, D), np.float32), np.zeros(B, np.int32))
+    assert debugger.step().executor == "protocol"
+    assert debugger.recorder.acts[-1]["executor"] == "protocol"

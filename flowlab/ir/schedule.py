@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from . import serialize
 from .plan import short_task_id
 
 if TYPE_CHECKING:
@@ -133,15 +134,11 @@ class Schedule:
         return replace(self, segments=segments, lanes=lanes)
 
     def to_json(self, indent: int | None = None) -> str:
-        from .serialize import to_json
-
-        return to_json(self, indent)
+        return serialize.to_json(self, indent)
 
     @staticmethod
     def from_json(text: str) -> Schedule:
-        from .serialize import from_json
-
-        value = from_json(text)
+        value = serialize.from_json(text)
         if not isinstance(value, Schedule):
             raise ValueError(f"expected a Schedule in this flowlab JSON, found a {type(value).__name__}")
         return value
@@ -167,6 +164,9 @@ class Schedule:
         lowered += f", {len(self.lanes)} lanes" if self.lanes else ""
         return (f"<Schedule {' + '.join(self.key)}: {self.acts} acts, {len(self.kernel_steps)} kernel steps"
                 f"{lowered}>")
+
+
+serialize.register(ScheduleStep, ScheduleDelta, Schedule)
 
 
 def _indices(indices: tuple[int, ...]) -> str:

@@ -55,6 +55,8 @@ class CallLayer(Protocol):
 
 
 class Runtime:
+    executor = "protocol"  # what its act events name as their executor (flowlab.distributed's runtimes: "ray")
+
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
                  arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None,
                  parallel: bool | None = None) -> None:
@@ -329,7 +331,7 @@ class Runtime:
         tiered = getattr(actor.kernel, "tiered", None)  # self.tier_of(actor), inlined: the debugger's per-act path
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
                          tuple(read), tuple(written),
-                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id))
+                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id), self.executor)
         for hook in self.hooks:
             hook(event)
         return event
