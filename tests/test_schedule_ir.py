@@ -126,19 +126,36 @@ def test_check_schedule_names_the_step_of_a_corruption() -> None:
         check_schedule(schedule.lowered(lanes=(((0, 0), (0, *range(2, 10))),)), plan)
 
 
-def test_the_schedule_is_what_protocol_stepping_does() -> None:
-    """The same call stepped by the protocol with a subscriber (which turns replay off for the call, from the
-    state the schedule starts at): its kernel acts are the schedule's steps, actor for actor and register for
-    register, and each actor acts as often as the delta says."""
-    mlp, session = mlp_session()
-    schedule = call_schedule(session)
-    rt = session.runtime
+@pytest.mark.parametrize("devices", [1, 2])
+def test_the_schedule_is_what_protocol_stepping_does(devices: int) -> None:
+    """The same call stepped by the protocol with a subscriber (which turns replay off for the call), from the state
+    a schedule starts at: its kernel acts are the schedule's steps, actor for actor and register for register, and
+    each actor acts as often as the delta says. On 2 devices (lanes) a SliceBoxing's registers rotate, so calls
+    alternate schedules: the one for the state the runtime is in is compared."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(devices)
+
+    @flow.global_function()
+    def mlp(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", f"0:0-{devices - 1}"):
+            return flow.layers.dense(x, 2, activation=flow.nn.relu, name="hidden")
+
+    x = np.ones((4, 3), np.float32)
+    for _ in range(3):
+        mlp(x)
+    session = flow.default_session()
+    rt, layer = session.runtime, session.runtime.layer
+    rt.observe()  # settled: the runtime's state is known, and a schedule starts there
+    captured = layer.schedule_for(CALL_KEY)
+    assert captured is not None
+    schedule = captured.ir
+    check_schedule(schedule, session.plan)
     events: list[Any] = []
     rt.hooks.append(events.append)
     try:
-        replays = rt.layer.replays
-        mlp(np.ones((4, 3), np.float32))
-        assert rt.layer.replays == replays  # the protocol ran it
+        replays = layer.replays
+        mlp(x)
+        assert layer.replays == replays  # the protocol ran it
     finally:
         rt.hooks.remove(events.append)
     kernel_acts = [e for e in events if rt.actors[e.actor_id].kernel is not None]
@@ -147,6 +164,7 @@ def test_the_schedule_is_what_protocol_stepping_does() -> None:
         [(s.reads, s.writes) for s in schedule.kernel_steps]
     assert Counter(e.actor_id for e in events) == Counter(dict(schedule.delta.actor_acts))
     assert len(events) == schedule.acts
+    assert bool(schedule.lanes) == (devices == 2)
 
 
 def test_a_step_prints_without_a_plan() -> None:
