@@ -46,4 +46,4 @@ def attach(runtime: Runtime, execution: ExecutionPolicy | None = None) -> Replay
         return None
     from .layer import ReplayLayer
 
-    return ReplayLayer(runtime, fuse=execution.fuse)
+    return ReplayLayer(runtime, fuse=execution.fuse, lanes=execution.lanes)

@@ -39,8 +39,9 @@ MAX_PENDING_RUNS = 64  # runs of unsettled replays kept before settling anyway
 class ReplayLayer:
     """Per runtime: the captured schedules by (launch list, state), and the state the runtime is known to be in."""
 
-    def __init__(self, rt: Runtime, fuse: bool | None = None) -> None:
-        """``fuse``: whether to fuse replayed schedules, as the session's ExecutionPolicy says (None: the flag)."""
+    def __init__(self, rt: Runtime, fuse: bool | None = None, lanes: bool | None = None) -> None:
+        """``fuse``: whether to fuse replayed schedules; ``lanes``: whether to replay them as lanes on OS threads;
+        as the session's ExecutionPolicy says (None: the flag; lanes when the runtime runs its threads at once)."""
         self.rt = rt
         self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
         self.schedules: dict[tuple[tuple[str, ...], int], CapturedCall] = {}
@@ -52,6 +53,7 @@ class ReplayLayer:
         self.replays = 0  # calls replayed ...
         self.protocol_calls = 0  # ... and calls the protocol ran
         self.fuse = fusion_enabled() if fuse is None else fuse
+        self.lanes = rt.threads is not None if lanes is None else lanes
         self.compiling: list[CapturedCall] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 
@@ -146,7 +148,7 @@ class ReplayLayer:
         if schedule is None:
             self.failed[key] += 1
         elif (key, id(before)) not in self.schedules:  # else keep the one already replayed, and fused
-            if rt.threads is not None:  # the Plan's threads compute at once: replay each on its own OS thread
+            if self.lanes:  # the Plan's threads compute at once: replay each on its own OS thread
                 from .lanes import build_lanes
 
                 schedule.lanes = build_lanes(rt, schedule)
