@@ -91,7 +91,7 @@ class CapturedCall:
         """The actors whose kernels the steps run, in order."""
         return [actor for actor in self.step_actors if actor is not None]
 
-    def lowered(self) -> None:
+    def note_lowering(self) -> None:
         """``ir`` with the lowering as it is now filled in: the steps of each fused segment and of each lane."""
         from .fused import Segment
 

@@ -152,7 +152,7 @@ class ReplayLayer:
                 from .lanes import build_lanes
 
                 schedule.lanes = build_lanes(rt, schedule)
-                schedule.lowered()
+                schedule.note_lowering()
             self.schedules[(key, id(before))] = schedule
 
     def replay(self, schedule: CapturedCall) -> None:
@@ -191,13 +191,13 @@ class ReplayLayer:
             if schedule.lanes is not None:
                 if schedule.lanes.fuse():
                     schedule.guarded = schedule.lanes.guarded()
-                    schedule.lowered()
+                    schedule.note_lowering()
                 return
             fused = fuse(rt, schedule)
             if fused is not None:
                 schedule.fused = batch_notifies(rt, fused)
                 schedule.guarded = guarded_variables(rt, schedule)
-                schedule.lowered()
+                schedule.note_lowering()
                 if not compiled(schedule):
                     self.compiling.append(schedule)
         elif self.compiling:
