@@ -27,7 +27,7 @@ from .flags import get as get_flag
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs
-from .ir import Job, JobSet, Plan
+from .ir import Job, JobSet, Plan, Schedule
 from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc
 from .kernels.tiered import release as release_tiers
 from .local_blob import local_blob
@@ -241,7 +241,7 @@ class Session:
             dispatch_watches(self.watch_handlers, desc, watched, result)
         return result
 
-    def schedule_of(self, job_fn: Any) -> Any:
+    def schedule_of(self, job_fn: Any) -> Schedule | None:
         """The Schedule IR (ir/schedule.py) of ``job_fn``'s call replayed last, with its fused segments and
         lanes; None before its call is captured, or when the execution policy takes no replay."""
         with self.lock:
