@@ -20,27 +20,26 @@ import numpy as np
 
 from . import model_io, replay
 from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, cancel_then_deliver, written_variables
+from .call_path import MISS, generate_call, schedule_of, schedule_payload
 from .compiler import CompileResult, check_plan, compile_jobs
 from .errors import SessionStateError
 from .flags import get as get_flag
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs
-from .ir import Job, JobSet, Plan
+from .ir import Job, JobSet, Plan, Schedule
 from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc
 from .kernels.tiered import release as release_tiers
 from .local_blob import local_blob
 from .model_io import encode_path
 from .runtime import JobInstance, Runtime
+from .runtime.policy import ExecutionPolicy, decide
 from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
 from .runtime.variables import VariablePieces, variable_pieces
 
 __all__ = ["FutureRemoteBlobs", "Session", "SessionStatus", "call_instances", "clear_default_session",
            "default_session", "encode_path", "get_all_variables", "sync_default_session"]
-
-MISS = object()  # what a generated call (replay/callgen.py) returns when the general path must run the call
-
 
 class SessionStatus(enum.Enum):
     OPEN = "OPEN"
@@ -58,6 +57,7 @@ class Session:
         self.traced_jobs: dict[str, Job] = {}  # user jobs as traced, before any pass
         self.compiled: CompileResult | None = None
         self.runtime: Runtime | None = None
+        self.execution: ExecutionPolicy | None = None  # which executors run the calls: decided as the runtime starts
         self._stepping_runtimes: weakref.WeakSet[Any] = weakref.WeakSet()  # flow.debug's runtimes on Ray
         self.compile_seconds = 0.0
         self.watch_handlers: dict[str, Any] = {}
@@ -114,6 +114,7 @@ class Session:
         check_plan(compiled.plan, compiled.job_set)
         self.traced_jobs, self.compiled = traced, compiled
         self._snapshots, self._snapshot_copies = {}, {}  # views into the arenas of a runtime from an earlier try
+        self.execution = decide(compiled.plan, ray=scope.ENV.ray)  # once: a rebuilt runtime keeps it
         self.runtime = self._start_runtime()
         self.watch_handlers = handlers
         self.compile_seconds = time.perf_counter() - start
@@ -130,12 +131,14 @@ class Session:
         """The one place the session makes its Runtime: when it starts, and when a cancelled call is thrown away
         (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
         attach here."""
-        plan = self.plan
-        if scope.ENV.ray and len({t.machine_id for t in plan.tasks}) > 1:
+        plan, execution = self.plan, self.execution
+        assert execution is not None
+        if execution.ray:
             return self._start_ray_runtime(arenas)
-        runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan))
+        runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan),
+                          parallel=execution.parallel)
         self.generated_calls, self._fast_calls = {}, {}  # they run the old runtime's schedules
-        replay.attach(runtime)  # the optional replay layer (FLOWLAB_REPLAY=0: none); flow.debug's runtimes have none
+        replay.attach(runtime, execution)  # the replay layer when the policy takes replay; flow.debug's have none
         return runtime
 
     def _start_ray_runtime(self, arenas: dict[int, np.ndarray] | None) -> Runtime:
@@ -153,7 +156,7 @@ class Session:
     def debug_runtime(self) -> Runtime:
         """A fresh runtime over the Plan for ``flow.debug`` to step: in-process, or on the session's Ray machines
         in one deterministic order (flowlab.distributed.stepping)."""
-        if scope.ENV.ray and len({t.machine_id for t in self.plan.tasks}) > 1:
+        if self.debug_execution().ray:
             from .distributed import connect
             from .distributed.stepping import SteppingRayRuntime
 
@@ -165,6 +168,10 @@ class Session:
         if self.runtime is not None:  # the tier the session's next call would run (kernels/tiered.py)
             runtime.tier_phase.numba = self.runtime.tier_phase.numba
         return runtime
+
+    def debug_execution(self) -> ExecutionPolicy:
+        """flow.debug's policy: protocol stepping, act by act (on the Ray machines for a multi-machine Plan)."""
+        return decide(self.plan, ray=scope.ENV.ray, debugger=True)
 
     def init_variables(self) -> None:
         """Run System-ModelInit: every variable gets its initializer's values (nothing to do in an empty session)."""
@@ -222,7 +229,7 @@ class Session:
             watched = self._take_watched()  # this call's watched values, before another call can add any
             schedule = getattr(self.runtime.layer, "last", None)  # the schedule a replay ran last
             if schedule is not None and schedule.callgen is None and schedule.fused is not None:
-                self._generate_call(desc, schedule)
+                generate_call(self, desc, schedule, _RUNNING)
         signature, structure = desc.signature, desc.return_structure
         if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
             result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
@@ -234,32 +241,16 @@ class Session:
             dispatch_watches(self.watch_handlers, desc, watched, result)
         return result
 
-    def _generate_call(self, desc: FunctionDesc, schedule: Any) -> None:
-        """Generate the call of ``desc`` over its fused schedules (replay/callgen.py) once ``schedule``, one of them,
-        is compiled; later calls that find the runtime at one of their start states run it."""
-        from .replay import callgen
+    def schedule_of(self, job_fn: Any) -> Schedule | None:
+        """The Schedule IR (ir/schedule.py) of ``job_fn``'s call replayed last, with its fused segments and
+        lanes; None before its call is captured, or when the execution policy takes no replay."""
+        with self.lock:
+            return schedule_of(self, job_fn)
 
-        if schedule.key != desc.launch_names or not callgen.ready(schedule):
-            return  # another job's (a watch handler called it), or a segment still compiling: a later call
-        if not callgen.callgen_enabled():
-            schedule.callgen = "FLOWLAB_CALLGEN=0"
-            return
-        if desc.signature.arg_structure is not None:  # the generated check takes one array per parameter
-            schedule.callgen = "a Tuple[...] parameter"
-            return
-        signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
-        one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
-        guard = self._snapshots[key]
-        site = callgen.CallSite(
-            desc.job_name, tuple(name for name, _ in signature.params), signature.placeholder_specs,
-            structure if one else None, lambda pulled: call_result(desc, pulled),
-            lambda watched, result: dispatch_watches(self.watch_handlers, desc, watched, result),
-            guard, lambda: self._cancel(guard), self, _RUNNING, MISS,
-            signature.pieces(desc.device_count))
-        call = callgen.generate_call(site, self.runtime.layer, key)  # type: ignore[arg-type]
-        if call is not None:
-            self.generated_calls[desc.job_name] = call
-            self._fast_calls[id(desc)] = call.fn
+    def schedule_payload(self, job_fn: Any) -> dict[str, Any]:
+        """The execution policy and ``job_fn``'s schedules as JSON-ready data, for a front-end view."""
+        with self.lock:
+            return schedule_payload(self, job_fn)
 
     def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
         """Run one call's instances to completion, or cancel it: either way the runtime ends idle and usable.

@@ -305,6 +305,12 @@ class Debugger(TimeTravel, LiveState):
 
         return export_html(self, path)
 
+    @property
+    def execution(self) -> Any:
+        """How this debugger runs the call (runtime/policy.py): protocol stepping, act by act, and why the faster
+        executors of ``session.execution`` are declined here."""
+        return self.session.debug_execution()
+
     def __repr__(self) -> str:
         state = "finished" if self.finished else f"next: {self.next_actor()}"
         return f"<Debugger {self.desc.job_name}: {self.acts} acts, {state}>"

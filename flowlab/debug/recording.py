@@ -219,7 +219,7 @@ class Recorder:
         self.acts.append({"index": index, "node": f"t:{event.actor_id}", "actor": event.actor_name,
                           "job": self.plan.job_names[event.job_id], "task_type": event.task_type,
                           "reads": [f"r:{r}" for r, _ in event.read], "writes": [f"r:{r}" for r, _ in event.written],
-                          "blobs": blobs} | ({"tier": event.tier} if event.tier else {}))
+                          "blobs": blobs, "executor": event.executor} | ({"tier": event.tier} if event.tier else {}))
 
     def undo_mark(self, event: ActEvent) -> tuple:
         """What ``record(event)`` is about to change (the debugger's history.py undoes it with ``undo``): the

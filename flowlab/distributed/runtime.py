@@ -40,6 +40,8 @@ class MachineHangError(MachineError, HangError):
 
 
 class RayRuntime(Runtime):
+    executor = "ray"  # its act events (flow.debug steps it, or a subscriber watches a call) name the Ray machines
+
     def __init__(self, plan: Plan, kernel_impl: str | None = None, arenas: dict[int, np.ndarray] | None = None,
                  addresses: tuple[str, ...] = (), stepping: bool = False) -> None:
         super().__init__(plan, kernel_impl, arenas=arenas)

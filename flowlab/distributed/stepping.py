@@ -118,6 +118,7 @@ class SteppingRayRuntime(RayRuntime):
                 raise MachineError(f"{self.machine_name(machine)} failed{where}: {event['type']}: "
                                    f"{event['message']}; the other machines were stopped")
             if event is not None:
+                event.executor = self.executor  # the host stepped it as a plain Runtime: name this one's
                 for hook in self.hooks:
                     hook(event)
         self.last_machine = machine

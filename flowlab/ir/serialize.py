@@ -33,6 +33,11 @@ _TYPES: dict[str, type] = {
 }
 
 
+def register(*classes: type) -> None:
+    """Make more IR dataclasses readable back (ir/schedule.py's, which imports this module)."""
+    _TYPES.update({cls.__name__: cls for cls in classes})
+
+
 def _encode(value: Any) -> Any:
     if isinstance(value, dtype.DType):
         return {"__dtype__": value.name}

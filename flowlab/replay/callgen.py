@@ -46,7 +46,7 @@ from .layer import MAX_PENDING_RUNS, Notifies, ReplayLayer, compiled
 
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
-    from .capture import Schedule
+    from .capture import CapturedCall
 
 
 GENERATED = "generated"
@@ -82,7 +82,7 @@ class GeneratedCall:
     """The compiled function (``fn(args, kwargs)``) and its source, registered with linecache so that a traceback
     through it shows its lines."""
 
-    def __init__(self, job_name: str, source: str, namespace: dict[str, Any], schedules: list[Schedule]) -> None:
+    def __init__(self, job_name: str, source: str, namespace: dict[str, Any], schedules: list[CapturedCall]) -> None:
         self.job_name, self.source, self.schedules = job_name, source, schedules
         self.filename = f"<flowlab generated call of {job_name}>"
         linecache.cache[self.filename] = (len(source), None, source.splitlines(True), self.filename)
@@ -103,7 +103,7 @@ class GeneratedCall:
                 f"{self.source.count(chr(10))} lines; print(.source) shows them>")
 
 
-def ready(schedule: Schedule) -> bool:
+def ready(schedule: CapturedCall) -> bool:
     """Whether every segment of a fused schedule has finished compiling (or failed to): then it can be tried."""
     return compiled(schedule)
 
@@ -247,7 +247,7 @@ def _emit_arguments(src: _Source, site: CallSite, args: list[str]) -> None:
             src.emit(1, f"{arg} = {joined}  # pushed as one blob, the devices' pieces side by side")
 
 
-def _emit_schedule(src: _Source, depth: int, site: CallSite, layer: ReplayLayer, schedule: Schedule,
+def _emit_schedule(src: _Source, depth: int, site: CallSite, layer: ReplayLayer, schedule: CapturedCall,
                    args: list[str]) -> None:
     """One schedule's call: the safety copy, the launch counter, its fused steps in order."""
     rt = layer.rt
@@ -327,7 +327,7 @@ def _emit_segment(src: _Source, depth: int, segment: Segment, sources: dict[int,
         src.emit(depth, handoff)
 
 
-def _check(site: CallSite, layer: ReplayLayer, schedule: Schedule) -> None:
+def _check(site: CallSite, layer: ReplayLayer, schedule: CapturedCall) -> None:
     """Raise NotGenerated unless the generated call would do exactly what the layer's replay does."""
     rt = layer.rt
     if rt.threads is not None or schedule.lanes is not None:

@@ -1,11 +1,13 @@
-"""Capturing one call: what its acts do while the protocol runs it, as a replayable ``Schedule``.
+"""Capturing one call: what its acts do while the protocol runs it, as a replayable ``CapturedCall``.
 
 The scheduler is deterministic: from the same protocol state and the same launches it performs the same acts in
 the same order, on the same registers. So a call of a job function (push jobs, the user job, pull jobs and the
 main job's critical sections) from an idle runtime back to the same idle state is a fixed transition: these
 kernels on these register arrays, these sections notified, these counters moved. ``begin_capture`` wraps every
 kernel in a recorder while the protocol runs the call; ``end_capture`` reads, from what the call changed, how
-it moves the protocol's counters, and keeps the transition when it can be replayed.
+it moves the protocol's counters, and keeps the transition when it can be replayed: as IR (``Schedule``,
+ir/schedule.py: steps and the protocol-state delta as plain data) and bound to the runtime (``CapturedCall``:
+the recorded kernel calls, the delta on the runtime's objects, the lowerings the layer adds).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
+from ..ir.schedule import Schedule, ScheduleDelta, ScheduleStep
 from ..runtime.main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from ..runtime.system_kernels import WATCH_BUFFER
 
@@ -30,21 +33,42 @@ ID_ACTORS = (WaitAndSendIdsActor, ReentrantLockActor, CaseActor, EsacActor)  # t
 OUTPUT_BUFFERS = frozenset({WATCH_BUFFER})  # filled by kernels for the session to empty: not protocol state
 
 
-@dataclass
-class Schedule:
-    """One captured fixed point: what a call does, in act order, and how it moves the protocol's counters."""
+class BoundDelta(NamedTuple):
+    """A Schedule's delta (ir/schedule.py, plain data) resolved to this runtime's actors, registers and arrays
+    once, at capture: what settle.py applies, with no lookup per replay."""
 
-    key: tuple[str, ...]
-    state: Any  # the protocol state it ends in (an interned fingerprint): the one it starts from, or that one
-    # with registers that rotate (a SliceBoxing ``out`` has two) in another order, so calls alternate schedules
-    acts: int
-    steps: list[Callable[[], None]]  # kernel calls on their register arrays and section notifies, in act order
-    step_actors: list[Actor | None]  # the actor whose kernel each step runs (None for a notify)
     actor_acts: list[tuple[Actor, int]]  # acts per actor
     regst_offsets: list[tuple[Regst, Actor, int]]  # regst.act_id = producer.act_id + offset after the call
     id_writes: list[tuple[np.ndarray, int]]  # the id a main-job register (other than wait-ids) holds after it
     wait_writes: list[tuple[int, int, int]]  # wait-ids registers: (free-list position, act id offset, id)
-    rotations: list[tuple[Any, tuple[Regst, ...]]] = dataclasses.field(default_factory=list)  # free lists' order after
+    rotations: list[tuple[Any, tuple[Regst, ...]]]  # free lists' order after the call
+    acts: int
+
+
+def bind_delta(rt: Runtime, delta: ScheduleDelta) -> BoundDelta:
+    """``delta`` on ``rt``'s objects (the one place the IR's delta becomes what settle() writes)."""
+    actors, regsts = rt.actors, rt.regsts
+    return BoundDelta(
+        [(actors[task_id], n) for task_id, n in delta.actor_acts],
+        [(regsts[rid][index], actors[producer], offset) for rid, index, producer, offset in delta.regst_offsets],
+        [(regsts[rid][index].first, value) for rid, index, value in delta.id_writes],
+        list(delta.wait_writes),
+        [(actors[task_id].writable[rid], tuple(regsts[rid][i] for i in order))
+         for task_id, rid, order in delta.rotations],
+        delta.acts)
+
+
+@dataclass
+class CapturedCall:
+    """One captured fixed point, bound to its runtime: ``ir`` (the frozen Schedule) and what the replay layer
+    runs it with (the recorded kernel calls on their register arrays, and their fused and laned lowerings)."""
+
+    ir: Schedule
+    state: Any  # the protocol state it ends in (an interned fingerprint): the one it starts from, or that one
+    # with registers that rotate (a SliceBoxing ``out`` has two) in another order, so calls alternate schedules
+    steps: list[Callable[[], None]]  # kernel calls on their register arrays and section notifies, in act order
+    step_actors: list[Actor | None]  # the actor whose kernel each step runs (None for a notify)
+    delta: BoundDelta  # ``ir.delta`` on the runtime's objects: what settle.py applies
     # actors whose arrays rotate: the arrays their last act bound (a replay runs the recorded ones, binding none)
     bindings: list[tuple[Actor, list[np.ndarray], list[np.ndarray]]] = dataclasses.field(default_factory=list)
     replays: int = 0
@@ -55,9 +79,36 @@ class Schedule:
     callgen: str | None = None  # callgen.py: "generated", or why no generated call runs it (None: not tried yet)
 
     @property
+    def key(self) -> tuple[str, ...]:
+        return self.ir.key
+
+    @property
+    def acts(self) -> int:
+        return self.ir.delta.acts
+
+    @property
     def kernels(self) -> list[Actor]:
         """The actors whose kernels the steps run, in order."""
         return [actor for actor in self.step_actors if actor is not None]
+
+    def note_lowering(self) -> None:
+        """``ir`` with the lowering as it is now filled in: the steps of each fused segment and of each lane."""
+        from .fused import Segment
+
+        index = {id(step): i for i, step in enumerate(self.steps)}
+        segments: list[tuple[int, ...]] = []
+        lanes: list[tuple[tuple[int, int], tuple[int, ...]]] = []
+        if self.lanes is not None:
+            for lane in self.lanes.lanes:
+                lanes.append((lane.key, tuple(entry[-1] for entry in lane.steps)))
+            by_segment: dict[int, list[int]] = {}
+            for i, segment in sorted(self.lanes.segment_of.items()):
+                by_segment.setdefault(id(segment), []).append(i)
+            segments = [tuple(ix) for ix in by_segment.values()]
+        for step in self.fused or ():
+            if isinstance(step, Segment):
+                segments.append(tuple(index[id(s)] for s in step.steps))
+        self.ir = self.ir.lowered(tuple(segments), tuple(lanes))
 
     def __repr__(self) -> str:
         from .fused import Segment
@@ -68,30 +119,39 @@ class Schedule:
             others = sum(len(getattr(step, "sections", ())) or 1 for step in self.fused  # a batch of notifies
                          if not isinstance(step, Segment))  # counts as its notifies (layer.Notifies)
             fused = f", fused into {segments} segment{'s' * (segments != 1)} + {others} steps"
-        return (f"Schedule({' + '.join(self.key)}: {self.acts} acts, {len(self.kernels)} kernels, "
+        return (f"CapturedCall({' + '.join(self.key)}: {self.acts} acts, {len(self.kernels)} kernels, "
                 f"{len(self.steps) - len(self.kernels)} notifies{fused})")
 
 
 class Recorder:
-    """Stands in for the actors' kernels while the protocol runs a call: runs each and records the call."""
+    """Stands in for the actors' kernels while the protocol runs a call: runs each and records the call, and
+    which registers the act reads and writes (the fronts of its slots: what ``Actor.act`` then consumes)."""
 
     def __init__(self) -> None:
         self.steps: list[Callable[[], None]] = []
         self.step_actors: list[Actor | None] = []
+        self.ir_steps: list[ScheduleStep] = []
 
     def kernel(self, actor: Actor, notify: Callable[[int], None]) -> Callable[[list[np.ndarray],
                                                                               list[np.ndarray]], None]:
-        kernel, steps, step_actors = actor.kernel, self.steps, self.step_actors
+        kernel, steps, step_actors, ir_steps = actor.kernel, self.steps, self.step_actors, self.ir_steps
         notifies = getattr(kernel, "notifies_section", False)
+        task = actor.task
+        op_type = task.exec_sequence[0].op_type if task.exec_sequence else ""
+        where = (actor.actor_id, actor.name, op_type, task.task_type, task.machine_id, task.thrd_id)
 
         def recording(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             kernel(ins, outs)  # first: a kernel that raises records nothing
             if notifies:  # the section id is fixed by the schedule: replay notifies it directly
-                steps.append(partial(notify, int(ins[0][0])))
+                section = int(ins[0][0])
+                steps.append(partial(notify, section))
                 step_actors.append(None)
+                ir_steps.append(ScheduleStep(*where, section=section))
             else:
                 steps.append(partial(kernel, list(ins), list(outs)))
                 step_actors.append(actor)
+                ir_steps.append(ScheduleStep(*where, tuple((e[0], e[1][0].index) for e in actor.in_edges),
+                                             tuple((e[0], e[1][0].index) for e in actor.out_edges)))
 
         return recording
 
@@ -153,10 +213,11 @@ def restore_kernels(capture: Capture) -> None:
         actor.kernel = kernel
 
 
-def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any) -> Schedule | None:
-    """The call as a Schedule, or None when it cannot be replayed: it did not come back to the state it started
-    from (a replay performs the acts' effects on data and counters, not on the registers' places), or it used
-    the wait-ids source's registers more than once each (they are replayed by position)."""
+def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any) -> CapturedCall | None:
+    """The call as a CapturedCall (its ``ir`` the Schedule), or None when it cannot be replayed: it did not come
+    back to the state it started from (a replay performs the acts' effects on data and counters, not on the
+    registers' places), or it used the wait-ids source's registers more than once each (they are replayed by
+    position)."""
     rotations = _rotations(rt, capture, after)
     if rotations is None:
         return None
@@ -167,6 +228,7 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
         for regst in regs:
             if regst.act_id == capture.regst_act_ids[regst]:
                 continue  # not written by the call
+            rid = regst.desc.regst_desc_id
             producer = rt.actors[regst.desc.producer_task_id]
             if producer is wait:
                 position = capture.wait_position.get(id(regst))
@@ -174,20 +236,22 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
                     return None
                 wait_writes.append((position, regst.act_id - wait.act_id, int(regst.first[0])))
                 continue
-            regst_offsets.append((regst, producer, regst.act_id - producer.act_id))
+            regst_offsets.append((rid, regst.index, producer.actor_id, regst.act_id - producer.act_id))
             if isinstance(producer, ID_ACTORS):  # the act wrote the id: replay does not run this actor
-                id_writes.append((regst.first, int(regst.first[0])))
+                id_writes.append((rid, regst.index, int(regst.first[0])))
     if len(wait_writes) >= len(capture.wait_position):  # the call wrapped the free list: not by position
         return None
     wait_writes.sort()
+    delta = ScheduleDelta(rt._seq - capture.seq, tuple((a.actor_id, n) for a, n in actor_acts),
+                          tuple(regst_offsets), tuple(id_writes), tuple(wait_writes), tuple(rotations))
     recorder = capture.recorder
-    return Schedule(key, after, rt._seq - capture.seq, recorder.steps, recorder.step_actors, actor_acts,
-                    regst_offsets, id_writes, wait_writes, rotations=rotations,
-                    bindings=[(a, list(a.in_arrays), list(a.out_arrays)) for a, _ in actor_acts
-                              if a.io_lbns is not None])
+    return CapturedCall(Schedule(key, tuple(recorder.ir_steps), delta), after, recorder.steps,
+                        recorder.step_actors, bind_delta(rt, delta),
+                        bindings=[(a, list(a.in_arrays), list(a.out_arrays)) for a, _ in actor_acts
+                                  if a.io_lbns is not None])
 
 
-def _rotations(rt: Runtime, capture: Capture, after: Any) -> list[tuple[Any, tuple[Regst, ...]]] | None:
+def _rotations(rt: Runtime, capture: Capture, after: Any) -> list[tuple[int, int, tuple[int, ...]]] | None:
     """How the call left the actors' free lists when it came back to its starting state but for their order
     (registers that rotate: the next call starts from the other order, under its own schedule); None when the
     call changed anything else."""
@@ -205,5 +269,6 @@ def _rotations(rt: Runtime, capture: Capture, after: Any) -> list[tuple[Any, tup
         if (isinstance(actor, WaitAndSendIdsActor) or a[:6] != b[:6] or a[7:] != b[7:]
                 or [sorted(q) for q in a[6]] != [sorted(q) for q in b[6]]):
             return None
-        rotations += [(q, tuple(q)) for q, before, now in zip(actor.writable_list, a[6], b[6]) if before != now]
+        rotations += [(actor.actor_id, rid, tuple(r.index for r in q))
+                      for (rid, q), before, now in zip(actor.writable.items(), a[6], b[6]) if before != now]
     return rotations

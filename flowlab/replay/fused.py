@@ -48,7 +48,7 @@ from ..kernels.registry import External, FusedCall, Owned
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
     from ..runtime.runtime import Runtime
-    from .capture import Schedule
+    from .capture import CapturedCall
 
 FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-off call is not worth it)
 
@@ -377,7 +377,7 @@ def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
     return segment
 
 
-def fuse(rt: Runtime, schedule: Schedule) -> list[Callable[[], None]] | None:
+def fuse(rt: Runtime, schedule: CapturedCall) -> list[Callable[[], None]] | None:
     """The schedule's steps with each run of two or more fusable kernel acts replaced by one Segment; None when
     nothing fuses. Any failure to generate or compile leaves the schedule as it was (with a warning)."""
     steps: list[Callable[[], None]] = []

@@ -39,7 +39,7 @@ from .lane_order import conflict_preds, schedule_order, successors_of, to_reader
 if TYPE_CHECKING:
     from ..runtime.actor import Actor
     from ..runtime.runtime import Runtime
-    from .capture import Schedule
+    from .capture import CapturedCall as Schedule
 
 _RUNTIME_RANGE = (-2, -1)  # the pseudo byte range every step touching the runtime's own state writes
 

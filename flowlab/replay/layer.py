@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..kernels.tiered import settled
-from .capture import Schedule, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
+from .capture import CapturedCall, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
 from .fused import FUSE_AFTER, Segment, fuse, fused_call_of, fusion_enabled
 from .settle import settle
 
@@ -39,19 +39,22 @@ MAX_PENDING_RUNS = 64  # runs of unsettled replays kept before settling anyway
 class ReplayLayer:
     """Per runtime: the captured schedules by (launch list, state), and the state the runtime is known to be in."""
 
-    def __init__(self, rt: Runtime) -> None:
+    def __init__(self, rt: Runtime, fuse: bool | None = None, lanes: bool | None = None) -> None:
+        """``fuse``: whether to fuse replayed schedules; ``lanes``: whether to replay them as lanes on OS threads;
+        as the session's ExecutionPolicy says (None: the flag; lanes when the runtime runs its threads at once)."""
         self.rt = rt
         self.states: dict[Any, Any] = {}  # interned fingerprints: a known state is compared by identity
-        self.schedules: dict[tuple[tuple[str, ...], int], Schedule] = {}
+        self.schedules: dict[tuple[tuple[str, ...], int], CapturedCall] = {}
         self.failed: Counter[tuple[str, ...]] = Counter()
         self.routes: dict[tuple[str, ...], tuple[tuple[Any, ...], ...]] = {}  # the buffers each launch enters
         self.known: tuple[Any, int, int] | None = None  # (fingerprint, settled seq, launched) of the state
         self.pending: list[list[Any]] = []  # unsettled replays: [schedule, times] runs, oldest first
-        self.last: Schedule | None = None  # the schedule replayed last (the session generates its call: callgen.py)
+        self.last: CapturedCall | None = None  # the schedule replayed last (the session generates its call: callgen.py)
         self.replays = 0  # calls replayed ...
         self.protocol_calls = 0  # ... and calls the protocol ran
-        self.fuse = fusion_enabled()
-        self.compiling: list[Schedule] = []  # fused schedules whose guard was taken before their segments compiled
+        self.fuse = fusion_enabled() if fuse is None else fuse
+        self.lanes = rt.threads is not None if lanes is None else lanes
+        self.compiling: list[CapturedCall] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 
     def detach(self) -> None:
@@ -76,7 +79,7 @@ class ReplayLayer:
             return known[0]
         return None
 
-    def schedule_for(self, key: tuple[str, ...]) -> Schedule | None:
+    def schedule_for(self, key: tuple[str, ...]) -> CapturedCall | None:
         """The schedule to replay for this launch list now, if any (before launching)."""
         state = self.current_state()
         if state is None or self.rt.hooks or self.rt.closed:
@@ -145,13 +148,14 @@ class ReplayLayer:
         if schedule is None:
             self.failed[key] += 1
         elif (key, id(before)) not in self.schedules:  # else keep the one already replayed, and fused
-            if rt.threads is not None:  # the Plan's threads compute at once: replay each on its own OS thread
+            if self.lanes:  # the Plan's threads compute at once: replay each on its own OS thread
                 from .lanes import build_lanes
 
                 schedule.lanes = build_lanes(rt, schedule)
+                schedule.note_lowering()
             self.schedules[(key, id(before))] = schedule
 
-    def replay(self, schedule: Schedule) -> None:
+    def replay(self, schedule: CapturedCall) -> None:
         """Run the schedule's kernels and notifies in order (the instances are launched, without their wait-ids
         entries); the protocol's bookkeeping is left for ``settle``. Raises what a kernel raises, as KernelError."""
         rt = self.rt
@@ -187,11 +191,13 @@ class ReplayLayer:
             if schedule.lanes is not None:
                 if schedule.lanes.fuse():
                     schedule.guarded = schedule.lanes.guarded()
+                    schedule.note_lowering()
                 return
             fused = fuse(rt, schedule)
             if fused is not None:
                 schedule.fused = batch_notifies(rt, fused)
                 schedule.guarded = guarded_variables(rt, schedule)
+                schedule.note_lowering()
                 if not compiled(schedule):
                     self.compiling.append(schedule)
         elif self.compiling:
@@ -211,13 +217,13 @@ class ReplayLayer:
                 f"{self.protocol_calls} run by the protocol>")
 
 
-def compiled(schedule: Schedule) -> bool:
+def compiled(schedule: CapturedCall) -> bool:
     """Whether every segment of a fused schedule is past its compile (done, or failed: act by act for good)."""
     return all(step.fn is not None or step.error is not None for step in schedule.fused or ()
                if isinstance(step, Segment))
 
 
-def guarded_variables(rt: Runtime, schedule: Schedule) -> tuple[str, ...]:
+def guarded_variables(rt: Runtime, schedule: CapturedCall) -> tuple[str, ...]:
     """The variables a failing replay of ``schedule.fused`` could leave half-written: those written at or before
     its last act that can fail. A failure stops the call where it happens, so a variable written only after
     that act is never touched by a failing call, and needs no copy before it (call_guard.CallGuard).

@@ -27,23 +27,24 @@ def settle(layer: ReplayLayer) -> None:
     known_now = layer.current_state()
     wait = rt.wait_actor
     for schedule, times in layer.pending:
+        delta = schedule.delta  # the Schedule IR's delta, bound to the runtime at capture (capture.bind_delta)
         wait_base = wait.act_id
-        for actor, n in schedule.actor_acts:
+        for actor, n in delta.actor_acts:
             actor.act_id += n * times
-        for regst, producer, offset in schedule.regst_offsets:  # the last replay's writes are what is left
+        for regst, producer, offset in delta.regst_offsets:  # the last replay's writes are what is left
             regst.act_id = producer.act_id + offset
-        for array, value in schedule.id_writes:
+        for array, value in delta.id_writes:
             array[0] = value
-        if schedule.wait_writes:
-            settle_wait_ids(wait.writable_list[0], schedule.wait_writes, wait_base,
+        if delta.wait_writes:
+            settle_wait_ids(wait.writable_list[0], delta.wait_writes, wait_base,
                             (wait.act_id - wait_base) // times, times)
-        for free, order in schedule.rotations:  # a call that rotates registers: its replays alternate schedules
+        for free, order in delta.rotations:  # a call that rotates registers: its replays alternate schedules
             free.clear()
             free.extend(order)
         for actor, in_arrays, out_arrays in schedule.bindings:
             actor.in_arrays = in_arrays
             actor.out_arrays = out_arrays
-        rt._seq += schedule.acts * times
+        rt._seq += delta.acts * times
     layer.pending.clear()
     rt.deferred = False
     if known_now is not None:  # the state the replays left is still known, under the new counters

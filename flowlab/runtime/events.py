@@ -18,6 +18,10 @@ class ActEvent:
     # which kernel ran the act: "reference" or "numba" (a tiered kernel says which tier it was on); None for an
     # act with no op kernel (system actors, boxing, copies)
     tier: str | None = None
+    # which executor performed the act (runtime/policy.py's ladder): "protocol" (stepping in this process) or
+    # "ray" (stepping on Ray machine processes); the faster executors build no events (a subscriber makes a call
+    # run on the protocol), so an event always names the loop that acted
+    executor: str = "protocol"
 
     def __str__(self) -> str:
         read = ",".join(f"r{r}" for r, _ in self.read)

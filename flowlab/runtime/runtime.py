@@ -55,11 +55,15 @@ class CallLayer(Protocol):
 
 
 class Runtime:
+    executor = "protocol"  # what its act events name as their executor (flowlab.distributed's runtimes: "ray")
+
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
-                 arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None) -> None:
+                 arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None,
+                 parallel: bool | None = None) -> None:
         """``arenas``: the memory blocks to run over, e.g. those of a runtime being replaced after a cancelled call
         (the variables live in them); fresh zeroed ones by default. ``transport`` carries registers between the
-        Plan's machines (CopyCommNet tasks); in-process by default."""
+        Plan's machines (CopyCommNet tasks); in-process by default. ``parallel``: one OS thread per Plan thread in
+        run mode, as the session's ExecutionPolicy decided (None: threads.wants_parallel decides)."""
         self.plan = plan
         self.transport = transport if transport is not None else InProcessTransport()
         self.kernel_impl = kernel_impl
@@ -90,7 +94,8 @@ class Runtime:
         self.wait_actor = next(a for a in self.actors.values() if isinstance(a, WaitAndSendIdsActor))
         self.thread_keys = frozenset((t.machine_id, t.thrd_id) for t in plan.tasks)
         # One OS thread per Plan thread in run mode, when the Plan gains from it (threads.wants_parallel).
-        self.threads: ActorThreads | None = ActorThreads(self) if wants_parallel(plan) else None
+        parallel = wants_parallel(plan) if parallel is None else parallel
+        self.threads: ActorThreads | None = ActorThreads(self) if parallel else None
 
     def _setup_boxing(self, actor: Actor) -> None:
         """Bind a boxing or CopyCommNet task's kernel and arrays again (distributed/wiring.py, after it swaps the
@@ -327,7 +332,7 @@ class Runtime:
         tiered = getattr(actor.kernel, "tiered", None)  # self.tier_of(actor), inlined: the debugger's per-act path
         event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
                          tuple(read), tuple(written),
-                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id))
+                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id), self.executor)
         for hook in self.hooks:
             hook(event)
         return event

@@ -59,7 +59,9 @@ def test_stepping_two_ray_machines_is_deterministic_and_shows_registers_in_fligh
         event = dbg.step()
         task = (dbg.runtime.actors.get(event.actor_id) or dbg.runtime.remote_actors[event.actor_id]).task
         again.append((task.machine_id, event.actor_name))
+        assert event.executor == "ray", (task.machine_id, event)  # machine 1's events too (stepped on its host)
     assert again == order[:60]
+    assert dbg.execution.executor == "ray" and dbg.execution.context == "flow.debug"
 
     host = dbg.runtime.hosts[1]
     flow.clear_default_session()  # the debugger's machine actors stop with the session

@@ -345,8 +345,8 @@ def call(args, kwargs):
         else:  # a handler installed over flowlab's: the general path wraps it
             return MISS
         try:
-            # Schedule(System-Push-Input_0 + double + System-Pull-Return_0: 32 acts, 6 kernels, 3 notifies, fused
-            # into 1 segment + 3 steps)
+            # CapturedCall(System-Push-Input_0 + double + System-Pull-Return_0: 32 acts, 6 kernels, 3 notifies,
+            # fused into 1 segment + 3 steps)
             guard.taken = SNAPSHOT0
             rt.launched = known[2] + 3  # the call's launches (no instance is made)
             pulled0 = empty((2, 3), DTYPE0)  # System-Pull-Return_0's copy

@@ -96,7 +96,7 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
     # after FUSE_AFTER replays all its kernels (the push, watch and pull copies, the learning-rate schedule and the
     # train step's assign among them) run as one generated segment, followed by the 4 section notifies
     assert len(train) == 1
-    assert repr(train[0]) == ("Schedule(System-Push-Input_0 + System-Push-Input_1 + train_job + "
+    assert repr(train[0]) == ("CapturedCall(System-Push-Input_0 + System-Push-Input_1 + train_job + "
                               "System-Pull-Return_0: 73 acts, 29 kernels, 4 notifies, "
                               "fused into 1 segment + 4 steps)")
 
