@@ -131,7 +131,8 @@ class Overlay:
     def to_dict(self) -> dict[str, Any]:
         """The payload's ``overlay`` section without its per-group statistics (viz/payload_overlay.py adds them)."""
         out: dict[str, Any] = {"metric": self.metric, "unit": self.unit, "view": self.view, "scale": self.scale,
-                               "values": dict(self.values), "colors": list(self.colors)}
+                               "values": dict(self.values), "colors": list(self.colors),
+                               "labels": {k: v for k, v in self.labels.items() if k in self.values}}
         if self.thresholds:
             out["thresholds"] = list(self.thresholds)
         if self.categories:
