@@ -40,3 +40,37 @@ def overlay_section(overlay: Mapping[str, Any], graph: Mapping[str, Any]) -> dic
         out["min"], out["max"] = min(values.values()), max(values.values())
     out["groups"] = groups
     return out
+
+
+def fill_of(section: Mapping[str, Any], value: float) -> str:
+    """A value's fill, as extension/src/overlay.ts's ``colorOf`` computes it: its category's or threshold bin's
+    colour (the bin: how many edges are at or below it), or on a gradient the colour at its place from min to max."""
+    colors = section["colors"]
+    if section["scale"] == "categories":
+        return colors[round(value)]
+    if section["scale"] == "thresholds":
+        return colors[min(sum(1 for t in section["thresholds"] if value >= t), len(colors) - 1)]
+    lo, hi = section.get("min", value), section.get("max", value)
+    t = min(1.0, max(0.0, (value - lo) / (hi - lo))) if hi > lo else 0.0
+    at = t * (len(colors) - 1)
+    i = min(int(at), len(colors) - 2)
+    if i < 0:
+        return colors[0]
+    a, b = (_rgb(colors[i]), _rgb(colors[i + 1]))
+    return "#" + "".join(f"{round(x + (y - x) * (at - i)):02x}" for x, y in zip(a, b, strict=True))
+
+
+def _rgb(color: str) -> tuple[int, int, int]:
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+
+
+def overlay_fills(payload: Mapping[str, Any]) -> dict[str, str]:
+    """Node id -> fill for a payload's overlay (none: {}); a group by its greatest value, as the live view draws a
+    collapsed one (categories colour no group)."""
+    section = payload.get("overlay")
+    if not section:
+        return {}
+    fills = {node: fill_of(section, v) for node, v in section["values"].items()}
+    if section["scale"] != "categories":
+        fills.update({gid: fill_of(section, st["max"]) for gid, st in section["groups"].items()})
+    return fills

@@ -178,3 +178,35 @@ def test_backend_diff_finds_a_kernel_that_differs_by_construction(log_job, monke
     labels = dict(jobset.labels)
     assert labels[jobset.top(1)[0][0]] == "log_job/act"
     assert "act" in str(bd).splitlines()[1]
+
+
+def test_the_plan_browser_widget_takes_an_overlay_on_its_plan_and_jobs_views(log_job):
+    pytest.importorskip("anywidget")
+    from flowlab.notebook.widgets import PlanBrowser
+
+    log_job(np.ones((3, 4), np.float32))
+    widget = PlanBrowser(flow.default_session(), "jobs")
+    ov = flow.debug.overlay(log_job, X, metric="nan", view="jobset")
+    widget.set_overlay(ov)
+    assert widget.view == "jobs" and widget.payload["overlay"]["values"] == dict(ov.values)
+    labels = {n["id"]: n["label"] for n in widget.payload["graph"]["nodes"]}
+    assert {labels[k] for k, v in ov.values.items() if v} >= {"ln", "act"}  # the job view's own ids
+    widget.set_overlay(flow.debug.overlay(log_job, X, metric="bytes"))
+    assert widget.view == "plan" and widget.payload["overlay"]["unit"] == "B"
+    widget.set_overlay(None)
+    assert "overlay" not in widget.payload and "overlay" not in widget.payload_of("jobs")
+
+
+def test_the_static_picture_fills_boxes_as_the_live_view_does(log_job):
+    from flowlab.viz.payload_overlay import fill_of
+    from flowlab.viz.payload_svg import payload_dot
+
+    section = {"scale": "gradient", "colors": ["#000000", "#808080", "#ffffff"], "min": 0.0, "max": 10.0}
+    assert [fill_of(section, v) for v in (0, 2.5, 5, 10)] == ["#000000", "#404040", "#808080", "#ffffff"]
+    dbg = flow.debug(log_job, X)
+    dbg.continue_()
+    session = flow.default_session()
+    ov = flow.debug.overlay(dbg, metric="nan")
+    dot = payload_dot(show_plan(session.plan, session.job_set, overlay=ov).payload)
+    ln_line = next(line for line in dot.splitlines() if f'"{node(dbg, "ln")}"' in line)
+    assert ov.colors[1] in ln_line  # NaNs: the second bin's colour
