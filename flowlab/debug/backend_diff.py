@@ -81,9 +81,11 @@ def run_outputs(desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any], kernel
 class BackendDiff:
     """The outputs of one call on the reference kernels (``a``) and on Numba's (``b``), compared act by act."""
 
-    def __init__(self, plan: Any, job_set: Any, rows: list[OutputDiff], results: tuple[Any, Any]) -> None:
+    def __init__(self, plan: Any, job_set: Any, rows: list[OutputDiff], results: tuple[Any, Any],
+                 tiers: tuple[set[str], set[str]] = (set(), set())) -> None:
         self.plan, self.job_set, self.rows = plan, job_set, rows
         self.results = results  # the call's return value on each backend
+        self.tiers = tiers  # the kernel tiers each run's acts said they ran on: {"reference"}, {"numba"}
 
     def per_task(self, metric: str = "abs") -> dict[str, float]:
         """Each task's greatest difference over its outputs: ``abs`` or ``rel``."""
@@ -149,5 +151,7 @@ def backend_diff(job_fn: Any, *args: Any, **kwargs: Any) -> BackendDiff:
             worst, rel, differing = max(worst, w), max(rel, r), differing + d
         rows.append(OutputDiff(f"t:{task_id}", names[f"t:{task_id}"], lbn, worst, rel, differing,
                                sum(a.size for a in arrays)))
+    tiers = tuple({a["tier"] for a in d.recording().acts if a.get("tier")} for d in (dbg_a, dbg_b))
     return BackendDiff(plan, session.job_set, rows, (dbg_a.result if dbg_a.finished else None,
-                                                     dbg_b.result if dbg_b.finished else None))
+                                                     dbg_b.result if dbg_b.finished else None),
+                       (tiers[0], tiers[1]))
