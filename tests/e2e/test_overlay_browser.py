@@ -51,7 +51,10 @@ def _seed_payload() -> tuple[dict, object]:
 def _mlp30_payload() -> tuple[dict, object]:
     from flowlab.debug.overlay import Overlay
     from flowlab.notebook import show_plan
-    from tests.deep_mlp import DEEP_MLP
+    try:  # where the tests' helpers moved (tests/helpers/), or where they were
+        from tests.helpers.deep_mlp import DEEP_MLP
+    except ImportError:
+        from tests.deep_mlp import DEEP_MLP
 
     flow.clear_default_session()
     namespace: dict = {}
