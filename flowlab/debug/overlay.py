@@ -39,8 +39,9 @@ METRICS: dict[str, tuple[str, str]] = {
 CATEGORICAL = ("tier", "executor")
 VIEWS = ("plan", "jobset")
 # Light fills: a box's label (#111) stays readable on every colour, in the light and the dark theme alike.
-GRADIENT = ("#fff7bc", "#fec44f", "#f46d43")
-BINS = ("#e5f5e0", "#fff3a0", "#fed976", "#feb24c", "#fd8d3c", "#fc6a4a", "#f4555a")
+# (the box's type line, #454555, keeps a contrast of 3.5 or more on the reddest)
+GRADIENT = ("#fff7bc", "#fec44f", "#f9837a")
+BINS = ("#e5f5e0", "#fff3a0", "#fed976", "#feb24c", "#fd9f5c", "#fb8f6a", "#f9837a")
 CATEGORY_COLORS = ("#aec7e8", "#ffbb78", "#98df8a", "#ff9896", "#c5b0d5", "#c49c94", "#f7b6d2", "#dbdb8d")
 
 
