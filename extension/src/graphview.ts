@@ -14,6 +14,8 @@ export interface GraphViewOptions {
   height?: number;
   tools?: HTMLElement[];  // extra toolbar controls (e.g. "debug")
   onView?: (k: number, tx: number, ty: number) => void;  // the user panned or zoomed (a compare view links two panes)
+  onDraw?: (els: Map<string, SVGGElement>) => void;  // the boxes were drawn anew (an overlay paints them: overlay.ts)
+  onDetail?: (pane: HTMLElement, id: string | null) => void;  // the detail pane was filled for `id` (overlay.ts adds to it)
 }
 
 const READABLE = 0.45;  // the smallest scale of a first view (12 px labels at 5.4 px)
@@ -136,6 +138,7 @@ export class GraphView {
     const lay = this.layout!;
     this.els = drawLayout(this.viewport, lay, this.graph.lanes);
     this.mmView = drawMinimap(this.minimap, lay);
+    this.opts.onDraw?.(this.els);
     const b = lay.bounds;
     this.minimap.style.height = `${Math.round(Math.max(50, Math.min(160, (170 * b.h) / Math.max(1, b.w))))}px`;
     this.applyMarks();
@@ -356,6 +359,7 @@ export class GraphView {
     this.selected = id;
     this.mark("sel", id ? [id] : []);
     renderDetail(this.detail, this.graph, id, undefined, (target) => void this.focus(target));
+    this.opts.onDetail?.(this.detail, id);
     if (notify) this.opts.onSelect?.(id);
   }
 

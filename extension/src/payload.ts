@@ -4,6 +4,8 @@
 // version-2 payload is a version-1 payload with every node, edge and detail row.
 // A live widget's comm carries version 2 with a binary body instead (encoding "gzip", the body an ipywidgets buffer
 // that arrives as a DataView): the gzip bytes without base64's third more.
+import { type OverlayData, parseOverlay } from "./overlay.js";
+
 export const PAYLOAD_VERSION = 2;
 export const PACKED_ENCODING = "gzip+base64";
 export const BINARY_ENCODING = "gzip";
@@ -49,7 +51,7 @@ export interface Lifetime {
 }
 export interface Memory { blocks: MemBlock[]; lifetimes: Lifetime[] }
 
-interface Base { flowlab_payload: number; title: string; graph: Graph }
+interface Base { flowlab_payload: number; title: string; graph: Graph; overlay?: OverlayData }
 export interface JobsetPayload extends Base { kind: "jobset"; shared_interfaces: Record<string, string[]> }
 export interface PlanPayload extends Base { kind: "plan"; summary: Record<string, number> }
 export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
@@ -255,15 +257,16 @@ export function parsePayload(data: unknown): Parsed {
     const title = typeof o.title === "string" ? o.title : kind;
     if (kind === "compare") return { ok: true, payload: parseCompare(o, v, title) };
     const graph = parseGraph(o.graph);
+    const overlay = o.overlay === undefined ? {} : { overlay: parseOverlay(o.overlay) };  // numbers on the graph
     if (kind === "jobset") {
       const si = o.shared_interfaces === undefined ? {} : obj(o.shared_interfaces, "payload.shared_interfaces");
       const shared: Record<string, string[]> = {};
       for (const [k, jobs] of Object.entries(si)) shared[k] = strList(Array.isArray(jobs) ? jobs : [], `payload.shared_interfaces.${k}`);
-      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, shared_interfaces: shared } };
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, shared_interfaces: shared, ...overlay } };
     }
     if (kind === "plan") {
       const summary = (o.summary === undefined ? {} : obj(o.summary, "payload.summary")) as Record<string, number>;
-      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary } };
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay } };
     }
     const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
     return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };

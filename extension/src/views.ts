@@ -3,6 +3,7 @@ import { CompareView } from "./compare.js";
 import { h, kvTable } from "./dom.js";
 import { graphExportButtons } from "./exports.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
+import { attachOverlay } from "./overlay.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
 import { RunView } from "./runview.js";
 import { ensureStyle } from "./style.js";
@@ -49,8 +50,10 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   }
   let graph: GraphView | null = null;
   const tools = [...(opts.tools ?? []), ...graphExportButtons(() => graph?.root, p.title || p.kind)];
-  graph = new GraphView(p.graph, { ...opts, tools });
+  const overlay = p.overlay ? attachOverlay(p.overlay, p.graph, opts) : null;  // numbers on the graph (overlay.ts)
+  graph = new GraphView(p.graph, { ...(overlay?.opts ?? opts), tools });
   el.append(graph.root);
+  overlay?.mount(graph, el);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
     // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)
     const rank = (k: string): number => { const i = SUMMARY_ORDER.indexOf(k); return i < 0 ? SUMMARY_ORDER.length : i; };

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from .backend_diff import BackendDiff, backend_diff
 from .breakpoints import Breakpoint
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .diff import PlanDiff, diff
 from .history import HistoryStats
 from .inspect import BlobStats, blob_stats
 from .nan_watch import NanCatcher, NanCaught, catch_nan
+from .overlay import Overlay, overlay
 from .recording import Lifetime, Memory, Recording
 from .stuck import HangError, WaitGraph, why_stuck
 
@@ -42,8 +44,12 @@ debug.compare = compare  # type: ignore[attr-defined]
 debug.NanCaught = NanCaught  # type: ignore[attr-defined]
 debug.why_stuck = why_stuck  # type: ignore[attr-defined]
 debug.HangError = HangError  # type: ignore[attr-defined]
+debug.overlay = overlay  # type: ignore[attr-defined]
+debug.Overlay = Overlay  # type: ignore[attr-defined]
+debug.backend_diff = backend_diff  # type: ignore[attr-defined]
 
 
-__all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime", "Memory",
-           "NanCatcher", "NanCaught", "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "WaitGraph",
-           "blob_stats", "catch_nan", "debug", "diff", "why_stuck"]
+__all__ = ["ActorRow", "BackendDiff", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime",
+           "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording", "RunFinished", "Stop",
+           "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats", "catch_nan", "debug", "diff", "overlay",
+           "why_stuck"]

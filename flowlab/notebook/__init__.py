@@ -7,7 +7,7 @@ from typing import Any
 from .compare import CompareView, show_diff, show_pass
 from .magics import FlowMagics
 from .result import FlowjobResult
-from .views import PayloadView, show_plan, show_run
+from .views import PayloadView, show_jobset, show_plan, show_run
 
 
 def __getattr__(name: str) -> Any:
@@ -19,4 +19,4 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = ["CompareView", "DebuggerWidget", "FlowMagics", "FlowjobResult", "PayloadView", "PlanBrowser", "show_diff",
-           "show_pass", "show_plan", "show_run"]
+           "show_jobset", "show_pass", "show_plan", "show_run"]

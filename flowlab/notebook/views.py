@@ -12,7 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..viz.payload import MIME, plan_payload, run_payload
+from ..viz.payload import MIME, jobset_payload, plan_payload, run_payload
+from ..viz.payload_overlay import overlay_section
 from ..viz.payload_svg import new_id_prefix
 
 
@@ -42,11 +43,31 @@ class PayloadView:
 
 
 def show_plan(plan: Any, job_set: Any = None, *, marks: Mapping[str, str] | None = None, title: str | None = None,
-              passes: Any = None) -> PayloadView:
+              passes: Any = None, overlay: Any = None) -> PayloadView:
     """A Plan as an output; ``marks`` (payload id -> added/removed/changed, e.g. ``flow.debug.diff(a, b).marks_b``)
-    become node classes the front end colours."""
+    become node classes the front end colours; ``overlay`` (``flow.debug.overlay(...)``, view ``plan``) colours the
+    boxes by its numbers (docs/overlays.md)."""
     payload = plan_payload(plan, job_set, passes=passes, marks=marks, title=title)
-    return PayloadView(payload, text=f"{payload['title']}\n{plan}")
+    return PayloadView(_with_overlay(payload, overlay, "plan"), text=f"{payload['title']}\n{plan}")
+
+
+def show_jobset(job_set: Any, *, passes: Any = None, title: str | None = None, overlay: Any = None) -> PayloadView:
+    """The jobs of a session as an output; ``overlay`` (view ``jobset``) colours the ops by its numbers."""
+    payload = jobset_payload(job_set, passes, title=title)
+    return PayloadView(_with_overlay(payload, overlay, "jobset"), text=payload["title"])
+
+
+def _with_overlay(payload: dict[str, Any], overlay: Any, view: str) -> dict[str, Any]:
+    if overlay is None:
+        return payload
+    if overlay.view != view:
+        other = "show_plan(plan, job_set, overlay=...)" if overlay.view == "plan" else \
+            "show_jobset(job_set, overlay=...)"
+        raise ValueError(f"this overlay ({overlay.metric}) was built for the {overlay.view} view: draw it with "
+                         f"{other}, or build it with view={view!r}")
+    payload["overlay"] = overlay_section(overlay.to_dict(), payload["graph"])
+    payload["title"] += f" · {overlay.metric}"
+    return payload
 
 
 def show_run(dbg: Any = None, *, plan: Any = None, job_set: Any = None, recording: Any = None,

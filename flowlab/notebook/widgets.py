@@ -179,6 +179,21 @@ class PlanBrowser(anywidget.AnyWidget):
         """Ask the front end to select, highlight and scroll to a node (payload.md's kernel -> front end)."""
         self.send({"type": "focus", "id": node_id})
 
+    def set_overlay(self, overlay: Any) -> None:
+        """Colour a view by ``flow.debug.overlay(...)``'s numbers and show it: an overlay built for the Plan
+        (``view="plan"``) goes on the plan view, one for the job view (``view="jobset"``) on the jobs view
+        (docs/overlays.md). ``None`` takes every overlay off."""
+        from ..viz.payload_overlay import overlay_section
+
+        targets = ["plan", "jobs"] if overlay is None else ["plan" if overlay.view == "plan" else "jobs"]
+        for target in targets:
+            payload = {k: v for k, v in self.payload_of(target).items() if k != "overlay"}
+            if overlay is not None:
+                payload["overlay"] = overlay_section(overlay.to_dict(), payload["graph"])
+            self._payloads[target] = payload
+        if overlay is not None or self.view in targets:
+            self.show(targets[0] if overlay is not None else self.view)
+
     @traitlets.observe("payload")
     def _on_payload(self, change: dict[str, Any]) -> None:
         from ..viz.payload_pack import live, pack

@@ -15,6 +15,7 @@ from typing import Any
 
 from .dotsyntax import defaults_stmt, edge_stmt, node_stmt
 from .payload_graph import choose_collapsed
+from .payload_overlay import overlay_fills
 
 SVG_BUDGET = 60  # boxes: a static picture is the overview; the interactive view opens the rest
 SVG_EDGE_BUDGET = 100  # Graphviz's time grows fast with edges between clusters (260 of them took 9 s)
@@ -94,6 +95,7 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
     members: dict[str | None, list[str]] = defaultdict(list)  # open group (or None) -> its DOT statements
     children: dict[str | None, list[str]] = defaultdict(list)  # open group -> its open child groups
     counts: dict[str, int] = defaultdict(int)
+    fills = overlay_fills(payload)  # an overlay's colours (payload_overlay.py), as the live view fills the boxes
     for node in graph["nodes"]:
         gid = node["parent"]
         while gid is not None:
@@ -107,7 +109,8 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
         if gid in collapsed:
             members[group["parent"]].append(node_stmt(ident[gid], {
                 "id": id_prefix + gid, "label": f"{group['label']}\n{counts[gid]} nodes", "class": "group collapsed",
-                "shape": "box3d", "style": "filled", "fillcolor": "#f1f3f5", "tooltip": group["label"]}))
+                "shape": "box3d", "style": "filled", "fillcolor": fills.get(gid, "#f1f3f5"),
+                "tooltip": group["label"]}))
         else:
             children[group["parent"]].append(gid)
     for node in graph["nodes"]:
@@ -117,7 +120,7 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
         label = node["label"] + (f"\n{node['type']}" if node.get("type") else "")
         members[node["parent"]].append(node_stmt(ident[node["id"]], {
             "id": id_prefix + node["id"], "label": label, "class": " ".join([node["kind"], *node["classes"]]),
-            "fillcolor": NODE_FILL.get(node["kind"], "#ffffff"), "tooltip": node["label"]}))
+            "fillcolor": fills.get(node["id"], NODE_FILL.get(node["kind"], "#ffffff")), "tooltip": node["label"]}))
     labels = {g["id"]: g["label"] for g in graph["groups"]}
 
     def emit(gid: str | None, depth: int) -> list[str]:
