@@ -237,7 +237,7 @@ def test_close_waits_for_launched_jobs():
 
 
 def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
-    """run_protocol's inlined loop (Actor.act_silent, no events) and step() with a subscriber (Actor.act) make the
+    """run_protocol's loop with no sink (no events) and with a subscriber (a sink: every act's event) make the
     same acts in the same order and leave the same protocol state, call after call, registers rotating included
     (register_num 2 on the pad)."""
     from flowlab.replay.capture import fingerprint
