@@ -258,10 +258,3 @@ def scoped_name(name: str) -> str:
         raise OpInferError(f"{where + ': ' if where else ''}op name is empty (got {name!r}); give a non-empty name, "
                            "or name=None where the op generates one")
     return "-".join([*_name_scopes, name])
-
-
-def reset_scopes() -> None:
-    """Drop scopes left open by an exception while tracing."""
-    _placements.clear()
-    _name_scopes.clear()
-    _views.clear()

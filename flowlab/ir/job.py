@@ -62,10 +62,6 @@ class Job:
         return name in self._op_index
 
     @property
-    def variable_op_names(self) -> tuple[str, ...]:
-        return tuple(op.name for op in self.ops if op.op_type == "variable")
-
-    @property
     def interface_op_names(self) -> tuple[str, ...]:
         """Ops whose output memory other jobs may share: inputs, outputs, returns, variables."""
         return tuple(op.name for op in self.ops if op.op_type in INTERFACE_OP_TYPES)

@@ -56,11 +56,9 @@ def act_event(rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
     if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
         stream.synchronize()
     task = actor.task
-    tiered = getattr(kernel, "tiered", None)  # rt.tier_of(actor), inlined
     read, written = moved
-    tier = tiered.ran if tiered is not None else rt.kernel_tiers.get(actor.actor_id)
     return ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                    tuple(read), tuple(written), tier)
+                    tuple(read), tuple(written), rt.tier_of(actor))
 
 
 class EventOnly:
