@@ -9,6 +9,7 @@ observation: no record of moved registers, no event.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -48,11 +49,13 @@ def bits(a: Any) -> tuple[str, tuple[int, ...], bytes]:
     return a.dtype.str, a.shape, a.tobytes()
 
 
-def run(model: str, devices: int, observed: bool, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def run(model: str, devices: int, observed: bool, monkeypatch: pytest.MonkeyPatch, threads: str = "0"
+        ) -> dict[str, Any]:
     """CALLS calls of a model in a fresh session by the protocol alone; with ``observed``, a subscriber listens
-    from the second call on (the first starts the runtime) and checks each event as it comes."""
+    from the second call on (the first starts the runtime) and checks each event as it comes. ``threads``: the
+    FLOWLAB_THREADS setting ("0": one order, on the caller's thread; "": as the Plan chooses)."""
     monkeypatch.setenv("FLOWLAB_REPLAY", "0")
-    monkeypatch.setenv("FLOWLAB_THREADS", "0")
+    monkeypatch.setenv("FLOWLAB_THREADS", threads)
     flow.clear_default_session()
     flow.config.cpu_device_num(devices)
     watched: list[np.ndarray] = []
@@ -61,6 +64,7 @@ def run(model: str, devices: int, observed: bool, monkeypatch: pytest.MonkeyPatc
     rt = flow.default_session().runtime
     seen: list[ActEvent] = []
     wrong: list[str] = []
+    where: set[str] = set()
 
     def listen(event: ActEvent) -> None:
         # what the act wrote carries its act id (Actor.moved read the registers off the slots' fronts)
@@ -68,6 +72,7 @@ def run(model: str, devices: int, observed: bool, monkeypatch: pytest.MonkeyPatc
             if rt.regsts[rid][index].act_id != event.act_id:
                 wrong.append(f"{event}: wrote r{rid}[{index}], which holds act {rt.regsts[rid][index].act_id}")
         seen.append(event)
+        where.add(threading.current_thread().name)
 
     if observed:
         rt.hooks.append(listen)
@@ -75,11 +80,14 @@ def run(model: str, devices: int, observed: bool, monkeypatch: pytest.MonkeyPatc
     before = rt.seq
     outputs += [call(k) for k in range(1, CALLS)]
     acts = rt.seq - before
+    parallel = rt.threads is not None and rt.threads.active
     if observed:
         rt.hooks.remove(listen)
     assert rt.sink is None and not rt.hooks
-    return {"outputs": outputs, "watched": watched, "variables": flow.get_all_variables(),
-            "state": protocol_state(rt), "acts": acts, "seen": seen, "wrong": wrong, "start": before, "rt": rt}
+    rt.stop_threads()  # back to one scheduler, kernels their own, before the state is read
+    return {"parallel": parallel, "where": where, "outputs": outputs, "watched": watched,
+            "variables": flow.get_all_variables(), "state": protocol_state(rt), "acts": acts, "seen": seen,
+            "wrong": wrong, "start": before, "rt": rt}
 
 
 @pytest.mark.parametrize(("model", "devices"), [("mlp_sgd_momentum", 1), ("mlp_adam", 2)])
@@ -124,6 +132,25 @@ def test_observed_and_unobserved_calls_agree_bit_for_bit_and_every_act_is_report
         assert set(event.read) <= written, f"{event} read a register no act wrote"
         written.update(event.written)
     assert sum(len(e.read) for e in seen) > len(seen)
+
+
+def test_a_sink_keeps_a_parallel_call_parallel_and_hears_every_act_once(monkeypatch):
+    """On a Plan with two compute threads (parallel run mode), a subscriber does not send the call to another loop:
+    the OS threads act and report each act to the sink (under the runtime's lock, one at a time, in the order
+    they happened), and the results are the unobserved parallel run's and the stepped run's bit for bit."""
+    stepped = run("mlp_adam", 2, False, monkeypatch)
+    quiet = run("mlp_adam", 2, False, monkeypatch, threads="")
+    loud = run("mlp_adam", 2, True, monkeypatch, threads="")
+    assert quiet["parallel"] and loud["parallel"] and not stepped["parallel"]
+    assert {"flowlab-thrd-0:0", "flowlab-thrd-0:1"} <= loud["where"]  # reported from the loops' own threads
+    for other in (quiet, loud):
+        for k, (a, b) in enumerate(zip(stepped["outputs"], other["outputs"], strict=True)):
+            assert [bits(x) for x in a] == [bits(x) for x in b], f"call {k} returned other values"
+        for name, value in stepped["variables"].items():
+            assert bits(value) == bits(other["variables"][name]), f"variable {name} differs"
+    seen = loud["seen"]
+    assert [e.seq for e in seen] == list(range(loud["start"], loud["start"] + loud["acts"])) and len(seen) > 50
+    assert len({(e.actor_id, e.act_id) for e in seen}) == len(seen) and not loud["wrong"]
 
 
 def test_the_sink_follows_the_subscribers_list():

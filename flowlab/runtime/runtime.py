@@ -151,9 +151,10 @@ class Runtime:
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
         """``run_call`` by the protocol: launch, act until the last instance finished, then until idle (on the
-        Plan's threads in parallel when the runtime has them, nobody listens and no layer wants one order)."""
+        Plan's threads in parallel when the runtime has them and no layer wants one order). A sink attached does
+        not change the path: the threads report their acts to it as the caller's loop would."""
         self.observe()
-        if self.threads is not None and self.layer is None and self.sink is None and not self.closed:
+        if self.threads is not None and self.layer is None and not self.closed:
             self.threads.run(instances)
             return
         self._stepped()

@@ -19,9 +19,10 @@ jobs) the Plan orders by registers (control edges along a chain, critical sectio
 is free, so the act *count* of the ReentrantLock (which takes every request present at once) may differ.
 
 Loops start on a runtime's first parallel call and park between calls; ``stop()`` (from ``Runtime.close``, a
-failed or interrupted call, or ``Runtime.stop_threads``) ends and joins them. A call with a sink attached
-(``Runtime.sink``: ``hooks`` subscribed) runs on the caller's thread, one act at a time in one order, and so does
-``step()``; a sink attached during a parallel call is told of the acts from then on, from the loops' threads.
+failed or interrupted call, or ``Runtime.stop_threads``) ends and joins them. ``step()`` is one act at a time on
+the caller's thread. Observing a call does not change its path: with a sink attached (``Runtime.sink``, ``hooks``
+subscribed), each loop reports its acts to it from its own thread, under the lock (one report at a time, in the
+order the acts happened); a subscriber that raises fails the call as a kernel would.
 """
 
 from __future__ import annotations
