@@ -1,5 +1,5 @@
 """Observation is a sink, not a path (flowlab/runtime/events.py): a runtime with a subscriber runs the same acts, by
-the same ``Runtime.act``, as one with nobody listening, and tells the sink of each act exactly once.
+the same ``Runtime.acts``, as one with nobody listening, and tells the sink of each act exactly once.
 
 Compared bit for bit on the protocol alone (FLOWLAB_REPLAY=0, FLOWLAB_THREADS=0: no replay hides an act, one
 order) on one and two CPU devices: every returned array, watched value and variable, and the whole protocol state

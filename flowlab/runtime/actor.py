@@ -119,7 +119,7 @@ class Actor:
     # receiver is queued on its own ``ready_queue``: the runtime's, or in parallel run mode its thread's.
     def act(self, sink: EventSink | None = None) -> Moved | None:
         """One act: kernel, then produce every output and return every input. The only act of a task's actor,
-        whichever loop runs it (Runtime.act). ``sink``: the runtime's event sink, None when nobody listens; with
+        whichever loop runs it (Runtime.acts). ``sink``: the runtime's event sink, None when nobody listens; with
         one, the act returns the registers it moves, (read, written) as (register id, index) pairs, read off the
         fronts of its slots before it moves them (what it pops); with none it builds nothing (returns None)."""
         moved = None if sink is None else self.moved()

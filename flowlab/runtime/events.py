@@ -1,9 +1,9 @@
 """Observing a runtime: its event sink (``Runtime.sink``) and the events built for it.
 
-Observation is a sink, not a path (ARCHITECTURE.md, "The run path"): every act, whichever loop performs it
-(``Runtime.step``, a protocol call's loop ``Runtime._run_to_idle``, an OS thread of parallel run mode), is the one
-function ``Runtime.act``, and that reports to ``runtime.sink`` when one is attached. With none (``sink is None``,
-nobody listens) an act pays one ``is not None`` test: it builds no record of what it moved and no event.
+Observation is a sink, not a path (ARCHITECTURE.md, "The run path"): every act, whoever asks for it
+(``Runtime.step``, a protocol call's ``Runtime._run_to_idle``, an OS thread of parallel run mode), happens in the
+one act loop ``Runtime.acts``, which reports it to ``runtime.sink`` when one is attached. With none (``sink is
+None``, nobody listens) an act pays ``is not None`` tests: it builds no record of what it moved and no event.
 
 ``runtime.hooks`` is the public way to listen: a list of callables, each handed an ``ActEvent`` per act; appending
 the first attaches a ``Subscribers`` sink, removing the last detaches it (``HookList``).

@@ -2,8 +2,8 @@
 
 ``step()`` delivers pending messages and performs exactly one act, returning an ActEvent. Running normally
 is the same scheduler looping until the awaited job instances finish and the runtime is idle (``_run_to_idle``);
-the step debugger calls ``step()``. Both perform an act by one function, ``act``, which reports it to the event
-sink (``sink``, events.py) when someone listens: observing a run does not change how it runs.
+the step debugger calls ``step()``. Both are the one act loop ``acts`` (once, or until idle), which reports each
+act to the event sink (``sink``, events.py) when someone listens: observing a run does not change how it runs.
 
 A runtime may carry one optional layer (``runtime.layer``, a ``CallLayer``) that ``run_call`` hands its calls
 to. ``flowlab.replay`` is such a layer, an optimisation proven bit-identical to the protocol (tests/
@@ -164,25 +164,8 @@ class Runtime:
 
     def _run_to_idle(self, last: JobInstance | None) -> None:
         """Act until ``last`` finished and then until idle (``last`` None: until idle): a protocol call's loop,
-        and closing's. The acts are ``step()``'s, in the same order, by the same ``act``; raises HangError (a
-        RuntimeIdle) when it stops before ``last`` finished."""
-        ready, msgs, popleft, act = self.ready, self.msgs, self.ready.popleft, self.act
-        closing = self.closed
-        while True:
-            if msgs:
-                self._drain()
-            if not ready:
-                if last is None or last.finished:
-                    return
-                raise hang_error(self)
-            actor = popleft()
-            actor.queued = False
-            # No readiness check here but while closing (step() always checks): an actor is queued only when ready,
-            # and only its own act, or closing's update_state, can take its readiness away. tests/test_runtime.py
-            # checks that every queued actor is ready after every act of several Plans.
-            if closing and not actor.is_ready():
-                continue
-            act(actor, self.sink)  # the sink read per act: a subscriber may come or go within a call
+        and closing's. Raises HangError (a RuntimeIdle) when it stops before ``last`` finished."""
+        self.acts(None, last)
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
@@ -263,7 +246,7 @@ class Runtime:
     def step(self, record: bool = True, thread: int | tuple[int, int] | None = None) -> ActEvent | bool | None:
         """Perform exactly one act and return what it did (an ActEvent); None when no actor can act.
 
-        ``record=False`` returns True instead, and builds the event only for a sink attached (``act``): the act
+        ``record=False`` returns True instead, and builds the event only for a sink attached (``acts``): the act
         itself is the same code either way. ``thread`` (a ``thrd_id``, or ``(machine_id, thrd_id)``): the act is
         the oldest ready actor's of that Plan thread (None when that thread has none), the others wait.
         """
@@ -273,9 +256,6 @@ class Runtime:
             self._stepped()
         if self.msgs:
             self._drain()
-        sink = self.sink
-        if record and sink is None:
-            sink = EVENT_ONLY  # the caller wants the event: built, handed to no one
         if thread is not None:
             actor = self._ready_on(thread, take=True)
         else:
@@ -289,30 +269,62 @@ class Runtime:
                 actor = None
         if actor is None:
             return None
-        event = self.act(actor, sink)
+        event = self.acts(actor, once=True, record=record)
         return event if record else True
 
-    def act(self, actor: Actor, sink: EventSink | None) -> ActEvent | None:
-        """The one act of every loop (``step``, ``_run_to_idle``, parallel mode's threads.ActorThreads._serve):
-        ``actor``, ready and taken off its ready queue, acts; its act is counted and remembered (a hang's last
-        acts), the actor queued again if still ready, and the act reported to ``sink`` when one is given (after
-        that bookkeeping, so a subscriber that raises leaves the protocol consistent). Returns the sink's event."""
-        try:
-            moved = actor.act(sink)
-        except Exception as err:
-            raise kernel_error(self.plan, actor, err) from err
-        seq = self._seq
-        self._seq = seq + 1
-        self.recent.append((actor.actor_id, actor.act_id))
-        if self.closed:
-            actor.update_state()
-        slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
-        if all(slots) if slots is not None else actor.is_ready():
-            actor.queued = True
-            actor.ready_queue.append(actor)  # the runtime's, or in parallel mode its thread's
-        if sink is not None:
-            return sink.acted(self, actor, seq, moved)  # type: ignore[arg-type]  # moved: a sink's act returns it
-        return None
+    def acts(self, actor: Actor | None, last: JobInstance | None = None, once: bool = False, record: bool = False
+             ) -> ActEvent | None:
+        """The act loop of every protocol run, and the one place an act happens: ``step()`` (``once``),
+        ``_run_to_idle`` (a protocol call, closing) and parallel mode's OS threads (threads.ActorThreads._serve,
+        ``once``) all come here. ``actor``, when given, is ready and already taken off its ready queue: it acts
+        first. Then, unless ``once``, the oldest ready actor acts, until ``last`` finished (None: any time) and
+        the runtime is idle; HangError (a RuntimeIdle) when it goes idle before.
+
+        Each act is counted and remembered (a hang's last acts), its actor queued again if still ready, and the
+        act reported to the sink (``sink``, read per act: a subscriber may come or go within a call) after that
+        bookkeeping, so a subscriber that raises leaves the protocol consistent. With no sink the act builds
+        nothing for observation. ``record``: the first act's event is wanted even with no sink (``step()``'s).
+        Returns the last act's event when ``once`` (None without one)."""
+        ready, msgs, popleft, note = self.ready, self.msgs, self.ready.popleft, self.recent.append
+        closing = self.closed  # closing's update_state below can make a queued actor unready: re-checked then
+        while True:
+            sink = self.sink
+            if actor is None:
+                if msgs:
+                    self._drain()
+                if not ready:
+                    if last is None or last.finished:
+                        return None
+                    raise hang_error(self)
+                actor = popleft()
+                actor.queued = False
+                # No readiness check but while closing (step() has one): an actor is queued only when ready, and
+                # only its own act can take its readiness away; tests/test_runtime.py checks it after every act.
+                if closing and not actor.is_ready():
+                    actor = None
+                    continue
+            elif record and sink is None:
+                sink = EVENT_ONLY  # step()'s caller wants the event: built, handed to no one
+            try:
+                moved = actor.act(sink)
+            except Exception as err:
+                raise kernel_error(self.plan, actor, err) from err
+            seq = self._seq
+            self._seq = seq + 1
+            note((actor.actor_id, actor.act_id))
+            if closing:
+                actor.update_state()
+            slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
+            if all(slots) if slots is not None else actor.is_ready():
+                actor.queued = True
+                actor.ready_queue.append(actor)  # the runtime's, or in parallel mode its thread's
+            if sink is not None:
+                event = sink.acted(self, actor, seq, moved)  # type: ignore[arg-type]  # moved: given a sink
+                if once:
+                    return event
+            elif once:
+                return None
+            actor = None
 
     def tier_of(self, actor: Actor) -> str | None:
         """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""

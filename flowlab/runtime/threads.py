@@ -10,7 +10,7 @@ The protocol's bookkeeping (slots, reading counts, ready queues, buffers) is gua
 loop while it picks an actor and hands registers on; a compute kernel runs with it released (``_Unlocked``), and
 Numba kernels release the GIL, so the kernels of two threads run on two cores at once. The bookkeeping is Python
 and runs under the GIL anyway: one lock costs no parallelism, and an act stays the one act of the stepped
-path (``Runtime.act``). Kernels that touch the runtime itself (foreign I/O, watches, section
+path (``Runtime.acts``). Kernels that touch the runtime itself (foreign I/O, watches, section
 notifies: system_kernels.py) run under the lock.
 
 Results are the stepped path's bit for bit: an actor acts only when the protocol allows it, a kernel is a pure
@@ -294,7 +294,7 @@ class ActorThreads:
             raise
         if error is not None:
             self.stop()
-            raise error[1]  # a kernel's failure is a KernelError naming its op already (Runtime.act)
+            raise error[1]  # a kernel's failure is a KernelError naming its op already (Runtime.acts)
         if not last.finished:
             self.stop()
             raise hang_error(rt)
@@ -316,7 +316,7 @@ class ActorThreads:
         """One thread's actor loop (the lock held): act the oldest ready actor, wake the threads it made an actor
         ready on, and the caller once the runtime is quiet."""
         ready, lock, rt, peers = loop.ready, self.lock, self.rt, self.peers
-        act = rt.act
+        act = rt.acts
         while True:
             while (not ready or self.error is not None) and not self.stopping:
                 loop.sleep(lock)
@@ -327,7 +327,7 @@ class ActorThreads:
             if actor.is_ready():
                 self.busy += 1
                 try:
-                    act(actor, rt.sink)  # the stepped path's act; a compute kernel releases the lock while it runs
+                    act(actor, once=True)  # the stepped path's act; a compute kernel releases the lock meanwhile
                 except BaseException as err:  # handed to the caller, who stops the loops
                     if self.error is None:
                         self.error = (actor, err)
