@@ -270,7 +270,7 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
 
 
 def test_a_queued_actor_stays_ready_until_it_acts():
-    """The invariant Runtime._run_to_idle relies on to skip re-checking a popped actor: an actor is queued only
+    """The invariant Runtime.acts relies on to skip re-checking a popped actor: an actor is queued only
     when ready, and nothing but its own act takes its readiness away (registers only arrive in its consumed slots
     and only return to its produced ones; the main job's actors' own conditions change only in their acts). And
     the converse, which the act loop's readiness shortcuts (ready_slots, ready_on_arrival) must keep: every ready
