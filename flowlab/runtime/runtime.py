@@ -285,7 +285,9 @@ class Runtime:
         bookkeeping, so a subscriber that raises leaves the protocol consistent. With no sink the act builds
         nothing for observation. ``record``: the first act's event is wanted even with no sink (``step()``'s).
         Returns the last act's event when ``once`` (None without one)."""
-        ready, msgs, popleft, note = self.ready, self.msgs, self.ready.popleft, self.recent.append
+        if not once:  # (one act of an OS thread's loop, the most frequent ``once``, binds only what it uses)
+            ready, msgs, popleft = self.ready, self.msgs, self.ready.popleft
+        note = self.recent.append
         closing = self.closed  # closing's update_state below can make a queued actor unready: re-checked then
         while True:
             sink = self.sink

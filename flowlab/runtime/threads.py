@@ -327,7 +327,7 @@ class ActorThreads:
             if actor.is_ready():
                 self.busy += 1
                 try:
-                    act(actor, once=True)  # the stepped path's act; a compute kernel releases the lock meanwhile
+                    act(actor, None, True)  # once: the stepped path's act; a kernel releases the lock meanwhile
                 except BaseException as err:  # handed to the caller, who stops the loops
                     if self.error is None:
                         self.error = (actor, err)
