@@ -90,7 +90,7 @@ def measure(name: str, build: object, replay: bool) -> list[tuple[str, str]]:
 
 def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) -> list[tuple[str, str]]:
     """Diagnostics: where a protocol call's time goes. The call's instances are launched as the session launches
-    them and run by a copy of Runtime._run_to_idle that times each act (``act_silent``, kernel included) alone;
+    them and run by a copy of Runtime._run_to_idle that times each act (``Actor.act``, kernel included) alone;
     each task type's (a NormalForward's by its op type) act cost is the median of its acts, robust to an act
     that a busy machine preempted; a call's cost of a type is that times its acts per call. The rest of a call
     (the session's Python, launching, the loop itself) is the median call less those. Each timing's own clock
@@ -114,7 +114,7 @@ def act_costs(name: str, job: object, x: np.ndarray, call: float, calls: int) ->
             actor = ready.popleft()
             actor.queued = False
             start = ns()
-            actor.act_silent()
+            actor.act()
             spent[label[actor]].append(ns() - start)
             runtime._seq += 1
             if actor.is_ready():

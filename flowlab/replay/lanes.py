@@ -26,6 +26,7 @@ from __future__ import annotations
 import threading
 import warnings
 from collections.abc import Callable
+from time import perf_counter, thread_time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -320,7 +321,7 @@ class Lanes:
         workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
         self.failures.clear()
         self.failed = False
-        run = self.run_lane if self.trace is None else self._run_lane_traced
+        run = self.run_lane
         try:
             for worker, lane in zip(workers, self.lanes[1:]):
                 worker.start(run, lane)
@@ -345,52 +346,34 @@ class Lanes:
         self.trace = []
         return self.trace
 
-    def _run_lane_traced(self, lane: Lane) -> None:
-        import time
-
-        number = self.lanes.index(lane)
-        trace = self.trace
-        assert trace is not None
-        done = 0
-        try:
-            for fn, waits, signal in lane.program:
-                t0 = time.perf_counter()
-                for lock in waits:
-                    lock.acquire()
-                    lock.release()
-                if self.failed:
-                    break
-                t1, c1 = time.perf_counter(), time.thread_time()
-                fn()
-                trace.append((number, lane.indices[done], t0, t1, time.perf_counter(), time.thread_time() - c1))
-                done += 1
-                if signal is not None:
-                    signal.release()
-        except BaseException as err:
-            self.failures.append((lane.indices[done], err))
-            self.failed = True
-        finally:
-            for signal in lane.signals[done:]:
-                if signal is not None:
-                    signal.release()
-
     def run_lane(self, lane: Lane) -> None:
         """One lane's steps in order; after a failure (here or in another lane) it stops at its next step, and
-        releases what it has not signalled yet, so no other lane waits for it forever."""
+        releases what it has not signalled yet, so no other lane waits for it forever. While a trace is asked for
+        (``record_next``) it also notes each step's times, one ``is None`` test per entry otherwise."""
+        trace = self.trace
+        number = self.lanes.index(lane) if trace is not None else 0
+        indices = lane.indices
         done = 0
         try:
             for fn, waits, signal in lane.program:
+                if trace is not None:
+                    t0 = perf_counter()
                 for lock in waits:
                     lock.acquire()
                     lock.release()
                 if self.failed:
                     break
-                fn()
+                if trace is None:
+                    fn()
+                else:
+                    t1, c1 = perf_counter(), thread_time()
+                    fn()
+                    trace.append((number, indices[done], t0, t1, perf_counter(), thread_time() - c1))
                 done += 1
                 if signal is not None:
                     signal.release()
         except BaseException as err:
-            self.failures.append((lane.indices[done], err))
+            self.failures.append((indices[done], err))
             self.failed = True
         finally:
             for signal in lane.signals[done:]:  # not released yet, so no waiter holds one now

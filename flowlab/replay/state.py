@@ -27,9 +27,10 @@ from ..runtime.regst import Regst
 if TYPE_CHECKING:
     from ..runtime.runtime import Runtime
 
-# the layer itself (what it caches is not the protocol's state) and the last-acts ring (a diagnosis: the replay
-# layer performs acts without noting them, and OS threads note them in their own order)
-NOT_PROTOCOL = frozenset({"layer", "recent"})
+# the layer itself (what it caches is not the protocol's state), the last-acts ring (a diagnosis: the replay
+# layer performs acts without noting them, and OS threads note them in their own order) and who listens (the event
+# sink and its subscribers: observing a run must not change it, which tests/test_event_sink.py checks with this)
+NOT_PROTOCOL = frozenset({"layer", "recent", "sink", "hooks"})
 WALKED = frozenset({"actors", "regsts", "arenas", "plan"})  # snapshotted below, one by one (the plan is fixed)
 
 

@@ -15,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 from ..ir import TaskProto
 
 if TYPE_CHECKING:
+    from .events import EventSink
     from .regst import Regst
     from .runtime import Runtime
 
 MSG_REGST, MSG_RETURN, MSG_EORD = 0, 1, 2
 OutEdge = tuple[int, "deque[Regst]", int, tuple[tuple["Actor", "deque[Regst]", "list[Any] | None"], ...]]
 InEdge = tuple[int, "deque[Regst]", "Actor", "deque[Regst]", "list[Any] | None"]
+Moved = tuple[list[tuple[int, int]], list[tuple[int, int]]]  # an act's (read, written): (register id, index) each
 
 
 class Actor:
@@ -115,50 +117,14 @@ class Actor:
     # Register messages are delivered as they are sent: a delivery only fills a slot and may queue the
     # receiver as ready; it never runs an act, so the act order is what the ready queue says either way. A
     # receiver is queued on its own ``ready_queue``: the runtime's, or in parallel run mode its thread's.
-    def act(self) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-        """One act: kernel, then produce every output and return every input. -> (read, written)."""
+    def act(self, sink: EventSink | None = None) -> Moved | None:
+        """One act: kernel, then produce every output and return every input. The only act of a task's actor,
+        whichever loop runs it (Runtime.acts). ``sink``: the runtime's event sink, None when nobody listens; with
+        one, the act returns the registers it moves, (read, written) as (register id, index) pairs, read off the
+        fronts of its slots before it moves them (what it pops); with none it builds nothing (returns None)."""
+        moved = None if sink is None else self.moved()
         kernel = self.kernel
         if kernel is not None:  # first, so a kernel that raises leaves the protocol state untouched
-            if self.io_lbns is not None:
-                self._bind_rotating_arrays()
-            kernel(self.in_arrays, self.out_arrays)
-        act_id = self.act_id = self.act_id + 1
-        written = []
-        for regst_id, slot, n, consumers in self.out_edges:
-            regst = slot.popleft()
-            regst.act_id = act_id
-            if n:
-                regst.reading_cnt = n
-                self.total_reading_cnt += n
-                for consumer, inbox, ready in consumers:
-                    inbox.append(regst)
-                    if not consumer.queued and (all(ready) if ready is not None else consumer.is_ready()):
-                        consumer.queued = True
-                        consumer.ready_queue.append(consumer)
-            else:
-                slot.append(regst)
-            written.append((regst_id, regst.index))
-        read = []
-        for regst_id, slot, producer, home, ready in self.in_edges:  # on_return, inlined: the hottest loop
-            regst = slot.popleft()
-            regst.reading_cnt = left = regst.reading_cnt - 1
-            producer.total_reading_cnt -= 1
-            if left == 0:  # writable again: only now can the producer become ready
-                home.append(regst)
-                if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
-                    producer.queued = True
-                    producer.ready_queue.append(producer)
-            if producer.state == "zombie":
-                producer.update_state()
-            read.append((regst_id, regst.index))
-        return read, written
-
-    def act_silent(self) -> None:
-        """``act()`` without building its (read, written) lists: the act of a run that no one records (a
-        protocol call's hot loop, Runtime._run_to_idle). Kept in step with ``act`` line for line;
-        tests/runtime/test_runtime.py checks that both leave the same protocol state."""
-        kernel = self.kernel
-        if kernel is not None:
             if self.io_lbns is not None:
                 self._bind_rotating_arrays()
             kernel(self.in_arrays, self.out_arrays)
@@ -176,17 +142,25 @@ class Actor:
                         consumer.ready_queue.append(consumer)
             else:
                 slot.append(regst)
-        for _, slot, producer, home, ready in self.in_edges:
+        for _, slot, producer, home, ready in self.in_edges:  # on_return, inlined: the hottest loop
             regst = slot.popleft()
             regst.reading_cnt = left = regst.reading_cnt - 1
             producer.total_reading_cnt -= 1
-            if left == 0:
+            if left == 0:  # writable again: only now can the producer become ready
                 home.append(regst)
                 if not producer.queued and (all(ready) if ready is not None else producer.is_ready()):
                     producer.queued = True
                     producer.ready_queue.append(producer)
             if producer.state == "zombie":
                 producer.update_state()
+        return moved
+
+    def moved(self) -> Moved:
+        """The registers the next act moves: the front of every consumed slot (read) and of every produced one
+        (written), in edge order, as (register id, index). Nothing before the act's own pops changes a front: the
+        kernel touches arrays, not slots, and the act appends only at the back of a slot."""
+        return ([(edge[0], edge[1][0].index) for edge in self.in_edges],
+                [(edge[0], edge[1][0].index) for edge in self.out_edges])
 
     def _bind_rotating_arrays(self) -> None:
         in_lbns, out_lbns = self.io_lbns  # type: ignore[misc]

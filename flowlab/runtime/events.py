@@ -1,8 +1,24 @@
-"""Runtime events: what one act did. Subscribers (debugger, recorder, progress) receive them."""
+"""Observing a runtime: its event sink (``Runtime.sink``) and the events built for it.
+
+Observation is a sink, not a path (ARCHITECTURE.md, "The run path"): every act, whoever asks for it
+(``Runtime.step``, a protocol call's ``Runtime._run_to_idle``, an OS thread of parallel run mode), happens in the
+one act loop ``Runtime.acts``, which reports it to ``runtime.sink`` when one is attached. With none (``sink is
+None``, nobody listens) an act pays ``is not None`` tests: it builds no record of what it moved and no event.
+
+``runtime.hooks`` is the public way to listen: a list of callables, each handed an ``ActEvent`` per act; appending
+the first attaches a ``Subscribers`` sink, removing the last detaches it (``HookList``).
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+
+    from .actor import Actor, Moved
+    from .runtime import Runtime
 
 
 @dataclass(slots=True)
@@ -30,11 +46,93 @@ class ActEvent:
         return f"#{self.seq} {self.actor_name} act {self.act_id}{tier} read[{read}] wrote[{written}]"
 
 
-@dataclass(frozen=True, slots=True)
-class JobFinishedEvent:
-    job_name: str
-    instance_seq: int
+class EventSink(Protocol):
+    """Where acts are reported: ``acted`` is called once per act, after the runtime's bookkeeping of it (its
+    sequence number, the ready queue), with the registers it moved. It returns the ActEvent it built, if any."""
+
+    def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent | None: ...
+
+
+def act_event(rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
+    """The event of one act, built only for someone who looks at it."""
+    kernel = actor.kernel
+    stream = getattr(kernel, "stream", None)
+    if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
+        stream.synchronize()
+    task = actor.task
+    read, written = moved
+    return ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
+                    tuple(read), tuple(written), rt.tier_of(actor), rt.executor)
+
+
+class EventOnly:
+    """The sink of ``step()`` asked for its event with nobody else listening: builds it, tells no one."""
+
+    __slots__ = ()
+
+    def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
+        return act_event(rt, actor, seq, moved)
+
+
+EVENT_ONLY = EventOnly()
+
+
+class Subscribers:
+    """The sink of ``runtime.hooks``: one ActEvent per act, handed to each subscriber in order."""
+
+    __slots__ = ("hooks",)
+
+    def __init__(self, hooks: list[Callable[[ActEvent], None]]) -> None:
+        self.hooks = hooks
+
+    def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
+        event = act_event(rt, actor, seq, moved)
+        for hook in self.hooks:
+            hook(event)
+        return event
+
+    def __repr__(self) -> str:
+        return f"<Subscribers {self.hooks!r}>"
+
+
+class HookList(list):  # type: ignore[type-arg]
+    """``runtime.hooks``: a list of subscribers that keeps ``runtime.sink`` in step with it (a ``Subscribers``
+    sink while it holds any, None once empty), so the act loops ask one attribute, not the list's length."""
+
+    def __init__(self, rt: Runtime, hooks: Iterable[Callable[[ActEvent], None]] = ()) -> None:
+        super().__init__(hooks)
+        self._rt = rt
+        self._sync()
+
+    def _sync(self) -> None:
+        rt = self._rt
+        if self and not isinstance(rt.sink, Subscribers):
+            rt.sink = Subscribers(self)
+        elif not self and isinstance(rt.sink, Subscribers):
+            rt.sink = None
+
+
+def _syncing(name: str) -> Any:
+    """``list.<name>``, then ``HookList._sync``: a mutator of the subscribers' list that keeps the sink in step."""
+    base = getattr(list, name)
+
+    def method(self: HookList, *args: Any) -> Any:
+        result = base(self, *args)
+        self._sync()
+        return result  # (``+=`` and ``*=`` return the list itself, as list's do)
+
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in ("append", "extend", "insert", "remove", "pop", "clear", "__setitem__", "__delitem__", "__iadd__",
+              "__imul__"):
+    setattr(HookList, _name, _syncing(_name))
+del _name
 
 
 class RuntimeIdle(RuntimeError):
     """The scheduler has nothing left to do, but what it was asked to wait for has not happened."""
+
+
+__all__ = ["EVENT_ONLY", "ActEvent", "EventSink", "HookList", "RuntimeIdle", "Subscribers", "act_event"]

@@ -1,8 +1,9 @@
 """The runtime: one actor per task, a message bus, and a deterministic scheduler whose unit is one act.
 
 ``step()`` delivers pending messages and performs exactly one act, returning an ActEvent. Running normally
-is calling the same scheduler until the awaited job instances finish (``run_until``); the step debugger
-calls ``step()``. There is one execution path: the actor protocol.
+is the same scheduler looping until the awaited job instances finish and the runtime is idle (``_run_to_idle``);
+the step debugger calls ``step()``. Both are the one act loop ``acts`` (once, or until idle), which reports each
+act to the event sink (``sink``, events.py) when someone listens: observing a run does not change how it runs.
 
 A runtime may carry one optional layer (``runtime.layer``, a ``CallLayer``) that ``run_call`` hands its calls
 to. ``flowlab.replay`` is such a layer, an optimisation proven bit-identical to the protocol (tests/
@@ -30,7 +31,7 @@ from ..ir import Plan
 from ..kernels.tiered import TierPhase
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .binding import ACTOR_CLASSES, WAIT_BUFFER, setup_boxing, wire
-from .events import ActEvent, RuntimeIdle
+from .events import EVENT_ONLY, ActEvent, EventSink, HookList, RuntimeIdle
 from .gpu import GpuStreams
 from .hang import WaitGraph, hang_error, new_ring, wait_graph
 from .job_instance import JobInstance
@@ -78,7 +79,9 @@ class Runtime:
         self.closed = False
         self.msgs: deque[tuple[Actor, int, Any]] = deque()
         self.ready: deque[Actor] = deque()
-        self.hooks: list[Callable[[ActEvent], None]] = []
+        # Who listens to the acts: ``sink`` (None: nobody), kept in step with ``hooks``, the subscribers' list
+        self.sink: EventSink | None = None
+        self.hooks: list[Callable[[ActEvent], None]] = HookList(self)
         self._seq = 0  # acts so far, less those a layer has not accounted yet (``seq`` observes them)
         self.launched = 0
         self.recent = new_ring()  # the last acts, (actor id, act id): what a hang's diagnosis shows (hang.py)
@@ -152,60 +155,22 @@ class Runtime:
             layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
-        """``run_call`` by the protocol: launch, step until the last instance finished, then until idle (on the
-        Plan's threads in parallel when the runtime has them and no subscriber wants every act in order)."""
-        if not (self.hooks or self.deferred or self.closed):
-            if self.threads is not None and self.layer is None:  # a layer (capturing a schedule) wants one order
-                self.threads.run(instances)
-                return
-            self._stepped()
-            for instance in instances:
-                self.launch(instance)
-            self._run_to_idle(instances[-1])
+        """``run_call`` by the protocol: launch, act until the last instance finished, then until idle (on the
+        Plan's threads in parallel when the runtime has them and no layer wants one order). A sink attached does
+        not change the path: the threads report their acts to it as the caller's loop would."""
+        self.observe()
+        if self.threads is not None and self.layer is None and not self.closed:
+            self.threads.run(instances)
             return
         self._stepped()
         for instance in instances:
             self.launch(instance)
-        last = instances[-1]
-        self.run_until(lambda: last.finished)
-        while self.ready or self.msgs:  # the acts left (the lock's release): a call ends idle
-            if self.step(False) is None:
-                break
+        self._run_to_idle(instances[-1])
 
-    def _run_to_idle(self, last: JobInstance) -> None:
-        """``step(False)`` until ``last`` finished and then until idle, inlined: a protocol call's hot loop, for
-        a runtime with no subscriber, no layer owed bookkeeping and not closing (then step() adds nothing to an
-        act). The same acts in the same order; raises HangError (a RuntimeIdle) when it stops before ``last``
-        finished."""
-        ready, msgs, popleft, append = self.ready, self.msgs, self.ready.popleft, self.ready.append
-        note = self.recent.append
-        acts = 0  # added to _seq as the loop ends (nothing reads it meanwhile: no subscriber, no layer)
-        try:
-            while True:
-                if msgs:
-                    self._drain()
-                if not ready:
-                    if last.finished:
-                        return
-                    raise hang_error(self)
-                actor = popleft()
-                actor.queued = False
-                # No readiness check here (step() has one): an actor is queued only when ready, and only its own
-                # act (or closing, which this loop never runs in) can take its readiness away.
-                # tests/runtime/test_runtime.py
-                # checks that every queued actor is ready after every act of several Plans.
-                try:
-                    actor.act_silent()
-                except Exception as err:
-                    raise kernel_error(self.plan, actor, err) from err
-                acts += 1
-                note((actor.actor_id, actor.act_id))
-                slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
-                if all(slots) if slots is not None else actor.is_ready():
-                    actor.queued = True
-                    append(actor)
-        finally:
-            self._seq += acts
+    def _run_to_idle(self, last: JobInstance | None) -> None:
+        """Act until ``last`` finished and then until idle (``last`` None: until idle): a protocol call's loop,
+        and closing's. Raises HangError (a RuntimeIdle) when it stops before ``last`` finished."""
+        self.acts(None, last)
 
     def _route(self, job_name: str) -> tuple[int, tuple[deque[Any], ...]]:
         """A job's id and the buffers a launch of it enters (its ForeignInput/Output, then its notifier)."""
@@ -244,9 +209,7 @@ class Runtime:
         self.closed = True
         self.tier_phase.retired = True  # Numba kernels not yet made for it never will be (kernels/tiered.py)
         self.wait_actor.update_state()
-        while self.step() is not None:
-            pass
-        self._drain()
+        self._run_to_idle(None)
 
     def stop_threads(self) -> None:
         """End and join the OS threads of parallel run mode, if any run (the next parallel call starts them)."""
@@ -288,7 +251,7 @@ class Runtime:
     def step(self, record: bool = True, thread: int | tuple[int, int] | None = None) -> ActEvent | bool | None:
         """Perform exactly one act and return what it did (an ActEvent); None when no actor can act.
 
-        ``record=False`` (normal runs with no subscriber) skips building the event and returns True: the act
+        ``record=False`` returns True instead, and builds the event only for a sink attached (``acts``): the act
         itself is the same code either way. ``thread`` (a ``thrd_id``, or ``(machine_id, thrd_id)``): the act is
         the oldest ready actor's of that Plan thread (None when that thread has none), the others wait.
         """
@@ -300,42 +263,75 @@ class Runtime:
             self._drain()
         if thread is not None:
             actor = self._ready_on(thread, take=True)
-            return None if actor is None else self._act(actor, record)
-        ready = self.ready
-        while ready:
-            actor = ready.popleft()
-            actor.queued = False
-            if not actor.is_ready():
-                continue
-            return self._act(actor, record)
-        return None
+        else:
+            ready = self.ready
+            actor = None
+            while ready:
+                actor = ready.popleft()
+                actor.queued = False
+                if actor.is_ready():
+                    break
+                actor = None
+        if actor is None:
+            return None
+        event = self.acts(actor, once=True, record=record)
+        return event if record else True
 
-    def _act(self, actor: Actor, record: bool) -> ActEvent | bool:
-        try:
-            read, written = actor.act()
-        except Exception as err:
-            raise kernel_error(self.plan, actor, err) from err
-        seq = self._seq
-        self._seq = seq + 1
-        self.recent.append((actor.actor_id, actor.act_id))
-        if self.closed:
-            actor.update_state()
-        if actor.is_ready():
-            actor.queued = True
-            self.ready.append(actor)
-        if not (record or self.hooks):
-            return True
-        stream = getattr(actor.kernel, "stream", None)
-        if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
-            stream.synchronize()
-        task = actor.task
-        tiered = getattr(actor.kernel, "tiered", None)  # self.tier_of(actor), inlined: the debugger's per-act path
-        event = ActEvent(seq, actor.actor_id, actor.name, task.task_type, task.job_id, actor.act_id,
-                         tuple(read), tuple(written),
-                         tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id), self.executor)
-        for hook in self.hooks:
-            hook(event)
-        return event
+    def acts(self, actor: Actor | None, last: JobInstance | None = None, once: bool = False, record: bool = False
+             ) -> ActEvent | None:
+        """The act loop of every protocol run, and the one place an act happens: ``step()`` (``once``),
+        ``_run_to_idle`` (a protocol call, closing) and parallel mode's OS threads (threads.ActorThreads._serve,
+        ``once``) all come here. ``actor``, when given, is ready and already taken off its ready queue: it acts
+        first. Then, unless ``once``, the oldest ready actor acts, until ``last`` finished (None: any time) and
+        the runtime is idle; HangError (a RuntimeIdle) when it goes idle before.
+
+        Each act is counted and remembered (a hang's last acts), its actor queued again if still ready, and the
+        act reported to the sink (``sink``, read per act: a subscriber may come or go within a call) after that
+        bookkeeping, so a subscriber that raises leaves the protocol consistent. With no sink the act builds
+        nothing for observation. ``record``: the first act's event is wanted even with no sink (``step()``'s).
+        Returns the last act's event when ``once`` (None without one)."""
+        if not once:  # (one act of an OS thread's loop, the most frequent ``once``, binds only what it uses)
+            ready, msgs, popleft = self.ready, self.msgs, self.ready.popleft
+        note = self.recent.append
+        closing = self.closed  # closing's update_state below can make a queued actor unready: re-checked then
+        while True:
+            sink = self.sink
+            if actor is None:
+                if msgs:
+                    self._drain()
+                if not ready:
+                    if last is None or last.finished:
+                        return None
+                    raise hang_error(self)
+                actor = popleft()
+                actor.queued = False
+                # No readiness check but while closing (step() has one): an actor is queued only when ready, and
+                # only its own act can take its readiness away; tests/runtime/test_runtime.py checks it after every act.
+                if closing and not actor.is_ready():
+                    actor = None
+                    continue
+            elif record and sink is None:
+                sink = EVENT_ONLY  # step()'s caller wants the event: built, handed to no one
+            try:
+                moved = actor.act(sink)
+            except Exception as err:
+                raise kernel_error(self.plan, actor, err) from err
+            seq = self._seq
+            self._seq = seq + 1
+            note((actor.actor_id, actor.act_id))
+            if closing:
+                actor.update_state()
+            slots = actor.ready_slots  # is_ready() without a call, for every actor but the main job's
+            if all(slots) if slots is not None else actor.is_ready():
+                actor.queued = True
+                actor.ready_queue.append(actor)  # the runtime's, or in parallel mode its thread's
+            if sink is not None:
+                event = sink.acted(self, actor, seq, moved)  # type: ignore[arg-type]  # moved: given a sink
+                if once:
+                    return event
+            elif once:
+                return None
+            actor = None
 
     def tier_of(self, actor: Actor) -> str | None:
         """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""

@@ -9,8 +9,8 @@ that thread's queue, and the sender wakes that thread.
 The protocol's bookkeeping (slots, reading counts, ready queues, buffers) is guarded by one lock, held by a
 loop while it picks an actor and hands registers on; a compute kernel runs with it released (``_Unlocked``), and
 Numba kernels release the GIL, so the kernels of two threads run on two cores at once. The bookkeeping is Python
-and runs under the GIL anyway: one lock costs no parallelism, and the actors' code stays the one act of the
-stepped path (``Actor.act_silent``). Kernels that touch the runtime itself (foreign I/O, watches, section
+and runs under the GIL anyway: one lock costs no parallelism, and an act stays the one act of the stepped
+path (``Runtime.acts``). Kernels that touch the runtime itself (foreign I/O, watches, section
 notifies: system_kernels.py) run under the lock.
 
 Results are the stepped path's bit for bit: an actor acts only when the protocol allows it, a kernel is a pure
@@ -19,8 +19,10 @@ jobs) the Plan orders by registers (control edges along a chain, critical sectio
 is free, so the act *count* of the ReentrantLock (which takes every request present at once) may differ.
 
 Loops start on a runtime's first parallel call and park between calls; ``stop()`` (from ``Runtime.close``, a
-failed or interrupted call, or ``Runtime.stop_threads``) ends and joins them. A runtime with subscribers
-(``hooks``: the debugger, recorders) runs stepped, one act at a time, and so does ``step()``.
+failed or interrupted call, or ``Runtime.stop_threads``) ends and joins them. ``step()`` is one act at a time on
+the caller's thread. Observing a call does not change its path: with a sink attached (``Runtime.sink``, ``hooks``
+subscribed), each loop reports its acts to it from its own thread, under the lock (one report at a time, in the
+order the acts happened); a subscriber that raises fails the call as a kernel would.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import threading
 from collections import deque
 from typing import TYPE_CHECKING, Any
 
-from ..errors import kernel_error
 from ..flags import get
 from .hang import hang_error
 
@@ -293,10 +294,7 @@ class ActorThreads:
             raise
         if error is not None:
             self.stop()
-            actor, err = error
-            if actor is not None and isinstance(err, Exception):
-                raise kernel_error(rt.plan, actor, err) from err
-            raise err
+            raise error[1]  # a kernel's failure is a KernelError naming its op already (Runtime.acts)
         if not last.finished:
             self.stop()
             raise hang_error(rt)
@@ -318,6 +316,7 @@ class ActorThreads:
         """One thread's actor loop (the lock held): act the oldest ready actor, wake the threads it made an actor
         ready on, and the caller once the runtime is quiet."""
         ready, lock, rt, peers = loop.ready, self.lock, self.rt, self.peers
+        act = rt.acts
         while True:
             while (not ready or self.error is not None) and not self.stopping:
                 loop.sleep(lock)
@@ -328,7 +327,7 @@ class ActorThreads:
             if actor.is_ready():
                 self.busy += 1
                 try:
-                    actor.act_silent()  # a compute kernel releases the lock while it runs
+                    act(actor, None, True)  # once: the stepped path's act; a kernel releases the lock meanwhile
                 except BaseException as err:  # handed to the caller, who stops the loops
                     if self.error is None:
                         self.error = (actor, err)
@@ -336,11 +335,6 @@ class ActorThreads:
                     self.done.ring()
                     continue
                 self.busy -= 1
-                rt._seq += 1
-                rt.recent.append((actor.actor_id, actor.act_id))
-                if actor.is_ready():
-                    actor.queued = True
-                    ready.append(actor)
                 for other in peers[actor.actor_id]:
                     if other.sleeping and other.ready:
                         other.ring()

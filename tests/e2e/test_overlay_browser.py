@@ -54,7 +54,7 @@ def _mlp30_payload() -> tuple[dict, object]:
     try:  # where the tests' helpers moved (tests/helpers/), or where they were
         from tests.helpers.deep_mlp import DEEP_MLP
     except ImportError:
-        from tests.deep_mlp import DEEP_MLP
+        from tests.helpers.deep_mlp import DEEP_MLP
 
     flow.clear_default_session()
     namespace: dict = {}

@@ -237,7 +237,7 @@ def test_close_waits_for_launched_jobs():
 
 
 def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
-    """run_protocol's inlined loop (Actor.act_silent, no events) and step() with a subscriber (Actor.act) make the
+    """run_protocol's loop with no sink (no events) and with a subscriber (a sink: every act's event) make the
     same acts in the same order and leave the same protocol state, call after call, registers rotating included
     (register_num 2 on the pad)."""
     from flowlab.replay.capture import fingerprint
@@ -270,7 +270,7 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
 
 
 def test_a_queued_actor_stays_ready_until_it_acts():
-    """The invariant Runtime._run_to_idle relies on to skip re-checking a popped actor: an actor is queued only
+    """The invariant Runtime.acts relies on to skip re-checking a popped actor: an actor is queued only
     when ready, and nothing but its own act takes its readiness away (registers only arrive in its consumed slots
     and only return to its produced ones; the main job's actors' own conditions change only in their acts). And
     the converse, which the act loop's readiness shortcuts (ready_slots, ready_on_arrival) must keep: every ready
