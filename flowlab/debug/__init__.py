@@ -10,6 +10,7 @@ from .diff import PlanDiff, diff
 from .inspect import BlobStats, blob_stats
 from .nan_watch import NanCatcher, NanCaught, catch_nan
 from .recording import Lifetime, Memory, Recording
+from .rewrites import Rewrite, Rewrites, rewrites
 from .stuck import HangError, WaitGraph, why_stuck
 
 
@@ -34,6 +35,12 @@ def compare(a: Any, b: Any = None, **kwargs: Any) -> Any:
     return show_diff(a, b, **kwargs)
 
 
+def show_rewrites(what: Any, index: int = 0) -> Any:
+    """A stepper (←/→) through every rewrite of a compile, each drawn as the compare view draws a diff:
+    ``flow.debug.show_rewrites(session)`` (see notebook/rewrites_view.py)."""
+    return rewrites(what).show(index)
+
+
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
 debug.catch_nan = catch_nan  # type: ignore[attr-defined]
 debug.diff = diff  # type: ignore[attr-defined]
@@ -41,8 +48,10 @@ debug.compare = compare  # type: ignore[attr-defined]
 debug.NanCaught = NanCaught  # type: ignore[attr-defined]
 debug.why_stuck = why_stuck  # type: ignore[attr-defined]
 debug.HangError = HangError  # type: ignore[attr-defined]
+debug.rewrites = rewrites  # type: ignore[attr-defined]
+debug.show_rewrites = show_rewrites  # type: ignore[attr-defined]
 
 
 __all__ = ["ActorRow", "BlobStats", "Breakpoint", "Debugger", "HangError", "Lifetime", "Memory", "NanCatcher",
-           "NanCaught", "PlanDiff", "Recording", "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "blob_stats",
-           "catch_nan", "debug", "diff", "why_stuck"]
+           "NanCaught", "PlanDiff", "Recording", "Rewrite", "Rewrites", "RunFinished", "Stop", "TimelineEntry",
+           "WaitGraph", "blob_stats", "catch_nan", "debug", "diff", "rewrites", "show_rewrites", "why_stuck"]
