@@ -127,21 +127,27 @@ class Rewrites(Sequence[Rewrite]):
     def __iter__(self) -> Iterator[Rewrite]:
         return iter(self._rewrites)
 
-    def made(self, name: str) -> Rewrite:
+    def made(self, name: str, job: str | None = None) -> Rewrite:
         """The first rewrite whose ``added`` holds ``name``: an op name, a task ("job/op", "job/op [1]") or a
-        register ("job/op out"); an op name made no rewrite of its own is looked up as the op of a task."""
+        register ("job/op out"); an op name made no rewrite of its own is looked up as the op of a task. ``job``
+        looks in that job only (an interface op's name is an op of the user job and of its push or pull job)."""
+        def mine(r: Rewrite, label: str = "") -> bool:
+            return job is None or (r.job == job if r.kind == "job" else label.startswith(f"{job}/"))
+
         for r in self._rewrites:
-            if name in r.added:
+            if name in r.added and mine(r, name):
                 return r
-        traced = [job for job, traced_job in self.traced.items() if traced_job.has_op(name)]
+        traced = [j for j, traced_job in self.traced.items() if traced_job.has_op(name) and job in (None, j)]
         if traced:
             raise KeyError(f"no rewrite made {name!r}: it is an op of the traced job {traced[0]!r} (the user's "
                            "code made it); its tasks are made by AddTasks: made('<job>/<op>')")
         for r in self._rewrites:
-            if r.kind == "plan" and any(label.partition("/")[2].split(" ")[0] == name for label in r.added):
+            if r.kind == "plan" and any(label.partition("/")[2].split(" ")[0] == name and mine(r, label)
+                                        for label in r.added):
                 return r
-        raise KeyError(f"no rewrite made an op, task or register named {name!r}; ops are named as in the job "
-                       "(e.g. 'System-Boxing-BoxingCopy-0'), tasks 'job/op' or 'job/op [1]', registers 'job/op out'")
+        raise KeyError(f"no rewrite made an op, task or register named {name!r}" + (f" in job {job!r}" if job else "")
+                       + "; ops are named as in the job (e.g. 'System-Boxing-BoxingCopy-0'), tasks 'job/op' or "
+                       "'job/op [1]', registers 'job/op out'")
 
     def __str__(self) -> str:
         rows = [("#", "rewrite", "job", "+", "-", "~", "source")]
