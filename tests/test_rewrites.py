@@ -192,3 +192,64 @@ def test_a_compile_result_gives_the_same_rewrites():
         [(r.name, r.job, r.added, r.removed, r.changed) for r in b]
     with pytest.raises(TypeError, match="takes a session"):
         flow.debug.rewrites(42)
+
+
+def test_made_in_one_job():
+    """An interface op's name is an op of the user job (traced) and of its push job (built): job= picks one."""
+    rw = flow.debug.rewrites(relu_session())
+    assert rw.made("Input_0").name == "MakePushJob"
+    assert rw.made("Input_0", job="System-Push-Input_0").job == "System-Push-Input_0"
+    with pytest.raises(KeyError, match="traced job 'relu_job'"):
+        rw.made("Input_0", job="relu_job")
+    assert rw.made("relu_job/Input_0 [1]").name == "AddTasks"
+
+
+def test_view_steps_match_the_rewrites():
+    from flowlab.notebook.compare import COMPARE_MIME
+
+    rw = flow.debug.rewrites(relu_session())
+    view = flow.debug.show_rewrites(flow.default_session(), index=3)
+    payload = view.payload
+    assert payload["kind"] == "rewrites" and payload["index"] == 3 and len(payload["steps"]) == len(rw)
+    assert COMPARE_MIME in view._repr_mimebundle_() and str(rw) in view._repr_mimebundle_()["text/plain"]
+    for r, step in zip(rw, payload["steps"]):
+        assert (step["name"], step["job"], step["source"]) == (r.name, r.job, r.source)
+        assert step["source_line"].startswith("def ")
+        want = {"added": len(r.added), "removed": len(r.removed), "changed": len(r.changed)}
+        assert step["counts"] == want
+        # the compare view's own diff (debug/diff.py, debug/job_diff.py) finds the same things, except that it
+        # does not compare a register's consumers (the consuming task is changed in both) and also lists the
+        # memory blocks PlanMemory makes
+        items = {(i["status"], i["label"] if r.kind == "plan" else i["label"].partition("/")[2])
+                 for i in step["compare"]["items"] if i["what"] != "block"}  # a job's op is listed as job/op
+        assert {label for status, label in items if status == "added"} == set(r.added), r.name
+        assert {label for status, label in items if status == "removed"} == set(r.removed), r.name
+        seen = {label for status, label in items if status == "changed"}
+        assert seen <= set(r.changed), r.name
+        for label in set(r.changed) - seen:
+            a, b = r.before.registers[label], r.after.registers[label]
+            assert [k for k in range(len(a)) if a[k] != b[k]] == [2], (r.name, label)  # 2: consumers
+    with pytest.raises(IndexError, match="outside the rewrites 0..26"):
+        rw.show(27)
+
+
+def test_view_outlines_the_parents_of_added_nodes():
+    rw = flow.debug.rewrites(relu_session())
+    payload = rw.show().payload
+    sink = next(s for s in payload["steps"] if s["name"] == "AutoSinkTick" and s["job"] == "relu_job")
+    nodes = {n["label"]: n["classes"] for n in sink["compare"]["b"]["graph"]["nodes"]}
+    assert "added" in nodes["System-AutoTick-SinkTick"]
+    # the sink tick waits for the Return, the one op nobody in the job consumes
+    assert [label for label, classes in nodes.items() if "parent" in classes] == ["Return_0"]
+    connect = next(s for s in payload["steps"] if s["name"] == "ConnectRegstsAndBoxing")
+    graph = connect["compare"]["b"]["graph"]
+    label = {n["id"]: n["label"] for n in graph["nodes"]}
+    added = {n["id"] for n in graph["nodes"] if "added" in n["classes"]}
+    want = {label[e["source"]] for e in graph["edges"] if e["target"] in added and e["source"] not in added}
+    assert {label[n["id"]] for n in graph["nodes"] if "parent" in n["classes"]} == want
+    assert "relu_0" in want  # relu's halves feed the boxing task that gathers them
+    # which rewrite made each node of the after side
+    box = next(n["id"] for n in graph["nodes"] if n["label"] == "System-Boxing-BoxingCopy-0")
+    assert connect["made_by"][box] == connect["index"]
+    assert payload["made"]["relu_job/System-Boxing-BoxingCopy-0"] == connect["index"]
+    assert payload["made"]["relu_job/System-AutoTick-SinkTick"] == sink["index"]  # the op's maker, not its task's
