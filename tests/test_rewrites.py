@@ -253,3 +253,15 @@ def test_view_outlines_the_parents_of_added_nodes():
     assert connect["made_by"][box] == connect["index"]
     assert payload["made"]["relu_job/System-Boxing-BoxingCopy-0"] == connect["index"]
     assert payload["made"]["relu_job/System-AutoTick-SinkTick"] == sink["index"]  # the op's maker, not its task's
+
+
+def test_a_slice_shows_its_own_steps():
+    rw = flow.debug.rewrites(relu_session())
+    plan_only = rw[-7:]
+    assert [r.name for r in plan_only] == [r.name for r in rw if r.kind == "plan"]
+    assert plan_only.made("relu_job/System-Boxing-BoxingCopy-0").name == "ConnectRegstsAndBoxing"
+    payload = plan_only.show().payload
+    assert [s["index"] for s in payload["steps"]] == [r.index for r in plan_only]
+    # made and made_by say positions in the shown steps
+    assert payload["made"]["relu_job/System-Boxing-BoxingCopy-0"] == 1
+    assert set(payload["steps"][-1]["made_by"].values()) <= set(range(len(plan_only)))

@@ -50,25 +50,33 @@ class PlanStage:
     after: PlanSnapshot
 
 
-def snapshot(pb: _PlanBuilder) -> PlanSnapshot:
-    """The builder's tables as tuples. The cyclic collector is off meanwhile: the rows are all alive until it
+def snapshot(pb: _PlanBuilder, previous: PlanSnapshot | None = None) -> PlanSnapshot:
+    """The builder's tables as tuples; a row equal to ``previous``'s is that row (most stages change few rows, so
+    the stages share most of their memory). The cyclic collector is off meanwhile: the rows are all alive until it
     returns, and its rescans of the jobs' many objects would cost more than the copying."""
     enabled = gc.isenabled()
     gc.disable()
     try:
-        return _snapshot(pb)
+        return _snapshot(pb, previous or EMPTY)
     finally:
         if enabled:
             gc.enable()
 
 
-def _snapshot(pb: _PlanBuilder) -> PlanSnapshot:
+def _shared(rows: tuple[tuple[Any, ...], ...], previous: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
+    """``rows`` with each row equal to the previous snapshot's row of the same id replaced by that one (ids are
+    handed out in order, so a row's id is its index in both, until a stage inserts)."""
+    n = len(previous)
+    return tuple(previous[i] if i < n and previous[i] == row else row for i, row in enumerate(rows))
+
+
+def _snapshot(pb: _PlanBuilder, previous: PlanSnapshot) -> PlanSnapshot:
     tasks = tuple((t.task_id, t.job_id, t.op, t.task_type, t.machine_id, t.thrd_id, t.parallel_id, t.parallel_num,
                    tuple((k, tuple(v)) for k, v in t.consumed.items()),
                    tuple((k, r.regst_desc_id) for k, r in t.produced.items())) for t in pb.tasks)
     regsts = tuple((r.regst_desc_id, r.producer, r.regst_type, r.register_num, tuple(r.consumers),
                     tuple(r.blobs.items()), r.force_inplace, r.piece_inplace) for r in pb.regsts)
-    return PlanSnapshot(tasks, regsts)
+    return PlanSnapshot(_shared(tasks, previous.tasks), _shared(regsts, previous.regsts))
 
 
 EMPTY = PlanSnapshot((), ())
@@ -90,7 +98,7 @@ def run_stages(pb: _PlanBuilder, all_jobs: list[Job], stages: list[PlanStage] | 
     for name, function, run in steps:
         run()
         if stages is not None:
-            after = snapshot(pb)
+            after = snapshot(pb, before)
             stages.append(PlanStage(name, function, before, after))
             before = after
     plan = assemble(pb, all_jobs)

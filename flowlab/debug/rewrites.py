@@ -122,6 +122,9 @@ class Rewrites(Sequence[Rewrite]):
         return len(self._rewrites)
 
     def __getitem__(self, i: Any) -> Any:
+        """One rewrite, or a slice of them as Rewrites (``rw[-7:].show()``: the Plan's stages alone)."""
+        if isinstance(i, slice):
+            return Rewrites(self._rewrites[i], self.plan, self.traced)
         return self._rewrites[i]
 
     def __iter__(self) -> Iterator[Rewrite]:

@@ -66,7 +66,8 @@ def _open_groups_of(graph: dict[str, Any], classes: tuple[str, ...]) -> None:
 
 def step_payload(r: Rewrite, made: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
     """One rewrite as a step: its compare payload (before / after), its name, job, counts and source; with
-    ``made`` ((job, name) -> the first rewrite that added it), which rewrite made each node of the after side."""
+    ``made`` ((job, name) -> the position of the first rewrite that added it), which rewrite made each node of the
+    after side."""
     if r.kind == "plan":
         before: Any = r.before.as_plan()  # type: ignore[union-attr]
         after: Any = r.after.as_plan()  # type: ignore[union-attr]
@@ -89,10 +90,11 @@ def rewrites_payload(rw: Rewrites, index: int = 0) -> dict[str, Any]:
         raise ValueError("show_rewrites: the compile recorded no rewrites")
     if not 0 <= index < len(rw):
         raise IndexError(f"show_rewrites: index {index} is outside the rewrites 0..{len(rw) - 1}")
+    # positions in this list (a slice of the rewrites shows some): what the front end steps to
     made: dict[tuple[str, str], int] = {}
-    for r in rw:
+    for i, r in enumerate(rw):
         for name in r.added:
-            made.setdefault((r.job, name), r.index)
+            made.setdefault((r.job, name), i)
     steps = [step_payload(r, made) for r in rw]
     by_name: dict[str, int] = {}  # "job/op" names an op and its task: the op's maker comes first, and stays
     for (job, name), i in made.items():
