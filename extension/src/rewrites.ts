@@ -167,10 +167,10 @@ export class RewritesView {
     const at = step.made_by[id];
     this.made.replaceChildren();
     if (at === undefined) {
-      this.made.append(`${label}: not made by a rewrite (traced from the user's code)`);
+      this.made.append(`${label}: made by no rewrite shown here (traced from the user's code, or made before these)`);
       return;
     }
-    const link = h("span", "fl-link", `#${at} ${this.payload.steps[at].name}`);
+    const link = h("span", "fl-link", `#${this.payload.steps[at].index} ${this.payload.steps[at].name}`);
     link.addEventListener("click", () => this.go(at));
     this.made.append(`${label}: made by `, link);
   }
@@ -183,7 +183,7 @@ export class RewritesView {
       return;
     }
     this.go(at);
-    this.made.textContent = `${name}: made by #${at} ${this.payload.steps[at].name}`;
+    this.made.textContent = `${name}: made by #${this.payload.steps[at].index} ${this.payload.steps[at].name}`;
   }
 
   destroy(): void { for (const v of this.views.values()) v.destroy(); }

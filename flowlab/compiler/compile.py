@@ -13,7 +13,6 @@ from .mirrored_split import auto_distribute_split
 from .optimizer_placement import check_not_sharing_moved_variables, optimizer_placement_optimization
 from .passes import JOB_COMPLETER, JobPass, PassRecord, run_pipeline
 from .plan_builder import build_plan
-from .plan_stages import PlanStage
 from .sbp_infer import infer_sbp_signatures, interface_sbp
 from .slices import logical_desc
 from .split_sparse_xent import split_sparse_softmax_cross_entropy
@@ -43,8 +42,9 @@ class CompileResult:
     plan: Plan
     passes: tuple[PassRecord, ...]
     boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
-    # build_plan's stages with their tables before and after (flow.debug.rewrites steps through them)
-    plan_stages: tuple[PlanStage, ...] = ()
+    # (cpu_device_num, gpu_device_num) the Plan was built for: flow.debug.rewrites builds it again, recording
+    # each stage (debug/rewrites.py), so that compile records none
+    device_nums: tuple[int, int] = (1, 0)
 
 
 def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
@@ -91,13 +91,12 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
 def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_num: int = 0) -> CompileResult:
     jobs, records = compile_job_set(user_jobs)
     boxing_log: dict[int, list[str]] = {}
-    stages: list[PlanStage] = []
-    main, plan = build_plan(jobs, cpu_device_num, boxing_log, gpu_device_num, stages)
+    main, plan = build_plan(jobs, cpu_device_num, boxing_log, gpu_device_num)
     check_job(main, "as built by the plan builder")
     main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
     records.extend(recs)
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
-                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()}, tuple(stages))
+                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()}, (cpu_device_num, gpu_device_num))
 
 
 def _watch_pieces(job: Job) -> Job:

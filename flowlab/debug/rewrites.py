@@ -1,10 +1,11 @@
 """Every rewrite a compile made, in order: ``flow.debug.rewrites(session)`` -> ``Rewrites``.
 
 A compile rewrites the traced jobs pass by pass (compiler/passes.py records each as a PassRecord), builds the
-system jobs and the main job, then turns all jobs into the Plan stage by stage (compiler/plan_stages.py keeps the
-builder's tables after each). This module lines them up as ``Rewrite``s with what each added, removed and changed:
-ops for a job rewrite, tasks and registers for a Plan stage (named "job/op [parallel_id]" and "job/op [p] out", as
-``flow.debug.diff`` names them), and the source line of the function that did it.
+system jobs and the main job, then turns all jobs into the Plan stage by stage (compiler/plan_stages.py; here the
+Plan is built again from the compiled jobs, keeping the builder's tables after each stage). This module lines them
+up as ``Rewrite``s with what each added, removed and changed: ops for a job rewrite, tasks and registers for a Plan
+stage (named "job/op [parallel_id]" and "job/op [p] out", as ``flow.debug.diff`` names them), and the source line
+of the function that did it.
 
 Order: each user job's passes; each system job's build then its passes; the main job's build and its SBP pass
 (compile runs that pass after the Plan, which does not read it: it is listed before the Plan stages so that the
@@ -22,7 +23,8 @@ from typing import Any
 
 from ..compiler import compile as compile_module
 from ..compiler.main_job import make_main_job
-from ..compiler.plan_stages import PlanStage
+from ..compiler.plan_builder import build_plan
+from ..compiler.plan_stages import PlanSnapshot, PlanStage
 from ..compiler.system_jobs import make_model_io_jobs, make_pull_job, make_push_job
 from ..ir import Job, Plan
 from .rewrite_tables import PlanTables, plan_tables
@@ -175,8 +177,25 @@ class Rewrites(Sequence[Rewrite]):
         return self.show()._repr_mimebundle_(include, exclude)
 
 
+def plan_stages(result: Any) -> list[PlanStage]:
+    """build_plan's stages for a compile result, each with the builder's tables before and after it. Compile does
+    not record them (it would cost every compile for the few that are looked at): the Plan is built again from the
+    result's completed jobs, which is deterministic; a Plan that came out different is an error, not a guess."""
+    stages: list[PlanStage] = []
+    cpu, gpu = result.device_nums
+    _main, plan = build_plan(list(result.job_set)[:-1], cpu, None, gpu, stages)  # the main job is built again
+    if plan != result.plan:
+        raise RuntimeError("flow.debug.rewrites: building the Plan again from the compiled jobs gave a different "
+                           f"Plan ({len(plan.tasks)} tasks against {len(result.plan.tasks)}): the Plan build is not "
+                           "deterministic, so its stages cannot be shown")
+    last = stages[-1]
+    stages[-1] = PlanStage(last.name, last.function, last.before,
+                           PlanSnapshot(last.after.tasks, last.after.regsts, result.plan))
+    return stages
+
+
 def _compiled(what: Any) -> Any:
-    if hasattr(what, "plan_stages") and hasattr(what, "passes"):
+    if hasattr(what, "device_nums") and hasattr(what, "passes"):
         return what
     if callable(getattr(what, "_compiled", None)):
         if getattr(what, "compiled", None) is None and callable(getattr(what, "try_init", None)):
@@ -218,7 +237,7 @@ def rewrites(what: Any) -> Rewrites:
             add("WatchPieces", record.job_name, record.after, final[record.job_name], compile_module._watch_pieces)
     names, kinds = result.plan.job_names, result.plan.job_kinds
     tables: dict[int, PlanTables] = {}  # by snapshot: a stage's after is the next one's before, made once
-    for stage in result.plan_stages:
+    for stage in plan_stages(result):
         for snap in (stage.before, stage.after):
             if id(snap) not in tables:
                 tables[id(snap)] = plan_tables(snap, names, kinds)

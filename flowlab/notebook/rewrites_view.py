@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import linecache
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..debug.rewrites import Rewrite, Rewrites
 from .compare import COMPARE_MIME, compare_payload
 from .views import PayloadView
+
+if TYPE_CHECKING:  # debug.rewrites draws itself through this module (Rewrites.show)
+    from ..debug.rewrites import Rewrite, Rewrites
 
 PARENT = "parent"  # the class of a node that feeds an added one
 
