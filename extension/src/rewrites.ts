@@ -149,7 +149,17 @@ export class RewritesView {
     const added = this.payload.steps[i].compare.b.graph.nodes.filter((nd) => nd.classes?.includes("added")).map((nd) => nd.id);
     const work = view.ready.then(async () => {
       for (const id of added.slice(0, 12)) await view.right.focus(id, false);
-      if (added.length) view.right.fit();  // the panes are linked: the left follows
+      if (added.length) {
+        // show the job (outermost group) holding the first added node at a readable scale, on both sides
+        const groups = new Map(this.payload.steps[i].compare.b.graph.groups.map((g) => [g.id, g]));
+        let top = this.payload.steps[i].compare.b.graph.nodes.find((nd) => nd.id === added[0])?.parent ?? null;
+        while (top !== null && groups.get(top)?.parent) top = groups.get(top)!.parent;
+        view.right.fit();
+        if (top !== null) {
+          view.right.showBox(top);
+          view.left.showBox(top);  // the same job on the left, where it is (a job's group id is the same there)
+        }
+      }
       view.root.dataset.revealed = "1";
     });
     this.reveals.set(i, work);
