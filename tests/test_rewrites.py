@@ -265,3 +265,28 @@ def test_a_slice_shows_its_own_steps():
     # made and made_by say positions in the shown steps
     assert payload["made"]["relu_job/System-Boxing-BoxingCopy-0"] == 1
     assert set(payload["steps"][-1]["made_by"].values()) <= set(range(len(plan_only)))
+
+
+def test_a_list_numpy_watch_gets_its_pieces_as_a_rewrite():
+    """Compile gives a tp.ListNumpy watch its per-device pieces after the passes (compile._watch_pieces): listed
+    as WatchPieces, right after the job's last pass, ending at the job as compiled."""
+    flow.config.cpu_device_num(2)
+
+    def as_list(y: tp.ListNumpy) -> None:
+        pass
+
+    @flow.global_function()
+    def job(x: tp.ListNumpy.Placeholder((2, 3))) -> None:
+        with flow.scope.mirrored_view():
+            flow.watch(flow.math.square(x), as_list)
+
+    job([np.ones((2, 3), np.float32)] * 2)
+    session = flow.default_session()
+    rw = flow.debug.rewrites(session)
+    (watch,) = [r for r in rw if r.name == "WatchPieces"]
+    assert rw[watch.index - 1].name == "InferSbpSignatures" and rw[watch.index - 1].job == "job"
+    assert watch.after == next(j for j in session.job_set if j.name == "job")
+    (changed,) = watch.changed
+    assert watch.after.op(changed).op_type == "foreign_watch"
+    assert watch.after.op(changed).attrs["mirrored_parts"] == 2
+    assert watch.source.startswith("flowlab/compiler/compile.py:")

@@ -179,3 +179,35 @@ def test_dark_theme(page, rewrites):
     assert share_of(page, box.locator(".fl-shape").bounding_box(), ADDED) > 0.3
     assert page.locator(".fl-rw-source").is_visible()
     shot(page, "rewrites_boxing_dark")
+
+
+def test_every_step_of_the_seed_program_draws(page):
+    """The two-job seed program (a train-free job set with two user jobs, push/pull jobs, the main job): → through
+    every rewrite; each step draws its two panes, its header and the counts of its rewrite in the legend."""
+    from flowlab.demo import define_two_jobs
+
+    flow.clear_default_session()
+    zero_pad_Job, _ = define_two_jobs()
+    zero_pad_Job(np.zeros((2, 1, 3, 3), np.float32))
+    rw = flow.debug.rewrites(flow.default_session())
+    payload = rw.show().payload
+    mount(page, rw, 0)
+    for i, r in enumerate(rw):
+        if i:
+            page.locator(".fl-rewrites").press("ArrowRight")
+            wait_step(page, i)
+        where = "the Plan" if r.kind == "plan" else r.job
+        assert page.locator(".fl-rw-name").inner_text() == f"{r.name} on {where}"
+        assert page.locator(".fl-rw-source").inner_text().startswith(r.source)
+        counts = payload["steps"][i]["compare"]["counts"]
+        legend = step(page, i).locator(".fl-diff-legend").first.inner_text().split()
+        assert legend[:6] == ["added", str(counts["added"]), "removed", str(counts["removed"]), "changed",
+                              str(counts["changed"])], (r.name, legend)
+        right = step(page, i).locator(".fl-compare-pane").nth(1)
+        tasks_or_ops = [n for n in r.added if r.kind == "job" or n in r.after.tasks]
+        if tasks_or_ops:  # a box with the added mark is drawn on the right (or its collapsed group, marked too)
+            assert right.locator(".fl-node.c-added").count() >= 1, r.name
+        elif r.added:  # registers alone: their producers' boxes get the dashed "register added" outline
+            assert right.locator(".fl-node.c-out-added").count() >= 1, r.name
+    assert page.get_by_role("button", name="next ▶").is_disabled()
+    shot(page, "rewrites_seed_last")
