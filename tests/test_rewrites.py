@@ -290,3 +290,15 @@ def test_a_list_numpy_watch_gets_its_pieces_as_a_rewrite():
     assert watch.after.op(changed).op_type == "foreign_watch"
     assert watch.after.op(changed).attrs["mirrored_parts"] == 2
     assert watch.source.startswith("flowlab/compiler/compile.py:")
+
+
+def test_one_rewrite_in_the_compare_view():
+    from flowlab.notebook.compare import show_diff
+
+    rw = flow.debug.rewrites(relu_session())
+    connect = next(r for r in rw if r.name == "ConnectRegstsAndBoxing")
+    view = show_diff(connect)
+    assert view.payload["labels"] == ["before ConnectRegstsAndBoxing", "after ConnectRegstsAndBoxing"]
+    assert view.payload["counts"]["added"] == len(connect.added)
+    sink = next(r for r in rw if r.name == "AutoSinkTick")
+    assert show_diff(sink).payload["counts"] == {"added": 1, "removed": 0, "changed": 0}

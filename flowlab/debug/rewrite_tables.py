@@ -49,6 +49,11 @@ class PlanTables:
                                    pid, pnum))
         return Plan(tuple(tasks), (), self.job_names, self.job_kinds, (), {})
 
+    @property
+    def plan(self) -> Plan:
+        """``as_plan()``: so that the compare view takes tables as it takes a session (``show_diff(rw[21])``)."""
+        return self.as_plan()
+
     def __repr__(self) -> str:
         return f"<PlanTables: {len(self.tasks)} tasks, {len(self.registers)} registers>"
 
