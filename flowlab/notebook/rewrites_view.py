@@ -66,7 +66,8 @@ def _open_groups_of(graph: dict[str, Any], classes: tuple[str, ...]) -> None:
                 parent = groups[parent]["parent"]
 
 
-def step_payload(r: Rewrite, made: dict[tuple[str, str], int] | None = None) -> dict[str, Any]:
+def step_payload(r: Rewrite, made: dict[tuple[str, str], int] | None = None,
+                 cache: dict[int, tuple[Any, str]] | None = None) -> dict[str, Any]:
     """One rewrite as a step: its compare payload (before / after), its name, job, counts and source; with
     ``made`` ((job, name) -> the position of the first rewrite that added it), which rewrite made each node of the
     after side."""
@@ -77,7 +78,7 @@ def step_payload(r: Rewrite, made: dict[tuple[str, str], int] | None = None) -> 
         before, after = r.before, r.after
     where = "the Plan" if r.kind == "plan" else r.job
     compare, _ = compare_payload(before, after, labels=(f"before {r.name}", f"after {r.name}"),
-                                 title=f"#{r.index} {r.name} on {where}")
+                                 title=f"#{r.index} {r.name} on {where}", cache=cache)
     _mark_parents(compare["b"]["graph"])
     _open_groups_of(compare["a"]["graph"], ("removed",))
     _open_groups_of(compare["b"]["graph"], ("added", PARENT))
@@ -97,7 +98,8 @@ def rewrites_payload(rw: Rewrites, index: int = 0) -> dict[str, Any]:
     for i, r in enumerate(rw):
         for name in r.added:
             made.setdefault((r.job, name), i)
-    steps = [step_payload(r, made) for r in rw]
+    cache: dict[int, tuple[Any, str]] = {}  # a pass's after is the next pass's before: drawn once
+    steps = [step_payload(r, made, cache) for r in rw]
     by_name: dict[str, int] = {}  # "job/op" names an op and its task: the op's maker comes first, and stays
     for (job, name), i in made.items():
         by_name.setdefault(name if job == "Plan" else f"{job}/{name}", i)
