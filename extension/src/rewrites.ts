@@ -10,6 +10,7 @@ import { button, h } from "./dom.js";
 import type { RewritesPayload } from "./payload.js";
 
 const STYLE_ID = "fl-rewrites-style";
+const BIG_JOB = 60;  // nodes: past it a step opens on the added node's innermost group, not its whole job
 const CSS = `
 .fl-rw-bar{display:flex;flex-wrap:wrap;gap:6px;align-items:center;margin-bottom:4px}
 .fl-rw-pos{font-variant-numeric:tabular-nums;color:var(--fl-muted);min-width:64px}
@@ -150,10 +151,18 @@ export class RewritesView {
     const work = view.ready.then(async () => {
       for (const id of added.slice(0, 12)) await view.right.focus(id, false);
       if (added.length) {
-        // show the job (outermost group) holding the first added node at a readable scale, on both sides
-        const groups = new Map(this.payload.steps[i].compare.b.graph.groups.map((g) => [g.id, g]));
-        let top = this.payload.steps[i].compare.b.graph.nodes.find((nd) => nd.id === added[0])?.parent ?? null;
+        // show the job (outermost group) holding the first added node at a readable scale, on both sides; in a big
+        // job, the innermost group holding it (a layer's scope) instead
+        const graph = this.payload.steps[i].compare.b.graph;
+        const groups = new Map(graph.groups.map((g) => [g.id, g]));
+        const inner = graph.nodes.find((nd) => nd.id === added[0])?.parent ?? null;
+        let top = inner;
         while (top !== null && groups.get(top)?.parent) top = groups.get(top)!.parent;
+        const within = (nd: { parent: string | null }): boolean => {
+          for (let p = nd.parent; p !== null; p = groups.get(p)?.parent ?? null) if (p === top) return true;
+          return false;
+        };
+        if (top !== null && graph.nodes.filter(within).length > BIG_JOB) top = inner;
         view.right.fit();
         if (top !== null) {
           view.right.showBox(top);

@@ -211,3 +211,52 @@ def test_every_step_of_the_seed_program_draws(page):
             assert right.locator(".fl-node.c-out-added").count() >= 1, r.name
     assert page.get_by_role("button", name="next ▶").is_disabled()
     shot(page, "rewrites_seed_last")
+
+
+def test_the_30_layer_train_job_steps_within_150ms(page):
+    """The 30-layer 2-device train job (43 rewrites; 1,730 tasks): the autograd step opens on the new backward ops
+    (green), → shows the next step within 150 ms, and the Plan's boxing stage (thousands of new tasks and registers)
+    is one → away from AddTasks."""
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function(type="train")
+    def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,), dtype=flow.int32)) -> tp.Numpy:
+        h = x
+        for i in range(30):
+            h = flow.layers.dense(h, 64, activation=flow.nn.relu, name=f"fc{i}")
+        logits = flow.layers.dense(h, 10, name="out")
+        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
+        return loss
+
+    deep_train(np.zeros((50, 64), np.float32), np.zeros(50, np.int32))
+    rw = flow.debug.rewrites(flow.default_session())
+    k = next(r.index for r in rw if r.name == "GenerateBackwardAndOptimizerOpConfs")
+    assert len(rw[k].added) > 150
+    mount(page, rw, k)
+    # an added box inside the right canvas, clear of the minimap in its corner
+    shown = page.evaluate(f"""(() => {{
+      const pane = document.querySelectorAll('.fl-compare[data-step="{k}"] .fl-compare-pane')[1];
+      const c = pane.querySelector('.fl-canvas').getBoundingClientRect();
+      const m = pane.querySelector('.fl-minimap')?.getBoundingClientRect();
+      const clear = (r) => r.left >= c.left && r.right <= c.right && r.top >= c.top && r.bottom <= c.bottom
+        && !(m && r.right > m.left && r.left < m.right && r.bottom > m.top && r.top < m.bottom);
+      const el = [...pane.querySelectorAll('.fl-node.c-added')].find((n) => clear(n.getBoundingClientRect()));
+      return el ? el.dataset.id : null; }})()""")
+    assert shown is not None, "no added box in view"
+    box = step(page, k).locator(".fl-compare-pane").nth(1).locator(f'[data-id="{shown}"] .fl-shape').bounding_box()
+    assert share_of(page, box, ADDED) > 0.3
+    shot(page, "rewrites_deep_autograd")
+    page.wait_for_function(f"""(() => {{ const v = document.querySelector('.fl-compare[data-step="{k + 1}"]');
+      return v && v.dataset.revealed === '1'; }})()""")
+    ms = key_ms(page, "ArrowRight", k + 1)
+    assert ms <= 150, f"→ took {ms:.0f} ms"
+    add = next(r.index for r in rw if r.name == "AddTasks")
+    page.locator(".fl-rw-bar select").select_option(str(add))
+    wait_step(page, add)
+    page.wait_for_function(f"""(() => {{ const v = document.querySelector('.fl-compare[data-step="{add + 1}"]');
+      return v && v.dataset.revealed === '1'; }})()""")
+    ms = key_ms(page, "ArrowRight", add + 1)
+    assert ms <= 150, f"→ to ConnectRegstsAndBoxing took {ms:.0f} ms"
+    assert step(page, add + 1).locator(".fl-compare-pane").nth(1).locator(".fl-node.c-added").count() >= 1
