@@ -149,7 +149,7 @@ export class RewritesView {
     if (done) return done;
     const added = this.payload.steps[i].compare.b.graph.nodes.filter((nd) => nd.classes?.includes("added")).map((nd) => nd.id);
     const work = view.ready.then(async () => {
-      for (const id of added.slice(0, 12)) await view.right.focus(id, false);
+      for (const id of added.slice(0, 4)) await view.right.focus(id, false);  // a few: each may open groups
       if (added.length) {
         // show the job (outermost group) holding the first added node at a readable scale, on both sides; in a big
         // job, the innermost group holding it (a layer's scope) instead
