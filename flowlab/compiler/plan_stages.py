@@ -1,10 +1,11 @@
-"""build_plan's (plan_builder.py) sequence of named stages, each recorded as a cheap snapshot of the builder's tables.
+"""build_plan's (plan_builder.py) sequence of named stages, each recorded, when asked, as a snapshot of its tables.
 
 The stages are plan_builder's (OneFlow's CompileAndMergePlanOnMaster in order): a task per op and device, the
 registers and boxing between them, the in-place grants of variables and gathered pieces, the main job linked in
 place of each job's source tick, the CopyHd tasks of GPU placements, then the Plan's memory (plan_assemble.py).
-After each stage the tasks and registers are copied as plain tuples (no formatting, no lookups: a few tuples per
-task), so ``flow.debug.rewrites`` can compare any two stages later (debug/rewrites.py) without slowing compile.
+Given a ``stages`` list, after each stage the tasks and registers are copied as plain tuples (no formatting, no
+lookups: a few tuples per task) for ``flow.debug.rewrites`` to compare later (debug/rewrites.py, which builds the
+Plan again to ask for them); compile passes none, so it pays nothing.
 """
 
 from __future__ import annotations
