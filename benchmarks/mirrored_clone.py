@@ -21,17 +21,17 @@ if CPU:
 import numpy as np
 
 import flowlab as flow
-import flowlab.compiler.plan_builder as plan_builder
+import flowlab.compiler.plan_stages as plan_stages
 import flowlab.typing as tp
 
 PER = 50
-REAL = plan_builder.set_variable_ref_inplace
+REAL = plan_stages.set_variable_ref_inplace
 ROUNDS, CALLS, WARM = (1, 3, 10) if QUICK else (16, 60, 40)
 clock = time.thread_time if CPU else time.perf_counter
 
 
 def build(in_place: bool):
-    plan_builder.set_variable_ref_inplace = REAL if in_place else (lambda pb: None)
+    plan_stages.set_variable_ref_inplace = REAL if in_place else (lambda pb: None)
     flow.clear_default_session()
     flow.config.cpu_device_num(2)
     config = flow.function_config()
@@ -71,7 +71,7 @@ def main() -> None:
             last[in_place] = np.concatenate(job(xs, ys))
             blocks[in_place] = sum(b.mem_size for b in flow.default_session().plan.mem_blocks)
         paired.append(times[True][-1] / times[False][-1])
-    plan_builder.set_variable_ref_inplace = REAL
+    plan_stages.set_variable_ref_inplace = REAL
     flow.clear_default_session()
     unit = "thread CPU" if CPU else "wall"
     copy, ref = statistics.median(times[False]), statistics.median(times[True])

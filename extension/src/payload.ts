@@ -62,7 +62,14 @@ export interface ComparePayload extends Base {
   kind: "compare"; a: JobsetPayload | PlanPayload; b: JobsetPayload | PlanPayload; labels: [string, string];
   pairs: [string, string][]; items: CompareItem[];
 }
-export type Payload = JobsetPayload | PlanPayload | RunPayload | ComparePayload;
+/** One rewrite of a compile (flowlab/notebook/rewrites_view.py): its compare payload and the function that made it. */
+export interface RewriteStep {
+  index: number; name: string; job: string; kind: string; source: string; source_line: string;
+  counts: Record<string, number>; compare: ComparePayload; made_by: Record<string, number>;
+}
+/** Every rewrite of a compile, stepped through (rewrites.ts); `graph` is the first step's right side. */
+export interface RewritesPayload extends Base { kind: "rewrites"; index: number; steps: RewriteStep[]; made: Record<string, number> }
+export type Payload = JobsetPayload | PlanPayload | RunPayload | ComparePayload | RewritesPayload;
 
 export type Parsed = { ok: true; payload: Payload } | { ok: false; message: string; newer?: boolean };
 
@@ -236,6 +243,21 @@ function parseCompare(o: Record<string, unknown>, v: number, title: string): Com
     labels: [labels[0] ?? "before", labels[1] ?? "after"] };
 }
 
+function parseRewrites(o: Record<string, unknown>, v: number, title: string): RewritesPayload {
+  const steps = arr(o, "steps", "payload").map((raw, i): RewriteStep => {
+    const s = obj(raw, `payload.steps[${i}]`), p = `payload.steps[${i}]`;
+    return { index: typeof s.index === "number" ? s.index : i, name: str(s, "name", p)!, job: str(s, "job", p, true) ?? "",
+      kind: str(s, "kind", p, true) ?? "job", source: str(s, "source", p, true) ?? "", source_line: str(s, "source_line", p, true) ?? "",
+      counts: (s.counts === undefined ? {} : obj(s.counts, `${p}.counts`)) as Record<string, number>,
+      compare: parseCompare(obj(s.compare, `${p}.compare`), v, str(obj(s.compare, `${p}.compare`), "title", p, true) ?? ""),
+      made_by: (s.made_by === undefined ? {} : obj(s.made_by, `${p}.made_by`)) as Record<string, number> };
+  });
+  if (!steps.length) throw new Bad("payload.steps: expected at least one rewrite");
+  const index = typeof o.index === "number" && o.index >= 0 && o.index < steps.length ? o.index : 0;
+  return { flowlab_payload: v, kind: "rewrites", title, graph: steps[index].compare.graph, index, steps,
+    made: (o.made === undefined ? {} : obj(o.made, "payload.made")) as Record<string, number> };
+}
+
 /** Parse a payload; never throws. A newer version or a malformed payload comes back as a message for people. */
 export function parsePayload(data: unknown): Parsed {
   try {
@@ -253,9 +275,10 @@ export function parsePayload(data: unknown): Parsed {
     if (o.body !== undefined && o.graph === undefined) {
       throw new Bad(`payload.body: a stored (version ${v}) payload must be decoded first (readPayload), as the views do`);
     }
-    const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run", "compare"] as const, "payload.kind");
+    const kind = oneOf(str(o, "kind", "payload")!, ["jobset", "plan", "run", "compare", "rewrites"] as const, "payload.kind");
     const title = typeof o.title === "string" ? o.title : kind;
     if (kind === "compare") return { ok: true, payload: parseCompare(o, v, title) };
+    if (kind === "rewrites") return { ok: true, payload: parseRewrites(o, v, title) };
     const graph = parseGraph(o.graph);
     const overlay = o.overlay === undefined ? {} : { overlay: parseOverlay(o.overlay) };  // numbers on the graph
     if (kind === "jobset") {

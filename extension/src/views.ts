@@ -5,6 +5,7 @@ import { graphExportButtons } from "./exports.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
 import { attachOverlay } from "./overlay.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
+import { RewritesView } from "./rewrites.js";
 import { RunView } from "./runview.js";
 import { ensureStyle } from "./style.js";
 
@@ -42,6 +43,11 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
     const cmp = new CompareView(p, opts.height);
     el.append(cmp.root);
     return { payload: p, graph: cmp.right, run: null, destroy: () => cmp.destroy() };
+  }
+  if (p.kind === "rewrites") {
+    const rw = new RewritesView(p, opts.height);
+    el.append(rw.root);
+    return { payload: p, graph: null, run: null, destroy: () => rw.destroy() };
   }
   if (p.kind === "run") {
     const run = new RunView(p);

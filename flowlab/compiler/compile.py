@@ -42,6 +42,9 @@ class CompileResult:
     plan: Plan
     passes: tuple[PassRecord, ...]
     boxing_log: Mapping[int, tuple[str, ...]] = field(default_factory=dict)  # job_id -> CSV rows (debug mode)
+    # (cpu_device_num, gpu_device_num) the Plan was built for: flow.debug.rewrites builds it again, recording
+    # each stage (debug/rewrites.py), so that compile records none
+    device_nums: tuple[int, int] = (1, 0)
 
 
 def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecord]]:
@@ -93,7 +96,7 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_n
     main, recs = run_pipeline(main, [SBP_PASS], made_by="as built by the plan builder")
     records.extend(recs)
     return CompileResult(JobSet((*jobs, main)), plan, tuple(records),
-                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()})
+                         {job_id: tuple(rows) for job_id, rows in boxing_log.items()}, (cpu_device_num, gpu_device_num))
 
 
 def _watch_pieces(job: Job) -> Job:

@@ -7,7 +7,8 @@ SBP or placement disagree (boxing.py), ordering control edges along each job's c
 interface memory shared across jobs device by device, one critical section per job, then the main job
 (main_job.py) linked in place of each job's source tick (LinkMainPlan). GPU tasks get their device's threads and
 CopyHd tasks between host and device memory, and every register its mem_case (gpu_plan.py). The tasks and
-registers become the Plan's TaskProtos, RegstDescs and memory blocks in plan_assemble.py.
+registers become the Plan's TaskProtos, RegstDescs and memory blocks in plan_assemble.py; plan_stages.py runs
+the stages in order, recording each.
 """
 
 from __future__ import annotations
@@ -32,13 +33,12 @@ from ..ir.sbp import BROADCAST, input_bns
 from ..ops.distribute_ops import ONE_DEVICE_INPUTS, ONE_DEVICE_OUTPUTS
 from ..ops.registry import get_op_def
 from .boxing import BoxingDecision, Edge, build_sub_task_graph
-from .gather_inplace import set_all_gather_inplace
-from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id, insert_copy_hd
-from .inplace import set_variable_ref_inplace, writes_variable
+from .gpu_plan import COMPUTE, GPU_STREAMS, gpu_thrd_id
+from .inplace import writes_variable
 from .interfaces import check_interfaces
 from .main_job import make_main_job
 from .passes import SINK_TICK, SOURCE_TICK
-from .plan_assemble import assemble
+from .plan_stages import PlanStage, run_stages
 from .slices import Box, box_of, logical_desc, physical_desc, sbp_of
 
 TASK_TYPES = {
@@ -396,24 +396,16 @@ def _regst_name(task: BuilderTask, lbn: str) -> str:
     return lbn.rpartition("/")[2] if task.task_type == "Case" else "out"
 
 
-def build_plan(jobs: list[Job], cpu_device_num: int = 1,
-               boxing_log: dict[int, list[str]] | None = None, gpu_device_num: int = 0) -> tuple[Job, Plan]:
+def build_plan(jobs: list[Job], cpu_device_num: int = 1, boxing_log: dict[int, list[str]] | None = None,
+               gpu_device_num: int = 0, stages: list[PlanStage] | None = None) -> tuple[Job, Plan]:
     """Compile the (completed) jobs, in job_id order, and the main job made for them, into one Plan.
     ``boxing_log``, when given, receives each job's boxing decisions as CSV rows (OneFlow's boxing logger).
-    ``gpu_device_num``: GPUs per machine (OneFlow's resource.gpu_device_num); it lays out the thread ids."""
+    ``gpu_device_num``: GPUs per machine (OneFlow's resource.gpu_device_num); it lays out the thread ids.
+    ``stages``, when given, receives each stage with its tables before and after (plan_stages.py)."""
     check_interfaces(jobs)
     main = make_main_job(jobs)
-    main_id = len(jobs)
-    all_jobs = [*jobs, main]
     pb = PlanBuilder(cpu_device_num, gpu_device_num)
-    for job_id, job in enumerate(all_jobs):
-        pb.add_tasks(job_id, job)
-    for job_id, job in enumerate(all_jobs):
-        pb.connect(job_id, job)
-    set_variable_ref_inplace(pb)
-    set_all_gather_inplace(pb)
-    pb.link_main(main_id, jobs)
-    insert_copy_hd(pb)
+    plan = run_stages(pb, [*jobs, main], stages)
     if boxing_log is not None:
         boxing_log.update(pb.boxing_log)
-    return main, assemble(pb, all_jobs)
+    return main, plan

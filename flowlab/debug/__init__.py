@@ -13,6 +13,7 @@ from .inspect import BlobStats, blob_stats
 from .nan_watch import NanCatcher, NanCaught, catch_nan
 from .overlay import Overlay, overlay
 from .recording import Lifetime, Memory, Recording
+from .rewrites import Rewrite, Rewrites, rewrites
 from .stuck import HangError, WaitGraph, why_stuck
 
 
@@ -37,6 +38,12 @@ def compare(a: Any, b: Any = None, **kwargs: Any) -> Any:
     return show_diff(a, b, **kwargs)
 
 
+def show_rewrites(what: Any, index: int = 0) -> Any:
+    """A stepper (←/→) through every rewrite of a compile, each drawn as the compare view draws a diff:
+    ``flow.debug.show_rewrites(session)`` (see notebook/rewrites_view.py)."""
+    return rewrites(what).show(index)
+
+
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
 debug.catch_nan = catch_nan  # type: ignore[attr-defined]
 debug.diff = diff  # type: ignore[attr-defined]
@@ -47,9 +54,11 @@ debug.HangError = HangError  # type: ignore[attr-defined]
 debug.overlay = overlay  # type: ignore[attr-defined]
 debug.Overlay = Overlay  # type: ignore[attr-defined]
 debug.backend_diff = backend_diff  # type: ignore[attr-defined]
+debug.rewrites = rewrites  # type: ignore[attr-defined]
+debug.show_rewrites = show_rewrites  # type: ignore[attr-defined]
 
 
 __all__ = ["ActorRow", "BackendDiff", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime",
-           "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording", "RunFinished", "Stop",
-           "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats", "catch_nan", "debug", "diff", "overlay",
-           "why_stuck"]
+           "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording", "Rewrite", "Rewrites",
+           "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats", "catch_nan", "debug",
+           "diff", "overlay", "rewrites", "show_rewrites", "why_stuck"]

@@ -1,9 +1,9 @@
 """Two versions of a job (before and after a pass, or the same job in two compilations) compared op by op.
 
 Ops are matched by name (a pass keeps the names of the ops it does not replace, and OneFlow names ops by the
-user's ``name=`` or a per-job counter). An op is changed when its type, attrs, inputs, control inputs or output
-blob descs differ; where it was written (``loc``) and which pass made it are not compared: two compilations of the
-same program differ there without differing in what runs.
+user's ``name=`` or a per-job counter). An op is changed when its type, attrs, inputs, control inputs, output
+blob descs or SBP signature differ; where it was written (``loc``) and which pass made it are not compared: two
+compilations of the same program differ there without differing in what runs.
 """
 
 from __future__ import annotations
@@ -23,6 +23,9 @@ def _fields(job: Job, name: str) -> dict[str, str]:
     for lbn in op.output_lbns:
         desc = job.blob_descs.get(lbn)
         fields[f"output {lbn.partition('/')[2]}"] = str(desc) if desc is not None else "?"
+    sig = job.sbp_signatures.get(name)
+    if sig is not None:  # how the op's blobs lie on its devices (SBP inference sets it): part of what runs
+        fields["sbp"] = str(sig)
     return fields
 
 

@@ -10,6 +10,7 @@ thing, so a selection on one side selects its match) and the unmatched and chang
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -69,11 +70,21 @@ def _item(what: str, status: str, label: str, a: str | None, b: str | None, summ
     return {"what": what, "status": status, "label": label, "a": a, "b": b, "summary": summary}
 
 
-def _jobs(a: Job | JobSet, b: Job | JobSet) -> tuple[dict[str, Any], str]:
+def _side(side: Job | JobSet, cache: dict[int, tuple[Any, str]] | None) -> tuple[JobSet, dict[str, Any]]:
+    """The side as a JobSet and its payload; with ``cache`` (a sequence of diffs where one's after is the next
+    one's before), each Job's payload is built once and handed out as a fresh copy (the marks write into it)."""
+    job_set = side if isinstance(side, JobSet) else JobSet((side,))
+    if cache is None:
+        return job_set, jobset_payload(job_set)
+    if id(side) not in cache:
+        cache[id(side)] = (side, json.dumps(jobset_payload(job_set)))  # the side kept alive: its id stays its own
+    return job_set, json.loads(cache[id(side)][1])
+
+
+def _jobs(a: Job | JobSet, b: Job | JobSet, cache: dict[int, tuple[Any, str]] | None = None
+          ) -> tuple[dict[str, Any], str]:
     d = diff_jobs(a, b)
-    set_a = a if isinstance(a, JobSet) else JobSet((a,))
-    set_b = b if isinstance(b, JobSet) else JobSet((b,))
-    pa, pb = jobset_payload(set_a), jobset_payload(set_b)
+    (set_a, pa), (set_b, pb) = _side(a, cache), _side(b, cache)
     # jobset_payload names op j's i-th op "o:j:i"
     ids_a = {(job.name, op.name): f"o:{j}:{i}" for j, job in enumerate(set_a) for i, op in enumerate(job.ops)}
     ids_b = {(job.name, op.name): f"o:{j}:{i}" for j, job in enumerate(set_b) for i, op in enumerate(job.ops)}
@@ -97,14 +108,16 @@ def _jobs(a: Job | JobSet, b: Job | JobSet) -> tuple[dict[str, Any], str]:
 
 
 def compare_payload(a: Any, b: Any, *, labels: Sequence[str] = ("before", "after"),
-                    title: str | None = None) -> tuple[dict[str, Any], str]:
-    """The compare payload of two Plans (sessions, results), Jobs or JobSets, and the diff as text."""
+                    title: str | None = None, cache: dict[int, tuple[Any, str]] | None = None
+                    ) -> tuple[dict[str, Any], str]:
+    """The compare payload of two Plans (sessions, results), Jobs or JobSets, and the diff as text; ``cache`` (a
+    dict kept across calls) builds each Job's view payload once over many calls."""
     plan_a, plan_b = _plan_of(a), _plan_of(b)
     if plan_a is not None and plan_b is not None:
         body, text = _plans(*plan_a, *plan_b)
         what = "Plans"
     elif isinstance(a, (Job, JobSet)) and isinstance(b, (Job, JobSet)):
-        body, text = _jobs(a, b)
+        body, text = _jobs(a, b, cache)
         what = "jobs"
     else:
         raise TypeError("show_diff compares two Plans (or sessions / %%flowjob results), two Jobs or two JobSets, "

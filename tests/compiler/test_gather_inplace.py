@@ -110,12 +110,12 @@ def test_the_copy_kernel_moves_only_the_other_devices_rows():
 @pytest.mark.parametrize("devices", [2, 3])
 def test_the_gather_in_place_is_the_copying_plan_bit_for_bit(monkeypatch, devices):
     """12 calls (protocol, replayed, fused lanes) with the grant and without it: the same losses and variables."""
-    import flowlab.compiler.plan_builder as plan_builder
+    import flowlab.compiler.plan_stages as plan_stages  # build_plan runs its stages there
 
     runs = {}
     for mode in ("copy", "in place"):
         if mode == "copy":
-            monkeypatch.setattr(plan_builder, "set_all_gather_inplace", lambda pb: None)
+            monkeypatch.setattr(plan_stages, "set_all_gather_inplace", lambda pb: None)
         else:
             monkeypatch.undo()
         job = define(devices)

@@ -265,13 +265,13 @@ def test_the_debugger_shows_the_ref_register_as_the_variables_memory():
 def test_reading_in_place_is_the_copying_plan_bit_for_bit(monkeypatch, devices):
     """The same calls on the Plan whose clone copies (the in-place pass off) and on the in-place one: the same
     losses, reads and variables, bit for bit (replayed and fused calls included: 12 calls)."""
-    import flowlab.compiler.plan_builder as plan_builder
+    import flowlab.compiler.plan_stages as plan_stages  # build_plan runs its stages there
 
     batches = _batches(12)
     runs = {}
     for mode in ("copy", "in place"):
         if mode == "copy":
-            monkeypatch.setattr(plan_builder, "set_variable_ref_inplace", lambda pb: None)
+            monkeypatch.setattr(plan_stages, "set_variable_ref_inplace", lambda pb: None)
         else:
             monkeypatch.undo()
         train = _train(devices)
