@@ -28,7 +28,7 @@ from typing import Any
 from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
 
 from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, sbp_sections, section
-from .payload_devices import JobBlobs, boxing_note, edge_sbp, task_devices
+from .payload_devices import JobBlobs, boxing_note, edge_sbp, lane_names, task_devices
 from .payload_graph import GraphBuilder
 
 PAYLOAD_VERSION = 1
@@ -133,8 +133,9 @@ def _hand_off(g: GraphBuilder, block: str, tenants: list[tuple[str, str]], label
 def plan_payload(plan: Plan, job_set: JobSet | None = None, *, passes: Sequence[Any] | None = None,
                  marks: Mapping[str, str] | None = None, title: str | None = None,
                  loc_names: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The Plan as one grouped graph (job -> scope -> task, lanes by machine and thread). ``marks`` maps node
-    ids (``t:<task_id>``, ``b:<block>``) or register ids (``r:<id>``, classes on its edges) to a diff mark."""
+    """The Plan as one grouped graph (job -> scope -> task, lanes by machine and thread, named by what runs there:
+    ``lane_names``). ``marks`` maps node ids (``t:<task_id>``, ``b:<block>``) or register ids (``r:<id>``, classes
+    on its edges) to a diff mark."""
     with _no_gc():
         return _plan_payload(plan, job_set, passes, marks, title, loc_names)
 
@@ -147,7 +148,7 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     jobs = {job.name: job for job in job_set} if job_set is not None else {}
     names, kinds = plan.job_names, plan.job_kinds
     lanes = sorted({(t.machine_id, t.thrd_id) for t in plan.tasks})
-    lane_name = {lane: f"machine {lane[0]} / thread {lane[1]}" for lane in lanes}
+    lane_name = lane_names(plan.tasks)  # "gpu:0 compute", "cpu tick", ...: what each (machine, thread) runs
     g.lanes = [lane_name[lane] for lane in lanes] if len(lanes) > 1 else []
     devices = task_devices(plan.tasks)  # {} on one device: one-device payloads stay as they were
     job_blobs: dict[str, JobBlobs] = {}  # boxing notes' lookups, per job
