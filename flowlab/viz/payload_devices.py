@@ -60,6 +60,30 @@ def lane_names(tasks: Sequence[Any]) -> dict[tuple[int, int], str]:
     return {lane: f"{n} (thread {lane[1]})" if n in shared else n for lane, n in names.items()}
 
 
+def boxing_causes(tasks: Sequence[Any], task_by_id: Mapping[int, Any]) -> dict[tuple[int, str], list[int]]:
+    """(job id, op name) -> the boxing tasks that convert what that op reads (its chosen SBP caused them): each
+    boxing task, through any boxing tasks after it, to the first task that is not one."""
+    out: dict[tuple[int, str], list[int]] = {}
+    for task in tasks:
+        if not task.is_boxing:
+            continue
+        todo, seen = [task], {task.task_id}
+        while todo:
+            for regst in todo.pop().produced_regst_desc.values():
+                for cid in regst.consumer_task_ids:
+                    consumer = task_by_id.get(cid)
+                    if consumer is None or cid in seen:
+                        continue
+                    seen.add(cid)
+                    if consumer.is_boxing:
+                        todo.append(consumer)
+                    elif consumer.exec_sequence:
+                        ids = out.setdefault((consumer.job_id, consumer.exec_sequence[0].name), [])
+                        if task.task_id not in ids:
+                            ids.append(task.task_id)
+    return out
+
+
 def _gpu(devices: set[tuple[str, int, int]]) -> str:
     return f"gpu:{next(iter(devices))[2]}" if len(devices) == 1 else "gpu"
 
