@@ -15,9 +15,7 @@ export interface GraphViewOptions {
   height?: number;
   tools?: HTMLElement[];  // extra toolbar controls (e.g. "debug")
   onView?: (k: number, tx: number, ty: number) => void;  // the user panned or zoomed (a compare view links two panes)
-  // the smallest scale of the first view (firstview.ts): READABLE, or where the view is linked to another (onView:
-  // a compare view's half-width panes) LINKED_READABLE, which keeps more of both sides open
-  firstScale?: number;
+  firstScale?: number;  // the first view's least scale (firstview.ts); READABLE, LINKED_READABLE where onView is given
 }
 
 export class GraphView {
@@ -119,6 +117,9 @@ export class GraphView {
 
   private chainLayout(): Promise<void> {
     this.pending = this.pending.then(async () => {
+      // before a first view's layout, collapse what could not fit readably anyway (firstview.ts, by the box count)
+      const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
+      if (!this.fitted && W && H) readableFirstView(this.tree, W, H, this.firstMin(), this.opts.onView !== undefined);
       const v = this.tree.visible();
       let lay = this.cache.get(v.key);
       if (!lay) {
@@ -144,6 +145,8 @@ export class GraphView {
     this.applyMarks();
   }
 
+  private firstMin(): number { return this.opts.firstScale ?? (this.opts.onView ? LINKED_READABLE : READABLE); }
+
   /** The first view (firstview.ts): collapse until readable; a view that still is not starts at the kept job's top. */
   private firstView(W: number, H: number, min: number): string | null {
     const layoutOf = (v: Visible): Layout => {
@@ -151,8 +154,8 @@ export class GraphView {
       this.cache.set(v.key, lay);
       return lay;
     };
-    const first = readableFirstView(this.tree, this.layout!, layoutOf, W, H, min);
-    this.layout = first.layout;
+    const first = readableFirstView(this.tree, W, H, min, this.opts.onView !== undefined, layoutOf);
+    this.layout = first.layout ?? this.layout;
     if (first.changed) this.draw();
     return first.anchor;
   }
@@ -184,7 +187,7 @@ export class GraphView {
     const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
     if (!W || !H) return;  // not on the page yet: the ResizeObserver fits once it is
     const first = !whole && (!this.fitted || (this.regionView && !this.touched));
-    const min = this.opts.firstScale ?? (this.opts.onView ? LINKED_READABLE : READABLE);
+    const min = this.firstMin();
     const anchor = first ? this.firstView(W, H, min) : null;
     const b = this.layout.bounds;
     this.k = Math.max(0.02, Math.min(1.5, fitScale(this.layout, W, H)));
@@ -192,7 +195,7 @@ export class GraphView {
     this.ty = (H - b.h * this.k) / 2 - b.y * this.k;
     this.regionView = first && this.k < min;
     if (this.regionView) {
-      const a = (anchor && this.layout.clusters.find((c) => c.id === anchor)) || b;
+      const a = (anchor && (this.layout.clusters.find((c) => c.id === anchor) ?? this.layout.nodes.get(anchor))) || b;
       // the kept job centred where it fits at this scale (its neighbours in view around it), else from its top left
       this.k = min;
       this.tx = a.w * this.k <= W ? (W - a.w * this.k) / 2 - a.x * this.k : 8 - a.x * this.k;
