@@ -6,6 +6,7 @@ import { defs, drawLayout, drawMinimap } from "./draw.js";
 import { fitScale, LINKED_READABLE, READABLE, readableFirstView } from "./firstview.js";
 import { DIFF_MARKS, diffLegend, laneLegend } from "./legend.js";
 import { type Layout, layoutAsync, layoutSync } from "./layout.js";
+import { EdgeOverlays } from "./overlays.js";
 import type { Graph } from "./payload.js";
 import { GroupTree, groupByLane, MAX_VISIBLE, type Visible } from "./visible.js";
 
@@ -35,6 +36,7 @@ export class GraphView {
   private readonly search = h("input", "fl-search");
   private readonly count = h("span", "fl-count");
   private readonly cache = new Map<string, Layout>();
+  private readonly overlays = new EdgeOverlays(() => this.applyMarks());  // many dashed edges: the selection's only
   private els = new Map<string, SVGGElement>();
   private marks = new Map<string, Set<string>>();
   private matches: string[] = [];
@@ -60,7 +62,7 @@ export class GraphView {
       button("◀", "previous match", () => void this.nextMatch(-1)), button("▶", "next match", () => void this.nextMatch(1)),
       button("−", "zoom out", () => this.zoomBy(1 / 1.25)), button("+", "zoom in", () => this.zoomBy(1.25)),
       button("fit", "fit the whole graph in view", () => this.fit(true)),
-      button("collapse all", "collapse every group", () => void this.collapseAll()), full, ...(opts.tools ?? []));
+      button("collapse all", "collapse every group", () => void this.collapseAll()), full, this.overlays.toggle, ...(opts.tools ?? []));
     if (graph.lanes.length > 1) {
       const lanes = button("by lane", "group the boxes by device/thread lane (again: by job)", () => void this.toggleLanes());
       lanes.classList.add("fl-lanes-toggle");
@@ -102,7 +104,6 @@ export class GraphView {
   }
 
   destroy(): void { this.resize?.disconnect(); }
-
   /** Lay out the visible graph (cached per collapse state) and redraw; calls are serialized. */
   relayout(): Promise<void> {
     return this.settling(this.chainLayout());
@@ -179,8 +180,9 @@ export class GraphView {
 
   /**
    * Fit the whole visible graph into the canvas (never magnified past 1.5x). The first view (and its refits on
-   * resize until the user moves it) is readable instead (firstview.ts): it may collapse groups, or start at the top
-   * of the kept job at a readable scale with the minimap for the rest; `whole` (the fit button) always fits.
+   * resize until the user moves it) is readable instead (firstview.ts): it may collapse groups, or centre the kept
+   * job at a readable scale (from its top left where it is bigger) with the minimap for the rest; `whole` (the fit
+   * button) always fits.
    */
   fit(whole = false): void {
     if (!this.layout) return;
@@ -196,7 +198,6 @@ export class GraphView {
     this.regionView = first && this.k < min;
     if (this.regionView) {
       const a = (anchor && (this.layout.clusters.find((c) => c.id === anchor) ?? this.layout.nodes.get(anchor))) || b;
-      // the kept job centred where it fits at this scale (its neighbours in view around it), else from its top left
       this.k = min;
       this.tx = a.w * this.k <= W ? (W - a.w * this.k) / 2 - a.x * this.k : 8 - a.x * this.k;
       this.ty = a.h * this.k <= H ? (H - a.h * this.k) / 2 - a.y * this.k : 8 - a.y * this.k;
@@ -387,6 +388,7 @@ export class GraphView {
   }
 
   private applyMarks(): void {
+    this.overlays.apply(this.viewport, this.selected ? this.tree.representative(this.selected) : null);
     for (const el of this.els.values()) for (const cls of this.marks.keys()) el.classList.remove(cls);
     for (const [cls, ids] of this.marks) {
       for (const id of ids) {
