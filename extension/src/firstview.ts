@@ -7,7 +7,9 @@ import type { GroupTree, Visible } from "./visible.js";
 
 /** The smallest scale of a first view: 12 px labels are 13 to 14 px boxes on screen, so 0.86 gives 11.2 px or more. */
 export const READABLE = 0.86;
-/** A compare view's linked panes (half the width each) first show more of both sides: 12 px labels at 5.4 px. */
+/** The first-view bar of views whose marks move through every job or may be in any (a compare view's linked
+ * half-width panes, a recorded run's acting box): more stays open, 12 px labels at 5.4 px, other jobs close one by
+ * one. */
 export const LINKED_READABLE = 0.45;
 /** The most canvases (across times down) the kept user job may cover at READABLE before it is collapsed too: a
  * chain of 30 layer boxes is five canvases down, which reads better as one collapsed job box. */

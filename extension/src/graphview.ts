@@ -16,7 +16,7 @@ export interface GraphViewOptions {
   height?: number;
   tools?: HTMLElement[];  // extra toolbar controls (e.g. "debug")
   onView?: (k: number, tx: number, ty: number) => void;  // the user panned or zoomed (a compare view links two panes)
-  firstScale?: number;  // the first view's least scale (firstview.ts); READABLE, LINKED_READABLE where onView is given
+  firstScale?: number;  // the first view's least scale (firstview.ts): READABLE; LINKED_READABLE with onView
 }
 
 export class GraphView {
@@ -120,7 +120,7 @@ export class GraphView {
     this.pending = this.pending.then(async () => {
       // before a first view's layout, collapse what could not fit readably anyway (firstview.ts, by the box count)
       const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
-      if (!this.fitted && W && H) readableFirstView(this.tree, W, H, this.firstMin(), this.opts.onView !== undefined);
+      if (!this.fitted && W && H) readableFirstView(this.tree, W, H, this.firstMin(), this.firstMin() < READABLE);
       const v = this.tree.visible();
       let lay = this.cache.get(v.key);
       if (!lay) {
@@ -155,7 +155,7 @@ export class GraphView {
       this.cache.set(v.key, lay);
       return lay;
     };
-    const first = readableFirstView(this.tree, W, H, min, this.opts.onView !== undefined, layoutOf);
+    const first = readableFirstView(this.tree, W, H, min, min < READABLE, layoutOf);
     this.layout = first.layout ?? this.layout;
     if (first.changed) this.draw();
     return first.anchor;
