@@ -61,12 +61,14 @@ export function drawLayout(layer: SVGGElement, lay: Layout, lanes: string[]): Ma
       s("text", { class: "fl-cluster-label", x: c.x + 8, y: c.y + 13 }, headerText(c.label, c.count, c.w)));
     clusters.append(g);
   }
+  // an aggregated edge's id joins its ends with NUL, which an SVG file (the export buttons) cannot hold
   for (const p of lay.edges) {
     if (p.points.length < 2) continue;
     const e = p.edge;
     const d = `M${p.points.map((q) => `${q.x.toFixed(1)},${q.y.toFixed(1)}`).join(" L")}`;
     const marker = e.kind === "ctrl" ? "fl-arrow-ctrl" : e.kind === "shared_mem" ? "fl-arrow-mem" : "fl-arrow";
-    const g = s("g", { class: `fl-edge kind-${e.kind}${p.aux ? " aux" : ""}`, "data-edge": e.id });
+    const g = s("g", { class: `fl-edge kind-${e.kind}${p.aux ? " aux" : ""}`, "data-edge": e.id.replace(/\u0000/g, " "),
+      "data-source": e.source, "data-target": e.target });
     const title = s("title", {}, `${e.source} → ${e.target}${e.label ? `: ${e.label}` : ""}${e.count > 1 ? ` (${e.count} edges)` : ""}`);
     g.append(title, s("path", { d, "marker-end": `url(#${marker})`, "stroke-width": e.count > 1 ? Math.min(4, 1 + Math.log2(e.count)) : 1 }));
     if (p.labelAt) g.append(s("text", { class: "fl-edge-label", x: p.labelAt.x, y: p.labelAt.y + 4 }, clip(e.label, 180, 5.6)));

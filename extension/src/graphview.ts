@@ -3,10 +3,12 @@
 import { renderDetail } from "./detail.js";
 import { button, h, s } from "./dom.js";
 import { defs, drawLayout, drawMinimap } from "./draw.js";
+import { fitScale, LINKED_READABLE, READABLE, readableFirstView } from "./firstview.js";
 import { DIFF_MARKS, diffLegend, laneLegend } from "./legend.js";
 import { type Layout, layoutAsync, layoutSync } from "./layout.js";
+import { EdgeOverlays } from "./overlays.js";
 import type { Graph } from "./payload.js";
-import { GroupTree, groupByLane, MAX_VISIBLE } from "./visible.js";
+import { GroupTree, groupByLane, MAX_VISIBLE, type Visible } from "./visible.js";
 
 export interface GraphViewOptions {
   onSelect?: (id: string | null) => void;  // a node (not a group) was clicked
@@ -16,9 +18,8 @@ export interface GraphViewOptions {
   onView?: (k: number, tx: number, ty: number) => void;  // the user panned or zoomed (a compare view links two panes)
   onDraw?: (els: Map<string, SVGGElement>) => void;  // the boxes were drawn anew (an overlay paints them: overlay.ts)
   onDetail?: (pane: HTMLElement, id: string | null) => void;  // the detail pane was filled for `id` (overlay.ts adds to it)
+  firstScale?: number;  // the first view's least scale (firstview.ts): READABLE; LINKED_READABLE with onView
 }
-
-const READABLE = 0.45;  // the smallest scale of a first view (12 px labels at 5.4 px)
 
 export class GraphView {
   readonly root = h("div", "fl-graph");
@@ -37,12 +38,14 @@ export class GraphView {
   private readonly search = h("input", "fl-search");
   private readonly count = h("span", "fl-count");
   private readonly cache = new Map<string, Layout>();
+  private readonly overlays = new EdgeOverlays(() => this.applyMarks());  // many dashed edges: the selection's only
   private els = new Map<string, SVGGElement>();
   private marks = new Map<string, Set<string>>();
   private matches: string[] = [];
   private matchAt = -1;
   private k = 1; private tx = 0; private ty = 0;
   private fitted = false;
+  private regionView = false;  // the first view shows a readable part of a graph too big to fit readably
   private touched = false;  // the user panned or zoomed: do not refit on resize
   private pending: Promise<void> = Promise.resolve();
   private busy = 0;  // layouts and focus moves under way; the canvas says `data-layout="idle"` when none is
@@ -60,8 +63,8 @@ export class GraphView {
     this.toolbar.append(this.search, this.count,
       button("◀", "previous match", () => void this.nextMatch(-1)), button("▶", "next match", () => void this.nextMatch(1)),
       button("−", "zoom out", () => this.zoomBy(1 / 1.25)), button("+", "zoom in", () => this.zoomBy(1.25)),
-      button("fit", "fit the whole graph in view", () => this.fit()),
-      button("collapse all", "collapse every group", () => void this.collapseAll()), full, ...(opts.tools ?? []));
+      button("fit", "fit the whole graph in view", () => this.fit(true)),
+      button("collapse all", "collapse every group", () => void this.collapseAll()), full, this.overlays.toggle, ...(opts.tools ?? []));
     if (graph.lanes.length > 1) {
       const lanes = button("by lane", "group the boxes by device/thread lane (again: by job)", () => void this.toggleLanes());
       lanes.classList.add("fl-lanes-toggle");
@@ -90,7 +93,7 @@ export class GraphView {
     this.canvas.title = "drag: pan · wheel, + and -: zoom · 0 or f: fit · /: search · click a group box: expand";
     this.canvas.addEventListener("keydown", (ev) => {
       const act: Record<string, () => void> = { "+": () => this.zoomBy(1.25), "=": () => this.zoomBy(1.25),
-        "-": () => this.zoomBy(1 / 1.25), "0": () => this.fit(), f: () => this.fit(), "/": () => this.search.focus() };
+        "-": () => this.zoomBy(1 / 1.25), "0": () => this.fit(true), f: () => this.fit(true), "/": () => this.search.focus() };
       const f = act[ev.key];
       if (f) { ev.preventDefault(); ev.stopPropagation(); f(); }
     });
@@ -103,7 +106,6 @@ export class GraphView {
   }
 
   destroy(): void { this.resize?.disconnect(); }
-
   /** Lay out the visible graph (cached per collapse state) and redraw; calls are serialized. */
   relayout(): Promise<void> {
     return this.settling(this.chainLayout());
@@ -118,6 +120,9 @@ export class GraphView {
 
   private chainLayout(): Promise<void> {
     this.pending = this.pending.then(async () => {
+      // before a first view's layout, collapse what could not fit readably anyway (firstview.ts, by the box count)
+      const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
+      if (!this.fitted && W && H) readableFirstView(this.tree, W, H, this.firstMin(), this.firstMin() < READABLE);
       const v = this.tree.visible();
       let lay = this.cache.get(v.key);
       if (!lay) {
@@ -144,33 +149,19 @@ export class GraphView {
     this.applyMarks();
   }
 
-  /**
-   * The first view must be readable, not just fitted: while fitting would shrink labels below READABLE, collapse the
-   * largest open group (the user opens it again with one click, and then sees its top at a readable scale).
-   */
-  private readableFirstView(W: number, H: number): void {
-    const scale = (l: Layout) => Math.min((W - 16) / l.bounds.w, (H - 16) / l.bounds.h);
-    const isUser = (id: string): boolean => {
-      const g = this.tree.groups.get(id);
-      return g?.job_kind === "user" || (g?.kind === "job" && / \(user\)$/.test(g.label));
+  private firstMin(): number { return this.opts.firstScale ?? (this.opts.onView ? LINKED_READABLE : READABLE); }
+
+  /** The first view (firstview.ts): collapse until readable; a view that still is not starts at the kept job's top. */
+  private firstView(W: number, H: number, min: number): string | null {
+    const layoutOf = (v: Visible): Layout => {
+      const lay = this.cache.get(v.key) ?? layoutSync(v);
+      this.cache.set(v.key, lay);
+      return lay;
     };
-    let changed = false;
-    while (this.layout && scale(this.layout) < READABLE && this.layout.clusters.length) {
-      // Close the innermost level of open groups at once (layers before jobs), the user's job last.
-      const deepest = Math.max(...this.layout.clusters.map((c) => c.depth));
-      let close = this.layout.clusters.filter((c) => c.depth === deepest).map((c) => c.id);
-      if (deepest === 0) {
-        const others = close.filter((id) => !isUser(id));
-        const pool = others.length ? others : close;
-        close = [pool.reduce((a, b) => ((this.tree.size.get(a) ?? 0) >= (this.tree.size.get(b) ?? 0) ? a : b))];
-      }
-      for (const id of close) this.tree.collapsed.add(id);
-      const v = this.tree.visible();
-      this.layout = this.cache.get(v.key) ?? layoutSync(v);
-      this.cache.set(v.key, this.layout);
-      changed = true;
-    }
-    if (changed) this.draw();
+    const first = readableFirstView(this.tree, W, H, min, min < READABLE, layoutOf);
+    this.layout = first.layout ?? this.layout;
+    if (first.changed) this.draw();
+    return first.anchor;
   }
 
   // ---- view transform ------------------------------------------------------------------------------------------
@@ -190,16 +181,30 @@ export class GraphView {
     }
   }
 
-  /** Fit the whole visible graph into the canvas (never magnified past 1.5x). */
-  fit(): void {
+  /**
+   * Fit the whole visible graph into the canvas (never magnified past 1.5x). The first view (and its refits on
+   * resize until the user moves it) is readable instead (firstview.ts): it may collapse groups, or centre the kept
+   * job at a readable scale (from its top left where it is bigger) with the minimap for the rest; `whole` (the fit
+   * button) always fits.
+   */
+  fit(whole = false): void {
     if (!this.layout) return;
     const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
     if (!W || !H) return;  // not on the page yet: the ResizeObserver fits once it is
-    if (!this.fitted) this.readableFirstView(W, H);
+    const first = !whole && (!this.fitted || (this.regionView && !this.touched));
+    const min = this.firstMin();
+    const anchor = first ? this.firstView(W, H, min) : null;
     const b = this.layout.bounds;
-    this.k = Math.max(0.02, Math.min(1.5, Math.min((W - 16) / b.w, (H - 16) / b.h)));
+    this.k = Math.max(0.02, Math.min(1.5, fitScale(this.layout, W, H)));
     this.tx = (W - b.w * this.k) / 2 - b.x * this.k;
     this.ty = (H - b.h * this.k) / 2 - b.y * this.k;
+    this.regionView = first && this.k < min;
+    if (this.regionView) {
+      const a = (anchor && (this.layout.clusters.find((c) => c.id === anchor) ?? this.layout.nodes.get(anchor))) || b;
+      this.k = min;
+      this.tx = a.w * this.k <= W ? (W - a.w * this.k) / 2 - a.x * this.k : 8 - a.x * this.k;
+      this.ty = a.h * this.k <= H ? (H - a.h * this.k) / 2 - a.y * this.k : 8 - a.y * this.k;
+    }
     this.fitted = true;
     this.touched = false;
     this.apply();
@@ -340,7 +345,7 @@ export class GraphView {
   async collapseAll(): Promise<void> {
     for (const g of this.tree.groups.values()) if (g.parent === null) this.tree.collapsed.add(g.id);
     await this.relayout();
-    this.fit();
+    this.fit(true);
   }
 
   /** Switch between the payload's grouping and lanes as the outer groups; the selection and marks carry over. */
@@ -387,6 +392,7 @@ export class GraphView {
   }
 
   private applyMarks(): void {
+    this.overlays.apply(this.viewport, this.selected ? this.tree.representative(this.selected) : null);
     for (const el of this.els.values()) for (const cls of this.marks.keys()) el.classList.remove(cls);
     for (const [cls, ids] of this.marks) {
       for (const id of ids) {

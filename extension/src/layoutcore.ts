@@ -47,12 +47,20 @@ export const HUB_DEGREE = 8;
  * Control edges go too once there are many edges per box. What remains is the data flow, which dagre lays out fast.
  */
 export function rankedEdges(v: Visible): Set<string> {
-  const degree = new Map<string, number>();
-  for (const e of v.edges) for (const end of [e.source, e.target]) degree.set(end, (degree.get(end) ?? 0) + 1);
+  // A data edge's ends are judged by their data edges only: a collapsed layer also has control and shared-memory
+  // edges to the job's hubs, which made it a "hub" whose data flow was left out (30 layers drawn as one row).
+  const degree = new Map<string, number>(), data = new Map<string, number>();
+  for (const e of v.edges) {
+    for (const end of [e.source, e.target]) {
+      degree.set(end, (degree.get(end) ?? 0) + 1);
+      if (e.kind === "data") data.set(end, (data.get(end) ?? 0) + 1);
+    }
+  }
   const dense = v.edges.length > 1.5 * Math.max(1, v.nodes.length);
   const keep = new Set<string>();
   for (const e of v.edges) {
-    if ((degree.get(e.source) ?? 0) > HUB_DEGREE || (degree.get(e.target) ?? 0) > HUB_DEGREE) continue;
+    const of = e.kind === "data" ? data : degree;
+    if ((of.get(e.source) ?? 0) > HUB_DEGREE || (of.get(e.target) ?? 0) > HUB_DEGREE) continue;
     if (dense && e.kind === "ctrl") continue;
     keep.add(e.id);
   }
@@ -88,6 +96,43 @@ function packGrid(g: DGraph, members: string[]): void {
     d.x = (i % cols) * w + w / 2;
     d.y = Math.floor(i / cols) * h + h / 2;
   });
+}
+
+const FOLD_ASPECT = 3, FOLD_MIN_H = 900, FOLD_GAP = 40;
+
+/**
+ * A layout far taller than wide (a chain of 30 layers, one per rank) is folded into columns of whole ranks, side by
+ * side, about as wide as a canvas is (PACK_ASPECT), so that a fit shows it at a readable scale. An edge between two
+ * columns loses dagre's route (it is drawn straight between the boxes).
+ */
+function fold(g: DGraph, members: string[]): void {
+  type D = { x: number; y: number; width: number; height: number };
+  const dims = members.map((m) => g.node(m) as D);
+  const top = Math.min(...dims.map((d) => d.y - d.height / 2)), bottom = Math.max(...dims.map((d) => d.y + d.height / 2));
+  const left = Math.min(...dims.map((d) => d.x - d.width / 2)), right = Math.max(...dims.map((d) => d.x + d.width / 2));
+  const h = bottom - top, w = right - left;
+  if (h < FOLD_MIN_H || h < FOLD_ASPECT * w) return;
+  const ranks = [...new Set(dims.map((d) => d.y))].sort((a, b) => a - b);
+  const cols = Math.min(ranks.length, Math.max(2, Math.round(Math.sqrt((PACK_ASPECT * h) / w))));
+  const per = Math.ceil(ranks.length / cols);
+  const col = new Map(ranks.map((y, i) => [y, Math.floor(i / per)]));
+  const colTop = Array.from({ length: cols }, (_, c) => Math.min(...dims.filter((d) => col.get(d.y) === c).map((d) => d.y - d.height / 2)));
+  const shift = (c: number) => ({ dx: c * (w + FOLD_GAP), dy: top - (Number.isFinite(colTop[c]) ? colTop[c] : top) });
+  const colOf = new Map<string, number>();
+  members.forEach((m, i) => {
+    const c = col.get(dims[i].y)!, { dx, dy } = shift(c);
+    colOf.set(m, c);
+    dims[i].x += dx;
+    dims[i].y += dy;
+  });
+  for (const ed of g.edges()) {
+    const d = g.edge(ed) as { direct: string; points: { x: number; y: number }[]; x?: number; y?: number };
+    const c = colOf.get(ed.v);
+    if (c === undefined || c !== colOf.get(ed.w)) { d.direct = ""; continue; }  // across columns: drawn straight
+    const { dx, dy } = shift(c);
+    d.points = d.points.map((q) => ({ x: q.x + dx, y: q.y + dy }));
+    if (d.x !== undefined && d.y !== undefined) { d.x += dx; d.y += dy; }
+  }
 }
 
 /**
@@ -145,7 +190,10 @@ export function layoutSync(v: Visible, edgeLabels = true): Layout {
       g.setEdge(a, b, { width: ls.w, height: ls.h, labelpos: "c", weight: e.kind === "ctrl" ? 1 : 2, direct: direct ? e.id : "" }, key);
     }
     if (members.length >= PACK_MIN && g.edgeCount() === 0) packGrid(g, members);
-    else dagreLayout(g);
+    else {
+      dagreLayout(g);
+      fold(g, members);
+    }
     let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
     for (const m of members) {
       const d = g.node(m) as { x: number; y: number; width: number; height: number };

@@ -16,11 +16,12 @@ function parts(lane: string): Parts[] | null {
   return out;
 }
 
-/** The common head ("machine 0 / thread") and each lane's short label ("3", or "1:3" where machines differ). */
+/** The common head ("machine 0 / thread") and each lane's short label ("3", or "1:3" where machines differ); names
+ * of another structure ("cpu compute 0", "cpu tick": flowlab's lane names) share their common leading words. */
 export function laneLabels(lanes: string[]): { head: string; short: string[] } {
   const parsed = lanes.map(parts);
   const n = parsed[0]?.length ?? 0;
-  if (!lanes.length || parsed.some((p) => !p || p.length !== n)) return { head: "", short: lanes.slice() };
+  if (!lanes.length || parsed.some((p) => !p || p.length !== n)) return commonWords(lanes);
   const ps = parsed as Parts[][];
   const head: string[] = [], varying: number[] = [];
   for (let i = 0; i < n; i++) {
@@ -32,6 +33,14 @@ export function laneLabels(lanes: string[]): { head: string; short: string[] } {
   const tail = varying.map((i) => ps[0][i].word).join(":");
   const fixed = head.filter((_, i) => !varying.includes(i));
   return { head: [...fixed, tail].filter(Boolean).join(" / "), short: ps.map((p) => varying.map((i) => p[i].num).join(":")) };
+}
+
+/** The leading words every name shares ("cpu", "machine 0 / cpu") as the head, where each name keeps some of its own. */
+function commonWords(lanes: string[]): { head: string; short: string[] } {
+  const words = lanes.map((l) => l.split(" "));
+  let k = 0;
+  while (words.length > 1 && words.every((w) => w.length > k + 1 && w[k] === words[0][k])) k++;
+  return { head: words[0]?.slice(0, k).join(" ") ?? "", short: words.map((w) => w.slice(k).join(" ")) };
 }
 
 export function laneLegend(lanes: string[]): HTMLElement {

@@ -1,6 +1,7 @@
 // The recorded run viewer: a slider over the acts highlights the acting node and the registers it read and wrote,
 // lists the blobs written with their stats, and moves the memory view's cursor.
 import { button, fmt, h, kvTable } from "./dom.js";
+import { LINKED_READABLE } from "./firstview.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { RunPayload } from "./payload.js";
@@ -22,7 +23,8 @@ export class RunView {
   act = 0;
 
   constructor(readonly payload: RunPayload) {
-    this.graph = new GraphView(payload.graph);
+    // the acting box moves through every job: keep more of them open than a first look at a Plan does
+    this.graph = new GraphView(payload.graph, { firstScale: LINKED_READABLE });
     const n = payload.acts.length;
     this.slider.type = "range";
     this.slider.min = "0";

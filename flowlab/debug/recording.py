@@ -3,8 +3,9 @@
 
 A register's lifetime starts at the act that writes it and ends at the last act that reads it before it is written
 again (a register written on every call of a job has one lifetime per write). Variables hold the session's values
-from before the run, so their registers are live from act 0. Statistics of written blobs are taken right after the
-act, because a reused memory block overwrites them later.
+from before the run, so their registers are live from act 0 (once for all the jobs' registers over a variable's
+bytes). Statistics of written blobs are taken right after the act, because a reused memory block overwrites them
+later.
 """
 
 from __future__ import annotations
@@ -166,11 +167,20 @@ class Recorder:
                 root = descs[root.inplace_consumed_regst_desc_id]
             if root is not desc:
                 self._inplace[regst_id] = root.regst_desc_id
-        for regst_id, regsts in runtime.regsts.items():
-            producer = plan.task(regsts[0].desc.producer_task_id).exec_sequence[0]
-            if producer.op_type == "variable":
-                for regst in regsts:
-                    self._start(regst_id, regst.index, 0)
+        # A variable has a register in every job that uses it (train, model init/load/save), all over the same
+        # bytes (one shared block and offset): one lifetime, which the others' acts extend (as an in-place one's).
+        variables: dict[tuple[int, int, int], int] = {}
+        for regst_id, regsts in sorted(runtime.regsts.items()):
+            desc = regsts[0].desc
+            if plan.task(desc.producer_task_id).exec_sequence[0].op_type != "variable":
+                continue
+            where = (desc.mem_block_id, desc.mem_block_offset, desc.regst_size)
+            if desc.mem_block_id >= 0 and where in variables and regst_id not in self._inplace:
+                self._inplace[regst_id] = variables[where]
+                continue
+            variables.setdefault(where, regst_id)
+            for regst in regsts:
+                self._start(regst_id, regst.index, 0)
 
     def _start(self, regst_id: int, index: int, act: int) -> None:
         desc = self.runtime.regsts[regst_id][index].desc

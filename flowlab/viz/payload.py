@@ -25,10 +25,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from flowlab.ir import INTERFACE_OP_TYPES, JobSet, Plan
+from flowlab.ir import INTERFACE_OP_TYPES, Job, JobSet, Plan
 
 from .payload_details import PlanIndex, blob_label, created_by_pass, loc_mapper, op_sections, sbp_sections, section
-from .payload_devices import JobBlobs, boxing_note, edge_sbp, task_devices
+from .payload_devices import JobBlobs, boxing_causes, boxing_note, edge_sbp, lane_names, task_devices
 from .payload_graph import GraphBuilder
 
 PAYLOAD_VERSION = 1
@@ -133,10 +133,22 @@ def _hand_off(g: GraphBuilder, block: str, tenants: list[tuple[str, str]], label
 def plan_payload(plan: Plan, job_set: JobSet | None = None, *, passes: Sequence[Any] | None = None,
                  marks: Mapping[str, str] | None = None, title: str | None = None,
                  loc_names: Mapping[str, str] | None = None) -> dict[str, Any]:
-    """The Plan as one grouped graph (job -> scope -> task, lanes by machine and thread). ``marks`` maps node
-    ids (``t:<task_id>``, ``b:<block>``) or register ids (``r:<id>``, classes on its edges) to a diff mark."""
+    """The Plan as one grouped graph (job -> scope -> task, lanes by machine and thread, named by what runs there:
+    ``lane_names``). ``marks`` maps node ids (``t:<task_id>``, ``b:<block>``) or register ids (``r:<id>``, classes
+    on its edges) to a diff mark."""
     with _no_gc():
         return _plan_payload(plan, job_set, passes, marks, title, loc_names)
+
+
+def _task_sbp(job: Job, op_name: str, boxing: list[int] | None, cache: dict[str, dict[str, Any]]) -> list[Any]:
+    """The op's "sbp" section for one of its tasks, its boxing tasks as node ids (the detail pane links them)."""
+    if job.name not in cache:
+        cache[job.name] = sbp_sections(job)
+    sec = cache[job.name].get(op_name)
+    if sec is None:
+        return []
+    rows = [*sec["rows"], ["boxing tasks", ", ".join(f"t:{t}" for t in boxing) if boxing else "none"]]
+    return [{**sec, "rows": rows}]
 
 
 def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | None, marks: Mapping[str, str] | None,
@@ -147,10 +159,13 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
     jobs = {job.name: job for job in job_set} if job_set is not None else {}
     names, kinds = plan.job_names, plan.job_kinds
     lanes = sorted({(t.machine_id, t.thrd_id) for t in plan.tasks})
-    lane_name = {lane: f"machine {lane[0]} / thread {lane[1]}" for lane in lanes}
+    lane_name = lane_names(plan.tasks)  # "gpu:0 compute", "cpu tick", ...: what each (machine, thread) runs
     g.lanes = [lane_name[lane] for lane in lanes] if len(lanes) > 1 else []
     devices = task_devices(plan.tasks)  # {} on one device: one-device payloads stay as they were
     job_blobs: dict[str, JobBlobs] = {}  # boxing notes' lookups, per job
+    # an op's "sbp" section (explain_sbp, as the jobs view has it) on its tasks, with the boxing tasks it caused
+    caused = boxing_causes(plan.tasks, idx.task_by_id) if devices else {}
+    sbp_of: dict[str, dict[str, Any]] = {}
     by_job: dict[int, list[Any]] = {}
     for task in plan.tasks:
         by_job.setdefault(task.job_id, []).append(task)
@@ -168,6 +183,9 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
                 for op in task.exec_sequence:
                     if job.has_op(op.name):
                         sections[1:1] = op_sections(job, op, creators.get((job_name, op.name)), loc)
+                first = task.exec_sequence[0].name if task.exec_sequence else ""
+                if devices and job.has_op(first):
+                    sections += _task_sbp(job, first, caused.get((job_id, first)), sbp_of)
             extra = {"lane": lane_name[(task.machine_id, task.thrd_id)]} if g.lanes else {}
             if task.task_id in devices:
                 extra["device"] = devices[task.task_id]

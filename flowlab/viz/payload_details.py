@@ -171,6 +171,12 @@ def loc_mapper(names: Mapping[str, str] | None) -> Callable[[str], str]:
     return mapped
 
 
+# what a candidate's "order value" is (compiler/sbp_infer.py, OneFlow's Operator::InferSbpSignature), in the pane
+ORDER_VALUE = ("the smallest order value wins, then the smallest copy cost. Order value, per input: -8 where the "
+               "candidate keeps its producer's SBP, -1 where it splits the blob on its batch axis, -2 where the blob "
+               "has no batch axis and neither side splits it; per output, -1 where it splits on the batch axis")
+
+
 def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
     """Per op of a job on several devices, an "sbp" section: the signature chosen and ``explain_sbp``'s reasoning
     (each candidate's order value and copy cost, the boxing it causes). Empty for a one-device job."""
@@ -190,6 +196,7 @@ def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
             cost = format_cost(c.copy_cost)
             rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {cost}{mark}"
                          + (f"  excluded: {c.excluded}" if c.excluded else "")])
+        rows.append(["how chosen", ORDER_VALUE])
         rows += [["note", note] for note in (*d.notes, *why.notes)]  # a mirrored op run per device; a pass's hint
         rows.append(["boxing", "; ".join(why.boxing) if why.boxing else "none"])
         out[name] = section("sbp", rows)

@@ -8,7 +8,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..ir import Job, ParallelConf
+from ..ir import COMPUTE_TASK_TYPES, Job, ParallelConf
+from ..ir.plan import BOXING_TASK_TYPES
+
+# OneFlow's threads besides the device ones: every tick-like task on one TickTock thread, then one thread per
+# independent task type (IdManager; compiler/plan_builder.py's thrd_of)
+_TICK_TYPES = frozenset({"Tick", "SourceTick", "DeviceTick", "Case", "Esac", "ReentrantLock"})
 
 
 def task_devices(tasks: Sequence[Any]) -> dict[int, str]:
@@ -18,6 +23,69 @@ def task_devices(tasks: Sequence[Any]) -> dict[int, str]:
         return {}
     several_machines = len({machine for _tag, machine, _dev in placed.values()}) > 1
     return {tid: (f"machine {m} " if several_machines else "") + f"{tag}:{d}" for tid, (tag, m, d) in placed.items()}
+
+
+def lane_names(tasks: Sequence[Any]) -> dict[tuple[int, int], str]:
+    """(machine, thread) -> what the thread is, by the tasks on it: ``gpu:0 compute``, ``gpu:1 h2d``, ``cpu compute
+    0`` (a CPU device thread: OneFlow spreads every CPU device's compute tasks over them evenly, so the thread names
+    no device; each box says its own), ``cpu tick``, ``cpu comm net``, ``cpu WaitAndSendIds``; ``machine 1 / …``
+    where the Plan spans machines, ``(thread 7)`` after a name two threads would share."""
+    on: dict[tuple[int, int], list[Any]] = {}
+    for t in tasks:
+        on.setdefault((t.machine_id, t.thrd_id), []).append(t)
+    machines = len({m for m, _ in on}) > 1
+    cpu_compute: dict[int, int] = {}  # per machine: CPU device threads named so far
+    names: dict[tuple[int, int], str] = {}
+    for lane in sorted(on):
+        ts = on[lane]
+        types = {t.task_type for t in ts}
+        devices = {_device(t) for t in ts if t.exec_sequence}
+        gpus = {d for d in devices if d[0] == "gpu"}
+        if types == {"CopyHd"}:
+            kinds = sorted({str(t.exec_sequence[0].attrs.get("type", "copy")).lower() for t in ts})
+            name = f"{_gpu(gpus)} {'/'.join(kinds)}"
+        elif types <= COMPUTE_TASK_TYPES | BOXING_TASK_TYPES - {"CopyCommNet"} and gpus == devices and len(gpus) == 1:
+            name = f"{_gpu(gpus)} compute"
+        elif types <= COMPUTE_TASK_TYPES | BOXING_TASK_TYPES - {"CopyCommNet"}:
+            k = cpu_compute[lane[0]] = cpu_compute.get(lane[0], -1) + 1
+            name = f"cpu compute {k}"
+        elif types <= _TICK_TYPES:
+            name = "cpu tick"
+        elif types == {"CopyCommNet"}:
+            name = "cpu comm net"
+        else:
+            name = "cpu " + "/".join(sorted(types))
+        names[lane] = (f"machine {lane[0]} / " if machines else "") + name
+    shared = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {lane: f"{n} (thread {lane[1]})" if n in shared else n for lane, n in names.items()}
+
+
+def boxing_causes(tasks: Sequence[Any], task_by_id: Mapping[int, Any]) -> dict[tuple[int, str], list[int]]:
+    """(job id, op name) -> the boxing tasks that convert what that op reads (its chosen SBP caused them): each
+    boxing task, through any boxing tasks after it, to the first task that is not one."""
+    out: dict[tuple[int, str], list[int]] = {}
+    for task in tasks:
+        if not task.is_boxing:
+            continue
+        todo, seen = [task], {task.task_id}
+        while todo:
+            for regst in todo.pop().produced_regst_desc.values():
+                for cid in regst.consumer_task_ids:
+                    consumer = task_by_id.get(cid)
+                    if consumer is None or cid in seen:
+                        continue
+                    seen.add(cid)
+                    if consumer.is_boxing:
+                        todo.append(consumer)
+                    elif consumer.exec_sequence:
+                        ids = out.setdefault((consumer.job_id, consumer.exec_sequence[0].name), [])
+                        if task.task_id not in ids:
+                            ids.append(task.task_id)
+    return out
+
+
+def _gpu(devices: set[tuple[str, int, int]]) -> str:
+    return f"gpu:{next(iter(devices))[2]}" if len(devices) == 1 else "gpu"
 
 
 def _device(task: Any) -> tuple[str, int, int]:

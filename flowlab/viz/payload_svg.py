@@ -178,7 +178,8 @@ def lane_summary(graph: dict[str, Any], width: int = 110, listed: int = 6) -> li
     else:
         machines: dict[str, list[int]] = defaultdict(list)
         for lane in lanes:
-            machines[lane.split(" / ")[0]].append(count[lane])
+            # lane_names writes "machine m / ..." only where there are several machines
+            machines[lane.split(" / ")[0] if " / " in lane else "machine 0"].append(count[lane])
         parts = [f"{m}: {len(c)} lanes, {sum(c):,} tasks ({min(c):,}-{max(c):,} per lane)" for m, c in machines.items()]
         busiest = max(lanes, key=lambda lane: count[lane])
         parts.append(f"busiest {busiest}: {count[busiest]:,} tasks")

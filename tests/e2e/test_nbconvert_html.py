@@ -129,15 +129,19 @@ def test_flowlab_html_draws_the_views_from_disk(notebook):
 
 
 def _labels_inside(view) -> None:
-    """Every drawn box label of the first view lies inside its canvas (the fitted first view)."""
+    """The first view is drawn at the canvas' size and readable: the user's op inside the canvas and every label
+    there at least 11 px high (fitted, or where a fit would make labels smaller, the user's job at a readable scale
+    with the rest one pan away: docs/notebook-views.md)."""
     canvas = view.locator(".fl-canvas").bounding_box()
     svg = view.locator(".fl-canvas > svg.fl-svg").bounding_box()  # the page's styles must not resize the drawing
     assert abs(svg["height"] - canvas["height"]) <= 4 and abs(svg["width"] - canvas["width"]) <= 4, (svg, canvas)
-    labels = view.locator(".fl-node text").all()
-    assert labels
-    for label in labels:
+    shown = []
+    for label in view.locator(".fl-node .fl-label").all():
         box = label.bounding_box()
         if box is None or box["width"] == 0:
             continue
-        assert canvas["x"] - 1 <= box["x"] and box["x"] + box["width"] <= canvas["x"] + canvas["width"] + 1, box
-        assert canvas["y"] - 1 <= box["y"] and box["y"] + box["height"] <= canvas["y"] + canvas["height"] + 1, box
+        if (canvas["x"] - 1 <= box["x"] and box["x"] + box["width"] <= canvas["x"] + canvas["width"] + 1
+                and canvas["y"] - 1 <= box["y"] and box["y"] + box["height"] <= canvas["y"] + canvas["height"] + 1):
+            shown.append((label.text_content(), box["height"]))
+    assert "reflection_pad2d_0" in {t for t, _ in shown}, shown
+    assert all(h >= 11 for _, h in shown), shown
