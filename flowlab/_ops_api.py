@@ -1,6 +1,7 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -34,4 +35,5 @@ __all__ = [
     "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
     "identity_n", "one_hot", "pad",
+    "broadcast_to_compatible_with", "constant_like", "masked_fill", "where",
 ]

@@ -1,5 +1,18 @@
 """``flow.math``: elementwise math and reductions."""
 
+from .ops.compare_ops import (
+    broadcast_to_compatible_with,
+    equal,
+    floor_mod,
+    greater,
+    greater_equal,
+    less,
+    less_equal,
+    logical_and,
+    maximum,
+    minimum,
+    not_equal,
+)
 from .ops.math_ops import (
     abs,
     add,
@@ -25,4 +38,7 @@ from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 __all__ = [
     "abs", "add", "add_n", "argmax", "divide", "exp", "gelu", "log", "multiply", "negative", "reciprocal", "reduce_max",
     "reduce_mean", "reduce_sum", "reduce_variance", "relu", "sigmoid", "sign", "sqrt", "square", "subtract", "tanh",
+    "broadcast_to_compatible_with", "equal", "greater", "greater_equal", "less", "less_equal", "logical_and",
+    "maximum", "minimum", "mod", "not_equal",
 ]
+mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

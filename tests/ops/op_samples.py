@@ -185,6 +185,17 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
         "integral_constant_value": 3}),
     "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
+    # compare_ops (issue 23): y in [1, 3] keeps floor mod off zero; integers round, so the comparisons see ties
+    **{t: (lambda dt: ({"x": [val(_X, dt)], "y": [val((4,), dt, 1, 3)]}, {}))
+       for t in ("broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
+                 "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_maximum",
+                 "broadcast_minimum", "broadcast_floor_mod")},
+    **{t: (lambda dt: ({"x": [val(_X, dt)], "y": [val(_X, dt)]}, {}))
+       for t in ("elementwise_maximum", "elementwise_minimum")},
+    **{t: (lambda dt: ({"dz": [val(_X, dt)], "x": [val(_X, dt)], "y": [val(_X, dt)]}, {}))
+       for t in ("elementwise_maximum_backward", "elementwise_minimum_backward")},
+    "where": lambda dt: ({"condition": [ids(_X, 2)], "x": [val(_X, dt)], "y": [val(_X, dt)]}, {}),
+    "broadcast_to_compatible_with": lambda dt: ({"x": [val((3, 1), dt)], "compatible": [val((1, 4), dt)]}, {}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -194,7 +205,8 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
-              "unsorted_batch_segment_sum": "segment_ids"}
+              "unsorted_batch_segment_sum": "segment_ids",
+              "where": "condition"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
