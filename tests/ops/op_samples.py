@@ -66,6 +66,20 @@ def _prob(dt: Any, shape: tuple[int, ...] = (4, 5)) -> np.ndarray:
     return (e / e.sum(-1, keepdims=True)).astype(dt)
 
 
+_UNARY_DOMAINS = [(t, -0.9, 0.9) for t in ("acos", "asin", "atanh")] + [("acosh", 1.1, 3.0), ("lgamma", 2.5, 4.0)] + [
+    (t, -2.0, 2.0) for t in ("asinh", "atan", "ceil", "cos", "cosh", "erf", "erfc", "expm1", "floor", "log_sigmoid",
+                             "reciprocal_no_nan", "rint", "round", "sin", "sinh", "softplus", "tan")] + [
+    ("log1p", -0.5, 2.0), ("rsqrt", 0.5, 2.0)]
+
+_CLIPS = ("clip_by_scalar", "clip_by_scalar_min", "clip_by_scalar_max")
+
+
+def _clip_attrs(op: str) -> dict:
+    bounds = {"min": -1.0, "max": 1.0} if op == "clip_by_scalar" else {op[-3:]: -0.5 if op.endswith("min") else 0.5}
+    return {f"{k}_{b}": (float(v) if k == "floating" else int(v)) for b, v in bounds.items()
+            for k in ("floating", "integral")}
+
+
 SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     **{t: _unary() for t in ("abs", "negative", "relu", "sigmoid", "tanh", "exp", "sign", "square", "gelu")},
     **{t: _unary(positive=True) for t in ("log", "sqrt", "reciprocal")},
@@ -196,6 +210,24 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
        for t in ("elementwise_maximum_backward", "elementwise_minimum_backward")},
     "where": lambda dt: ({"condition": [ids(_X, 2)], "x": [val(_X, dt)], "y": [val(_X, dt)]}, {}),
     "broadcast_to_compatible_with": lambda dt: ({"x": [val((3, 1), dt)], "compatible": [val((1, 4), dt)]}, {}),
+    # unary_ops (issue 23): each op's sample inside its domain (away from lgamma's poles and roots)
+    **{t: (lambda dt, lo=lo, hi=hi: ({"x": [val(_X, dt, lo, hi)]}, {})) for t, lo, hi in _UNARY_DOMAINS},
+    **{f"{t}_grad": (lambda dt, lo=lo, hi=hi: ({"x": [val(_X, dt, lo, hi)], "dy": [val(_X, dt)]}, {}))
+       for t, lo, hi in _UNARY_DOMAINS if t != "lgamma"},
+    # binary_ops (issue 23): positive bases for pow, y off zero for the divisions
+    **{t: (lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "y": [val(_X, dt, 0.5, 3)]}, {}))
+       for t in ("pow", "atan2", "floordiv", "xdivy", "xlogy")},
+    **{f"{t}_{a}_grad": (lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "y": [val(_X, dt, 0.5, 3)], "dz": [val(_X, dt)]}, {}))
+       for t in ("pow", "atan2", "floordiv", "xdivy", "xlogy") for a in ("x", "y")},
+    "scalar_pow": lambda dt: ({"x": [val(_X, dt, 0.5, 2)]}, {"exponent": 2.5}),
+    "scalar_pow_grad": lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "dy": [val(_X, dt)]}, {"exponent": 2.5}),
+    **{t: (lambda dt, t=t: ({"x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
+    **{f"{t}_grad": (lambda dt, t=t: ({"dy": [val(_X, dt)], "x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
+    # reduce_ops2 (issue 23): integers round, so all/any see zeros
+    **{t: (lambda dt: ({"input_tensor": [val((3, 4, 2), dt)]}, {"axis": (0, 2), "keepdims": False}))
+       for t in ("reduce_min", "reduce_prod", "reduce_all", "reduce_any")},
+    "count_not_finite": lambda dt: ({"x": [val(_X, dt)]}, {}),
+    "multi_count_not_finite": lambda dt: ({"x": [val(_X, dt), val((2, 5), dt)]}, {}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

@@ -151,3 +151,46 @@ def test_errors_name_the_problem():
 
     with pytest.raises(NotImplementedError, match=r"flow.math.mod takes two blobs"):
         mod_number(np.zeros(3, np.float32))
+
+
+# -- unary math ops (ops/unary_ops.py) ------------------------------------------------------------------------
+_UNARY_FD = [("acos", np.arccos, -0.8, 0.8), ("acosh", np.arccosh, 1.2, 3), ("asin", np.arcsin, -0.8, 0.8),
+             ("asinh", np.arcsinh, -2, 2), ("atan", np.arctan, -2, 2), ("atanh", np.arctanh, -0.8, 0.8),
+             ("cos", np.cos, -3, 3), ("cosh", np.cosh, -2, 2), ("erf", None, -2, 2), ("erfc", None, -2, 2),
+             ("expm1", np.expm1, -2, 2), ("log1p", np.log1p, -0.5, 2),
+             ("log_sigmoid", lambda x: -np.log1p(np.exp(-x)), -3, 3),
+             ("reciprocal_no_nan", lambda x: 1 / x, 0.5, 2), ("rsqrt", lambda x: 1 / np.sqrt(x), 0.5, 2),
+             ("sin", np.sin, -3, 3), ("sinh", np.sinh, -2, 2), ("softplus", lambda x: np.log1p(np.exp(x)), -3, 3),
+             ("tan", np.tan, -1.2, 1.2), ("floor", np.floor, -3, 3), ("ceil", np.ceil, -3, 3),
+             ("rint", np.rint, -3, 3), ("round", np.rint, -3, 3)]
+
+
+@pytest.mark.parametrize("name, fn, lo, hi", _UNARY_FD, ids=[u[0] for u in _UNARY_FD])
+def test_unary_gradients_by_finite_differences(name, fn, lo, hi):
+    from scipy import special
+
+    fn = fn or getattr(special, name)
+    x = v(3, 4, low=lo, high=hi)
+    if name in ("floor", "ceil", "rint", "round"):
+        x = np.round(x) + 0.25  # away from the jumps: the derivative is 0
+    flow.clear_default_session()
+    check({"x": x}, lambda b, f: getattr(flow.math, name)(b["x"]), lambda s, f: fn(s["x"]), {}, (3, 4),
+          rtol=1e-5, atol=1e-7)
+
+
+def test_unary_special_values_follow_oneflow():
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((4,))) -> tp.Numpy:
+        return flow.concat([flow.math.reciprocal_no_nan(x), flow.math.round(x), flow.math.lgamma(x)], axis=0)
+
+    x = np.array([0.0, 2.5, -0.5, 1.0], np.float32)
+    np.testing.assert_allclose(job(x), np.concatenate([[0, 0.4, -2, 1], [0, 2, -0.0, 1],
+                                                       [np.inf, 0.2846829, 1.2655121, 0]]), rtol=1e-6, atol=1e-7)
+
+
+def test_lgamma_has_no_gradient_as_in_oneflow():
+    flow.clear_default_session()
+    with pytest.raises(Exception, match=r"'lgamma' has no gradient rule"):
+        check({"x": v(3, low=1, high=2)}, lambda b, f: flow.math.lgamma(b["x"]), None, {}, (3,))
