@@ -3,6 +3,8 @@
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
 from .ops.binary_ops import clip_by_value
 from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
+from .ops.creation_ops import broadcast_like, ones, reverse, stack, zeros
+from .ops.creation_ops import range_ as range
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -40,5 +42,6 @@ __all__ = [
     "broadcast_to_compatible_with", "constant_like", "masked_fill", "where",
     "clamp", "clip", "clip_by_scalar", "clip_by_value",
     "count_not_finite", "multi_count_not_finite",
+    "broadcast_like", "ones", "range", "reverse", "stack", "zeros",
 ]
 clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

@@ -14,6 +14,7 @@ from .ops.compare_ops import (
     minimum,
     not_equal,
 )
+from .ops.creation_ops import fused_scale_tril, tril
 from .ops.math_ops import (
     abs,
     add,
@@ -84,6 +85,7 @@ __all__ = [
     "atan2", "clip_by_value", "floordiv", "pow", "squared_difference", "xdivy", "xlogy",
     "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_min", "reduce_prod", "reduce_std",
     "l2_normalize", "polyval",
+    "fused_scale_tril", "tril",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

@@ -228,6 +228,14 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
        for t in ("reduce_min", "reduce_prod", "reduce_all", "reduce_any")},
     "count_not_finite": lambda dt: ({"x": [val(_X, dt)]}, {}),
     "multi_count_not_finite": lambda dt: ({"x": [val(_X, dt), val((2, 5), dt)]}, {}),
+    # creation_ops (issue 23)
+    "range": lambda dt: ({}, {"start": 1, "limit": 10, "delta": 3, "dtype": fd.from_numpy(dt)}),
+    "reverse": lambda dt: ({"in": [val((3, 4, 2), dt)]}, {"axis": (0, 2)}),
+    "tril": lambda dt: ({"in": [val((2, 3, 4), dt)]}, {
+        "diagonal": 1, "is_floating_fill_value": True, "floating_fill_value": 2.5, "integer_fill_value": 0}),
+    "fused_scale_tril": lambda dt: ({"in": [val((2, 3, 4), dt)]}, {
+        "diagonal": -1, "is_floating_fill_value": False, "floating_fill_value": 0.0, "integer_fill_value": 3,
+        "is_floating_scale_value": False, "floating_scale_value": 1.0, "integer_scale_value": 2}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
