@@ -150,10 +150,17 @@ def _pair(op: str, x: Any, y: Any) -> tuple[LazyBlob, LazyBlob]:
     OneFlow's blob operators do for ``blob == 2``)."""
     from .array_ops import constant
 
+    def as_blob(number: float, like: LazyBlob) -> LazyBlob:
+        if not like.dtype.is_floating and not float(number).is_integer():
+            # OneFlow takes blobs only; a silently truncated 0.5 would compare an int blob with 0
+            raise TypeError(f"{op} of the {like.dtype.name} blob {like.blob_desc} and the non-integer {number!r}: "
+                            "cast the blob to a floating dtype first (flow.cast)")
+        return constant(number, like.dtype, (1,))
+
     if isinstance(x, LazyBlob) and is_number(y):
-        y = constant(y, x.dtype, (1,))
+        y = as_blob(y, x)
     elif is_number(x) and isinstance(y, LazyBlob):
-        x = constant(x, y.dtype, (1,))
+        x = as_blob(x, y)
     return require_blob(x, f"x of {op}"), require_blob(y, f"y of {op}")
 
 

@@ -152,6 +152,15 @@ def test_errors_name_the_problem():
     with pytest.raises(NotImplementedError, match=r"flow.math.mod takes two blobs"):
         mod_number(np.zeros(3, np.float32))
 
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def int_vs_half(a: tp.Numpy.Placeholder((3,), dtype=flow.int32)) -> tp.Numpy:
+        return a == 0.5
+
+    with pytest.raises(TypeError, match=r"equal of the int32 blob .* and the non-integer 0.5"):
+        int_vs_half(np.zeros(3, np.int32))
+
 
 # -- unary math ops (ops/unary_ops.py) ------------------------------------------------------------------------
 _UNARY_FD = [("acos", np.arccos, -0.8, 0.8), ("acosh", np.arccosh, 1.2, 3), ("asin", np.arcsin, -0.8, 0.8),
