@@ -28,7 +28,12 @@ from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
-from .ops.reduce_ops2 import count_not_finite, multi_count_not_finite
+from .ops.reduce_ops2 import (
+    count_not_finite,
+    multi_count_not_finite,
+    unsorted_segment_sum,
+    unsorted_segment_sum_like,
+)
 
 __all__ = [
     "argmax", "cast", "cast_to_current_logical_view", "concat", "constant", "constant_initializer", "expand_dims",
@@ -43,5 +48,6 @@ __all__ = [
     "clamp", "clip", "clip_by_scalar", "clip_by_value",
     "count_not_finite", "multi_count_not_finite",
     "broadcast_like", "ones", "range", "reverse", "stack", "zeros",
+    "unsorted_segment_sum", "unsorted_segment_sum_like",
 ]
 clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

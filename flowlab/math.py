@@ -46,6 +46,8 @@ from .ops.reduce_ops2 import (
     reduce_min,
     reduce_prod,
     reduce_std,
+    unsorted_segment_sum,
+    unsorted_segment_sum_like,
 )
 from .ops.unary_ops import (
     acos,
@@ -86,6 +88,7 @@ __all__ = [
     "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_min", "reduce_prod", "reduce_std",
     "l2_normalize", "polyval",
     "fused_scale_tril", "tril",
+    "unsorted_segment_sum", "unsorted_segment_sum_like",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

@@ -57,3 +57,17 @@ def test_two_devices_split_on_a_kept_axis():
     np.testing.assert_allclose(run(1), want)
     np.testing.assert_allclose(run(2), want)
     flow.config.cpu_device_num(1)
+
+
+def test_unsorted_segment_sum_gradient_by_finite_differences():
+    ids = np.array([[0, 3], [3, 1]], np.int32)
+
+    def forward(s, f):
+        out = np.zeros((2, 4, 3))
+        for (i, j), k in np.ndenumerate(f["ids"]):
+            out[:, k] += s["x"][:, i, j]
+        return out
+
+    flow.clear_default_session()
+    check({"x": v(2, 2, 2, 3)}, lambda b, f: flow.math.unsorted_segment_sum(b["x"], f["ids"], 4, axis=1), forward,
+          {"ids": ids}, (2, 4, 3))
