@@ -236,6 +236,10 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "fused_scale_tril": lambda dt: ({"in": [val((2, 3, 4), dt)]}, {
         "diagonal": -1, "is_floating_fill_value": False, "floating_fill_value": 0.0, "integer_fill_value": 3,
         "is_floating_scale_value": False, "floating_scale_value": 1.0, "integer_scale_value": 2}),
+    # sort_ops (issue 23): integers round, so the rows have ties
+    "sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "DESCENDING"}),
+    "arg_sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "ASCENDING"}),
+    "top_k": lambda dt: ({"in": [val((3, 6), dt)]}, {"k": 4, "sorted": True}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
