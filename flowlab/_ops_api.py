@@ -34,7 +34,7 @@ from .ops.reduce_ops2 import (
     unsorted_segment_sum,
     unsorted_segment_sum_like,
 )
-from .ops.sort_ops import argsort, sort
+from .ops.sort_ops import argsort, in_top_k, sort
 
 __all__ = [
     "argmax", "cast", "cast_to_current_logical_view", "concat", "constant", "constant_initializer", "expand_dims",
@@ -50,6 +50,6 @@ __all__ = [
     "count_not_finite", "multi_count_not_finite",
     "broadcast_like", "ones", "range", "reverse", "stack", "zeros",
     "unsorted_segment_sum", "unsorted_segment_sum_like",
-    "argsort", "sort",
+    "argsort", "in_top_k", "sort",
 ]
 clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

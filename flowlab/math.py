@@ -49,7 +49,7 @@ from .ops.reduce_ops2 import (
     unsorted_segment_sum,
     unsorted_segment_sum_like,
 )
-from .ops.sort_ops import top_k
+from .ops.sort_ops import in_top_k, top_k
 from .ops.unary_ops import (
     acos,
     acosh,
@@ -90,7 +90,7 @@ __all__ = [
     "l2_normalize", "polyval",
     "fused_scale_tril", "tril",
     "unsorted_segment_sum", "unsorted_segment_sum_like",
-    "top_k",
+    "in_top_k", "top_k",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

@@ -7,9 +7,9 @@ from __future__ import annotations
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
-from ..ir.dtype import int32
+from ..ir.dtype import int8, int32
 from ._common import require_blob
-from .registry import ARITHMETIC, InferCtx, OpDef, register_op
+from .registry import ARITHMETIC, FLOATING, INDEX, REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import elementwise
 
 DIRECTIONS = ("ASCENDING", "DESCENDING")
@@ -76,3 +76,25 @@ def top_k(input: LazyBlob, axis: int = -1, k: int = 1, sorted: bool = True, name
     attrs = {"k": int(k), "sorted": bool(sorted)}
     return _at_last_axis(require_blob(input, "input of top_k"), axis,
                          lambda x: add_op("top_k", {"in": [x]}, attrs, name=name)[0])
+
+
+def _infer_in_top_k(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    targets, predictions = ctx.input("targets"), ctx.input("predictions")
+    if len(targets.shape) != 1 or len(predictions.shape) != 2 or targets.shape[0] != predictions.shape[0]:
+        raise ctx.fail(f"in_top_k takes targets (n,) and predictions (n, classes); got {targets} and {predictions}")
+    return {"out": [BlobDesc(targets.shape, int8)]}
+
+
+register_op(OpDef("in_top_k", ("targets", "predictions"), ("out",), _infer_in_top_k, {"k": REQUIRED},
+                  # OneFlow takes float32 predictions only; float64 costs nothing here
+                  dtypes={"targets": INDEX, "predictions": FLOATING}, sbp=elementwise("targets")))
+
+
+def in_top_k(targets: LazyBlob, predictions: LazyBlob, k: int | None, name: str | None = None) -> LazyBlob:
+    """int8, 1 where the target class's prediction has fewer than k classes above it (ties count in); 0 where a
+    prediction in the row is not finite or the target is out of range, as OneFlow's kernel."""
+    if not isinstance(k, int):
+        raise TypeError(f"in_top_k's k must be an int; got {k!r}")
+    return add_op("in_top_k", {"targets": [require_blob(targets, "targets of in_top_k")],
+                               "predictions": [require_blob(predictions, "predictions of in_top_k")]},
+                  {"k": k}, name=name)[0]

@@ -240,6 +240,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "DESCENDING"}),
     "arg_sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "ASCENDING"}),
     "top_k": lambda dt: ({"in": [val((3, 6), dt)]}, {"k": 4, "sorted": True}),
+    "in_top_k": lambda dt: ({"targets": [ids((4,), 5)], "predictions": [val((4, 5), dt)]}, {"k": 2}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -250,7 +251,7 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
               "unsorted_batch_segment_sum": "segment_ids",
-              "where": "condition"}
+              "where": "condition", "in_top_k": "targets"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),

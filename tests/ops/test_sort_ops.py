@@ -53,3 +53,20 @@ def test_top_k_with_k_above_the_length_gives_every_index():
 def test_bad_direction_is_refused():
     with pytest.raises(ValueError, match="direction must be one of"):
         flow.sort(None, direction="UP")
+
+
+def test_in_top_k_ties_and_non_finite_rows(kernel_impl):
+    pred = np.array([[0.1, 0.5, 0.5, 0.2], [0.3, 0.1, 0.2, 0.9], [np.inf, 0.1, 0.2, 0.3], [0.4, 0.3, 0.2, 0.1]],
+                    np.float32)
+    targets = np.array([2, 0, 1, 3], np.int32)
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job(t: tp.Numpy.Placeholder((4,), dtype=flow.int32), p: tp.Numpy.Placeholder((4, 4))) -> tp.Numpy:
+        return flow.math.in_top_k(t, p, k=2)
+
+    # row 0: class 2 ties class 1 at the top (in); row 1: 0.3 has one above (in); row 2: an inf says nothing;
+    # row 3: class 3 has three above (out)
+    out = job(targets, pred)
+    assert out.dtype == np.int8
+    np.testing.assert_array_equal(out, [1, 1, 0, 0])

@@ -8,3 +8,4 @@ from ..registry import register_kernel
 
 for _name in ("sort", "arg_sort", "top_k"):
     register_kernel(_name, "numba")(getattr(ref, f"_{_name}"))
+register_kernel("in_top_k", "numba")(ref._in_top_k)  # a few vector ops per row: NumPy's

@@ -52,3 +52,29 @@ def _factory(kind: str):
 
 for _name in ("sort", "arg_sort", "top_k"):
     register_kernel(_name, "numba", "gpu")(_factory(_name))
+
+
+@cuda.jit
+def _in_top_k(targets, pred, out, classes, k):
+    start, step = cuda.grid(1), cuda.gridsize(1)
+    for r in range(start, out.size, step):
+        t = targets[r]
+        ok = 0 <= t < classes
+        above = 0
+        if ok:
+            tp = pred[r * classes + t]
+            for c in range(classes):
+                p = pred[r * classes + c]
+                if p != p or p - p != 0:  # not finite: the row says nothing
+                    ok = False
+                    break
+                if p > tp:
+                    above += 1
+        out[r] = 1 if ok and above < k else 0
+
+
+@register_kernel("in_top_k", "numba", "gpu")
+def _in_top_k_factory(ctx: KernelCtx):
+    classes, k, threads = ctx.in_descs[1].shape[1], ctx.attrs["k"], current_launch().threads
+    return lambda ins, outs, stream=0: launch1(_in_top_k, outs[0].size, threads, stream, flat(ins[0]), flat(ins[1]),
+                                               flat(outs[0]), classes, k)

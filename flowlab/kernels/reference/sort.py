@@ -43,3 +43,19 @@ def _top_k(ctx: KernelCtx) -> KernelFn:
         outs[0][...] = sort_indices(ins[0], True)[..., :k]
 
     return kernel
+
+
+@register_kernel("in_top_k", "reference")
+def _in_top_k(ctx: KernelCtx) -> KernelFn:
+    k = ctx.attrs["k"]
+
+    def kernel(ins, outs):
+        targets, pred = ins
+        n, classes = pred.shape
+        valid = (targets >= 0) & (targets < classes)
+        target_pred = pred[np.arange(n), np.where(valid, targets, 0)]
+        above = np.sum(pred > target_pred[:, None], axis=1)
+        finite = np.all(np.isfinite(pred), axis=1)  # OneFlow's kernel: any non-finite prediction says nothing
+        outs[0][...] = valid & finite & (above < k)
+
+    return kernel
