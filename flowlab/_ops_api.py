@@ -1,6 +1,10 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.binary_ops import clip_by_value
+from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
+from .ops.creation_ops import broadcast_like, ones, reverse, stack, zeros
+from .ops.creation_ops import range_ as range
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -24,6 +28,13 @@ from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
+from .ops.reduce_ops2 import (
+    count_not_finite,
+    multi_count_not_finite,
+    unsorted_segment_sum,
+    unsorted_segment_sum_like,
+)
+from .ops.sort_ops import argsort, in_top_k, sort
 
 __all__ = [
     "argmax", "cast", "cast_to_current_logical_view", "concat", "constant", "constant_initializer", "expand_dims",
@@ -34,4 +45,11 @@ __all__ = [
     "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
     "identity_n", "one_hot", "pad",
+    "broadcast_to_compatible_with", "constant_like", "masked_fill", "where",
+    "clamp", "clip", "clip_by_scalar", "clip_by_value",
+    "count_not_finite", "multi_count_not_finite",
+    "broadcast_like", "ones", "range", "reverse", "stack", "zeros",
+    "unsorted_segment_sum", "unsorted_segment_sum_like",
+    "argsort", "in_top_k", "sort",
 ]
+clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

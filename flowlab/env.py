@@ -69,3 +69,9 @@ def log_dir(val: str) -> None:
 
 
 __all__: Sequence[str] = ["ctrl_port", "data_port", "log_dir", "machine", "machine_num", "ray"]
+
+
+def init() -> bool:
+    """OneFlow's ``flow.env.init()``: starts the environment from the config set so far, returning whether it did.
+    flowlab's environment needs no start (every machine runs in this process), so this only says yes."""
+    return True

@@ -116,3 +116,36 @@ class LazyBlob:
 
     def __neg__(self) -> LazyBlob:
         return self._math("negative", self)
+
+    # Comparisons and % build ops too (OneFlow's blob operators): ``a == b`` is a blob, not a bool, so hashing
+    # stays by identity (a blob is a dict key in the builder and the debugger).
+    __hash__ = object.__hash__
+
+    def __eq__(self, other: Any) -> LazyBlob:  # type: ignore[override]
+        return self._compare("equal", other)
+
+    def __ne__(self, other: Any) -> LazyBlob:  # type: ignore[override]
+        return self._compare("not_equal", other)
+
+    def __lt__(self, other: Any) -> LazyBlob:
+        return self._compare("less", other)
+
+    def __le__(self, other: Any) -> LazyBlob:
+        return self._compare("less_equal", other)
+
+    def __gt__(self, other: Any) -> LazyBlob:
+        return self._compare("greater", other)
+
+    def __ge__(self, other: Any) -> LazyBlob:
+        return self._compare("greater_equal", other)
+
+    def __mod__(self, other: Any) -> LazyBlob:
+        return self._compare("floor_mod", other)
+
+    def _compare(self, name: str, other: Any) -> LazyBlob:
+        from ..ops import compare_ops
+
+        if name in ("equal", "not_equal") and not isinstance(other, (LazyBlob, int, float)):
+            return NotImplemented  # ``blob == None`` / ``blob in [None, ...]``: identity, as for any object
+
+        return getattr(compare_ops, name)(self, other)

@@ -40,6 +40,13 @@ def _infer_gather(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     return {"out": [BlobDesc(params.shape[:axis] + indices.shape + params.shape[axis + 1:], params.dtype)]}
 
 
+def _grad_segment_sum(ctx: Any) -> None:
+    """OneFlow's unsorted_segment_sum(_like) gradient: gather dy's rows back by the segment ids (like gets none)."""
+    size = ctx.dy("out").shape[ctx.attrs["axis"]]
+    ctx.set_dx("data", add_op("gather", {"in": [ctx.dy("out")], "indices": [ctx.x("segment_ids")]},
+                              {"axis": ctx.attrs["axis"], "logical_axis_size": size})[0])
+
+
 def _grad_gather(ctx: Any) -> None:
     dx = add_op("unsorted_segment_sum_like", {"data": [ctx.dy("out")], "segment_ids": [ctx.x("indices")],
                                               "like": [ctx.x("in")]}, {"axis": ctx.attrs["axis"]})[0]
@@ -123,7 +130,7 @@ for _op in (
           grad=_grad_gather,
           dtypes={"in": ANY, "indices": INDEX}, sbp=gather_rule),
     OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0},
-          dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}, sbp=segment_sum_rule),
+          grad=_grad_segment_sum, dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}, sbp=segment_sum_rule),
     OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice, sbp=slice_rule("x")),
     OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED},
           dtypes={"dy": ARITHMETIC, "like": ANY}, sbp=slice_rule("like")),

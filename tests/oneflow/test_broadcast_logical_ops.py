@@ -4,7 +4,6 @@ classes as pytest functions, "gpu" devices as "cpu" ones (gpu_device_num -> cpu_
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -80,7 +79,6 @@ def GenerateTest(
     test_case.assertTrue(np.array_equal(y, func(a, b)))
 
     flow.clear_default_session()
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_naive():
     test_case = TestCase()
     func_config = flow.FunctionConfig()
@@ -97,7 +95,6 @@ def test_naive():
     test_case.assertTrue(np.array_equal(z, x == y))
     flow.clear_default_session()
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_broadcast():
     test_case = TestCase()
     func_config = flow.FunctionConfig()
@@ -114,7 +111,6 @@ def test_broadcast():
     test_case.assertTrue(np.array_equal(z, x == y))
     flow.clear_default_session()
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_broadcast_logical():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -145,22 +141,18 @@ def test_broadcast_logical():
             continue
         GenerateTest(*arg)
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_xy_mod_x1():
     test_case = TestCase()
     GenerateTest(test_case, func_less_than, (64, 64), (64, 1), flow.int8)
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_xy_mod_1y():
     test_case = TestCase()
     GenerateTest(test_case, func_greater_than, (64, 64), (1, 64))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_xyz_mod_x1z():
     test_case = TestCase()
     GenerateTest(test_case, func_equal, (64, 64, 64), (64, 1, 64))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob comparisons (==, !=, <, <=, >, >=: OneFlow's broadcast_equal/less/greater... ops) are not in flowlab")
 def test_xyz_mod_1y1():
     test_case = TestCase()
     GenerateTest(test_case, func_not_equal, (64, 64, 64), (1, 64, 1))

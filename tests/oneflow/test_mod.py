@@ -2,7 +2,6 @@
 classes as pytest functions, "gpu" devices as "cpu" ones (gpu_device_num -> cpu_device_num)."""
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -22,7 +21,6 @@ def GenerateTest(test_case, a_shape, b_shape):
     b = np.random.rand(*b_shape).astype(np.float32)
     y = ModJob(a, b).get().numpy()
     test_case.assertTrue(np.allclose(y, a % b))
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_naive():
     test_case = TestCase()
     @flow.global_function(function_config=func_config)
@@ -35,7 +33,6 @@ def test_naive():
     z = ModJob(x, y).get().numpy()
     test_case.assertTrue(np.allclose(z, x % y))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_broadcast():
     test_case = TestCase()
     @flow.global_function(function_config=func_config)
@@ -48,22 +45,18 @@ def test_broadcast():
     z = ModJob(x, y).get().numpy()
     test_case.assertTrue(np.allclose(z, x % y))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_xy_mod_x1():
     test_case = TestCase()
     GenerateTest(test_case, (64, 64), (64, 1))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_xy_mod_1y():
     test_case = TestCase()
     GenerateTest(test_case, (64, 64), (1, 64))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_xyz_mod_x1z():
     test_case = TestCase()
     GenerateTest(test_case, (64, 64, 64), (64, 1, 64))
 
-@pytest.mark.xfail(strict=True, reason="gap: blob % blob (OneFlow's broadcast_floor_mod) is not in flowlab")
 def test_xyz_mod_1y1():
     test_case = TestCase()
     GenerateTest(test_case, (64, 64, 64), (1, 64, 1))

@@ -66,6 +66,20 @@ def _prob(dt: Any, shape: tuple[int, ...] = (4, 5)) -> np.ndarray:
     return (e / e.sum(-1, keepdims=True)).astype(dt)
 
 
+_UNARY_DOMAINS = [(t, -0.9, 0.9) for t in ("acos", "asin", "atanh")] + [("acosh", 1.1, 3.0), ("lgamma", 2.5, 4.0)] + [
+    (t, -2.0, 2.0) for t in ("asinh", "atan", "ceil", "cos", "cosh", "erf", "erfc", "expm1", "floor", "log_sigmoid",
+                             "reciprocal_no_nan", "rint", "round", "sin", "sinh", "softplus", "tan")] + [
+    ("log1p", -0.5, 2.0), ("rsqrt", 0.5, 2.0)]
+
+_CLIPS = ("clip_by_scalar", "clip_by_scalar_min", "clip_by_scalar_max")
+
+
+def _clip_attrs(op: str) -> dict:
+    bounds = {"min": -1.0, "max": 1.0} if op == "clip_by_scalar" else {op[-3:]: -0.5 if op.endswith("min") else 0.5}
+    return {f"{k}_{b}": (float(v) if k == "floating" else int(v)) for b, v in bounds.items()
+            for k in ("floating", "integral")}
+
+
 SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     **{t: _unary() for t in ("abs", "negative", "relu", "sigmoid", "tanh", "exp", "sign", "square", "gelu")},
     **{t: _unary(positive=True) for t in ("log", "sqrt", "reciprocal")},
@@ -185,6 +199,48 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
         "integral_constant_value": 3}),
     "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
+    # compare_ops (issue 23): y in [1, 3] keeps floor mod off zero; integers round, so the comparisons see ties
+    **{t: (lambda dt: ({"x": [val(_X, dt)], "y": [val((4,), dt, 1, 3)]}, {}))
+       for t in ("broadcast_equal", "broadcast_not_equal", "broadcast_greater", "broadcast_greater_equal",
+                 "broadcast_less", "broadcast_less_equal", "broadcast_logical_and", "broadcast_maximum",
+                 "broadcast_minimum", "broadcast_floor_mod")},
+    **{t: (lambda dt: ({"x": [val(_X, dt)], "y": [val(_X, dt)]}, {}))
+       for t in ("elementwise_maximum", "elementwise_minimum")},
+    **{t: (lambda dt: ({"dz": [val(_X, dt)], "x": [val(_X, dt)], "y": [val(_X, dt)]}, {}))
+       for t in ("elementwise_maximum_backward", "elementwise_minimum_backward")},
+    "where": lambda dt: ({"condition": [ids(_X, 2)], "x": [val(_X, dt)], "y": [val(_X, dt)]}, {}),
+    "broadcast_to_compatible_with": lambda dt: ({"x": [val((3, 1), dt)], "compatible": [val((1, 4), dt)]}, {}),
+    # unary_ops (issue 23): each op's sample inside its domain (away from lgamma's poles and roots)
+    **{t: (lambda dt, lo=lo, hi=hi: ({"x": [val(_X, dt, lo, hi)]}, {})) for t, lo, hi in _UNARY_DOMAINS},
+    **{f"{t}_grad": (lambda dt, lo=lo, hi=hi: ({"x": [val(_X, dt, lo, hi)], "dy": [val(_X, dt)]}, {}))
+       for t, lo, hi in _UNARY_DOMAINS if t != "lgamma"},
+    # binary_ops (issue 23): positive bases for pow, y off zero for the divisions
+    **{t: (lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "y": [val(_X, dt, 0.5, 3)]}, {}))
+       for t in ("pow", "atan2", "floordiv", "xdivy", "xlogy")},
+    **{f"{t}_{a}_grad": (lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "y": [val(_X, dt, 0.5, 3)], "dz": [val(_X, dt)]}, {}))
+       for t in ("pow", "atan2", "floordiv", "xdivy", "xlogy") for a in ("x", "y")},
+    "scalar_pow": lambda dt: ({"x": [val(_X, dt, 0.5, 2)]}, {"exponent": 2.5}),
+    "scalar_pow_grad": lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "dy": [val(_X, dt)]}, {"exponent": 2.5}),
+    **{t: (lambda dt, t=t: ({"x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
+    **{f"{t}_grad": (lambda dt, t=t: ({"dy": [val(_X, dt)], "x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
+    # reduce_ops2 (issue 23): integers round, so all/any see zeros
+    **{t: (lambda dt: ({"input_tensor": [val((3, 4, 2), dt)]}, {"axis": (0, 2), "keepdims": False}))
+       for t in ("reduce_min", "reduce_prod", "reduce_all", "reduce_any")},
+    "count_not_finite": lambda dt: ({"x": [val(_X, dt)]}, {}),
+    "multi_count_not_finite": lambda dt: ({"x": [val(_X, dt), val((2, 5), dt)]}, {}),
+    # creation_ops (issue 23)
+    "range": lambda dt: ({}, {"start": 1, "limit": 10, "delta": 3, "dtype": fd.from_numpy(dt)}),
+    "reverse": lambda dt: ({"in": [val((3, 4, 2), dt)]}, {"axis": (0, 2)}),
+    "tril": lambda dt: ({"in": [val((2, 3, 4), dt)]}, {
+        "diagonal": 1, "is_floating_fill_value": True, "floating_fill_value": 2.5, "integer_fill_value": 0}),
+    "fused_scale_tril": lambda dt: ({"in": [val((2, 3, 4), dt)]}, {
+        "diagonal": -1, "is_floating_fill_value": False, "floating_fill_value": 0.0, "integer_fill_value": 3,
+        "is_floating_scale_value": False, "floating_scale_value": 1.0, "integer_scale_value": 2}),
+    # sort_ops (issue 23): integers round, so the rows have ties
+    "sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "DESCENDING"}),
+    "arg_sort": lambda dt: ({"in": [val((3, 6), dt)]}, {"direction": "ASCENDING"}),
+    "top_k": lambda dt: ({"in": [val((3, 6), dt)]}, {"k": 4, "sorted": True}),
+    "in_top_k": lambda dt: ({"targets": [ids((4,), 5)], "predictions": [val((4, 5), dt)]}, {"k": 2}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -194,7 +250,8 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
-              "unsorted_batch_segment_sum": "segment_ids"}
+              "unsorted_batch_segment_sum": "segment_ids",
+              "where": "condition", "in_top_k": "targets"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),

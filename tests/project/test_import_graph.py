@@ -30,6 +30,8 @@ DELIBERATE = {
         "the session sits above the front end; calling a job function reaches up for the default session",
     ("flowlab.frontend.blob", "flowlab.ops.math_ops"):
         "a LazyBlob's operators (+, *, ...) call the math ops, whose results are LazyBlobs",
+    ("flowlab.frontend.blob", "flowlab.ops.compare_ops"):
+        "a LazyBlob's comparisons and % (==, <, ..., %) call the comparison ops, whose results are LazyBlobs",
     ("flowlab.frontend.blob", "flowlab.compiler.blob_view"):
         "blob.batch_axis / split_axis run the SBP pass's inference on the job traced so far (OneFlow infers both "
         "as each op is added)",

@@ -1,0 +1,109 @@
+"""OneFlow v0.3.4 oneflow/python/test/ops/test_tril.py, ported: "gpu" -> "cpu" (gpu_device_num -> cpu_device_num).
+No TensorFlow in it; the
+int32/int64 legs (an integer loss) are a strict xfail."""
+
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as oft
+
+from .of_util import GenArgDict, TestCase, test_global_storage, type_name_to_flow_type, type_name_to_np_type
+
+
+def _test_tril_fw_bw(test_case, device, shape, type_name, diagonal, fill_value):
+    flow.clear_default_session()
+    func_config = flow.FunctionConfig()
+    func_config.default_data_type(flow.float)
+
+    if type_name == "float16":
+        flow_type = flow.float
+        np_type = np.float32
+    else:
+        flow_type = type_name_to_flow_type[type_name]
+        np_type = type_name_to_np_type[type_name]
+
+    @flow.global_function(type="train", function_config=func_config)
+    def test_tril_fw_bw_job(x: oft.Numpy.Placeholder(shape, dtype=flow_type),):
+        with flow.scope.placement(device, "0:0"):
+            x_var = flow.get_variable(
+                name="xv",
+                shape=(1,),
+                dtype=flow.float,
+                initializer=flow.zeros_initializer(),
+            )
+            x += flow.cast(x_var, dtype=flow_type)
+            if type_name == "float16":
+                out = flow.cast(
+                    flow.math.tril(flow.cast(x, flow.float16), diagonal), flow.float
+                )
+            else:
+                out = flow.math.tril(x, diagonal)
+            flow.optimizer.SGD(
+                flow.optimizer.PiecewiseConstantScheduler([], [1e-4]), momentum=0
+            ).minimize(out)
+
+            flow.watch(x, test_global_storage.Setter("x"))
+            flow.watch_diff(x, test_global_storage.Setter("x_diff"))
+            flow.watch(out, test_global_storage.Setter("out"))
+            flow.watch_diff(out, test_global_storage.Setter("out_diff"))
+            return out
+
+    check_point = flow.train.CheckPoint()
+    check_point.init()
+    x = np.random.randint(low=0, high=100, size=shape)
+    test_tril_fw_bw_job(x.astype(np_type)).get()
+
+    np_out = np.where(
+        np.tril(np.ones(shape), diagonal),
+        test_global_storage.Get("x"),
+        np.full(shape, fill_value).astype(np_type),
+    )
+    np_x_diff = np.tril(test_global_storage.Get("out_diff"), diagonal)
+
+    if type_name == "float16":
+        tolerance = 1e-3
+    else:
+        tolerance = 1e-5
+    test_case.assertTrue(
+        np.allclose(
+            np_out, test_global_storage.Get("out"), rtol=tolerance, atol=tolerance
+        )
+    )
+    test_case.assertTrue(
+        np.allclose(
+            np_x_diff, test_global_storage.Get("x_diff"), rtol=tolerance, atol=tolerance
+        )
+    )
+
+
+def _test_tril_fw_bw_cases(type_names):
+    test_case = TestCase()
+    arg_dict = OrderedDict()
+    arg_dict["device"] = ["cpu"]
+    arg_dict["type_name"] = type_names
+    arg_dict["shape"] = [(6, 6), (3, 6, 8)]
+    arg_dict["diagonal"] = [-8, -1, 0, 1, 8]
+    arg_dict["fill_value"] = [1.0, 0]
+    for arg in GenArgDict(arg_dict):
+        if arg["device"] == "cpu" and arg["type_name"] == "float16":
+            continue
+        if isinstance(arg["fill_value"], float) and arg_dict["type_name"] not in [
+            "float32",
+            "float16",
+            "double",
+        ]:
+            continue
+        _test_tril_fw_bw(test_case, **arg)
+
+
+def test_tril_fw_bw():
+    _test_tril_fw_bw_cases(["float32", "float16", "double"])
+
+
+@pytest.mark.xfail(strict=True, reason="gap: the integer legs train on an int32/int64 loss; flowlab's minimize() "
+                   "requires a floating-point loss")
+def test_tril_fw_bw_integer():
+    _test_tril_fw_bw_cases(["int32", "int64"])
