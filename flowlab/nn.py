@@ -1,5 +1,6 @@
 """``flow.nn``: activations, softmax and losses."""
 
+from .ops.act_ops2 import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
@@ -11,4 +12,5 @@ __all__ = [
     "moments", "relu", "sigmoid",
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits", "tanh",
+    "elu", "hardsigmoid", "hardswish", "hardtanh", "logsoftmax", "mish", "relu6", "swish",
 ]

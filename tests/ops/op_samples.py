@@ -185,6 +185,15 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
         "integral_constant_value": 3}),
     "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
+    "elu": lambda dt: ({"x": [val(_X, dt)]}, {"alpha": 1.5}),
+    "elu_grad": lambda dt: ({"x": [val(_X, dt)], "dy": [val(_X, dt)]}, {"alpha": 1.5}),
+    "hardsigmoid": lambda dt: ({"x": [val(_X, dt, -5.0, 5.0)]}, {}),
+    "hardsigmoid_grad": lambda dt: ({"x": [val(_X, dt, -5.0, 5.0)], "dy": [val(_X, dt)]}, {}),
+    "hardswish": lambda dt: ({"x": [val(_X, dt, -5.0, 5.0)]}, {}),
+    "hardswish_grad": lambda dt: ({"x": [val(_X, dt, -5.0, 5.0)], "dy": [val(_X, dt)]}, {}),
+    "hardtanh": lambda dt: ({"x": [val(_X, dt)]}, {"min_val": -0.5, "max_val": 1.0}),
+    "hardtanh_grad": lambda dt: ({"y": [np.clip(val(_X, dt), -0.5, 1.0)], "dy": [val(_X, dt)]},
+                                 {"min_val": -0.5, "max_val": 1.0}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
