@@ -18,6 +18,7 @@ from .ops.initializers import (
     zeros_initializer,
 )
 from .ops.logical_view import cast_to_current_logical_view
+from .ops.loss_ops2 import smooth_l1_loss
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
 from .ops.nn_ops import matmul
@@ -34,4 +35,5 @@ __all__ = [
     "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
     "identity_n", "one_hot", "pad",
+    "smooth_l1_loss",
 ]

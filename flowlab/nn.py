@@ -2,6 +2,8 @@
 
 from .ops.act_ops2 import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
+from .ops.loss_ops2 import sparse_cross_entropy
+from .ops.losses2 import BCELoss, BCEWithLogitsLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, TripletMarginLoss
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
@@ -13,4 +15,6 @@ __all__ = [
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits", "tanh",
     "elu", "hardsigmoid", "hardswish", "hardtanh", "logsoftmax", "mish", "relu6", "swish",
+    "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "TripletMarginLoss",
+    "sparse_cross_entropy",
 ]

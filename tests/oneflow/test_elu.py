@@ -21,7 +21,7 @@ def _compare_elu_with_np(
     else:
         input_1 = np.random.uniform(-1, 1, size=input_shape).astype(value_type[0])
 
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

@@ -25,7 +25,7 @@ def _compare_hardsigmoid_with_np(
             value_type[0]
         )  # add a randnom array, range from(0, 1)
 
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

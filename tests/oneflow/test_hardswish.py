@@ -34,7 +34,7 @@ def _compare_hardswish_with_np(
         input_1 += np.random.randn(*input_shape).astype(
             value_type[0]
         )  # add a randnom array, range from(0, 1)
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

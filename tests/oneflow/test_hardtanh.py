@@ -32,7 +32,7 @@ def _compare_hardtanh_with_np(
         ).astype(value_type[0])
         input_1 += np.random.randn(*input_shape).astype(value_type[0])
 
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

@@ -17,7 +17,7 @@ def _compare_logsoftmax_with_np(
 ):
     input_1 = np.random.random(size=input_shape).astype(np.float32)
 
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

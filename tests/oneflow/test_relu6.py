@@ -20,7 +20,7 @@ def _compare_relu6_with_np(
         input_1 = np.array(input_1, dtype=value_type[0])
     else:
         input_1 = np.random.uniform(-1, 7, size=input_shape).astype(value_type[0])
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

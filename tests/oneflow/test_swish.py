@@ -15,7 +15,7 @@ from .of_util import GenArgList, TestCase
 def _compare_swish_with_np(input_shape, beta, device_type, machine_ids, device_counts):
     input_1 = np.random.random(size=input_shape).astype(np.float32)
 
-    assert device_type in ["cpu", "cpu"]
+    assert device_type in ["cpu"]
 
     flow.clear_default_session()
     if device_type == "cpu":

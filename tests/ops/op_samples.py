@@ -194,6 +194,14 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "hardtanh": lambda dt: ({"x": [val(_X, dt)]}, {"min_val": -0.5, "max_val": 1.0}),
     "hardtanh_grad": lambda dt: ({"y": [np.clip(val(_X, dt), -0.5, 1.0)], "dy": [val(_X, dt)]},
                                  {"min_val": -0.5, "max_val": 1.0}),
+    "smooth_l1_loss": lambda dt: ({"prediction": [val(_X, dt)], "label": [val(_X, dt)]}, {"beta": 0.5}),
+    "smooth_l1_loss_grad": lambda dt: ({"loss_grad": [val(_X, dt)], "prediction": [val(_X, dt)],
+                                        "label": [val(_X, dt)]}, {"beta": 0.5}),
+    "sparse_cross_entropy": lambda dt: ({"prediction": [_prob(dt)], "label": [ids((4,), 5)]}, {"depth": 5}),
+    "sparse_cross_entropy_grad": lambda dt: ({"prediction": [_prob(dt)], "label": [ids((4,), 5)],
+                                              "dy": [val((4,), dt)]}, {"depth": 5}),
+    "sparse_cross_entropy_ms_grad": lambda dt: ({"prediction": [_prob(dt)], "label": [ids((4,), 5)],
+                                                 "dy": [val((4,), dt)]}, {"depth": 5}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -203,7 +211,9 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
-              "unsorted_batch_segment_sum": "segment_ids"}
+              "unsorted_batch_segment_sum": "segment_ids",
+              "sparse_cross_entropy": "label", "sparse_cross_entropy_grad": "label",
+              "sparse_cross_entropy_ms_grad": "label"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),

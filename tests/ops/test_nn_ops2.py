@@ -86,3 +86,99 @@ def test_hardtanh_bounds_must_be_ordered():
 
     with pytest.raises(ValueError, match="max_val should be larger than min_val"):
         job(np.zeros(3, np.float32))
+
+
+# -- losses ------------------------------------------------------------------------------------------------------
+def _np_bce_logits(x, t, w, pw):
+    lw = (pw - 1) * t + 1
+    return w * ((1 - t) * x + lw * (np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)))
+
+
+def _np_triplet(a, p_, n, margin, p, eps):
+    d1 = (np.abs(a - p_ + eps) ** p).sum(1) ** (1 / p)
+    d2 = (np.abs(a - n + eps) ** p).sum(1) ** (1 / p)
+    return np.maximum(margin + d1 - d2, 0)
+
+
+def _np_smooth_l1(d, beta):
+    a = np.abs(d)
+    return np.where(a < beta, 0.5 * a * a / max(beta, 1e-300), a - 0.5 * beta)
+
+
+LOSSES = [
+    ("mse_sum", lambda b, f: flow.nn.MSELoss(b["x"], f["t"], reduction="sum"),
+     lambda s, f: np.sum((f["t"] - s["x"]) ** 2), {}),
+    ("l1_none", lambda b, f: flow.nn.L1Loss(b["x"], f["t"], reduction="none"),
+     lambda s, f: np.abs(f["t"] - s["x"]), {}),
+    ("bce_weighted_mean", lambda b, f: flow.nn.BCELoss(b["x"], f["t"], f["w"]),
+     lambda s, f: np.mean(-f["w"] * (f["t"] * np.log(s["x"]) + (1 - f["t"]) * np.log(1 - s["x"]))), {"prob": True}),
+    ("bce_logits_pos_weight", lambda b, f: flow.nn.BCEWithLogitsLoss(b["x"], f["t"], f["w"], f["pw"], "none"),
+     lambda s, f: _np_bce_logits(s["x"], f["t"], f["w"], f["pw"]), {"logits": True}),
+    ("margin_ranking", lambda b, f: flow.nn.MarginRankingLoss(b["x"], f["t"], f["sgn"], margin=0.3, reduction="none"),
+     lambda s, f: np.maximum(0.3 - f["sgn"] * (s["x"] - f["t"]), 0), {}),
+    ("triplet_p2", lambda b, f: flow.nn.TripletMarginLoss(b["x"], f["t"], f["w"], margin=2.0, reduction="none"),
+     lambda s, f: _np_triplet(s["x"], f["t"], f["w"], 2.0, 2.0, 1e-6), {}),
+    ("triplet_p1_5", lambda b, f: flow.nn.TripletMarginLoss(b["x"], f["t"], f["w"], margin=2.0, p=1.5,
+                                                            reduction="sum"),
+     lambda s, f: np.sum(_np_triplet(s["x"], f["t"], f["w"], 2.0, 1.5, 1e-6)), {}),
+    ("kldiv_log_target", lambda b, f: flow.nn.KLDivLoss(b["x"], f["t"], log_target=True, reduction="none"),
+     lambda s, f: np.exp(f["t"]) * (f["t"] - s["x"]), {}),
+    ("kldiv", lambda b, f: flow.nn.KLDivLoss(b["x"], f["w"], reduction="none"),
+     lambda s, f: np.where(f["w"] > 0, f["w"] * (np.log(np.where(f["w"] > 0, f["w"], 1)) - s["x"]), 0),
+     {"zero_w": True}),
+    ("smooth_l1_beta_half", lambda b, f: flow.smooth_l1_loss(b["x"], f["t"], 0.5),
+     lambda s, f: _np_smooth_l1(s["x"] - f["t"], 0.5), {}),
+    ("smooth_l1_beta_0", lambda b, f: flow.smooth_l1_loss(b["x"], f["t"], 0.0),
+     lambda s, f: np.abs(s["x"] - f["t"]), {}),
+]
+
+
+@pytest.mark.parametrize("name, build, forward, opts", LOSSES, ids=[x[0] for x in LOSSES])
+def test_loss_gradients_by_finite_differences(name, build, forward, opts):
+    shape = (3, 4)
+    x = v(*shape, low=0.1, high=0.9) if opts.get("prob") else v(*shape, low=-2, high=2)
+    feeds = {"t": v(*shape, low=0.05, high=0.95), "w": v(*shape, low=0.2, high=1.0), "pw": v(4, low=0.5, high=2.0),
+             "sgn": np.sign(v(*shape))}
+    if opts.get("zero_w"):
+        feeds["w"][0, :2] = 0.0  # KLDivLoss keeps only positive targets' terms
+    # keep |x - t| away from smooth_l1's beta and from 0 (the kinks), and margins away from the hinge
+    d = x - feeds["t"]
+    x = np.where(np.abs(np.abs(d) - 0.5) < 0.05, x + 0.1, x)
+    x = np.where(np.abs(x - feeds["t"]) < 0.05, x + 0.1, x)
+    out_shape = np.shape(forward({"x": x}, feeds)) or (1,)
+    check({"x": x}, build, lambda s, f: np.reshape(forward(s, f), out_shape), feeds, out_shape, rtol=1e-5,
+          atol=1e-7)
+
+
+@pytest.mark.parametrize("impl", IMPLS)
+def test_sparse_cross_entropy_kernels_clamp_at_oneflows_log_threshold(impl):
+    p = np.array([[0.2, 0.8, 0.0], [0.5, 0.25, 0.25]], np.float32)
+    labels = np.array([2, 1], np.int32)
+    (out,) = run_op("sparse_cross_entropy", {"prediction": [p], "label": [labels]}, {"depth": 3}, impl)
+    np.testing.assert_allclose(out, [-np.log(np.float32(1e-20)), -np.log(0.25)], rtol=1e-6)
+    dy = np.array([2.0, 3.0], np.float32)
+    (dx,) = run_op("sparse_cross_entropy_grad", {"prediction": [p], "label": [labels], "dy": [dy]}, {"depth": 3},
+                   impl)
+    np.testing.assert_allclose(dx, [[0, 0, -2 / np.float32(1e-20)], [0, -12, 0]], rtol=1e-6)
+    with pytest.raises(IndexError, match="out of range"):
+        run_op("sparse_cross_entropy", {"prediction": [p], "label": [np.array([0, 3], np.int32)]}, {"depth": 3},
+               impl)
+
+
+def test_loss_errors_name_the_argument():
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job(x: flow.typing.Numpy.Placeholder((2, 3)), y: flow.typing.Numpy.Placeholder((3, 2))):
+        return flow.nn.MSELoss(x, y)
+
+    with pytest.raises(ValueError, match="MSELoss: the input .* and the target .* must have one shape"):
+        job(np.zeros((2, 3), np.float32), np.zeros((3, 2), np.float32))
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def job2(x: flow.typing.Numpy.Placeholder((2, 3))):
+        return flow.nn.L1Loss(x, x, reduction="avg")
+
+    with pytest.raises(ValueError, match="'avg' is not a valid value for L1Loss's reduction"):
+        job2(np.zeros((2, 3), np.float32))
