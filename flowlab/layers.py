@@ -4,5 +4,6 @@ from .ops.cnn_ops import conv2d_layer as conv2d
 from .ops.layers import dense
 from .ops.norm_functional import layer_norm
 from .ops.norm_ops import batch_normalization
+from .ops.norm_ops2 import prelu
 
-__all__ = ["batch_normalization", "conv2d", "dense", "layer_norm"]
+__all__ = ["batch_normalization", "conv2d", "dense", "layer_norm", "prelu"]

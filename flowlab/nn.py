@@ -8,6 +8,15 @@ from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
 from .ops.norm_functional import batch_normalization, moments
+from .ops.norm_ops2 import (
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    PixelShuffle,
+    PixelShufflev2,
+    layer_norm,
+)
 
 __all__ = [
     "avg_pool2d", "batch_normalization", "bias_add", "conv2d", "dropout", "gelu", "leaky_relu", "max_pool2d",
@@ -17,4 +26,5 @@ __all__ = [
     "elu", "hardsigmoid", "hardswish", "hardtanh", "logsoftmax", "mish", "relu6", "swish",
     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "TripletMarginLoss",
     "sparse_cross_entropy",
+    "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelShufflev2", "layer_norm",
 ]

@@ -182,3 +182,42 @@ def test_loss_errors_name_the_argument():
 
     with pytest.raises(ValueError, match="'avg' is not a valid value for L1Loss's reduction"):
         job2(np.zeros((2, 3), np.float32))
+
+
+# -- norms and shape layers -----------------------------------------------------------------------------------
+def _np_norm(x, axes, eps):
+    m, var = x.mean(axes, keepdims=True), x.var(axes, keepdims=True)
+    return (x - m) / np.sqrt(var + eps)
+
+
+NORMS = [
+    ("layer_norm", (3, 4, 5), lambda b, f: flow.nn.layer_norm(b["x"], gamma=b["g"], beta=b["b"], begin_norm_axis=1,
+                                                             begin_params_axis=1),
+     lambda s, f: _np_norm(s["x"], (1, 2), 1e-5) * s["g"] + s["b"], {"g": (4, 5), "b": (4, 5)}),
+    ("instance_norm2d", (2, 3, 2, 3), lambda b, f: flow.nn.InstanceNorm2d(b["x"], eps=1e-3, affine=False),
+     lambda s, f: _np_norm(s["x"], (2, 3), 1e-3), {}),
+    ("group_norm", (2, 6, 3), lambda b, f: flow.nn.GroupNorm(b["x"], num_groups=3, affine=False),
+     lambda s, f: _np_norm(s["x"].reshape(2, 3, -1), (2,), 1e-5).reshape(2, 6, 3), {}),
+    ("pixel_shufflev2", (1, 12, 2, 3), lambda b, f: flow.nn.PixelShufflev2(b["x"], 2, 3),
+     lambda s, f: s["x"].reshape(1, 2, 2, 3, 2, 3).transpose(0, 1, 4, 2, 5, 3).reshape(1, 2, 4, 9), {}),
+]
+
+
+@pytest.mark.parametrize("name, shape, build, forward, params", NORMS, ids=[n[0] for n in NORMS])
+def test_norm_gradients_by_finite_differences(name, shape, build, forward, params):
+    variables = {"x": v(*shape, low=-2, high=2), **{k: v(*s, low=0.5, high=1.5) for k, s in params.items()}}
+    out_shape = forward(variables, {}).shape
+    check(variables, build, forward, {}, out_shape, rtol=1e-5, atol=1e-7)
+
+
+def test_prelu_layer_values_and_gradients():
+    # alpha's gradient is checked by the port (tests/oneflow/test_prelu.py, OneFlow's NumPy reference)
+    x = v(2, 3, 2, 2)
+    x = np.where(np.abs(x) < 0.05, 0.1, x)
+
+    def build(b, f):
+        return flow.layers.prelu(b["x"], alpha_initializer=flow.constant_initializer(0.3), shared_axes=(2, 3))
+
+    flow.clear_default_session()
+    check({"x": x}, build, lambda s, f: np.where(s["x"] > 0, s["x"], 0.3 * s["x"]), {}, (2, 3, 2, 2), rtol=1e-5,
+          atol=1e-7)
