@@ -1,9 +1,11 @@
 """``flow.layers``: layers that create their own variables in a name scope."""
 
 from .ops.cnn_ops import conv2d_layer as conv2d
+from .ops.conv_ops2 import conv1d_layer as conv1d
+from .ops.conv_ops2 import conv3d_layer as conv3d
 from .ops.layers import dense
 from .ops.norm_functional import layer_norm
 from .ops.norm_ops import batch_normalization
 from .ops.norm_ops2 import prelu
 
-__all__ = ["batch_normalization", "conv2d", "dense", "layer_norm", "prelu"]
+__all__ = ["batch_normalization", "conv2d", "dense", "layer_norm", "prelu", "conv1d", "conv3d"]

@@ -221,3 +221,48 @@ def test_prelu_layer_values_and_gradients():
     flow.clear_default_session()
     check({"x": x}, build, lambda s, f: np.where(s["x"] > 0, s["x"], 0.3 * s["x"]), {}, (2, 3, 2, 2), rtol=1e-5,
           atol=1e-7)
+
+
+# -- convolutions built over conv2d -------------------------------------------------------------------------------
+def _np_conv_cf(x, w, strides, dilations, pads, groups):
+    """Channels-first N-d convolution from the definition (a loop over output positions and taps)."""
+    nd = x.ndim - 2
+    xp = np.pad(x, [(0, 0), (0, 0), *pads])
+    k = w.shape[2:]
+    out = [(xp.shape[2 + i] - dilations[i] * (k[i] - 1) - 1) // strides[i] + 1 for i in range(nd)]
+    cg, fg = w.shape[1], w.shape[0] // groups
+    y = np.zeros((x.shape[0], w.shape[0], *out))
+    for pos in np.ndindex(*out):
+        for tap in np.ndindex(*k):
+            src = tuple(pos[i] * strides[i] + tap[i] * dilations[i] for i in range(nd))
+            for g in range(groups):
+                xs = xp[(slice(None), slice(g * cg, (g + 1) * cg), *src)]
+                y[(slice(None), slice(g * fg, (g + 1) * fg), *pos)] += xs @ w[(slice(g * fg, (g + 1) * fg),
+                                                                              slice(None), *tap)].T
+    return y
+
+
+CONVS = [
+    ("conv1d_explicit_groups", (2, 4, 9), (6, 2, 3),
+     lambda b, f: flow.nn.conv1d(b["x"], b["w"], 2, [[0, 0], [0, 0], [2, 1]], dilations=2, groups=2),
+     lambda s, f: _np_conv_cf(s["x"], s["w"], (2,), (2,), [(2, 1)], 2)),
+    ("conv1d_nwc_same", (2, 7, 3), (4, 2, 3),
+     lambda b, f: flow.nn.conv1d(b["x"], b["w"], 2, "SAME", data_format="NWC"),
+     lambda s, f: _np_conv_cf(s["x"].transpose(0, 2, 1), s["w"].transpose(0, 2, 1), (2,), (1,), [(1, 0)],
+                              1).transpose(0, 2, 1)),
+    ("conv3d_strided_dilated", (1, 2, 7, 5, 6), (4, 1, 2, 2, 3),
+     lambda b, f: flow.nn.conv3d(b["x"], b["w"], [2, 1, 2], [[0, 0], [0, 0], [1, 0], [0, 1], [1, 1]],
+                                 dilations=[2, 1, 1], groups=2),
+     lambda s, f: _np_conv_cf(s["x"], s["w"], (2, 1, 2), (2, 1, 1), [(1, 0), (0, 1), (1, 1)], 2)),
+    ("conv3d_ndhwc_same_lower", (1, 5, 4, 4, 2), (3, 3, 2, 2, 2),
+     lambda b, f: flow.nn.conv3d(b["x"], b["w"], 2, "SAME", data_format="NDHWC"),
+     lambda s, f: _np_conv_cf(s["x"].transpose(0, 4, 1, 2, 3), s["w"].transpose(0, 4, 1, 2, 3), (2, 2, 2), (1, 1, 1),
+                              [(1, 1), (0, 0), (0, 0)], 1).transpose(0, 2, 3, 4, 1)),
+]
+
+
+@pytest.mark.parametrize("name, x_shape, w_shape, build, forward", CONVS, ids=[c[0] for c in CONVS])
+def test_conv1d_conv3d_against_the_definition_and_finite_differences(name, x_shape, w_shape, build, forward):
+    variables = {"x": v(*x_shape), "w": v(*w_shape)}
+    out_shape = forward(variables, {}).shape
+    check(variables, build, forward, {}, out_shape, rtol=1e-5, atol=1e-7)
