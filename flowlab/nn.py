@@ -2,7 +2,7 @@
 
 from .ops.act_ops2 import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
-from .ops.conv_ops2 import compat_conv2d, conv1d, conv3d
+from .ops.conv_ops2 import compat_conv2d, conv1d, conv2d_transpose, conv3d
 from .ops.loss_ops2 import sparse_cross_entropy
 from .ops.losses2 import BCELoss, BCEWithLogitsLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, TripletMarginLoss
 from .ops.math_ops import relu, sigmoid, tanh
@@ -28,5 +28,5 @@ __all__ = [
     "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "L1Loss", "MSELoss", "MarginRankingLoss", "TripletMarginLoss",
     "sparse_cross_entropy",
     "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelShufflev2", "layer_norm",
-    "compat_conv2d", "conv1d", "conv3d",
+    "compat_conv2d", "conv1d", "conv2d_transpose", "conv3d",
 ]

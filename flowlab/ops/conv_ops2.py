@@ -3,6 +3,7 @@
 these decompositions compute each output element as the same sum over the same window, in another order):
 
 - conv1d: the (N, C, L) input is an (N, C, 1, L) image and the (F, C/g, k) filter an (F, C/g, 1, k) one;
+- conv2d_transpose (OneFlow's deconv2d op): an op here too, whose kernels are conv2d's input-gradient kernels;
 - conv3d: the input is padded in depth (``flow.pad``); for each depth tap i of the filter, the depth slices the
   outputs read through it (stride and dilation in depth) are a batch of 2-D images convolved with filter slice i,
   and the taps' results are added (``add_n``).
@@ -17,14 +18,48 @@ from typing import Any
 
 from ..frontend import scope
 from ..frontend.blob import LazyBlob
-from ._common import require_blob
+from ..frontend.builder import add_op
+from ..ir import BlobDesc
+from ._common import require_blob, same_dtype
 from .array_ops import reshape, transpose
-from .cnn_ops import conv2d, conv2d_layer_epilogue, explicit_pads
+from .cnn_ops import conv2d, conv2d_layer_epilogue, explicit_pads, window_out_hw
 from .initializers import xavier_uniform_initializer
 from .more_ops import slice_v2
 from .nary_ops import add_n
 from .pad_nd import pad
+from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import batch_and
 from .variable import get_variable
+
+
+def _infer_deconv(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x, w = ctx.input("in"), ctx.input("weight")
+    same_dtype(ctx, x, w)
+    if len(x.shape) != 4 or len(w.shape) != 4 or x.shape[1] != w.shape[0]:
+        raise ctx.fail(f"deconv2d needs an NCHW input and an (in channels, out channels, kh, kw) weight with the "
+                       f"input's channels first; got {x} and {w}")
+    out = (x.shape[0], w.shape[1], *ctx.attrs["output_hw"])
+    if window_out_hw(ctx, out, w.shape[2:]) != x.shape[2:]:
+        raise ctx.fail(f"output shape {list(out)} does not give the input {x} back through a {w.shape[2]}x"
+                       f"{w.shape[3]} convolution with strides {ctx.attrs['strides']} and pads {ctx.attrs['pads']}")
+    return {"out": [BlobDesc(out, x.dtype)]}
+
+
+def _grad_deconv(ctx: Any) -> None:
+    # deconv2d is conv2d's input gradient: its adjoint is conv2d, its filter gradient conv2d's filter gradient
+    # with the roles of input and output exchanged
+    attrs = {k: ctx.attrs[k] for k in ("strides", "dilations", "pads", "groups")}
+    dy, x, w = ctx.dy("out"), ctx.x("in"), ctx.x("weight")
+    if ctx.needs_dx("in"):
+        ctx.set_dx("in", add_op("conv2d", {"in": [dy], "weight": [w]}, attrs)[0])
+    if ctx.needs_dx("weight"):
+        ctx.set_dx("weight", add_op("conv2d_filter_grad", {"dy": [x], "x": [dy], "like": [w]}, attrs)[0])
+
+
+register_op(OpDef("deconv2d", ("in", "weight"), ("out",), _infer_deconv,
+                  {"strides": REQUIRED, "dilations": REQUIRED, "pads": REQUIRED, "groups": 1, "output_hw": REQUIRED},
+                  grad=_grad_deconv, dtypes=dtypes_of(("in", "weight"), FLOATING),
+                  sbp=batch_and((0,), broadcast=("weight",))))
 
 
 def _seq(value: int | Sequence[int] | None, n: int, what: str) -> tuple[int, ...]:
@@ -147,6 +182,42 @@ def compat_conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[in
     return conv2d(input, filters, strides, padding, data_format, dilations, groups, name)
 
 
+def conv2d_transpose(value: LazyBlob | None = None, filter: LazyBlob | None = None,
+                     output_shape: Sequence[int] | None = None, strides: int | Sequence[int] | None = None,
+                     padding: str = "VALID", data_format: str = "NCHW", name: str | None = None,
+                     input: LazyBlob | None = None, filters: LazyBlob | None = None,
+                     dilations: int | Sequence[int] | None = None) -> LazyBlob:
+    """OneFlow's ``flow.nn.conv2d_transpose`` (its deconv2d op): the input gradient of the convolution that maps
+    ``output_shape`` to the input's shape; filters (in channels, out channels, kh, kw) (NHWC: (in, kh, kw, out)).
+    "SAME" pads the odd row/column after (TensorFlow's), "VALID" none; extra output rows a stride leaves
+    (OneFlow's output_padding) get no contribution."""
+    if (value is None) == (input is None) or (filter is None) == (filters is None):
+        raise ValueError("conv2d_transpose: give exactly one of value/input and one of filter/filters")
+    x, w = require_blob(input or value, "conv2d_transpose's input"), require_blob(filters or filter,
+                                                                              "conv2d_transpose's filters")
+    if len(x.shape) != 4 or len(w.shape) != 4 or output_shape is None or len(output_shape) != 4:
+        raise ValueError(f"conv2d_transpose needs 4-D input and filters and a 4-D output_shape; got "
+                         f"{x.blob_desc}, {w.blob_desc}, output_shape={output_shape!r}")
+    last = data_format.upper() == "NHWC"
+    if not last and data_format.upper() != "NCHW":
+        raise ValueError(f"data_format must be 'NHWC' or 'NCHW'; got {data_format!r}")
+    if last:
+        x, w = transpose(x, [0, 3, 1, 2]), transpose(w, [0, 3, 1, 2])
+        output_shape = [output_shape[0], output_shape[3], output_shape[1], output_shape[2]]
+    if output_shape[0] != x.shape[0] or output_shape[1] != w.shape[1]:
+        raise ValueError(f"conv2d_transpose: output_shape {list(output_shape)} must have the input's batch "
+                         f"{x.shape[0]} and the filters' output channels {w.shape[1]}")
+    s, d = _seq(strides, 2, "strides"), _seq(dilations, 2, "dilations")
+    if padding.upper() not in ("SAME", "VALID"):
+        raise ValueError(f'padding must be "SAME" or "VALID"; got {padding!r}')
+    mode = "SAME_UPPER" if padding.upper() == "SAME" else "VALID"
+    out_hw = tuple(output_shape[2:])
+    pads = explicit_pads(mode, out_hw, w.shape[2:], s, d)
+    attrs = {"strides": s, "dilations": d, "pads": pads, "groups": 1, "output_hw": out_hw}
+    out = add_op("deconv2d", {"in": [x], "weight": [w]}, attrs, name)[0]
+    return transpose(out, [0, 2, 3, 1]) if last else out
+
+
 def _conv_layer(nd: int, inputs: LazyBlob, filters: int, kernel_size: Any, strides: Any, padding: Any,
                 data_format: str, dilation_rate: Any, groups: int, activation: Any, use_bias: bool,
                 kernel_initializer: Any, bias_initializer: Any, kernel_regularizer: Any, bias_regularizer: Any,
@@ -206,4 +277,4 @@ def conv3d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int
                        bias_regularizer, trainable, name, weight_name, bias_name)
 
 
-__all__ = ["compat_conv2d", "conv1d", "conv1d_layer", "conv3d", "conv3d_layer"]
+__all__ = ["compat_conv2d", "conv1d", "conv2d_transpose", "conv1d_layer", "conv3d", "conv3d_layer"]

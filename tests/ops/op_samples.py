@@ -202,6 +202,9 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
                                               "dy": [val((4,), dt)]}, {"depth": 5}),
     "sparse_cross_entropy_ms_grad": lambda dt: ({"prediction": [_prob(dt)], "label": [ids((4,), 5)],
                                                  "dy": [val((4,), dt)]}, {"depth": 5}),
+    "deconv2d": lambda dt: ({"in": [val((2, 3, 3, 3), dt)], "weight": [val((3, 2, 3, 3), dt)]},
+                            {"strides": (2, 2), "dilations": (1, 1), "pads": (1, 1, 0, 1), "groups": 1,
+                             "output_hw": (6, 6)}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

@@ -266,3 +266,29 @@ def test_conv1d_conv3d_against_the_definition_and_finite_differences(name, x_sha
     variables = {"x": v(*x_shape), "w": v(*w_shape)}
     out_shape = forward(variables, {}).shape
     check(variables, build, forward, {}, out_shape, rtol=1e-5, atol=1e-7)
+
+
+def _np_deconv(x, w, stride, pads, out_hw):
+    """conv2d_transpose from the definition: each input pixel scatters its filter-weighted copy into the output."""
+    n, _ci, h, wd = x.shape
+    kh, kw = w.shape[2:]
+    full = np.zeros((n, w.shape[1], (h - 1) * stride + kh + 4, (wd - 1) * stride + kw + 4))
+    for i in range(h):
+        for j in range(wd):
+            full[:, :, i * stride:i * stride + kh, j * stride:j * stride + kw] += np.einsum("nc,cokl->nokl",
+                                                                                         x[:, :, i, j], w)
+    return full[:, :, pads[0]:pads[0] + out_hw[0], pads[1]:pads[1] + out_hw[1]]
+
+
+@pytest.mark.parametrize("padding, out_hw, pads", [("SAME", (6, 6), (0, 0)), ("SAME", (5, 5), (1, 1)),
+                                                   ("VALID", (8, 8), (0, 0))])
+def test_conv2d_transpose_against_the_definition_and_finite_differences(padding, out_hw, pads):
+    # stride 2, 3x3 filter, 3x3 input: a 7x7 full output; SAME to 6x6 crops 0 before and 1 after (the odd one
+    # after, TensorFlow's), to 5x5 1 and 1; VALID to 8x8 leaves one extra row/column (OneFlow's output_padding)
+    variables = {"x": v(2, 3, 3, 3), "w": v(3, 2, 3, 3)}
+
+    def build(b, f):
+        return flow.nn.conv2d_transpose(b["x"], b["w"], output_shape=(2, 2, *out_hw), strides=2, padding=padding)
+
+    check(variables, build, lambda s, f: _np_deconv(s["x"], s["w"], 2, pads, out_hw), {}, (2, 2, *out_hw),
+          rtol=1e-5, atol=1e-7)
