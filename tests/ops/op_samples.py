@@ -205,6 +205,10 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "deconv2d": lambda dt: ({"in": [val((2, 3, 3, 3), dt)], "weight": [val((3, 2, 3, 3), dt)]},
                             {"strides": (2, 2), "dilations": (1, 1), "pads": (1, 1, 0, 1), "groups": 1,
                              "output_hw": (6, 6)}),
+    "upsample": lambda dt: ({"x": [val((2, 3, 3, 4), dt)]}, {"height_scale": 2.0, "width_scale": 3.0,
+                                                             "interpolation": "bilinear"}),
+    "upsample_grad": lambda dt: ({"dy": [val((2, 3, 6, 12), dt)], "x": [val((2, 3, 3, 4), dt)]},
+                                 {"height_scale": 2.0, "width_scale": 3.0, "interpolation": "bilinear"}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

@@ -292,3 +292,34 @@ def test_conv2d_transpose_against_the_definition_and_finite_differences(padding,
 
     check(variables, build, lambda s, f: _np_deconv(s["x"], s["w"], 2, pads, out_hw), {}, (2, 2, *out_hw),
           rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("interpolation, size, data_format", [("bilinear", (2, 3), "NCHW"), ("nearest", 3, "NHWC"),
+                                                              ("bilinear", (1, 2), "NHWC")])
+def test_upsample_2d_values_and_finite_differences(interpolation, size, data_format):
+    hs, ws = (size, size) if isinstance(size, int) else size
+
+    def axis(n, s):  # half-pixel centres, edge-clamped (TensorFlow's and OneFlow's), as a matrix
+        m = np.zeros((n * s, n))
+        for i in range(n * s):
+            if interpolation == "nearest":
+                m[i, i // s] = 1
+            else:
+                src = min(max((i + 0.5) / s - 0.5, 0), n - 1)
+                lo = int(src)
+                m[i, lo] += 1 - (src - lo)
+                m[i, min(lo + 1, n - 1)] += src - lo
+        return m
+
+    shape = (2, 3, 4, 5) if data_format == "NCHW" else (2, 4, 5, 3)
+
+    def forward(s, f):
+        x = s["x"] if data_format == "NCHW" else s["x"].transpose(0, 3, 1, 2)
+        y = np.einsum("ih,nchw,jw->ncij", axis(4, hs), x, axis(5, ws))
+        return y if data_format == "NCHW" else y.transpose(0, 2, 3, 1)
+
+    variables = {"x": v(*shape)}
+    # atol 1e-6: OneFlow (and flowlab) compute the source positions and weights in float32, so a float64 blob's
+    # weights are float32's (1/3 to ~3e-8)
+    check(variables, lambda b, f: flow.layers.upsample_2d(b["x"], size, data_format, interpolation),
+          forward, {}, forward(variables, {}).shape, rtol=1e-5, atol=1e-6)
