@@ -1,6 +1,7 @@
 """OneFlow v0.3.4 oneflow/python/test/ops/test_layers_conv1d.py, ported: the program as written, "gpu" placements on
 "cpu"; TensorFlow's channels-last convolution (and its grouped split/concat) and tape gradients ->
-np_ref_nd.conv_nd_channels_last in float64 (values, input and filter gradients); OneFlow's tolerances."""
+np_ref_nd.conv_nd_channels_last in float64 (values, input and filter gradients); shapes reduced: (10, 32, 20) -> (2,
+32, 20); OneFlow's tolerances."""
 
 from collections import OrderedDict
 
