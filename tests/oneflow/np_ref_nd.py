@@ -52,3 +52,36 @@ def conv_nd_channels_last(x, w, strides, dilations, padding, groups=1, dy=None):
         return y
     crop = tuple(slice(pads[i][0], pads[i][0] + spatial[i]) for i in range(nd))
     return y, dxp[(slice(None), *crop, slice(None))], dw
+
+
+def pool_nd_channels_first(x, k, s, padding, kind):
+    """TensorFlow's avg/max pooling over the spatial axes of (N, C, *S) (VALID or SAME: padded cells are left out
+    of the average and of the maximum) and the input gradient for a ones output gradient (the maximum's to the
+    first maximum of its window), by looping over the windows."""
+    x = x.astype(np.float64)
+    nd = x.ndim - 2
+    spatial = x.shape[2:]
+    k, s = ([k] * nd if isinstance(k, int) else list(k)), ([s] * nd if isinstance(s, int) else list(s))
+    if padding == "SAME":
+        lo = [same_pads(spatial[i], k[i], s[i], 1)[0] for i in range(nd)]
+        out = [math.ceil(spatial[i] / s[i]) for i in range(nd)]
+    else:
+        lo = [0] * nd
+        out = [(spatial[i] - k[i]) // s[i] + 1 for i in range(nd)]
+    y = np.empty((*x.shape[:2], *out))
+    dx = np.zeros_like(x)
+    for pos in itertools.product(*[range(o) for o in out]):
+        win = tuple(slice(max(pos[i] * s[i] - lo[i], 0), min(pos[i] * s[i] - lo[i] + k[i], spatial[i]))
+                    for i in range(nd))
+        cells = x[(slice(None), slice(None), *win)].reshape(*x.shape[:2], -1)
+        if kind == "AVG":
+            y[(slice(None), slice(None), *pos)] = cells.mean(-1)
+            dx[(slice(None), slice(None), *win)] += 1.0 / cells.shape[-1]
+        else:
+            y[(slice(None), slice(None), *pos)] = cells.max(-1)
+            shape = tuple(w.stop - w.start for w in win)
+            for b in range(x.shape[0]):
+                for c in range(x.shape[1]):
+                    at = np.unravel_index(int(cells[b, c].argmax()), shape)
+                    dx[(b, c, *[win[i].start + at[i] for i in range(nd)])] += 1.0
+    return y, dx

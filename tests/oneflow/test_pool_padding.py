@@ -1,19 +1,19 @@
 """OneFlow v0.3.4 oneflow/python/test/ops/test_pool_padding.py, ported: the program mechanically, "gpu" as "cpu";
 TensorFlow's avg/max pooling and the tape gradient of a ones output gradient -> np_ref.pool2d_nchw in float64 (NHWC
 on the transposed input; TF's SAME is OneFlow's SAME_UPPER, as the test passes it). OneFlow loops over all its
-pool_confs in one test; here the 2-D NCHW and NHWC confs run in test_pool and the 3-D confs (not in flowlab) in
-test_pool_3d, a strict xfail."""
+pool_confs in one test; here the 2-D NCHW and NHWC confs run in test_pool and the 3-D confs in test_pool_3d
+(np_ref_nd.pool_nd_channels_first)."""
 
 import collections.abc
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .np_ref import pool2d_nchw
+from .np_ref_nd import pool_nd_channels_first
 from .of_util import GenArgList, type_name_to_flow_type, type_name_to_np_type
 
 pool_confs = [
@@ -161,6 +161,8 @@ def _run_pool(pool_confs):
         if data_format == "NHWC":  # the NCHW reference on the transposed input, transposed back
             y_np, dx_np = (a.transpose(0, 2, 3, 1) for a in pool2d_nchw(x.transpose(0, 3, 1, 2), ksize, strides[0],
                                                                         padding, pooling_type))
+        elif dim == 3:  # the 3-D confs: np_ref_nd's N-d pooling
+            y_np, dx_np = pool_nd_channels_first(x, ksize, strides, padding, pooling_type)
         else:
             y_np, dx_np = pool2d_nchw(x, ksize, strides[0], padding, pooling_type)
         y_tf, dx_tf = _Tensor(y_np), _Tensor(dx_np)
@@ -249,7 +251,5 @@ def test_pool():
     _run_pool([c for c in pool_confs if c["data_format"] in ("NCHW", "NHWC")])
 
 
-@pytest.mark.xfail(strict=True, reason="gap: 3-D pooling (flow.nn.max_pool3d/avg_pool3d, NCDHW/NDHWC) is not in "
-                   "flowlab")
 def test_pool_3d():
     _run_pool([c for c in pool_confs if c["data_format"] not in ("NCHW", "NHWC")])

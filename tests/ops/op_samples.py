@@ -209,6 +209,13 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
                                                              "interpolation": "bilinear"}),
     "upsample_grad": lambda dt: ({"dy": [val((2, 3, 6, 12), dt)], "x": [val((2, 3, 3, 4), dt)]},
                                  {"height_scale": 2.0, "width_scale": 3.0, "interpolation": "bilinear"}),
+    **{t: lambda dt: ({"x": [val((2, 2, 4, 5, 4), dt)]}, {"ksize": (2, 3, 2), "strides": (2, 2, 1),
+                                                          "pads": (1, 0, 1, 1, 0, 1)})
+       for t in ("max_pool3d", "avg_pool3d")},
+    **{t: lambda dt: ({"x": [val((2, 2, 4, 5, 4), dt)], "y": [val((2, 2, 2, 3, 4), dt)],
+                       "dy": [val((2, 2, 2, 3, 4), dt)]}, {"ksize": (2, 3, 2), "strides": (2, 2, 1),
+                                                           "pads": (1, 0, 1, 1, 0, 1)})
+       for t in ("max_pool3d_grad", "avg_pool3d_grad")},
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
