@@ -2,8 +2,8 @@
 (``oneflow/python/ops/nn_ops.py``, ``prelu.py``): ``flow.nn.layer_norm`` (its CPU path: moments and the
 functional batch_normalization), ``flow.nn.InstanceNorm1d/2d/3d`` and ``GroupNorm`` (moments over a reshaped
 blob, then ``gamma * x + beta`` variables named ``<name>_gamma`` / ``<name>_beta``), ``flow.nn.PixelShuffle`` /
-``PixelShufflev2`` (reshape, transpose, reshape) and ``flow.layers.prelu`` (OneFlow's prelu op, written here as
-``relu(x) - alpha * relu(-x)``: the same values, and the same gradients for x and alpha except at x == 0)."""
+``PixelShufflev2`` (reshape, transpose, reshape) and ``flow.layers.prelu`` (its variable, then OneFlow's prelu op,
+ops/prelu_op2.py)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,11 @@ from typing import Any
 
 from ..frontend import scope
 from ..frontend.blob import LazyBlob
+from ..frontend.builder import add_op
 from ._common import require_blob
 from .array_ops import reshape, transpose
 from .initializers import constant_initializer, ones_initializer, zeros_initializer
-from .math_ops import add, divide, multiply, negative, relu, sqrt, subtract
+from .math_ops import add, divide, multiply, sqrt, subtract
 from .norm_functional import _fail, batch_normalization, moments
 from .variable import get_variable
 
@@ -146,7 +147,7 @@ def prelu(inputs: LazyBlob, alpha_initializer: Any = None, alpha_regularizer: An
         alpha = get_variable("alpha", shape=tuple(alpha_shape), dtype=inputs.dtype,
                              initializer=alpha_initializer or constant_initializer(0), regularizer=alpha_regularizer,
                              trainable=trainable, reuse=False, **kw)
-    return subtract(relu(inputs), multiply(alpha, relu(negative(inputs))))
+    return add_op("prelu", {"x": [inputs], "alpha": [alpha]}, name=name)[0]
 
 
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelShufflev2",

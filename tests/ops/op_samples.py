@@ -216,6 +216,9 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
                        "dy": [val((2, 2, 2, 3, 4), dt)]}, {"ksize": (2, 3, 2), "strides": (2, 2, 1),
                                                            "pads": (1, 0, 1, 1, 0, 1)})
        for t in ("max_pool3d_grad", "avg_pool3d_grad")},
+    "prelu": lambda dt: ({"x": [val((2, 3, 4), dt)], "alpha": [val((3, 1), dt)]}, {}),
+    "prelu_grad": lambda dt: ({"dy": [val((2, 3, 4), dt)], "x": [val((2, 3, 4), dt)], "alpha": [val((3, 1), dt)]},
+                              {}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
