@@ -150,5 +150,38 @@ def prelu(inputs: LazyBlob, alpha_initializer: Any = None, alpha_regularizer: An
     return add_op("prelu", {"x": [inputs], "alpha": [alpha]}, name=name)[0]
 
 
+def batch_normalization_add_relu(inputs: LazyBlob, addend: LazyBlob | None = None, axis: int = -1,
+                                 momentum: float = 0.99, epsilon: float = 0.001, center: bool = True,
+                                 scale: bool = True, beta_initializer: Any = None, gamma_initializer: Any = None,
+                                 beta_regularizer: Any = None, gamma_regularizer: Any = None,
+                                 moving_mean_initializer: Any = None, moving_variance_initializer: Any = None,
+                                 trainable: bool = True, training: bool = True, name: str = "BatchNorm") -> LazyBlob:
+    """relu(batch_normalization(inputs) + addend): OneFlow's CPU (and inference) path; its GPU training path is a
+    fused op computing the same."""
+    from .math_ops import relu as relu_
+    from .norm_ops import batch_normalization
+
+    out = batch_normalization(inputs, axis, momentum, epsilon, center, scale, beta_initializer, gamma_initializer,
+                              beta_regularizer, gamma_regularizer, moving_mean_initializer,
+                              moving_variance_initializer, trainable, training, name)
+    with scope.namespace("BatchNormAddRelu"):
+        if addend is not None:
+            out = add(out, require_blob(addend, "batch_normalization_add_relu's addend"))
+        return relu_(out)
+
+
+def batch_normalization_relu(inputs: LazyBlob, axis: int = -1, momentum: float = 0.99, epsilon: float = 0.001,
+                             center: bool = True, scale: bool = True, beta_initializer: Any = None,
+                             gamma_initializer: Any = None, beta_regularizer: Any = None,
+                             gamma_regularizer: Any = None, moving_mean_initializer: Any = None,
+                             moving_variance_initializer: Any = None, trainable: bool = True, training: bool = True,
+                             name: str = "BatchNorm") -> LazyBlob:
+    """relu(batch_normalization(inputs)), as OneFlow's (batch_normalization_add_relu without an addend)."""
+    return batch_normalization_add_relu(inputs, None, axis, momentum, epsilon, center, scale, beta_initializer,
+                                        gamma_initializer, beta_regularizer, gamma_regularizer,
+                                        moving_mean_initializer, moving_variance_initializer, trainable, training,
+                                        name)
+
+
 __all__ = ["GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelShufflev2",
-           "layer_norm", "prelu"]
+           "batch_normalization_add_relu", "batch_normalization_relu", "layer_norm", "prelu"]
