@@ -323,3 +323,21 @@ def test_upsample_2d_values_and_finite_differences(interpolation, size, data_for
     # weights are float32's (1/3 to ~3e-8)
     check(variables, lambda b, f: flow.layers.upsample_2d(b["x"], size, data_format, interpolation),
           forward, {}, forward(variables, {}).shape, rtol=1e-5, atol=1e-6)
+
+
+def test_conv2d_layer_nhwc_weight_layout_bias_and_gradients():
+    # flow.layers.conv2d(data_format="NHWC"): OneFlow's channels_last weight (filters, kh, kw, in), the bias on C
+    x, w, b = v(2, 5, 4, 3), v(4, 3, 2, 3), v(4)
+
+    def build(bl, f):
+        return flow.layers.conv2d(bl["x"], 4, (3, 2), strides=(2, 1), padding="SAME", data_format="NHWC",
+                                  activation=flow.math.tanh, name="c")
+
+    def forward(s, f):
+        y = _np_conv_cf(s["x"].transpose(0, 3, 1, 2), s["c-weight"].transpose(0, 3, 1, 2), (2, 1), (1, 1),
+                        [(1, 1), (1, 0)], 1) + s["c-bias"][None, :, None, None]
+        return np.tanh(y).transpose(0, 2, 3, 1)
+
+    flow.clear_default_session()
+    variables = {"x": x, "c-weight": w, "c-bias": b}
+    check(variables, build, forward, {}, forward(variables, {}).shape, rtol=1e-5, atol=1e-7)
