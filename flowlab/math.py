@@ -1,5 +1,6 @@
 """``flow.math``: elementwise math and reductions."""
 
+from .ops.l2norm_ops2 import l2_normalize
 from .ops.math_ops import (
     abs,
     add,
@@ -25,4 +26,5 @@ from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 __all__ = [
     "abs", "add", "add_n", "argmax", "divide", "exp", "gelu", "log", "multiply", "negative", "reciprocal", "reduce_max",
     "reduce_mean", "reduce_sum", "reduce_variance", "relu", "sigmoid", "sign", "sqrt", "square", "subtract", "tanh",
+    "l2_normalize",
 ]

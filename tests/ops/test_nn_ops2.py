@@ -341,3 +341,13 @@ def test_conv2d_layer_nhwc_weight_layout_bias_and_gradients():
     flow.clear_default_session()
     variables = {"x": x, "c-weight": w, "c-bias": b}
     check(variables, build, forward, {}, forward(variables, {}).shape, rtol=1e-5, atol=1e-7)
+
+
+@pytest.mark.parametrize("axis", [0, -1])
+def test_l2_normalize_values_and_finite_differences(axis):
+    def forward(s, f):
+        return s["x"] / np.sqrt(np.maximum(np.sum(s["x"] ** 2, axis=axis, keepdims=True), 1e-12))
+
+    variables = {"x": v(3, 4)}
+    check(variables, lambda b, f: flow.math.l2_normalize(b["x"], axis=axis), forward, {}, (3, 4), rtol=1e-5,
+          atol=1e-7)
