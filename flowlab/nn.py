@@ -19,6 +19,7 @@ from .ops.norm_ops2 import (
     layer_norm,
 )
 from .ops.pool_ops2 import avg_pool3d, max_pool3d
+from .ops.random_ops2 import random_mask_like
 
 __all__ = [
     "avg_pool2d", "batch_normalization", "bias_add", "conv2d", "dropout", "gelu", "leaky_relu", "max_pool2d",
@@ -30,5 +31,5 @@ __all__ = [
     "sparse_cross_entropy",
     "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "PixelShuffle", "PixelShufflev2", "layer_norm",
     "compat_conv2d", "conv1d", "conv2d_transpose", "conv3d",
-    "avg_pool3d", "max_pool3d",
+    "avg_pool3d", "max_pool3d", "random_mask_like",
 ]

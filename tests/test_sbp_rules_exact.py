@@ -20,7 +20,7 @@ from flowlab.ops.sbp_rules import PerDeviceSignature, SbpCtx
 
 from .ops.op_samples import SAMPLES, sample
 
-RANDOM = {"dropout"}  # draws a mask: a slice's mask is not the slice of the whole blob's
+RANDOM = {"dropout", "random_mask_like"}  # draw a mask: a slice's mask is not the slice of the whole blob's
 # Ops whose training candidate is per device on purpose (OneFlow's batch statistics over each device's rows);
 # tests/test_multi_device_batchnorm.py checks them against a NumPy reference of those semantics.
 PER_DEVICE = {"normalization", "normalization_grad"}

@@ -8,5 +8,5 @@ OP_MODULES = (
     "system", "variable", "optimizer_ops", "pad", "math_ops", "array_ops", "nn_ops", "reduce_ops", "watch",
     "more_ops", "cnn_ops", "norm_ops", "model_parallel", "distribute_ops",
     "index_ops", "nary_ops", "pad_nd",
-    "act_ops2", "loss_ops2", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2",
+    "act_ops2", "loss_ops2", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2", "random_ops2",
 )

@@ -222,6 +222,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "l2_normalize": lambda dt: ({"x": [val((3, 4, 2), dt)]}, {"axis": 1, "epsilon": 1e-12}),
     "l2_normalize_grad": lambda dt: ({"dy": [val((3, 4, 2), dt)], "y": [val((3, 4, 2), dt, -0.5, 0.5)],
                                       "square_x_sum": [val((3, 1, 2), dt, 0.5, 2.0)]}, {"axis": 1, "epsilon": 1e-12}),
+    "random_mask_like": lambda dt: ({"like": [val((4, 6), dt)]}, {"rate": 0.5, "seed": 3}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

@@ -351,3 +351,18 @@ def test_l2_normalize_values_and_finite_differences(axis):
     variables = {"x": v(3, 4)}
     check(variables, lambda b, f: flow.math.l2_normalize(b["x"], axis=axis), forward, {}, (3, 4), rtol=1e-5,
           atol=1e-7)
+
+
+def test_random_mask_like_is_an_int8_mask_at_the_rate_and_repeats_with_its_seed():
+    masks = []
+    for _ in range(2):
+        flow.clear_default_session()
+
+        @flow.global_function()
+        def job(x: flow.typing.Numpy.Placeholder((50, 40))):
+            return flow.nn.random_mask_like(x, rate=0.3, seed=7, name="m")
+
+        masks.append(job(np.zeros((50, 40), np.float32)).get().numpy())
+    assert masks[0].dtype == np.int8 and set(np.unique(masks[0])) <= {0, 1}
+    assert abs(1 - masks[0].mean() - 0.3) < 0.05
+    np.testing.assert_array_equal(masks[0], masks[1])  # a fresh session draws the same first mask
