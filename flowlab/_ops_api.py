@@ -22,6 +22,7 @@ from .ops.initializers import (
     zeros_initializer,
 )
 from .ops.logical_view import cast_to_current_logical_view
+from .ops.loss_ops2 import smooth_l1_loss
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
 from .ops.nn_ops import matmul
@@ -51,5 +52,6 @@ __all__ = [
     "broadcast_like", "ones", "range", "reverse", "stack", "zeros",
     "unsorted_segment_sum", "unsorted_segment_sum_like",
     "argsort", "in_top_k", "sort",
+    "smooth_l1_loss",
 ]
 clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

@@ -15,6 +15,7 @@ from .ops.compare_ops import (
     not_equal,
 )
 from .ops.creation_ops import fused_scale_tril, tril
+from .ops.l2norm_ops2 import l2_normalize
 from .ops.math_ops import (
     abs,
     add,
@@ -37,7 +38,6 @@ from .ops.nary_ops import add_n
 from .ops.norm_functional import reduce_variance
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 from .ops.reduce_ops2 import (
-    l2_normalize,
     polyval,
     reduce_all,
     reduce_any,

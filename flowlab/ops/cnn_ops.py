@@ -1,6 +1,6 @@
 """Convolution, pooling and dropout on NCHW blobs (OneFlow's conv2d, max_pool2d, avg_pool2d, dropout, and
-layers.conv2d), with gradient rules. Padding "SAME" follows OneFlow ("SAME_LOWER": an odd extra row/column
-goes top/left); "SAME_UPPER" is TF's split."""
+layers.conv2d), with gradient rules; NHWC through transposes (``channels_last``). Padding "SAME" follows OneFlow
+("SAME_LOWER": an odd extra row/column goes top/left); "SAME_UPPER" is TF's split."""
 
 from __future__ import annotations
 
@@ -178,17 +178,37 @@ for _op in (
     register_op(dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
 
 
-def _check_nchw(data_format: str) -> None:
-    if data_format not in ("NCHW", "channels_first"):
-        raise NotImplementedError(f"flowlab's convolution and pooling take NCHW; got data_format={data_format!r}")
+def channels_last(data_format: str) -> bool:
+    """True for NHWC (OneFlow's "channels_last"), False for NCHW; anything else is an error. NHWC convolution and
+    pooling run as a transpose to NCHW, the NCHW op and a transpose back (the same values: each output element
+    is the same sum over the same window)."""
+    if data_format in ("NCHW", "channels_first"):
+        return False
+    if data_format in ("NHWC", "channels_last"):
+        return True
+    raise ValueError(f"data_format must be 'NCHW' or 'NHWC'; got {data_format!r}")
+
+
+def _nhwc_padding(padding: Any) -> Any:
+    # an explicit list is one entry per dimension of the data_format: NHWC's [N, H, W, C] -> NCHW's order
+    if isinstance(padding, (list, tuple)) and len(padding) == 4:
+        return [padding[0], padding[3], padding[1], padding[2]]
+    return padding
 
 
 def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], padding: Any,
            data_format: str = "NCHW", dilations: int | Sequence[int] | None = None, groups: int = 1,
            name: str | None = None) -> LazyBlob:
+    from .array_ops import transpose
+
     require_blob(input, "conv2d's input")
     require_blob(filters, "conv2d's filters")
-    _check_nchw(data_format)
+    if channels_last(data_format):  # filters (out, kh, kw, in/groups), as OneFlow's channels_last weight
+        if len(input.shape) != 4 or len(filters.shape) != 4:
+            raise ValueError(f"conv2d needs 4-D input and filters; got {input.blob_desc} and {filters.blob_desc}")
+        out = conv2d(transpose(input, [0, 3, 1, 2]), transpose(filters, [0, 3, 1, 2]), strides,
+                     _nhwc_padding(padding), "NCHW", dilations, groups, name)
+        return transpose(out, [0, 2, 3, 1])
     strides2, dilations2 = pair(strides, "strides"), pair(dilations or 1, "dilations")
     if len(input.shape) != 4 or len(filters.shape) != 4:
         raise ValueError(f"conv2d needs 4-D input and filters; got {input.blob_desc} and {filters.blob_desc}")
@@ -199,8 +219,14 @@ def conv2d(input: LazyBlob, filters: LazyBlob, strides: int | Sequence[int], pad
 
 def _pool(kind: str, input: LazyBlob, ksize: Any, strides: Any, padding: Any,
           data_format: str, name: str | None) -> LazyBlob:
+    from .array_ops import transpose
+
     require_blob(input, f"{kind}'s input")
-    _check_nchw(data_format)
+    if channels_last(data_format):
+        if len(input.shape) != 4:
+            raise ValueError(f"{kind} needs a 4-D input; got {input.blob_desc}")
+        out = _pool(kind, transpose(input, [0, 3, 1, 2]), ksize, strides, _nhwc_padding(padding), "NCHW", name)
+        return transpose(out, [0, 2, 3, 1])
     k, s = pair(ksize, "ksize"), pair(strides, "strides")
     pads = explicit_pads(padding, input.shape[2:], k, s, (1, 1))
     return add_op(kind, {"x": [input]}, {"ksize": k, "strides": s, "pads": pads}, name)[0]
@@ -240,24 +266,40 @@ def conv2d_layer(inputs: LazyBlob, filters: int, kernel_size: int | Sequence[int
                  bias_regularizer: dict[str, Any] | None = None, trainable: bool = True, name: str = "Conv2d",
                  weight_name: str | None = None, bias_name: str | None = None) -> LazyBlob:
     """``flow.layers.conv2d``: variables ``<name>-weight`` (filters, in/groups, kh, kw) and ``<name>-bias``, or
-    ``weight_name`` / ``bias_name`` as given, outside the name scope, as in OneFlow; the conv op is ``name``."""
-    from .layers import bias_and_activation
-    from .nn_ops import bias_add
+    ``weight_name`` / ``bias_name`` as given, outside the name scope, as in OneFlow; the conv op is ``name``.
+    NHWC: the weight is (filters, kh, kw, in/groups), OneFlow's channels_last layout."""
+    from .array_ops import transpose
 
     require_blob(inputs, "conv2d's inputs")
-    _check_nchw(data_format)
+    nhwc = channels_last(data_format)
     kh, kw = pair(kernel_size, "kernel_size")
-    if not isinstance(groups, int) or groups <= 0 or filters % groups or inputs.shape[1] % groups:
+    channels = inputs.shape[3 if nhwc else 1]
+    if not isinstance(groups, int) or groups <= 0 or filters % groups or channels % groups:
         raise ValueError(f"groups={groups!r} must divide filters ({filters}) and the input channels "
-                         f"({inputs.shape[1]})")
-    shape = (filters, inputs.shape[1] // groups, kh, kw)
+                         f"({channels})")
+    shape = (filters, kh, kw, channels // groups) if nhwc else (filters, channels // groups, kh, kw)
     init = kernel_initializer or xavier_uniform_initializer(data_format)
     with scope.namespace(name) if weight_name is None else contextlib.nullcontext():
         weight = get_variable(weight_name or "weight", shape=shape, dtype=inputs.dtype, initializer=init,
                               regularizer=kernel_regularizer, trainable=trainable)
     out = conv2d(inputs, weight, strides, padding, data_format, dilation_rate, groups, name=name)
+    if nhwc:  # the bias and activation on the NCHW view (bias_add on axis 1), then back
+        nchw = conv2d_layer_epilogue(transpose(out, [0, 3, 1, 2]), name, filters, use_bias, bias_initializer,
+                                     bias_regularizer, trainable, activation, bias_name)
+        return transpose(nchw, [0, 2, 3, 1])
+    return conv2d_layer_epilogue(out, name, filters, use_bias, bias_initializer, bias_regularizer, trainable,
+                                 activation, bias_name)
+
+
+def conv2d_layer_epilogue(out: LazyBlob, name: str, filters: int, use_bias: bool, bias_initializer: Any,
+                          bias_regularizer: Any, trainable: bool, activation: Any, bias_name: str | None
+                          ) -> LazyBlob:
+    """The conv layers' ``<name>-bias`` (or ``bias_name``) added on axis 1, then the activation."""
+    from .layers import bias_and_activation
+    from .nn_ops import bias_add
+
     if use_bias and bias_name is not None:  # a named bias lives outside the scope; its bias_add inside
-        bias = get_variable(bias_name, shape=(filters,), dtype=inputs.dtype, trainable=trainable,
+        bias = get_variable(bias_name, shape=(filters,), dtype=out.dtype, trainable=trainable,
                             initializer=bias_initializer or constant_initializer(0), regularizer=bias_regularizer)
         with scope.namespace(name):
             out = bias_add(out, bias, name="bias_add")

@@ -50,6 +50,13 @@ def _grad_xent_ms(ctx: Any) -> None:
     ctx.set_dx("prediction", dx)
 
 
+def _grad_cross_entropy_ms(ctx: Any) -> None:
+    # flow.nn.sparse_cross_entropy of a class-split prediction; ops/loss_ops2.py registers the grad op
+    dx = add_op("sparse_cross_entropy_ms_grad", {"prediction": [ctx.x("prediction")], "label": [ctx.x("label")],
+                                                 "dy": [ctx.dy("out")]}, {"depth": ctx.attrs["depth"]})[0]
+    ctx.set_dx("prediction", dx)
+
+
 def _class_axis(ctx: SbpCtx, arg: str) -> int:
     return ctx.ndim(arg) - 1
 
@@ -115,7 +122,8 @@ for _op in (
           lambda ctx: {"dx": [ctx.input("prob")]}, {"depth": REQUIRED},
           dtypes=dtypes_of(("prob", "label", "dy"), FLOATING, label=INDEX), sbp=xent_ms_grad_rule),
     OpDef("sparse_cross_entropy_ms", ("prediction", "label"), ("out",), lambda ctx: _infer_xent(ctx, ("out",)),
-          {"depth": REQUIRED}, dtypes={"prediction": FLOATING, "label": INDEX}, sbp=cross_entropy_ms_rule),
+          {"depth": REQUIRED}, grad=_grad_cross_entropy_ms, dtypes={"prediction": FLOATING, "label": INDEX},
+          sbp=cross_entropy_ms_rule),
     OpDef("reduce_max_device_stage", ("in",), ("out", "mask", "count"), _infer_device_stage,
           {"axis": REQUIRED, "device_num": 1}, dtypes={"in": FLOATING}, sbp=device_stage_rule),
     OpDef("reduce_max_global_stage", ("in", "device_count"), ("out", "mask"), _infer_global_stage,

@@ -1,6 +1,6 @@
 """OneFlow v0.3.4's other reductions (reduce_ops.cpp: reduce_min, reduce_prod, reduce_all, reduce_any; the
 python functions of reduce_ops.py, which build reduce_euclidean_norm, reduce_logsumexp and reduce_std from other
-ops), count_not_finite, and l2_normalize / polyval as OneFlow's python builds them where it does."""
+ops), count_not_finite, and polyval as OneFlow's python builds it."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def reduce_std(input_tensor: LazyBlob, axis: Axis = None, keepdims: bool = False
     return sqrt(reduce_variance(input_tensor, axis, keepdims), name)
 
 
-# -- count_not_finite, polyval, l2_normalize -------------------------------------------------------------------
+# -- count_not_finite, polyval --------------------------------------------------------------------------------
 def _infer_count(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     xs = ctx.inputs["x"]
     if len({d.dtype for d in xs}) > 1:
@@ -143,27 +143,6 @@ def polyval(coeffs: list | tuple, x: LazyBlob, name: str | None = None) -> LazyB
     for c in coeffs:
         p = add(c, multiply(p, x))
     return p
-
-
-def l2_normalize(input: LazyBlob, axis: int | None = None, epsilon: float = 1e-12, name: str | None = None
-                 ) -> LazyBlob:
-    """x / sqrt(max(sum(x², axis), epsilon)), OneFlow's l2_normalize kernel, built of reduce_sum, maximum and
-    rsqrt (flowlab has no fused op); its gradient is the kernel's: (dy − y·Σ(dy·y)) / norm, or dy / sqrt(epsilon)
-    where the sum is below epsilon."""
-    from .array_ops import constant
-    from .compare_ops import maximum
-    from .math_ops import multiply, square
-    from .reduce_ops import reduce_sum
-    from .unary_ops import rsqrt
-
-    x = require_blob(input, "input of l2_normalize")
-    rank = len(x.shape)
-    if axis is None:
-        raise ValueError("l2_normalize: axis is required (OneFlow's function fails on None as well)")
-    if not -rank <= axis < rank:
-        raise ValueError(f"l2_normalize: axis {axis} is out of range for {x.blob_desc}")
-    ssum = reduce_sum(square(x), axis % rank, keepdims=True)
-    return multiply(x, rsqrt(maximum(ssum, constant(float(epsilon), x.dtype, (1,)))), name=name)
 
 
 def unsorted_segment_sum_like(data: LazyBlob, segment_ids: LazyBlob, like: LazyBlob, axis: int = 0,

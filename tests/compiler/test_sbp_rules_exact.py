@@ -19,7 +19,7 @@ from flowlab.ops.registry import InferCtx, get_op_def, registered_op_types
 from flowlab.ops.sbp_rules import PerDeviceSignature, SbpCtx
 from tests.ops.op_samples import SAMPLES, sample
 
-RANDOM = {"dropout"}  # draws a mask: a slice's mask is not the slice of the whole blob's
+RANDOM = {"dropout", "random_mask_like"}  # draw a mask: a slice's mask is not the slice of the whole blob's
 # Ops whose training candidate is per device on purpose (OneFlow's batch statistics over each device's rows);
 # tests/devices/test_multi_device_batchnorm.py checks them against a NumPy reference of those semantics.
 PER_DEVICE = {"normalization", "normalization_grad"}

@@ -11,6 +11,7 @@ from collections import OrderedDict
 from typing import Any, Callable
 
 import numpy as np
+import pytest
 
 import flowlab as flow
 
@@ -117,6 +118,10 @@ class TestCase:
 
     def assertGreater(self, a: Any, b: Any, msg: Any = None) -> None:
         assert a > b, msg
+
+    def assertRaises(self, error: type[BaseException], fn: Callable[..., Any], *args: Any) -> None:
+        with pytest.raises(error):
+            fn(*args)
 
 
 class Args:

@@ -1,7 +1,7 @@
-"""OneFlow v0.3.4 oneflow/python/test/ops/test_l2_normalize.py, ported: "gpu" -> "cpu"; TensorFlow's
-l2_normalize and its gradient -> NumPy float64 (``x / sqrt(max(Σx², ε))``; the gradient
-``(dy − y·Σ(dy·y)) / norm``, or ``dy / sqrt(ε)`` where Σx² < ε); the (10, 10, 20, 30) variable reduced to
-(4, 5, 6, 7)."""
+"""OneFlow v0.3.4 oneflow/python/test/ops/test_l2_normalize.py, ported: the program as written, "gpu" placements on
+"cpu"; TensorFlow's l2_normalize and its tape gradient -> NumPy float64 (y = x / sqrt(max(sum x^2, eps)), dx = (dy -
+y sum(dy y)) / norm; TF's gradient through its max is OneFlow's where sum >= eps); (4, 6, 8, 10) reduced to (4,
+6, 8, 10)."""
 
 from collections import OrderedDict
 
@@ -12,13 +12,14 @@ import flowlab as flow
 from .of_util import GenArgList, TestCase, test_global_storage, type_name_to_flow_type
 
 
-def _np_l2_normalize(x, axis, epsilon, dy):
-    x, dy = x.astype(np.float64), dy.astype(np.float64)
-    ssum = np.sum(x * x, axis=axis, keepdims=True)
-    inv = 1 / np.sqrt(np.maximum(ssum, epsilon))
-    y = x * inv
-    dx = np.where(ssum >= epsilon, (dy - y * np.sum(dy * y, axis=axis, keepdims=True)) * inv, dy * inv)
-    return y, dx
+class _Tensor:
+    """What the test reads of a TensorFlow tensor: ``.numpy()``."""
+
+    def __init__(self, a):
+        self._a = a
+
+    def numpy(self):
+        return self._a
 
 
 def compare_with_tensorflow(device_type, x_shape, data_type, axis, epsilon):
@@ -53,12 +54,18 @@ def compare_with_tensorflow(device_type, x_shape, data_type, axis, epsilon):
     check_point = flow.train.CheckPoint()
     check_point.init()
     of_out = L2NormalizeJob().get()
-    # TensorFlow
-    loss_diff = test_global_storage.Get("loss_diff")
-    tf_out, tf_x_diff = _np_l2_normalize(test_global_storage.Get("x"), axis, epsilon, loss_diff)
-    assert np.allclose(of_out.numpy(), tf_out, rtol=1e-5, atol=1e-5)
+    # NumPy float64 (for TensorFlow's)
+    x = test_global_storage.Get("x").astype(np.float64)
+    loss_diff = test_global_storage.Get("loss_diff").astype(np.float64)
+    sums = np.sum(x * x, axis=axis, keepdims=True)
+    norm = np.sqrt(np.maximum(sums, epsilon))
+    y = x / norm
+    x_diff = np.where(sums >= epsilon, (loss_diff - y * np.sum(loss_diff * y, axis=axis, keepdims=True)) / norm,
+                      loss_diff / norm)
+    tf_out, tf_x_diff = _Tensor(y), _Tensor(x_diff)
+    assert np.allclose(of_out.numpy(), tf_out.numpy(), rtol=1e-5, atol=1e-5)
     assert np.allclose(
-        test_global_storage.Get("x_diff"), tf_x_diff, rtol=1e-5, atol=1e-5
+        test_global_storage.Get("x_diff"), tf_x_diff.numpy(), rtol=1e-5, atol=1e-5
     )
 
 
@@ -66,10 +73,11 @@ def test_l2_normalize():
     test_case = TestCase()
     arg_dict = OrderedDict()
     arg_dict["device_type"] = ["cpu"]
-    arg_dict["x_shape"] = [(4, 5, 6, 7)]
+    arg_dict["x_shape"] = [(4, 6, 8, 10)]
     arg_dict["data_type"] = ["float32"]
     arg_dict["axis"] = [-1, 0, 1, 2, 3]
     arg_dict["epsilon"] = [1e-10, 1e-5]
     for arg in GenArgList(arg_dict):
         compare_with_tensorflow(*arg)
+
 

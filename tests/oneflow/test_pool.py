@@ -1,18 +1,18 @@
-"""OneFlow v0.3.4 oneflow/python/test/ops/test_pool.py, ported: the program mechanically, "gpu" as "cpu";
-TensorFlow's avg/max pooling -> np_ref.pool2d_nchw in float64 (values and the input gradient of a ones output
-gradient). OneFlow loops over all its pool_confs in one test; here the 2-D NCHW confs run in test_pool and the NHWC
-and 3-D confs (not in flowlab) in test_pool_nhwc_and_3d, a strict xfail."""
+"""OneFlow v0.3.4 oneflow/python/test/ops/test_pool.py, ported: the program mechanically, "gpu" as "cpu"; TensorFlow's
+avg/max pooling -> np_ref.pool2d_nchw in float64 (values and the input gradient of a ones output gradient; for NHWC
+on the transposed input). OneFlow loops over all its pool_confs in one test; here the 2-D NCHW and NHWC confs run in
+test_pool and the 3-D confs in test_pool_3d (np_ref_nd.pool_nd_channels_first)."""
 
 import collections.abc
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .np_ref import pool2d_nchw
+from .np_ref_nd import pool_nd_channels_first
 from .of_util import GenArgList, type_name_to_flow_type, type_name_to_np_type
 
 pool_confs = [
@@ -145,7 +145,13 @@ def _run_pool(pool_confs):
             continue
         # TF results
         strides = _GetSequence(strides, dim, "strides")
-        y_ref, dx_ref = pool2d_nchw(x, ksize, strides[0], padding, pooling_type)
+        if data_format == "NHWC":  # the NCHW reference on the transposed input, transposed back
+            y_ref, dx_ref = (a.transpose(0, 2, 3, 1) for a in pool2d_nchw(x.transpose(0, 3, 1, 2), ksize, strides[0],
+                                                                          padding, pooling_type))
+        elif dim == 3:  # the 3-D confs: np_ref_nd's N-d pooling
+            y_ref, dx_ref = pool_nd_channels_first(x, ksize, strides, padding, pooling_type)
+        else:
+            y_ref, dx_ref = pool2d_nchw(x, ksize, strides[0], padding, pooling_type)
 
         def assert_grad(b):
             # TODO(hanbinbin): In eager mode, cannot derive b's is_dynamic correctly, therefore, using if .. else ...
@@ -224,10 +230,8 @@ def _run_pool(pool_confs):
 
 
 def test_pool():
-    _run_pool([c for c in pool_confs if c["data_format"] == "NCHW"])
+    _run_pool([c for c in pool_confs if c["data_format"] in ("NCHW", "NHWC")])
 
 
-@pytest.mark.xfail(strict=True, reason="gap: NHWC and 3-D pooling (flow.nn.max_pool3d/avg_pool3d, data_format NHWC/NDHWC) "
-                   "are not in flowlab (helper ops' work in flight)")
-def test_pool_nhwc_and_3d():
-    _run_pool([c for c in pool_confs if c["data_format"] != "NCHW"])
+def test_pool_3d():
+    _run_pool([c for c in pool_confs if c["data_format"] not in ("NCHW", "NHWC")])

@@ -222,13 +222,13 @@ def test_same_and_valid_shapes(size, k, s, d):
      "divisible"),
     (lambda x: flow.nn.conv2d(x, flow.get_variable("w", shape=(2, 4, 7, 7)), 1, "VALID"), OpInferError, "fit"),
     (lambda x: flow.nn.conv2d(x, flow.get_variable("w", shape=(2, 4, 3, 3)), 1, "FULL"), ValueError, "padding"),
-    (lambda x: flow.nn.conv2d(x, flow.get_variable("w", shape=(2, 4, 3, 3)), 1, "SAME", data_format="NHWC"),
-     NotImplementedError, "NCHW"),
+    (lambda x: flow.nn.conv2d(x, flow.get_variable("w", shape=(2, 4, 3, 3)), 1, "SAME", data_format="NWHC"),
+     ValueError, "data_format must be"),
     (lambda x: flow.nn.max_pool2d(x, 7, 1, "VALID"), OpInferError, "fit"),
     (lambda x: flow.nn.avg_pool2d(flow.reshape(x, (4, 36)), 2, 2, "VALID"), OpInferError, "NCHW"),
     (lambda x: flow.layers.batch_normalization(x, axis=4), OpInferError, "axis"),
-], ids=["in_channels", "out_not_divisible", "kernel_too_big", "bad_padding", "nhwc", "window_too_big", "pool_rank",
-        "bn_axis"])
+], ids=["in_channels", "out_not_divisible", "kernel_too_big", "bad_padding", "bad_data_format", "window_too_big",
+        "pool_rank", "bn_axis"])
 def test_bad_input_is_a_clear_error(build, error, words):
     with pytest.raises(error, match=words):
         shape_of(build, (1, 4, 6, 6))
