@@ -161,7 +161,7 @@ def fingerprint(rt: Runtime) -> Any:
     actors = []
     for actor in rt.actors.values():
         extra: tuple[Any, ...] = ()
-        writable = tuple(tuple(r.index for r in q) for q in actor.writable_list)
+        writable: tuple[Any, ...] = tuple(tuple(r.index for r in q) for q in actor.writable_list)
         if isinstance(actor, WaitAndSendIdsActor):
             extra = (tuple(actor.pending),)
             writable = tuple(len(q) for q in actor.writable_list)  # a rotation: replayed by position

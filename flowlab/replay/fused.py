@@ -404,7 +404,7 @@ def fuse(rt: Runtime, schedule: CapturedCall) -> list[Callable[[], None]] | None
                 notifies.append(step)
                 continue
             call = segment_call_of(actor, step, arena_table)
-            if call is None:
+            if call is None or actor is None:  # a notify (no actor) has no segment call
                 flush()
                 steps.append(step)
             else:

@@ -279,7 +279,7 @@ class Lanes:
                 notifies.append((step, waits, signal, index))
                 continue
             call = segment_call_of(actor, step, table)
-            if call is None:
+            if call is None or actor is None:  # a notify (no actor) has no segment call
                 flush()
                 add(step, waits, signal, [(step, actor, index)])
                 continue

@@ -38,8 +38,8 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
             transport.send(ins, src, dst, outs)
 
         return copy_comm_net
-    out_box = Box(tuple(map(tuple, op.attrs["out_slice"])))  # type: ignore[arg-type]
-    in_boxes = [Box(tuple(map(tuple, b))) for b in op.attrs["in_slice"]]  # type: ignore[misc]
+    out_box = Box(tuple(map(tuple, op.attrs["out_slice"])))
+    in_boxes = [Box(tuple(map(tuple, b))) for b in op.attrs["in_slice"]]
     if op.op_type == "boxing_zeros":
 
         def boxing_zeros(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:

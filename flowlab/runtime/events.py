@@ -95,7 +95,7 @@ class Subscribers:
         return f"<Subscribers {self.hooks!r}>"
 
 
-class HookList(list):  # type: ignore[type-arg]
+class HookList(list):
     """``runtime.hooks``: a list of subscribers that keeps ``runtime.sink`` in step with it (a ``Subscribers``
     sink while it holds any, None once empty), so the act loops ask one attribute, not the list's length."""
 

@@ -194,7 +194,7 @@ def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
         host_ins = [a.copy_to_host(stream=stream) if on_device(a) else a for a in ins]
         host_outs = [np.empty(a.shape, a.dtype) if on_device(a) else a for a in outs]
         stream.synchronize()
-        kernel(host_ins, host_outs)  # type: ignore[misc]
+        kernel(host_ins, host_outs)
         for a, h in zip(outs, host_outs):
             if on_device(a):
                 a.copy_to_device(h, stream=stream)

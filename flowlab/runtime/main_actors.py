@@ -18,7 +18,8 @@ class WaitAndSendIdsActor(Actor):
     __slots__ = ("buffer", "id_list", "pending", "out_regst_id", "out")
 
     def setup(self, buffer: deque[int], id_list: tuple[tuple[int, ...], ...]) -> None:
-        self.buffer, self.id_list, self.pending = buffer, id_list, deque()
+        self.buffer, self.id_list = buffer, id_list
+        self.pending: deque[int] = deque()
         (self.out_regst_id,) = self.writable
         self.out = self.out_by_id[self.out_regst_id]
 

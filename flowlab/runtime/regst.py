@@ -20,7 +20,7 @@ class Regst:
         self.desc = desc
         self.index = index
         self.blobs = blobs
-        self.first = next(iter(blobs.values()), None)  # the main job's registers hold one i32[1] id blob
+        self.first: Any = next(iter(blobs.values()), None)  # the main job's registers hold one i32[1] id blob
         # The same bytes as Python ints: the main job's actors read and write a section id a few times an act, and
         # int(first[0]) costs ~400 ns against ~60 ns through a memoryview. A view, not a copy: what is written
         # into ``first`` (replay's settle, a debugger) is what ``ids`` reads.
