@@ -10,8 +10,8 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
+from tests.training.test_gradients import check, v
 
-from ..test_gradients import check, v
 from .helpers import run_op
 
 _BINARY = [("pow", np.power, (0.5, 2), (-1.5, 2)), ("atan2", np.arctan2, (-2, 2), (0.5, 2)),

@@ -11,8 +11,8 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
+from tests.training.test_gradients import check, v
 
-from ..test_gradients import check, v
 from .helpers import run_op
 
 RNG = np.random.default_rng(5)

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 import flowlab as flow
+from tests.training.test_gradients import check, v
 
-from ..test_gradients import check, v
 from .helpers import run_op
 
 RNG = np.random.default_rng(23)

@@ -9,8 +9,8 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from tests.training.test_gradients import check, v
 
-from ..test_gradients import check, v
 from .helpers import run_op
 
 _FD = [("reduce_min", lambda x: np.min(x, axis=1)), ("reduce_std", lambda x: np.std(x, axis=1)),
