@@ -196,7 +196,8 @@ def _plan_payload(plan: Plan, job_set: JobSet | None, passes: Sequence[Any] | No
                 if devices and job is not None and job.name not in job_blobs:
                     job_blobs[job.name] = JobBlobs(job)
                 note = boxing_note(task, job_blobs.get(job_name)) if devices else None
-                rows = [["kind", op.op_type], ["blob", str(op.attrs.get("lbi", "?"))], ["task_type", task.task_type]]
+                blob = op.attrs.get("lbi") or ", ".join(op.input_lbns) or "?"  # a CopyCommNet's is its input's
+                rows = [["kind", op.op_type], ["blob", str(blob)], ["task_type", task.task_type]]
                 if note:
                     extra["note"] = note
                     rows.insert(0, ["converts", note])
