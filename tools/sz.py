@@ -15,7 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "flowlab"
-BUDGET = 26_000  # lines of code in flowlab/; see the module docstring
+BUDGET = 30_000  # lines of code in flowlab/; raised from 26,000 for ~90 OneFlow ops (issue 23: kernels on three tiers)
 
 
 def code_lines(source: str) -> int:
