@@ -24,6 +24,8 @@ from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
+from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like
+from .ops.sort_ops import argsort, in_top_k, sort
 
 __all__ = [
     "argmax", "cast", "cast_to_current_logical_view", "concat", "constant", "constant_initializer", "expand_dims",
@@ -34,4 +36,5 @@ __all__ = [
     "truncated_normal", "truncated_normal_initializer", "variance_scaling_initializer", "xavier_normal_initializer",
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
     "identity_n", "one_hot", "pad",
+    "argsort", "in_top_k", "sort", "unsorted_batch_segment_sum", "unsorted_segment_sum", "unsorted_segment_sum_like",
 ]

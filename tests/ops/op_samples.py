@@ -185,6 +185,14 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         "padding_before": (1, 0, 2), "padding_after": (0, 0, 1), "floating_constant_value": 3.0,
         "integral_constant_value": 3}),
     "pad_grad": lambda dt: ({"dy": [val((3, 3, 5), dt)]}, {"padding_before": (1, 0, 2), "padding_after": (0, 0, 1)}),
+    # rounded values: ties in every row (ties keep index order)
+    "arg_sort": lambda dt: ({"in": [np.round(val((3, 7), dt))]}, {"direction": "DESCENDING"}),
+    "sort": lambda dt: ({"in": [np.round(val((3, 7), dt))]}, {"direction": "ASCENDING"}),
+    "top_k": lambda dt: ({"in": [np.round(val((3, 7), dt))]}, {"k": 4, "sorted": True}),
+    "in_top_k": lambda dt: (
+        {"targets": [ids((5,), 4)], "predictions": [np.round(val((5, 4), dt))]}, {"k": 2}),
+    "unsorted_segment_sum": lambda dt: (
+        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -194,7 +202,8 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "learning_rate_schedule": "train_step", "batch_gather": "indices", "one_hot": "indices",
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
-              "unsorted_batch_segment_sum": "segment_ids"}
+              "unsorted_batch_segment_sum": "segment_ids",
+              "in_top_k": "targets", "unsorted_segment_sum": "segment_ids"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
