@@ -191,6 +191,10 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "top_k": lambda dt: ({"in": [np.round(val((3, 7), dt))]}, {"k": 4, "sorted": True}),
     "in_top_k": lambda dt: (
         {"targets": [ids((5,), 4)], "predictions": [np.round(val((5, 4), dt))]}, {"k": 2}),
+    "lars_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "learning_rate": [np.array([0.1], np.float32)],
+         "train_step": [np.array([3], np.int64)], "momentum": [val(_X, dt)]},
+        {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 0.5}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
@@ -203,12 +207,12 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
               "unsorted_batch_segment_sum": "segment_ids",
-              "in_top_k": "targets", "unsorted_segment_sum": "segment_ids"}
+              "in_top_k": "targets", "unsorted_segment_sum": "segment_ids", "lars_update": "train_step"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
             "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t"), "indexed_slices_sgd_update": ("model",),
-            "indexed_slices_momentum_update": ("model", "momentum")}
+            "indexed_slices_momentum_update": ("model", "momentum"), "lars_update": ("model", "momentum")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:
