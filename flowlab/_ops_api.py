@@ -20,6 +20,7 @@ from .ops.initializers import (
 from .ops.logical_view import cast_to_current_logical_view
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
+from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
@@ -37,4 +38,5 @@ __all__ = [
     "xavier_uniform_initializer", "zero_pad2d", "zeros_initializer", "zeros_like",
     "identity_n", "one_hot", "pad",
     "argsort", "in_top_k", "sort", "unsorted_batch_segment_sum", "unsorted_segment_sum", "unsorted_segment_sum_like",
+    "dim_gather", "gather_nd", "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
 ]

@@ -37,6 +37,11 @@ _UPDATE = {"weight_decay": 0.01, "scale": 0.5, "l1": 0.001, "l2": 0.002}
 _X = (3, 4)
 
 
+def _nd_ids(shape: tuple[int, ...], dims: tuple[int, ...]) -> np.ndarray:
+    """N-d indices: the last axis holds one coordinate per axis of ``dims`` (duplicates likely, on purpose)."""
+    return np.stack([RNG.integers(0, d, shape[:-1]) for d in dims], axis=-1).astype(np.int32)
+
+
 def _unary(positive: bool = False) -> Callable[[Any], tuple[Inputs, dict]]:
     return lambda dt: ({"x": [val(_X, dt, 0.5 if positive else -2, 2)]}, {})
 
@@ -195,6 +200,17 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "learning_rate": [np.array([0.1], np.float32)],
          "train_step": [np.array([3], np.int64)], "momentum": [val(_X, dt)]},
         {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 0.5}),
+    "gather_nd": lambda dt: ({"params": [val((4, 3, 2), dt)], "indices": [_nd_ids((3, 2), (4, 3))]}, {}),
+    "scatter_nd": lambda dt: ({"indices": [_nd_ids((4, 1), (5,))], "updates": [val((4, 2), dt)]}, {"shape": (5, 2)}),
+    "scatter_nd_like": lambda dt: (
+        {"like": [val((5, 2), dt)], "indices": [_nd_ids((4, 1), (5,))], "updates": [val((4, 2), dt)]}, {}),
+    "tensor_scatter_nd_update": lambda dt: (
+        {"params": [val((5, 2), dt)], "updates": [val((4, 2), dt)], "indices": [_nd_ids((4, 1), (5,))]}, {}),
+    "tensor_scatter_nd_add": lambda dt: (
+        {"params": [val((5, 2), dt)], "updates": [val((4, 2), dt)], "indices": [_nd_ids((4, 1), (5,))]}, {}),
+    "dim_gather": lambda dt: ({"input": [val((3, 4), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
+    "dim_scatter_add_like": lambda dt: (
+        {"like": [val((3, 4), dt)], "input": [val((3, 5), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
@@ -207,7 +223,10 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "indexed_slices_adam_update": "model_diff_indices", "indexed_slices_sgd_update": "model_diff_indices",
               "indexed_slices_momentum_update": "model_diff_indices",
               "unsorted_batch_segment_sum": "segment_ids",
-              "in_top_k": "targets", "unsorted_segment_sum": "segment_ids", "lars_update": "train_step"}
+              "in_top_k": "targets", "unsorted_segment_sum": "segment_ids", "lars_update": "train_step",
+              "gather_nd": "indices", "scatter_nd": "indices", "scatter_nd_like": "indices",
+              "tensor_scatter_nd_update": "indices", "tensor_scatter_nd_add": "indices", "dim_gather": "index",
+              "dim_scatter_add_like": "index"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
