@@ -118,6 +118,12 @@ class TestCase:
     def assertGreater(self, a: Any, b: Any, msg: Any = None) -> None:
         assert a > b, msg
 
+    def assertRaises(self, exc: type[BaseException], fn: Callable[..., Any], *args: Any, **kwargs: Any) -> None:
+        import pytest
+
+        with pytest.raises(exc):
+            fn(*args, **kwargs)
+
 
 class Args:
     """test_util.Args: the op's extra arguments (the TensorFlow ones are not used here)."""
