@@ -211,6 +211,9 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "dim_gather": lambda dt: ({"input": [val((3, 4), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
     "dim_scatter_add_like": lambda dt: (
         {"like": [val((3, 4), dt)], "input": [val((3, 5), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
+    "random_mask_like": lambda dt: ({"like": [val((4, 6), dt)]}, {"rate": 0.4, "seed": 7}),
+    "bernoulli": lambda dt: ({"in": [val((4, 6), dt, 0, 1)]}, {"dtype": fd.from_numpy(dt), "seed": 7}),
+    "generate_random_batch_permutation_indices": lambda dt: ({"x": [val((6, 2), dt)]}, {"seed": 7}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }

@@ -1,0 +1,52 @@
+"""Kernels of the random ops (ops/random_ops.py), one NumPy implementation serving both CPU modes and, through
+the host, the GPU: each kernel draws from its own PCG64 stream seeded by the op's seed, a new draw on every act
+(kernels/tiered.py keeps these kernels out of tiering, which would restart the stream). Every mode and device
+draws the same values."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..registry import KernelCtx, KernelFn, register_kernel
+
+
+def op_stream(ctx: KernelCtx) -> np.random.Generator:
+    return np.random.Generator(np.random.PCG64(ctx.attrs["seed"]))
+
+
+def mask_draw(ctx: KernelCtx):
+    """random_mask_like: keep (1) where a uniform draw is at least ``rate``, as OneFlow's RandomMaskGenerator."""
+    rng, rate, shape = op_stream(ctx), ctx.attrs["rate"], ctx.out_descs[0].shape
+    return lambda ins: (rng.random(shape) >= rate).astype(np.int8)
+
+
+def bernoulli_draw(ctx: KernelCtx):
+    """bernoulli: 1 where a uniform draw in [0, 1) is below the probability (so p = 1 always gives 1, p = 0 never)."""
+    rng, dtype = op_stream(ctx), ctx.out_descs[0].dtype.np
+    return lambda ins: (rng.random(ins[0].shape) < ins[0]).astype(dtype)
+
+
+def permutation_draw(ctx: KernelCtx):
+    rng, n = op_stream(ctx), ctx.out_descs[0].shape[0]
+    return lambda ins: rng.permutation(n).astype(np.int32)
+
+
+DRAWS = {"random_mask_like": mask_draw, "bernoulli": bernoulli_draw,
+         "generate_random_batch_permutation_indices": permutation_draw}
+
+
+def _cpu(draw):
+    def factory(ctx: KernelCtx) -> KernelFn:
+        make = draw(ctx)
+
+        def kernel(ins, outs):
+            outs[0][...] = make(ins)
+
+        return kernel
+
+    return factory
+
+
+for _op, _draw in DRAWS.items():
+    for _impl in ("reference", "numba"):  # the draw is the work: NumPy's generator in both modes
+        register_kernel(_op, _impl)(_cpu(_draw))
