@@ -101,7 +101,13 @@ def _segment_sum(ctx: KernelCtx) -> KernelFn:
 
 
 def slices(ctx: KernelCtx, shape: tuple[int, ...]) -> tuple[slice, ...]:
-    return tuple(slice(*slice(*s).indices(d)) for s, d in zip(ctx.attrs["slice_tup_list"], shape))
+    """The attr's Python slices, normalized to start >= 0; a backward slice to the front gets stop None
+    (``indices()`` gives stop -1 there, which NumPy would read as the last element)."""
+    out = []
+    for s, d in zip(ctx.attrs["slice_tup_list"], shape):
+        start, stop, step = slice(*s).indices(d)
+        out.append(slice(start, None if stop < 0 else stop, step))
+    return tuple(out)
 
 
 @register_kernel("slice", "reference")
