@@ -26,6 +26,7 @@ from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
 from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
 from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like
+from .ops.slice_update_ops import slice_update
 from .ops.sort_ops import argsort, in_top_k, sort
 
 __all__ = [
@@ -39,4 +40,5 @@ __all__ = [
     "identity_n", "one_hot", "pad",
     "argsort", "in_top_k", "sort", "unsorted_batch_segment_sum", "unsorted_segment_sum", "unsorted_segment_sum_like",
     "dim_gather", "gather_nd", "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
+    "slice_update",
 ]

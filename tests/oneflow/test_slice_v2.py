@@ -567,7 +567,6 @@ def test_slice_with_grad():
             test_case, input, slice_tup_list, output, diff, **kwarg
         )
 
-@pytest.mark.xfail(strict=True, reason='gap: flow.slice_update is not in flowlab')
 def test_slice_update():
     test_case = TestCase()
     input = np.random.rand(10, 5, 4)
@@ -586,7 +585,6 @@ def test_slice_update():
             test_case, input, update, slice_tup_list, output, **kwarg
         )
 
-@pytest.mark.xfail(strict=True, reason='gap: flow.slice_update is not in flowlab')
 def test_slice_update_grad():
     test_case = TestCase()
     input = np.random.rand(2, 7)

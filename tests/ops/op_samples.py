@@ -214,6 +214,8 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "random_mask_like": lambda dt: ({"like": [val((4, 6), dt)]}, {"rate": 0.4, "seed": 7}),
     "bernoulli": lambda dt: ({"in": [val((4, 6), dt, 0, 1)]}, {"dtype": fd.from_numpy(dt), "seed": 7}),
     "generate_random_batch_permutation_indices": lambda dt: ({"x": [val((6, 2), dt)]}, {"seed": 7}),
+    "slice_update": lambda dt: ({"x": [val((4, 5), dt)], "update": [val((2, 5), dt)]},
+                                {"slice_tup_list": ((3, 0, -2), (None, None, None))}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
