@@ -54,6 +54,9 @@ def _segment_sum_sbp(ctx: SbpCtx) -> list[Signature]:
         out_axis = a if a < axis else a - ids_nd + 1
         sigs.append(ctx.make({"data": split(a), "segment_ids": BROADCAST, "out": split(out_axis)}))
     sigs.append(ctx.make({"data": PARTIAL_SUM, "segment_ids": BROADCAST, "out": PARTIAL_SUM}))
+    # model parallel: data and ids B, each device sums the ids of its slice of the segments (kernels/reference/
+    # segment.py); OneFlow declares it for the like op, and its kernel serves both
+    sigs.append(ctx.make({"data": BROADCAST, "segment_ids": BROADCAST, "out": split(axis)}))
     return sigs
 
 
@@ -104,7 +107,7 @@ def unsorted_segment_sum_like(data: LazyBlob, segment_ids: LazyBlob, like: LazyB
         raise OpInferError(f"{_where()}unsorted_segment_sum_like: data ({data.dtype.name}) and like "
                            f"({like.dtype.name}) must have the same dtype")
     return add_op("unsorted_segment_sum_like", {"data": [data], "segment_ids": [segment_ids], "like": [like]},
-                  {"axis": axis}, name)[0]
+                  {"axis": axis, "logical_axis_size": like.shape[axis]}, name)[0]
 
 
 def unsorted_batch_segment_sum(data: LazyBlob, segment_ids: LazyBlob, num_segments: int,

@@ -246,3 +246,33 @@ def test_segment_sum_errors():
 
     with pytest.raises(Exception, match=r"segment id 3 .* out of range \[0, 3\)"):
         out_of_range(np.zeros((6, 4), np.float32), np.array([0, 1, 2, 3, 0, 0], np.int32))
+
+
+@pytest.mark.parametrize("mode", ["reference", "numba"])
+def test_segment_sums_split_on_the_segment_axis(mode, monkeypatch):
+    """Model parallel (OneFlow's test_unsorted_segment_sum_model_parallel): data and ids broadcast, the output
+    split on the segment axis over 3 devices (7 segments: 3, 2, 2); each device sums only its segments' ids."""
+    monkeypatch.setenv("FLOWLAB_KERNELS", mode)
+    data = RNG.standard_normal((4, 10, 3)).astype(np.float32)
+    ids = RNG.integers(0, 7, 10).astype(np.int32)
+    like = np.zeros((4, 7, 3), np.float32)
+    flow.config.cpu_device_num(3)
+
+    @flow.global_function()
+    def mp(d: tp.Numpy.Placeholder((4, 10, 3)), i: tp.Numpy.Placeholder((10,), dtype=flow.int32),
+           lk: tp.Numpy.Placeholder((4, 7, 3))) -> tuple[tp.Numpy, tp.Numpy]:
+        with flow.scope.placement("cpu", "0:0-2"):
+            d = d.with_distribute(flow.distribute.broadcast())
+            i = i.with_distribute(flow.distribute.broadcast())
+            lk = lk.with_distribute(flow.distribute.split(1))
+            return (flow.math.unsorted_segment_sum_like(d, i, lk, axis=1),
+                    flow.math.unsorted_segment_sum(d, i, num_segments=7, axis=1))
+
+    want = _np_segment_sum(data, ids, 7, 1)
+    for _ in range(2):
+        out_like, out = mp(data, ids, like)
+        np.testing.assert_allclose(out_like, want, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-6)
+    sigs = flow.default_session().job_set.job("mp").sbp_signatures
+    like_sig = next(str(s) for name, s in sigs.items() if name.startswith("unsorted_segment_sum_like"))
+    assert like_sig == "{data_0: B, segment_ids_0: B, like_0: S(1), out_0: S(1)}"
