@@ -1,5 +1,6 @@
 """``flow.nn``: activations, softmax and losses."""
 
+from .ops.assign_ops import compat_conv2d
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
@@ -12,5 +13,5 @@ __all__ = [
     "moments", "relu", "sigmoid",
     "sigmoid_cross_entropy_with_logits", "softmax", "softmax_cross_entropy_with_logits",
     "sparse_softmax_cross_entropy_with_logits", "tanh",
-    "random_mask_like",
+    "random_mask_like", "compat_conv2d",
 ]
