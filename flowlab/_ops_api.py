@@ -2,6 +2,7 @@
 
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
 from .ops.assign_ops import assign
+from .ops.encode_ops import categorical_ordinal_encode
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -41,5 +42,5 @@ __all__ = [
     "identity_n", "one_hot", "pad",
     "argsort", "in_top_k", "sort", "unsorted_batch_segment_sum", "unsorted_segment_sum", "unsorted_segment_sum_like",
     "dim_gather", "gather_nd", "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
-    "slice_update", "assign",
+    "slice_update", "assign", "categorical_ordinal_encode",
 ]

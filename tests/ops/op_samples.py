@@ -217,6 +217,11 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "generate_random_batch_permutation_indices": lambda dt: ({"x": [val((6, 2), dt)]}, {"seed": 7}),
     "slice_update": lambda dt: ({"x": [val((4, 5), dt)], "update": [val((2, 5), dt)]},
                                 {"slice_tup_list": ((3, 0, -2), (None, None, None))}),
+    # integers only, whatever dt (keys, table and size share the keys' index dtype; test_op_dtypes skips it)
+    "CategoricalOrdinalEncode": lambda dt: (  # keys repeat and collide (capacity 8); one slot already taken
+        {"in": [np.array([5, 13, -3, 5, 0, 21, 13], np.int32)], "table": [np.array(
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 1, 0, 0, 0, 0], np.int32)], "size": [np.array([1], np.int32)]},
+        {"hash_precomputed": True}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
