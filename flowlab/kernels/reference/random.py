@@ -1,7 +1,7 @@
-"""Kernels of the random ops (ops/random_ops.py), one NumPy implementation serving both CPU modes and, through
-the host, the GPU: each kernel draws from its own PCG64 stream seeded by the op's seed, a new draw on every act
-(kernels/tiered.py keeps these kernels out of tiering, which would restart the stream). Every mode and device
-draws the same values."""
+"""Reference kernels of the random ops (ops/random_ops.py): each kernel draws from its own PCG64 stream seeded by
+the op's seed, a new draw on every act (kernels/tiered.py keeps these kernels out of tiering, which would restart
+the stream). The Numba CPU kernels draw the same uniform numbers and compare them in a loop; the GPU kernels draw
+on the host with these functions: every mode and device gives the same values."""
 
 from __future__ import annotations
 
@@ -48,5 +48,4 @@ def _cpu(draw):
 
 
 for _op, _draw in DRAWS.items():
-    for _impl in ("reference", "numba"):  # the draw is the work: NumPy's generator in both modes
-        register_kernel(_op, _impl)(_cpu(_draw))
+    register_kernel(_op, "reference")(_cpu(_draw))
