@@ -5,6 +5,7 @@ from . import checkpoint, config, data, distribute, env, layers, math, nn, optim
 from . import core as core  # flowlab.core.common.data_type_pb2 etc.: OneFlow's oneflow.core enums
 from . import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from . import losses as losses  # flow.losses.add_loss
+from . import random as random  # flow.random: bernoulli, shuffle, ...
 from ._ipython import load_ipython_extension  # noqa: F401 (for %load_ext flowlab)
 from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
@@ -43,5 +44,5 @@ __all__ = [
     "INVALID_BATCH_AXIS", "INVALID_SPLIT_AXIS", "convert_oneflow_dtype_to_numpy_dtype", "core",
     "current_global_function_desc", "current_scope", "eager_execution_enabled", "enable_eager_execution",
     "parallel_cast",
-    "losses",
+    "losses", "random",
 ]

@@ -1,10 +1,12 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
 from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.assign_ops import assign
 from .ops.binary_ops import clip_by_value
 from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
 from .ops.creation_ops import broadcast_like, ones, reverse, stack, zeros
 from .ops.creation_ops import range_ as range
+from .ops.encode_ops import categorical_ordinal_encode
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -25,6 +27,7 @@ from .ops.logical_view import cast_to_current_logical_view
 from .ops.loss_ops2 import smooth_l1_loss
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
+from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
@@ -35,6 +38,7 @@ from .ops.reduce_ops2 import (
     unsorted_segment_sum,
     unsorted_segment_sum_like,
 )
+from .ops.slice_update_ops import slice_update
 from .ops.sort_ops import argsort, in_top_k, sort
 
 __all__ = [
@@ -53,5 +57,7 @@ __all__ = [
     "unsorted_segment_sum", "unsorted_segment_sum_like",
     "argsort", "in_top_k", "sort",
     "smooth_l1_loss",
+    "dim_gather", "gather_nd", "scatter_nd", "tensor_scatter_nd_add", "tensor_scatter_nd_update",
+    "slice_update", "assign", "categorical_ordinal_encode",
 ]
 clip = clamp = clip_by_scalar = clip_by_value  # OneFlow exports clip_by_value under these names too

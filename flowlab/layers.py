@@ -3,6 +3,7 @@
 from .ops.cnn_ops import conv2d_layer as conv2d
 from .ops.conv_ops2 import conv1d_layer as conv1d
 from .ops.conv_ops2 import conv3d_layer as conv3d
+from .ops.encode_ops import categorical_ordinal_encoder
 from .ops.layers import dense
 from .ops.norm_functional import layer_norm
 from .ops.norm_ops import batch_normalization
@@ -10,4 +11,4 @@ from .ops.norm_ops2 import batch_normalization_add_relu, batch_normalization_rel
 from .ops.resize_ops2 import upsample_2d
 
 __all__ = ["batch_normalization", "conv2d", "dense", "layer_norm", "prelu", "conv1d", "conv3d", "upsample_2d",
-           "batch_normalization_add_relu", "batch_normalization_relu"]
+           "batch_normalization_add_relu", "batch_normalization_relu", "categorical_ordinal_encoder"]

@@ -1,24 +1,26 @@
-"""``flow.losses``: OneFlow v0.3.4's ``losses.add_loss`` (``oneflow/python/ops/losses/add_loss.py``).
-
-OneFlow marks a blob as the loss of a train job configured the legacy way (``FunctionConfig.train.primary_lr`` and
-``model_update_conf``); outside a train job being traced no branch of it applies and it raises
-NotImplementedError. flowlab trains through ``flow.optimizer.<Name>(scheduler).minimize(loss)`` only (the legacy
-train config is accepted but not acted on, docs/oneflow-api.md), so it refuses add_loss in a job too, saying so.
-"""
+"""``flow.losses``: OneFlow v0.3.4's ``flow.losses.add_loss``."""
 
 from __future__ import annotations
 
-from typing import Any
+from .errors import OpInferError
+from .frontend.blob import LazyBlob
+from .frontend.builder import builder_stack
 
 
-def add_loss(loss: Any) -> None:
-    from .frontend import builder
-
-    if not builder._builders:
-        raise NotImplementedError("flow.losses.add_loss marks the loss of a train job while it is traced; it was "
-                                  "called outside a @flow.global_function (OneFlow raises NotImplementedError too)")
-    raise NotImplementedError("flow.losses.add_loss (OneFlow's legacy FunctionConfig.train path) is not supported: "
-                              "flowlab trains with flow.optimizer.<Name>(lr_scheduler).minimize(loss)")
+def add_loss(loss: LazyBlob) -> None:
+    """Mark ``loss`` as a loss of the train job being traced: backpropagation starts at it too (its gradient adds
+    to the minimized loss's), as OneFlow's ``CurJobBuildAndInferCtx_AddLossLogicalBlobName``. Outside a train job
+    OneFlow finds no implementation for the call and raises NotImplementedError; so does flowlab."""
+    builder = builder_stack[-1] if builder_stack else None
+    if builder is None or builder.job_conf.get("job_type") != "train":
+        where = "outside a job function" if builder is None else f"in the predict job {builder.job_name!r}"
+        raise NotImplementedError(f"flow.losses.add_loss is called {where}; it marks a loss of a train job "
+                                  "(@flow.global_function(type=\"train\")) while the job is traced")
+    if not isinstance(loss, LazyBlob):
+        raise OpInferError(f"flow.losses.add_loss takes a blob of this job; got {type(loss).__name__}")
+    if not loss.dtype.is_floating:
+        raise OpInferError(f"flow.losses.add_loss needs a floating-point loss; {loss.lbn} is {loss.blob_desc}")
+    builder.added_loss_lbns.append(loss.lbn)
 
 
 __all__ = ["add_loss"]

@@ -49,6 +49,7 @@ from .ops.reduce_ops2 import (
     unsorted_segment_sum,
     unsorted_segment_sum_like,
 )
+from .ops.segment_ops import unsorted_batch_segment_sum
 from .ops.sort_ops import in_top_k, top_k
 from .ops.unary_ops import (
     acos,
@@ -91,6 +92,7 @@ __all__ = [
     "fused_scale_tril", "tril",
     "unsorted_segment_sum", "unsorted_segment_sum_like",
     "in_top_k", "top_k",
+    "unsorted_batch_segment_sum",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

@@ -269,6 +269,21 @@ class LAMB(Optimizer):
         super().__init__(lr_scheduler, grad_clipping, conf)
 
 
+class LARS(Optimizer):
+    """OneFlow v0.3.4's LARS (lars_optm.cpp, LarsUpdateKernelUtil): a ``<var>-momentum`` slot and
+    ``local_lr = lr * lars_coefficient * ||w|| / (epsilon + ||g|| [+ weight_decay * ||w||, after step 0])`` with
+    root-mean-square norms, ``momentum = momentum_beta * momentum - local_lr * (g + weight_decay * w)``,
+    ``w += momentum``."""
+
+    def __init__(self, lr_scheduler: LrScheduler, momentum_beta: float = 0.9, epsilon: float = 1e-9,
+                 lars_coefficient: float = 0.0001, loss_scale_factor: float | None = None,
+                 grad_clipping: dict[str, Any] | None = None, train_step_lbn: str | None = None,
+                 loss_scale_policy: Any = None) -> None:
+        conf = {"type": "lars", "momentum_beta": float(momentum_beta), "epsilon": float(epsilon),
+                "lars_coefficient": float(lars_coefficient)}
+        super().__init__(lr_scheduler, grad_clipping, conf)
+
+
 class RMSProp(Optimizer):
     def __init__(self, lr_scheduler: LrScheduler, decay_rate: float = 0.99, epsilon: float = 1e-8,
                  centered: bool = False, loss_scale_factor: float | None = None,

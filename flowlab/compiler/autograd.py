@@ -116,14 +116,20 @@ def backward(builder: JobBuilder, job: Job, loss_lbns: list[str], variables: lis
 def loss_element_count(job: Job, loss_lbns: list[str]) -> int:
     """The element count the gradients are divided by; a mirrored loss made from per-device data has one piece
     per device, each of its blob desc's shape, so its count is summed over the devices (OneFlow's
-    DynamicLossInstanceNum); one inferred from consistent blobs has the logical desc already."""
-    count = 0
+    DynamicLossInstanceNum); one inferred from consistent blobs has the logical desc already. With several losses
+    (a list to minimize(), flow.losses.add_loss) OneFlow's ScaleModelDiffByLossInstanceNum CHECKs that they have
+    one blob desc and divides by one loss's count, not by their sum."""
+    counts = []
     for lbn in loss_lbns:
         producer = job.producer_of(lbn)
         mirrored = producer.name in job.mirrored_op_names and job.holds_pieces(producer.name)
         pieces = producer.parallel_conf.parallel_num if mirrored else 1
-        count += math.prod(job.blob_descs[lbn].shape) * pieces
-    return count
+        counts.append(math.prod(job.blob_descs[lbn].shape) * pieces)
+    if len(set(counts)) > 1:
+        shapes = ", ".join(f"{lbn} {job.blob_descs[lbn]}" for lbn in loss_lbns)
+        raise CompileError(f"the losses of train job {job.name!r} must have one shape (OneFlow scales the "
+                           f"gradients by one loss's element count); got {shapes}")
+    return counts[0] if counts else 1
 
 
 def generate_backward_and_optimizer(job: Job) -> Job:

@@ -11,7 +11,7 @@ from ..ir import Job, OpConf
 from .train_passes import PRIMARY_LR_LBN_KEY, TRAIN_STEP_LBN_KEY
 
 _SLOTS = {"momentum": ("momentum",), "adam": ("m", "v"), "adamw": ("m", "v"), "lazy_adam": ("m", "v"),
-          "lamb": ("m", "v"), "rmsprop": ("mean_square",)}
+          "lamb": ("m", "v"), "rmsprop": ("mean_square",), "lars": ("momentum",)}
 
 
 def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any], variables: list[OpConf],
@@ -103,6 +103,12 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             op_type = "lamb_update"
             attrs.update(beta1=float(optimizer["beta1"]), beta2=float(optimizer["beta2"]),
                          epsilon=float(optimizer["epsilon"]))
+        elif kind == "lars":  # lars_optm.cpp
+            op_type = "lars_update"
+            inputs["train_step"] = [step]
+            inputs["momentum"] = inputs.pop("momentum")  # the op's argument order: after the step
+            attrs.update(momentum_beta=float(optimizer["momentum_beta"]), epsilon=float(optimizer["epsilon"]),
+                         lars_coefficient=float(optimizer["lars_coefficient"]))
         elif kind == "rmsprop":
             op_type = "rmsprop_update"
             attrs.update(decay_rate=float(optimizer["decay_rate"]), epsilon=float(optimizer["epsilon"]),

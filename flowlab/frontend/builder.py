@@ -30,6 +30,7 @@ class JobBuilder:
         self.record_loc = True  # system jobs have no user line
         self.variables: dict[str, LazyBlob] = {}  # scoped variable name -> its blob (get_variable reuse)
         self.train_conf: dict[str, Any] | None = None  # set by optimizer.minimize (training issue)
+        self.added_loss_lbns: list[str] = []  # flow.losses.add_loss: more losses, before or after minimize()
         self.watches: list[tuple[str, str, Any]] = []  # (kind, lbn, handler), for flow.watch
         # OneFlow's job_parallel_view_conf while building: op name -> bn_in_op -> the SBP a hint asks for;
         # inference (compiler/sbp_infer.py) completes these into every op's signature
@@ -167,8 +168,12 @@ class JobBuilder:
 
     def build(self, kind: str = "user") -> Job:
         job_conf = dict(self.job_conf)
+        if self.added_loss_lbns and self.train_conf is None:
+            raise OpInferError(f"job {self.job_name!r} marked losses with flow.losses.add_loss but has no optimizer: "
+                               "call flow.optimizer.<Optimizer>(...).minimize(loss) in the job as well")
         if self.train_conf is not None:
-            job_conf["train_conf"] = self.train_conf
+            added = [lbn for lbn in self.added_loss_lbns if lbn not in self.train_conf["loss_lbns"]]
+            job_conf["train_conf"] = {**self.train_conf, "loss_lbns": [*self.train_conf["loss_lbns"], *added]}
         return Job(
             name=self.job_name,
             kind=kind,

@@ -32,7 +32,8 @@ import numpy as np
 
 from ..ir import BlobDesc
 
-STATEFUL = frozenset({"dropout"})  # kernels with state across acts: built as Numba kernels only, never tiered
+# kernels with state across acts (a seeded stream): built as Numba kernels only, never tiered
+STATEFUL = frozenset({"dropout", "random_mask_like", "bernoulli", "generate_random_batch_permutation_indices"})
 
 
 class TierPhase:

@@ -66,11 +66,9 @@ def _infer_slice(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     spec = ctx.attrs["slice_tup_list"]
     if len(spec) != len(x.shape):
         raise ctx.fail(f"slice_tup_list needs one (start, stop, step) per axis of {x}; got {len(spec)}")
-    shape = []
-    for (start, stop, step), d in zip(_slice_bounds(x.shape, spec), x.shape):
-        if step <= 0:
-            raise ctx.fail(f"slice steps must be positive; got {step} for an axis of size {d}")
-        shape.append(len(range(start, stop, step)))
+    if any(s[2] == 0 for s in spec):  # a negative step slices backwards (OneFlow's slice_v2 too), as in Python
+        raise ctx.fail(f"slice steps must not be 0; got {list(spec)} for {x}")
+    shape = [len(range(start, stop, step)) for start, stop, step in _slice_bounds(x.shape, spec)]
     if 0 in shape:
         raise ctx.fail(f"slice {list(spec)} of {x} is empty")
     return {"y": [BlobDesc(tuple(shape), x.dtype)]}

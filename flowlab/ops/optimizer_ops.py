@@ -84,6 +84,10 @@ for _op in (
                            FLOATING, model_diff_indices=INTEGERS), sbp=_indexed_slices_rule),
     OpDef("lamb_update", ("model", "model_diff", "m", "v", "beta1_t", "beta2_t", "learning_rate"), (), _no_outputs,
           {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6}, sbp=broadcast_only),
+    # lars_optm.cpp; model_update_ops.cpp lets model, diff and momentum split on any axis, but the kernel's norms
+    # would then be each device's piece's: broadcast only here, so the norms are the whole variable's
+    OpDef("lars_update", ("model", "model_diff", "learning_rate", "train_step", "momentum"), (), _no_outputs,
+          {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 1e-4}, sbp=broadcast_only),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
     OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),

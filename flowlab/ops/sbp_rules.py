@@ -324,6 +324,9 @@ def segment_sum_rule(ctx: SbpCtx) -> list[Signature]:
             out_axis = a if a < axis else a - ids_nd + 1
             sigs.append(ctx.make({"data": split(a), "segment_ids": BROADCAST, "like": split(out_axis),
                                   "out": split(out_axis)}))
+    if ctx.attrs.get("logical_axis_size") is not None:  # the kernel needs it to find its segments' offset
+        # unsorted_segment_sum_op.cpp: data and ids B, like and out split on the segment axis (model parallel)
+        sigs.append(ctx.make({"data": BROADCAST, "segment_ids": BROADCAST, "like": split(axis), "out": split(axis)}))
     return sigs
 
 

@@ -1003,7 +1003,7 @@ def test_adamw():
     for arg in GenArgList(arg_dict):
         compare_with_numpy_adamw(*arg)
 
-@pytest.mark.xfail(strict=True, reason="gap: flow.optimizer.LARS is not in flowlab")
+
 def test_lars():
     arg_dict = OrderedDict()
     arg_dict["device_type"] = ["cpu"]

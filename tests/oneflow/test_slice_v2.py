@@ -411,7 +411,6 @@ def test_slice_with_neg_stop():
     outputs = [input[:, :-2, :]]
     _test_slice(test_case, input, slice_args, outputs)
 
-@pytest.mark.xfail(strict=True, reason='gap: slice_v2 with a negative step (OneFlow slices backwards); flowlab refuses steps < 1 with a clear error')
 def test_slice_with_neg_step():
     test_case = TestCase()
     input = np.random.rand(2, 5, 4)
@@ -419,7 +418,6 @@ def test_slice_with_neg_step():
     outputs = [input[:, ::-1, :]]
     _test_slice(test_case, input, slice_args, outputs)
 
-@pytest.mark.xfail(strict=True, reason='gap: slice_v2 with a negative step (OneFlow slices backwards); flowlab refuses steps < 1 with a clear error')
 def test_slice_with_neg_step_two():
     test_case = TestCase()
     input = np.random.rand(2, 5, 4)
@@ -569,7 +567,6 @@ def test_slice_with_grad():
             test_case, input, slice_tup_list, output, diff, **kwarg
         )
 
-@pytest.mark.xfail(strict=True, reason='gap: flow.slice_update is not in flowlab')
 def test_slice_update():
     test_case = TestCase()
     input = np.random.rand(10, 5, 4)
@@ -588,7 +585,6 @@ def test_slice_update():
             test_case, input, update, slice_tup_list, output, **kwarg
         )
 
-@pytest.mark.xfail(strict=True, reason='gap: flow.slice_update is not in flowlab')
 def test_slice_update_grad():
     test_case = TestCase()
     input = np.random.rand(2, 7)

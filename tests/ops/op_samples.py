@@ -80,6 +80,11 @@ def _clip_attrs(op: str) -> dict:
             for k in ("floating", "integral")}
 
 
+def _nd_ids(shape: tuple[int, ...], dims: tuple[int, ...]) -> np.ndarray:
+    """N-d indices: the last axis holds one coordinate per axis of ``dims`` (duplicates likely, on purpose)."""
+    return np.stack([RNG.integers(0, d, shape[:-1]) for d in dims], axis=-1).astype(np.int32)
+
+
 SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     **{t: _unary() for t in ("abs", "negative", "relu", "sigmoid", "tanh", "exp", "sign", "square", "gelu")},
     **{t: _unary(positive=True) for t in ("log", "sqrt", "reciprocal")},
@@ -279,6 +284,33 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "l2_normalize_grad": lambda dt: ({"dy": [val((3, 4, 2), dt)], "y": [val((3, 4, 2), dt, -0.5, 0.5)],
                                       "square_x_sum": [val((3, 1, 2), dt, 0.5, 2.0)]}, {"axis": 1, "epsilon": 1e-12}),
     "random_mask_like": lambda dt: ({"like": [val((4, 6), dt)]}, {"rate": 0.5, "seed": 3}),
+    # fidindex (issue 23): LARS, N-d gather/scatter, random draws, slice_update, the ordinal encoder, segment sum
+    "lars_update": lambda dt: (
+        {"model": [val(_X, dt)], "model_diff": [val(_X, dt)], "learning_rate": [np.array([0.1], np.float32)],
+         "train_step": [np.array([3], np.int64)], "momentum": [val(_X, dt)]},
+        {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 0.5}),
+    "gather_nd": lambda dt: ({"params": [val((4, 3, 2), dt)], "indices": [_nd_ids((3, 2), (4, 3))]}, {}),
+    "scatter_nd": lambda dt: ({"indices": [_nd_ids((4, 1), (5,))], "updates": [val((4, 2), dt)]}, {"shape": (5, 2)}),
+    "scatter_nd_like": lambda dt: (
+        {"like": [val((5, 2), dt)], "indices": [_nd_ids((4, 1), (5,))], "updates": [val((4, 2), dt)]}, {}),
+    "tensor_scatter_nd_update": lambda dt: (
+        {"params": [val((5, 2), dt)], "updates": [val((4, 2), dt)], "indices": [_nd_ids((4, 1), (5,))]}, {}),
+    "tensor_scatter_nd_add": lambda dt: (
+        {"params": [val((5, 2), dt)], "updates": [val((4, 2), dt)], "indices": [_nd_ids((4, 1), (5,))]}, {}),
+    "dim_gather": lambda dt: ({"input": [val((3, 4), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
+    "dim_scatter_add_like": lambda dt: (
+        {"like": [val((3, 4), dt)], "input": [val((3, 5), dt)], "index": [ids((3, 5), 4)]}, {"dim": 1}),
+    "bernoulli": lambda dt: ({"in": [val((4, 6), dt, 0, 1)]}, {"dtype": fd.from_numpy(dt), "seed": 7}),
+    "generate_random_batch_permutation_indices": lambda dt: ({"x": [val((6, 2), dt)]}, {"seed": 7}),
+    "slice_update": lambda dt: ({"x": [val((4, 5), dt)], "update": [val((2, 5), dt)]},
+                                {"slice_tup_list": ((3, 0, -2), (None, None, None))}),
+    # integers only, whatever dt (keys, table and size share the keys' index dtype; test_op_dtypes skips it)
+    "CategoricalOrdinalEncode": lambda dt: (  # keys repeat and collide (capacity 8); one slot already taken
+        {"in": [np.array([5, 13, -3, 5, 0, 21, 13], np.int32)], "table": [np.array(
+            [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 13, 1, 0, 0, 0, 0], np.int32)], "size": [np.array([1], np.int32)]},
+        {"hash_precomputed": True}),
+    "unsorted_segment_sum": lambda dt: (
+        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -291,12 +323,16 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "unsorted_batch_segment_sum": "segment_ids",
               "where": "condition", "in_top_k": "targets",
               "sparse_cross_entropy": "label", "sparse_cross_entropy_grad": "label",
-              "sparse_cross_entropy_ms_grad": "label"}
+              "sparse_cross_entropy_ms_grad": "label",
+              "unsorted_segment_sum": "segment_ids", "lars_update": "train_step",
+              "gather_nd": "indices", "scatter_nd": "indices", "scatter_nd_like": "indices",
+              "tensor_scatter_nd_update": "indices", "tensor_scatter_nd_add": "indices", "dim_gather": "index",
+              "dim_scatter_add_like": "index"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),
             "lamb_update": ("model", "m", "v", "beta1_t", "beta2_t"), "indexed_slices_sgd_update": ("model",),
-            "indexed_slices_momentum_update": ("model", "momentum")}
+            "indexed_slices_momentum_update": ("model", "momentum"), "lars_update": ("model", "momentum")}
 
 
 def sample(op_type: str, dt: Any) -> tuple[Inputs, dict]:

@@ -1,7 +1,7 @@
 """Comparisons, maximum/minimum, floor mod, where, masked_fill, broadcast_to_compatible_with and constant_like
 (ops/compare_ops.py): blob operators against NumPy, both CPU kernel modes, gradients against finite differences,
 a 2-device split run against one device, and the errors. (CUDA kernels: tests/cuda/test_kernels.py from
-op_samples.py; SBP exactness: tests/test_sbp_rules_exact.py; OneFlow's own tests: tests/oneflow/.)"""
+op_samples.py; SBP exactness: tests/compiler/test_sbp_rules_exact.py; OneFlow's own tests: tests/oneflow/.)"""
 
 from __future__ import annotations
 

@@ -138,3 +138,46 @@ def test_lamb_over_several_steps(impl, monkeypatch):
         np.testing.assert_allclose(after[name], want, rtol=1e-12, atol=1e-15, err_msg=name)
     variables = flow.get_all_variables()
     np.testing.assert_allclose(variables["dense-weight-beta1_t"], [0.9**4], rtol=1e-12)  # 3 steps from beta1
+
+
+def _np_lars(w, g, steps, lr, beta=0.9, eps=1e-9, coef=1e-4, wd=0.0):
+    mom = np.zeros_like(w)
+    for step in range(steps):  # LarsUpdateKernelUtil: rms norms, the decay term in the denominator after step 0
+        w_norm, g_norm = np.sqrt(np.mean(w * w)), np.sqrt(np.mean(g * g))
+        local = lr * coef * w_norm / (eps + g_norm + (wd * w_norm if step else 0.0))
+        mom = beta * mom - local * (g + wd * w)
+        w = w + mom
+    return w
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+def test_lars_over_several_steps(impl, monkeypatch):
+    monkeypatch.setenv("FLOWLAB_KERNELS", impl)
+    x = RNG.standard_normal((3, 4))
+    init = {n: RNG.standard_normal(4) for n in NAMES}
+    after = _train(lambda: flow.optimizer.LARS(flow.optimizer.PiecewiseConstantScheduler([], [0.5]),
+                                               momentum_beta=0.8, lars_coefficient=0.3), 3, x, init)
+    for i, name in enumerate(NAMES):
+        want = _np_lars(init[name], x[i], 3, 0.5, beta=0.8, coef=0.3)
+        np.testing.assert_allclose(after[name], want, rtol=1e-12, atol=1e-15, err_msg=name)
+    assert "dense-weight-momentum" in flow.get_all_variables()
+
+
+def test_lars_kernel_weight_decay_after_the_first_step():
+    """The decay term joins the local rate's denominator only when train_step != 0 (OneFlow's kernel)."""
+    from tests.ops.helpers import run_op
+
+    w, g, mom = RNG.standard_normal(6), RNG.standard_normal(6), RNG.standard_normal(6)
+    attrs = {"weight_decay": 0.3, "scale": 0.5, "l1": 0.0, "l2": 0.1, "momentum_beta": 0.9, "epsilon": 1e-9,
+             "lars_coefficient": 0.2}
+    for impl in ("reference", "numba"):
+        for step in (0, 4):
+            arrays = {"model": [w.copy()], "model_diff": [g.copy()], "learning_rate": [np.array([0.7])],
+                      "train_step": [np.array([step], np.int64)], "momentum": [mom.copy()]}
+            run_op("lars_update", arrays, attrs, impl)
+            geff = 0.5 * g + 0.1 * w
+            wn, gn = np.sqrt(np.mean(w * w)), np.sqrt(np.mean(geff * geff))
+            local = 0.7 * 0.2 * wn / (1e-9 + gn + (0.3 * wn if step else 0.0))
+            m2 = 0.9 * mom - local * (geff + 0.3 * w)
+            np.testing.assert_allclose(arrays["momentum"][0], m2, rtol=1e-13, err_msg=f"{impl} step {step}")
+            np.testing.assert_allclose(arrays["model"][0], w + m2, rtol=1e-13, err_msg=f"{impl} step {step}")

@@ -84,6 +84,11 @@ def _gather(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("unsorted_segment_sum_like", "reference")
 def _segment_sum(ctx: KernelCtx) -> KernelFn:
+    from .segment import sliced_segment_sum
+
+    sliced = sliced_segment_sum(ctx)  # a device holding a slice of the segments
+    if sliced is not None:
+        return sliced
     like = ctx.out_descs[0].shape
     axis = ctx.attrs["axis"] % len(like)
 
@@ -101,7 +106,13 @@ def _segment_sum(ctx: KernelCtx) -> KernelFn:
 
 
 def slices(ctx: KernelCtx, shape: tuple[int, ...]) -> tuple[slice, ...]:
-    return tuple(slice(*slice(*s).indices(d)) for s, d in zip(ctx.attrs["slice_tup_list"], shape))
+    """The attr's Python slices, normalized to start >= 0; a backward slice to the front gets stop None
+    (``indices()`` gives stop -1 there, which NumPy would read as the last element)."""
+    out = []
+    for s, d in zip(ctx.attrs["slice_tup_list"], shape):
+        start, stop, step = slice(*s).indices(d)
+        out.append(slice(start, None if stop < 0 else stop, step))
+    return tuple(out)
 
 
 @register_kernel("slice", "reference")
