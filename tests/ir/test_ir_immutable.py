@@ -45,8 +45,11 @@ def session():
         flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
         return loss
 
-    train_job(np.ones((4, 3), np.float32))
-    return flow.default_session()
+    for _ in range(3):  # a later call replays a captured one: its Schedule IR exists from then on
+        train_job(np.ones((4, 3), np.float32))
+    session = flow.default_session()
+    session.test_job = train_job
+    return session
 
 
 def _reachable(roots: list[Any]) -> list[Any]:
@@ -89,7 +92,9 @@ def _assert_immutable(obj: Any, where: str) -> None:
 
 
 def test_every_ir_object_of_a_compiled_session_is_immutable(session):
-    roots = [*session.traced_jobs.values(), *session.passes, session.job_set, session.plan]
+    schedule = session.schedule_of(session.test_job)
+    assert schedule is not None
+    roots = [*session.traced_jobs.values(), *session.passes, session.job_set, session.plan, schedule]
     objects = _reachable(roots)
     for obj in objects:
         _assert_immutable(obj, f"{type(obj).__name__} {str(obj)[:80]!r}")
