@@ -1,5 +1,6 @@
 """Numba CPU kernels of the sorting ops (see kernels/reference/sort.py for what each computes): each row of the
-last axis sorted with Numba's merge sort (stable: equal values in index order, as OneFlow's comparator)."""
+last axis sorted with Numba's merge sort (stable: equal values in index order, as OneFlow's comparator), on the
+reference's key (descending: -x), so NaN lands where the reference puts it."""
 
 from __future__ import annotations
 
@@ -9,45 +10,47 @@ from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 
 
-@njit
-def _row_order(row, descending, order):
-    # order[:] = the stable order of row; descending sorts the reversed row so that ties keep index order
-    n = row.size
-    if descending:
-        idx = np.argsort(row[::-1], kind="mergesort")
-        for j in range(n):
-            order[j] = n - 1 - idx[n - 1 - j]
-    else:
-        idx = np.argsort(row, kind="mergesort")
-        for j in range(n):
-            order[j] = idx[j]
+def _key(x: np.ndarray, descending: bool) -> np.ndarray:
+    """The ascending sort key, as the reference's: a descending sort orders by -x (~x for integers, which cannot
+    overflow), so ties keep index order and NaN sorts last either way, as NumPy's stable sort puts it."""
+    if not descending:
+        return x
+    return ~x if x.dtype.kind in "iu" else -x
 
 
 @njit
-def _arg_sort(x, descending, out):
-    # x (rows, n), out (rows, n) int32
-    order = np.empty(x.shape[1], np.int64)
-    for r in range(x.shape[0]):
-        _row_order(x[r], descending, order)
-        for j in range(x.shape[1]):
+def _row_order(key, order):
+    # order[:] = the stable ascending order of key (Numba's merge sort: NaN last, as NumPy's)
+    idx = np.argsort(key, kind="mergesort")
+    for j in range(key.size):
+        order[j] = idx[j]
+
+
+@njit
+def _arg_sort(key, out):
+    # key (rows, n), out (rows, n) int32
+    order = np.empty(key.shape[1], np.int64)
+    for r in range(key.shape[0]):
+        _row_order(key[r], order)
+        for j in range(key.shape[1]):
             out[r, j] = order[j]
 
 
 @njit
-def _sort(x, descending, out):
+def _sort(x, key, out):
     order = np.empty(x.shape[1], np.int64)
     for r in range(x.shape[0]):
-        _row_order(x[r], descending, order)
+        _row_order(key[r], order)
         for j in range(x.shape[1]):
             out[r, j] = x[r, order[j]]
 
 
 @njit
-def _top_k(x, out):
-    # out (rows, k): the first k of the descending order
-    order = np.empty(x.shape[1], np.int64)
-    for r in range(x.shape[0]):
-        _row_order(x[r], True, order)
+def _top_k(key, out):
+    # out (rows, k): the first k of the descending order (key is the descending key)
+    order = np.empty(key.shape[1], np.int64)
+    for r in range(key.shape[0]):
+        _row_order(key[r], order)
         for j in range(out.shape[1]):
             out[r, j] = order[j]
 
@@ -83,7 +86,7 @@ def _arg_sort_f(ctx: KernelCtx) -> KernelFn:
     descending = ctx.attrs["direction"] == "DESCENDING"
 
     def kernel(ins, outs):
-        _arg_sort(ins[0].reshape(rows, n), descending, outs[0].reshape(rows, n))
+        _arg_sort(_key(ins[0], descending).reshape(rows, n), outs[0].reshape(rows, n))
 
     return kernel
 
@@ -94,7 +97,7 @@ def _sort_f(ctx: KernelCtx) -> KernelFn:
     descending = ctx.attrs["direction"] == "DESCENDING"
 
     def kernel(ins, outs):
-        _sort(ins[0].reshape(rows, n), descending, outs[0].reshape(rows, n))
+        _sort(ins[0].reshape(rows, n), _key(ins[0], descending).reshape(rows, n), outs[0].reshape(rows, n))
 
     return kernel
 
@@ -105,7 +108,7 @@ def _top_k_f(ctx: KernelCtx) -> KernelFn:
     k = ctx.out_descs[0].shape[-1]
 
     def kernel(ins, outs):
-        _top_k(ins[0].reshape(rows, n), outs[0].reshape(rows, k))
+        _top_k(_key(ins[0], True).reshape(rows, n), outs[0].reshape(rows, k))
 
     return kernel
 
