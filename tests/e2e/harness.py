@@ -185,3 +185,14 @@ def pixel_difference(a: bytes, b: bytes) -> float:
     pa, pb = png_pixels(a), png_pixels(b)
     total = sum(abs(x - y) for ra, rb in zip(pa, pb) for qa, qb in zip(ra, rb) for x, y in zip(qa, qb))
     return total / max(1, 3 * sum(len(r) for r in pa))
+
+
+# Mounts the view widget on a payload in the harness page: page.evaluate(MOUNT, payload)
+MOUNT = """async (payload) => {
+  const out = document.getElementById('out'); out.replaceChildren();
+  const el = document.createElement('div'); out.append(el);
+  const mod = await import('/flowlab/notebook/static/flowlab_widget.js');
+  const model = new window.flowlab.FakeModel({ payload, selected: '', query: '' });
+  window.model = model;
+  mod.default.render({ model, el });
+}"""

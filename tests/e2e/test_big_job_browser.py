@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import MOUNT, harness_page, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
-from tests.e2e.test_devices_browser import MOUNT
 from tests.e2e.test_timing_browser import _mlp_plan_text
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import MOUNT, harness_page, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -19,7 +19,6 @@ if missing():
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.viz.payload import jobset_payload, plan_payload
-from tests.e2e.test_devices_browser import MOUNT
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
 # every label on the canvas with its on-screen box: node labels and cluster (open group) headers

@@ -10,13 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import MOUNT, harness_page, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
 from tests.devices.test_multi_device_payload import _dp_train
-from tests.e2e.test_devices_browser import MOUNT
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
 

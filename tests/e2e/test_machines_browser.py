@@ -10,21 +10,13 @@ from pathlib import Path
 import pytest
 
 import flowlab as flow
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import MOUNT, harness_page, missing
 from tests.ray.programs import data, mlp_train
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
-MOUNT = """async (payload) => {
-  const out = document.getElementById('out'); out.replaceChildren();
-  const el = document.createElement('div'); out.append(el);
-  const mod = await import('/flowlab/notebook/static/flowlab_widget.js');
-  const model = new window.flowlab.FakeModel({ payload, selected: '', query: '' });
-  window.model = model;
-  mod.default.render({ model, el });
-}"""
 
 
 def _two_machine_plan() -> dict:

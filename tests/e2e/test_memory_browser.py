@@ -12,8 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.harness import harness_page, missing
-from tests.e2e.test_devices_browser import MOUNT
+from tests.e2e.harness import MOUNT, harness_page, missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

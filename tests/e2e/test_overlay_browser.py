@@ -13,8 +13,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
-from tests.e2e.harness import harness_page, missing, png_pixels
-from tests.e2e.test_devices_browser import MOUNT
+from tests.e2e.harness import MOUNT, harness_page, missing, png_pixels
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
