@@ -6,6 +6,7 @@ import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
 import type { Graph, Memory } from "./payload.js";
 import { tierText } from "./runview.js";
+import { attachStuck, type StuckData } from "./stuck.js";
 
 export interface Actor { id: string; name: string; job: string; state: string; why_blocked?: string | null; acts: number }
 export interface Breakpoint { id: string | number; kind: string; target?: string | null; text: string }
@@ -124,9 +125,12 @@ export class DebuggerView {
     this.lastAct.style.display = "none";  // until the run has made an act
   }
 
-  setGraph(graph: Graph): void {
+  /** Draw the Plan; with `stuck` (the kernel found the run hung: no actor can act, calls in flight), the hang on it. */
+  setGraph(graph: Graph, stuck?: StuckData): void {
     this.graph?.destroy();
+    const hang = stuck ? attachStuck(stuck, {}) : null;
     this.graph = new GraphView(graph, {
+      ...hang?.opts,
       height: 420,
       tools: graphExportButtons(() => this.graph?.root, "flowlab-debugger-plan"),
       onSelect: (id) => {
@@ -136,6 +140,7 @@ export class DebuggerView {
       },
     });
     this.graphBox.replaceChildren(this.graph.root);
+    hang?.mount(this.graph, this.graphBox);
     void this.graph.ready.then(() => this.setState(this.state));
   }
 

@@ -210,6 +210,34 @@ export class GraphView {
     this.apply();
   }
 
+  /** Open the groups holding `ids` and fit the view to their boxes (a hang's cycle: stuck.ts). */
+  fitTo(ids: string[]): Promise<void> {
+    return this.settling(this.fitToNow(ids));
+  }
+
+  private async fitToNow(ids: string[]): Promise<void> {
+    const known = ids.filter((id) => this.tree.nodes.has(id));
+    let opened = false;
+    for (const id of known) opened = this.tree.reveal(id) || opened;
+    if (opened) {
+      this.tree.bound(MAX_VISIBLE, known[0]);
+      await this.relayout();
+    }
+    await this.pending;
+    const boxes = known.map((id) => this.layout?.nodes.get(this.tree.representative(id))).filter((b) => b !== undefined);
+    const W = this.canvas.clientWidth, H = this.canvas.clientHeight;
+    if (!boxes.length || !W || !H) return;
+    const pad = 40;
+    const x0 = Math.min(...boxes.map((b) => b.x)) - pad, y0 = Math.min(...boxes.map((b) => b.y)) - pad;
+    const w = Math.max(...boxes.map((b) => b.x + b.w)) + pad - x0, hh = Math.max(...boxes.map((b) => b.y + b.h)) + pad - y0;
+    this.k = Math.max(0.02, Math.min(1.5, W / w, H / hh));
+    this.tx = (W - w * this.k) / 2 - x0 * this.k;
+    this.ty = (H - hh * this.k) / 2 - y0 * this.k;
+    this.fitted = true;
+    this.touched = true;
+    this.apply();
+  }
+
   /** Show the graph at this scale and offset (a linked pane's); does not tell onView. */
   setView(k: number, tx: number, ty: number): void {
     this.k = k; this.tx = tx; this.ty = ty;

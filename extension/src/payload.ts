@@ -5,6 +5,7 @@
 // A live widget's comm carries version 2 with a binary body instead (encoding "gzip", the body an ipywidgets buffer
 // that arrives as a DataView): the gzip bytes without base64's third more.
 import { type OverlayData, parseOverlay } from "./overlay.js";
+import { parseStuck, type StuckData } from "./stuck.js";
 
 export const PAYLOAD_VERSION = 2;
 export const PACKED_ENCODING = "gzip+base64";
@@ -53,7 +54,10 @@ export interface Memory { blocks: MemBlock[]; lifetimes: Lifetime[] }
 
 interface Base { flowlab_payload: number; title: string; graph: Graph; overlay?: OverlayData }
 export interface JobsetPayload extends Base { kind: "jobset"; shared_interfaces: Record<string, string[]> }
-export interface PlanPayload extends Base { kind: "plan"; summary: Record<string, number> }
+export interface PlanPayload extends Base {
+  kind: "plan"; summary: Record<string, number>;
+  stuck?: StuckData;  // a hang drawn on the Plan (stuck.ts)
+}
 export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
 /** One thing the compare view lists: its status and its box on each side (null where it has none). */
 export interface CompareItem { what: string; status: "added" | "removed" | "changed"; label: string; a: string | null; b: string | null; summary: string }
@@ -289,7 +293,8 @@ export function parsePayload(data: unknown): Parsed {
     }
     if (kind === "plan") {
       const summary = (o.summary === undefined ? {} : obj(o.summary, "payload.summary")) as Record<string, number>;
-      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay } };
+      const stuck = o.stuck === undefined ? {} : { stuck: parseStuck(o.stuck) };
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck } };
     }
     const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
     return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };

@@ -7,6 +7,7 @@ import { attachOverlay } from "./overlay.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
 import { RewritesView } from "./rewrites.js";
 import { RunView } from "./runview.js";
+import { attachStuck } from "./stuck.js";
 import { ensureStyle } from "./style.js";
 
 const SUMMARY_ORDER = ["tasks", "regsts", "mem_blocks"];
@@ -56,10 +57,13 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   }
   let graph: GraphView | null = null;
   const tools = [...(opts.tools ?? []), ...graphExportButtons(() => graph?.root, p.title || p.kind)];
-  const overlay = p.overlay ? attachOverlay(p.overlay, p.graph, opts) : null;  // numbers on the graph (overlay.ts)
-  graph = new GraphView(p.graph, { ...(overlay?.opts ?? opts), tools });
+  // sections drawn on the graph, each wrapping the options before it: numbers (overlay.ts), a hang (stuck.ts)
+  const overlay = p.overlay ? attachOverlay(p.overlay, p.graph, opts) : null;
+  const stuck = p.kind === "plan" && p.stuck ? attachStuck(p.stuck, overlay?.opts ?? opts) : null;
+  graph = new GraphView(p.graph, { ...(stuck?.opts ?? overlay?.opts ?? opts), tools });
   el.append(graph.root);
   overlay?.mount(graph, el);
+  stuck?.mount(graph, el);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
     // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)
     const rank = (k: string): number => { const i = SUMMARY_ORDER.indexOf(k); return i < 0 ? SUMMARY_ORDER.length : i; };

@@ -128,7 +128,7 @@ function renderDebugger(model: Model, el: HTMLElement): () => void {
   const view = new DebuggerView((msg) => model.send(msg));
   el.append(view.root);
   const drawPayload = (parsed: Parsed): void => {
-    if (parsed.ok) view.setGraph(parsed.payload.graph);
+    if (parsed.ok) view.setGraph(parsed.payload.graph, parsed.payload.kind === "plan" ? parsed.payload.stuck : undefined);
     else showProblem(view.root, parsed.message);
   };
   // The kernel sends `update` (the change since its last update); a page that sets a whole `state` (the test harness,

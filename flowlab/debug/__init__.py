@@ -44,6 +44,30 @@ def show_rewrites(what: Any, index: int = 0) -> Any:
     return rewrites(what).show(index)
 
 
+def show_stuck(what: Any = None, **kwargs: Any) -> Any:
+    """A hang drawn on the Plan (blocked actors by kind, the wait-for edges, the cycle in view):
+    ``flow.debug.show_stuck(session)``, ``show_stuck(err)`` for a HangError (see notebook/plan_views.py)."""
+    from ..notebook.plan_views import show_stuck as show
+
+    return show(what, **kwargs)
+
+
+def show_schedule(session: Any = None, job_fn: Any = None) -> Any:
+    """A job function's captured Schedule (fused segments, lanes) beside its Plan, with the execution policy:
+    ``flow.debug.show_schedule(session, job_fn)`` or ``show_schedule(job_fn)`` (see notebook/plan_views.py)."""
+    from ..notebook.plan_views import show_schedule as show
+
+    return show(session, job_fn)
+
+
+def show_provenance(what: Any = None) -> Any:
+    """The Plan whose tasks' detail panes link to the rewrite that made each ("made by #k"), opening the rewrites
+    stepper there: ``flow.debug.show_provenance(session)`` (see notebook/plan_views.py)."""
+    from ..notebook.plan_views import show_provenance as show
+
+    return show(what)
+
+
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
 debug.catch_nan = catch_nan  # type: ignore[attr-defined]
 debug.diff = diff  # type: ignore[attr-defined]
@@ -56,9 +80,13 @@ debug.Overlay = Overlay  # type: ignore[attr-defined]
 debug.backend_diff = backend_diff  # type: ignore[attr-defined]
 debug.rewrites = rewrites  # type: ignore[attr-defined]
 debug.show_rewrites = show_rewrites  # type: ignore[attr-defined]
+debug.show_stuck = show_stuck  # type: ignore[attr-defined]
+debug.show_schedule = show_schedule  # type: ignore[attr-defined]
+debug.show_provenance = show_provenance  # type: ignore[attr-defined]
 
 
 __all__ = ["ActorRow", "BackendDiff", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime",
            "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording", "Rewrite", "Rewrites",
            "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats", "catch_nan", "debug",
-           "diff", "overlay", "rewrites", "show_rewrites", "why_stuck"]
+           "diff", "overlay", "rewrites", "show_provenance", "show_rewrites", "show_schedule", "show_stuck",
+           "why_stuck"]

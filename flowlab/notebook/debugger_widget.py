@@ -265,9 +265,35 @@ class DebuggerWidget(anywidget.AnyWidget):
         self._status, self._stop = status, stop
         self._publish(None)
 
+    def show_stuck(self) -> Any:
+        """Draw the run's hang on the Plan (blocked actors by kind, the wait-for edges, the cycle in view: the
+        widget does this itself when no actor can act while the call has not finished), or the plain Plan when
+        nothing is stuck. Returns the WaitGraph drawn, or None."""
+        from ..viz.payload_sections import stuck_section
+
+        dbg = self.dbg
+        hung = not dbg.finished and dbg.runtime.peek() is None
+        graph = dbg.why_stuck() if hung else None
+        if graph is not None and graph.blocked:
+            lines = str(graph).splitlines()  # the whole text is under the graph: the status says the headline
+            head = next((x for x in lines if x.startswith(("deadlock", "no cycle"))), lines[0])
+            self._status = f"stuck: no actor can act and the call has not finished; {head}"
+            if self.payload.get("stuck", {}).get("text") == str(graph):
+                return graph  # drawn already
+            payload = plan_payload(dbg.plan, dbg.session.job_set)
+            payload["stuck"] = stuck_section(graph, dbg.plan, payload["graph"])
+            payload["title"] += " · stuck"
+            self.payload = payload
+            return graph
+        if "stuck" in self.payload:
+            self.payload = plan_payload(dbg.plan, dbg.session.job_set)
+        return None
+
     def _publish(self, error: str | None, full: bool = False) -> None:
         dbg = self.dbg
         nxt = None if dbg.finished else dbg.runtime.peek()
+        if (nxt is None and not dbg.finished) or "stuck" in self.payload:  # hung, or no longer: redraw the Plan
+            self.show_stuck()
         inspected = None
         if self._inspected is not None:
             try:

@@ -43,12 +43,21 @@ class PayloadView:
 
 
 def show_plan(plan: Any, job_set: Any = None, *, marks: Mapping[str, str] | None = None, title: str | None = None,
-              passes: Any = None, overlay: Any = None) -> PayloadView:
+              passes: Any = None, overlay: Any = None, stuck: Any = None) -> PayloadView:
     """A Plan as an output; ``marks`` (payload id -> added/removed/changed, e.g. ``flow.debug.diff(a, b).marks_b``)
     become node classes the front end colours; ``overlay`` (``flow.debug.overlay(...)``, view ``plan``) colours the
-    boxes by its numbers (docs/overlays.md)."""
-    payload = plan_payload(plan, job_set, passes=passes, marks=marks, title=title)
-    return PayloadView(_with_overlay(payload, overlay, "plan"), text=f"{payload['title']}\n{plan}")
+    boxes by its numbers (docs/overlays.md); ``stuck`` (a ``WaitGraph``: ``HangError.graph``,
+    ``flow.debug.why_stuck()``) marks the blocked actors and draws who waits for whom (docs/hangs.md)."""
+    from ..viz.payload_sections import stuck_section
+
+    payload = _with_overlay(plan_payload(plan, job_set, passes=passes, marks=marks, title=title), overlay, "plan")
+    text = f"{payload['title']}\n{plan}"
+    if stuck is not None:
+        payload["stuck"] = stuck_section(stuck, plan, payload["graph"])
+        payload["title"] += " · stuck: " + (" -> ".join(stuck.cycle) if stuck.cycle else
+                                            f"{len(stuck.blocked)} blocked actors")
+        text = f"{payload['title']}\n{stuck}"
+    return PayloadView(payload, text=text)
 
 
 def show_jobset(job_set: Any, *, passes: Any = None, title: str | None = None, overlay: Any = None) -> PayloadView:

@@ -1,0 +1,98 @@
+"""Plan payload sections drawn by other views: a hang (``stuck``), checked against the WaitGraph it comes from and
+the hand-built defects of tests/helpers/hang_plans.py; the debugger widget draws the hang when a call hangs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import flowlab as flow
+from flowlab.runtime import Runtime
+from tests.helpers.hang_plans import X, call, cycle_plan, task
+
+
+@pytest.fixture
+def hang():
+    plan, ctrl = cycle_plan()
+    rt = Runtime(plan)
+    with pytest.raises(flow.debug.HangError) as err:
+        rt.run_call(call([]))
+    yield plan, err.value
+    flow.clear_default_session()
+
+
+def test_the_stuck_section_marks_the_cycle_and_every_wait(hang):
+    plan, err = hang
+    payload = flow.debug.show_stuck(err, plan=plan).payload
+    st = json.loads(json.dumps(payload["stuck"]))  # JSON-able
+    pad, ret = task(plan, "pad_Job", "reflection_pad2d_0"), task(plan, "pad_Job", "Return_0")
+    # the hand-made cycle, and nothing else, is "cycle"
+    assert {k for k, a in st["actors"].items() if a["kind"] == "cycle"} == {f"t:{pad.task_id}", f"t:{ret.task_id}"}
+    assert sorted(st["cycle"]) == sorted([f"t:{pad.task_id}", f"t:{ret.task_id}"])
+    # one edge per (blocked actor, what it waits for); the two between the cycle's actors are flagged
+    expected = {(f"t:{b.actor_id}", f"t:{w}") for b in err.graph.blocked for w in b.waits_on}
+    assert {(a, b) for a, b, _ in st["edges"]} == expected
+    assert {(a, b) for a, b, c in st["edges"] if c} == {(f"t:{pad.task_id}", f"t:{ret.task_id}"),
+                                                        (f"t:{ret.task_id}", f"t:{pad.task_id}")}
+    # each actor's text is the WaitGraph's line for it; the main job's lock waits for a section
+    by_id = {f"t:{b.actor_id}": b for b in err.graph.blocked}
+    assert all(a["text"] == str(by_id[k]) for k, a in st["actors"].items())
+    lock = next(k for k, a in st["actors"].items() if a["name"] == "System-Main-ReentrantLock_0")
+    assert st["actors"][lock]["kind"] == "section"
+    assert st["text"] == str(err.graph)
+    assert "stuck: " in payload["title"] and all(n in payload["title"] for n in err.graph.cycle)
+    assert sum(st["counts"].values()) == len(err.graph.blocked)
+
+
+def test_a_wait_graph_of_another_plan_is_refused_with_the_reason(hang):
+    _plan, err = hang
+    import flowlab.typing as tp
+
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def other(x: tp.Numpy.Placeholder((2,))) -> tp.Numpy:
+        return flow.math.relu(x)
+
+    import numpy as np
+
+    other(np.ones(2, np.float32))
+    with pytest.raises(KeyError, match="this wait-for graph names task .* the Plan that ran"):
+        flow.debug.show_stuck(err)  # the default session's Plan is not the one that hung
+
+
+def test_show_stuck_says_when_nothing_is_stuck():
+    flow.clear_default_session()
+    import flowlab.typing as tp
+
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    pad_Job(X)
+    with pytest.raises(ValueError, match="nothing is stuck"):
+        flow.debug.show_stuck()
+
+
+def test_the_debugger_widget_draws_the_hang_when_no_actor_can_act(monkeypatch):
+    from flowlab.notebook.debugger_widget import DebuggerWidget
+
+    plan, _ctrl = cycle_plan()  # the pad job compiled in the default session: run its debugger on the edited Plan
+    session = flow.default_session()
+    monkeypatch.setattr(session, "debug_runtime", lambda: Runtime(plan))  # same task ids, one edge more
+    desc = session.function_descs["pad_Job"]
+    from flowlab.debug import Debugger
+
+    dbg = Debugger(session, desc, (X,), {})
+    widget = DebuggerWidget(dbg)
+    assert "stuck" not in widget.payload
+    widget.continue_()  # runs until no actor can act: the call hangs on the cycle
+    assert not dbg.finished
+    st = widget.payload["stuck"]
+    graph = dbg.why_stuck()
+    assert sorted(st["cycle"]) == sorted(f"t:{i}" for i in graph.cycle_ids) and len(st["cycle"]) == 2
+    assert widget.state["status"].startswith("stuck:") and "deadlock: a cycle of waits" in widget.state["status"]
+    widget.restart()  # a fresh run: nothing stuck, the plain Plan again
+    assert "stuck" not in widget.payload
+    flow.clear_default_session()
