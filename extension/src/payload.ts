@@ -5,6 +5,7 @@
 // A live widget's comm carries version 2 with a binary body instead (encoding "gzip", the body an ipywidgets buffer
 // that arrives as a DataView): the gzip bytes without base64's third more.
 import { type OverlayData, parseOverlay } from "./overlay.js";
+import type { ProvenanceData } from "./provenance.js";
 import { parseStuck, type StuckData } from "./stuck.js";
 
 export const PAYLOAD_VERSION = 2;
@@ -57,6 +58,7 @@ export interface JobsetPayload extends Base { kind: "jobset"; shared_interfaces:
 export interface PlanPayload extends Base {
   kind: "plan"; summary: Record<string, number>;
   stuck?: StuckData;  // a hang drawn on the Plan (stuck.ts)
+  provenance?: ProvenanceData;  // the rewrite that made each task, and the stepper to open there (provenance.ts)
 }
 export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
 /** One thing the compare view lists: its status and its box on each side (null where it has none). */
@@ -262,6 +264,21 @@ function parseRewrites(o: Record<string, unknown>, v: number, title: string): Re
     made: (o.made === undefined ? {} : obj(o.made, "payload.made")) as Record<string, number> };
 }
 
+function parseProvenance(raw: unknown, v: number): ProvenanceData {
+  const o = obj(raw, "payload.provenance");
+  const rw = obj(o.rewrites, "payload.provenance.rewrites");
+  const steps = arr(o, "steps", "payload.provenance").map((s, i) => {
+    const so = obj(s, `payload.provenance.steps[${i}]`);
+    return { index: typeof so.index === "number" ? so.index : i, name: String(so.name ?? ""), job: String(so.job ?? "") };
+  });
+  const madeBy = obj(o.made_by, "payload.provenance.made_by") as Record<string, number>;
+  for (const [k, at] of Object.entries(madeBy)) {
+    if (typeof at !== "number" || !steps[at]) throw new Bad(`payload.provenance.made_by.${k}: expected a rewrite's position, got ${what(at)}`);
+  }
+  const opMade = (o.op_made === undefined ? {} : obj(o.op_made, "payload.provenance.op_made")) as Record<string, [number, string]>;
+  return { made_by: madeBy, op_made: opMade, steps, rewrites: parseRewrites(rw, v, typeof rw.title === "string" ? rw.title : "rewrites") };
+}
+
 /** Parse a payload; never throws. A newer version or a malformed payload comes back as a message for people. */
 export function parsePayload(data: unknown): Parsed {
   try {
@@ -294,7 +311,8 @@ export function parsePayload(data: unknown): Parsed {
     if (kind === "plan") {
       const summary = (o.summary === undefined ? {} : obj(o.summary, "payload.summary")) as Record<string, number>;
       const stuck = o.stuck === undefined ? {} : { stuck: parseStuck(o.stuck) };
-      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck } };
+      const provenance = o.provenance === undefined ? {} : { provenance: parseProvenance(o.provenance, v) };
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck, ...provenance } };
     }
     const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
     return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };

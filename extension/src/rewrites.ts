@@ -175,6 +175,18 @@ export class RewritesView {
     return work;
   }
 
+  /** Go to rewrite `i` and select `node` on its after side, saying which rewrite made it (the Plan browser's
+   * "made by" link: provenance.ts). Resolves once the step shows the node. */
+  async showNode(i: number, node: string): Promise<void> {
+    this.go(i);
+    await this.ready;
+    const view = this.views.get(this.index);
+    if (!view) return;
+    await view.right.focus(node);
+    this.sayMaker();
+    this.root.dataset.shown = `${this.index} ${node}`;
+  }
+
   /** After a click on the after side: which rewrite made the selected node, with a link to it. */
   private sayMaker(): void {
     const view = this.views.get(this.index);

@@ -5,6 +5,7 @@ import { graphExportButtons } from "./exports.js";
 import { GraphView, type GraphViewOptions } from "./graphview.js";
 import { attachOverlay } from "./overlay.js";
 import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.js";
+import { attachProvenance } from "./provenance.js";
 import { RewritesView } from "./rewrites.js";
 import { RunView } from "./runview.js";
 import { attachStuck } from "./stuck.js";
@@ -57,13 +58,16 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   }
   let graph: GraphView | null = null;
   const tools = [...(opts.tools ?? []), ...graphExportButtons(() => graph?.root, p.title || p.kind)];
-  // sections drawn on the graph, each wrapping the options before it: numbers (overlay.ts), a hang (stuck.ts)
+  // sections drawn on the graph, each wrapping the options before it: numbers (overlay.ts), a hang (stuck.ts), the
+  // rewrite that made each task (provenance.ts)
   const overlay = p.overlay ? attachOverlay(p.overlay, p.graph, opts) : null;
   const stuck = p.kind === "plan" && p.stuck ? attachStuck(p.stuck, overlay?.opts ?? opts) : null;
-  graph = new GraphView(p.graph, { ...(stuck?.opts ?? overlay?.opts ?? opts), tools });
+  const made = p.kind === "plan" && p.provenance ? attachProvenance(p.provenance, stuck?.opts ?? overlay?.opts ?? opts) : null;
+  graph = new GraphView(p.graph, { ...(made?.opts ?? stuck?.opts ?? overlay?.opts ?? opts), tools });
   el.append(graph.root);
   overlay?.mount(graph, el);
   stuck?.mount(graph, el);
+  made?.mount(graph, el);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
     // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)
     const rank = (k: string): number => { const i = SUMMARY_ORDER.indexOf(k); return i < 0 ? SUMMARY_ORDER.length : i; };

@@ -76,5 +76,8 @@ def show_provenance(what: Any = None) -> PayloadView:
     source = _session_of(what)
     rw = rewrites(source)
     view = show_plan(rw.plan, getattr(source, "job_set", None), title=f"Plan: {len(rw.plan.tasks)} tasks · made by")
-    view.payload["provenance"] = provenance_section(rewrites_payload(rw, len(rw) - 1), view.payload["graph"])
+    plan = rw.plan
+    ops = {f"t:{t.task_id}": f"{plan.job_names[t.job_id]}/{t.exec_sequence[0].name}" for t in plan.tasks
+           if t.exec_sequence}
+    view.payload["provenance"] = provenance_section(rewrites_payload(rw, len(rw) - 1), view.payload["graph"], ops)
     return view

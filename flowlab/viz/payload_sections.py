@@ -85,14 +85,27 @@ def schedule_section(schedules: Mapping[str, Any], execution_text: str, graph: M
     return {"execution": execution_text, "schedules": out}
 
 
-def provenance_section(rewrites: Mapping[str, Any], graph: Mapping[str, Any]) -> dict[str, Any]:
+def provenance_section(rewrites: Mapping[str, Any], graph: Mapping[str, Any],
+                       ops: Mapping[str, str] | None = None) -> dict[str, Any]:
     """Which rewrite made each node of the Plan view: the rewrites payload's last step is the final Plan, whose
-    ``made_by`` maps its node ids to a step; the stepper's payload comes along, opened there by the front end."""
+    ``made_by`` maps its node ids to a step (the Plan stage that made the task). ``ops`` (node id -> "job/op", the
+    op a task runs) adds the job rewrite that made the op (``op_made``: node id -> [step, the op's node id on that
+    step's after side]), for the ops a pass added (autograd, optimizer, ticks); the stepper's payload comes along."""
     last = rewrites["steps"][-1]
     if last["kind"] != "plan":
         raise ValueError("provenance on a Plan needs the rewrites up to the Plan (flow.debug.rewrites(session)); "
                          f"these end at {last['name']} on {last['job']}")
-    made = {node: k for node, k in last["made_by"].items()}
+    made = dict(last["made_by"])
     _known(graph, list(made), "these rewrites")
+    op_made: dict[str, list[Any]] = {}
+    for node, job_op in (ops or {}).items():
+        at = rewrites["made"].get(job_op)
+        step = rewrites["steps"][at] if at is not None else None
+        if step is None or step["kind"] != "job":
+            continue
+        op = job_op.split("/", 1)[1]
+        target = next((n["id"] for n in step["compare"]["b"]["graph"]["nodes"] if n["label"] == op), None)
+        if target is not None:
+            op_made[node] = [at, target]
     steps = [{"index": s["index"], "name": s["name"], "job": s["job"]} for s in rewrites["steps"]]
-    return {"made_by": made, "steps": steps, "rewrites": dict(rewrites)}
+    return {"made_by": made, "op_made": op_made, "steps": steps, "rewrites": dict(rewrites)}

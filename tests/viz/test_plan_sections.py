@@ -96,3 +96,37 @@ def test_the_debugger_widget_draws_the_hang_when_no_actor_can_act(monkeypatch):
     widget.restart()  # a fresh run: nothing stuck, the plain Plan again
     assert "stuck" not in widget.payload
     flow.clear_default_session()
+
+
+def test_provenance_names_the_rewrite_that_made_each_task_and_its_op():
+    import numpy as np
+
+    import flowlab.typing as tp
+
+    flow.clear_default_session()
+
+    @flow.global_function(type="train")
+    def train_job(x: tp.Numpy.Placeholder((4, 3))) -> tp.Numpy:
+        w = flow.get_variable("w", shape=(3, 2), initializer=flow.constant_initializer(0.5))
+        loss = flow.math.reduce_mean(flow.matmul(x, w))
+        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
+        return loss
+
+    train_job(np.ones((4, 3), np.float32))
+    session = flow.default_session()
+    rw = flow.debug.rewrites(session)
+    pv = flow.debug.show_provenance(session).payload["provenance"]
+    order = list(rw)
+    plan = session.plan
+    for t in plan.tasks:  # each task: the rewrite rw.made finds for its name (job/op, [parallel id] past the first)
+        label = f"{plan.job_names[t.job_id]}/{t.name}" + (f" [{t.parallel_id}]" if t.parallel_id else "")
+        assert pv["made_by"][f"t:{t.task_id}"] == order.index(rw.made(label)), label
+    grad = next(t for t in plan.tasks if t.name == "matmul_1")
+    at, node = pv["op_made"][f"t:{grad.task_id}"]
+    assert order[at] is rw.made("matmul_1", job="train_job")
+    assert order[at].name == "GenerateBackwardAndOptimizerOpConfs"
+    step = pv["rewrites"]["steps"][at]["compare"]["b"]["graph"]
+    assert next(n for n in step["nodes"] if n["id"] == node)["label"] == "matmul_1"
+    user = next(t for t in plan.tasks if t.name == "matmul_0")  # traced from the user's code: no op rewrite
+    assert f"t:{user.task_id}" not in pv["op_made"]
+    flow.clear_default_session()

@@ -1,0 +1,1 @@
+"use strict";(self.rspackChunkflowlab=self.rspackChunkflowlab||[]).push([[999],{274(e,a,r){r.r(a);var t=r(763);let l={safe:!0,mimeTypes:Object.values(r(893).Z$),defaultRank:50,createRenderer:()=>new t.t};r.d(a,{},{default:{id:"flowlab:mime",rendererFactory:l,rank:50,dataType:"json",fileTypes:[],documentWidgetFactoryOptions:[]},rendererFactory:l})}}]);
