@@ -6,6 +6,7 @@
 // that arrives as a DataView): the gzip bytes without base64's third more.
 import { type OverlayData, parseOverlay } from "./overlay.js";
 import type { ProvenanceData } from "./provenance.js";
+import { parseSchedule, type ScheduleData } from "./schedview.js";
 import { parseStuck, type StuckData } from "./stuck.js";
 
 export const PAYLOAD_VERSION = 2;
@@ -59,6 +60,7 @@ export interface PlanPayload extends Base {
   kind: "plan"; summary: Record<string, number>;
   stuck?: StuckData;  // a hang drawn on the Plan (stuck.ts)
   provenance?: ProvenanceData;  // the rewrite that made each task, and the stepper to open there (provenance.ts)
+  schedule?: ScheduleData;  // a job function's captured Schedules and the execution policy (schedview.ts)
 }
 export interface RunPayload extends Base { kind: "run"; acts: Act[]; memory: Memory }
 /** One thing the compare view lists: its status and its box on each side (null where it has none). */
@@ -312,7 +314,8 @@ export function parsePayload(data: unknown): Parsed {
       const summary = (o.summary === undefined ? {} : obj(o.summary, "payload.summary")) as Record<string, number>;
       const stuck = o.stuck === undefined ? {} : { stuck: parseStuck(o.stuck) };
       const provenance = o.provenance === undefined ? {} : { provenance: parseProvenance(o.provenance, v) };
-      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck, ...provenance } };
+      const schedule = o.schedule === undefined ? {} : { schedule: parseSchedule(o.schedule) };
+      return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck, ...provenance, ...schedule } };
     }
     const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
     return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };

@@ -8,6 +8,7 @@ import { type Parsed, parsePayload, type Payload, readPayload } from "./payload.
 import { attachProvenance } from "./provenance.js";
 import { RewritesView } from "./rewrites.js";
 import { RunView } from "./runview.js";
+import { attachSchedule } from "./schedview.js";
 import { attachStuck } from "./stuck.js";
 import { ensureStyle } from "./style.js";
 
@@ -59,15 +60,17 @@ export function renderParsed(el: HTMLElement, parsed: Parsed, fallback?: string,
   let graph: GraphView | null = null;
   const tools = [...(opts.tools ?? []), ...graphExportButtons(() => graph?.root, p.title || p.kind)];
   // sections drawn on the graph, each wrapping the options before it: numbers (overlay.ts), a hang (stuck.ts), the
-  // rewrite that made each task (provenance.ts)
-  const overlay = p.overlay ? attachOverlay(p.overlay, p.graph, opts) : null;
-  const stuck = p.kind === "plan" && p.stuck ? attachStuck(p.stuck, overlay?.opts ?? opts) : null;
-  const made = p.kind === "plan" && p.provenance ? attachProvenance(p.provenance, stuck?.opts ?? overlay?.opts ?? opts) : null;
-  graph = new GraphView(p.graph, { ...(made?.opts ?? stuck?.opts ?? overlay?.opts ?? opts), tools });
+  // rewrite that made each task (provenance.ts), a captured call's Schedule (schedview.ts)
+  const plan = p.kind === "plan" ? p : null;
+  const attached = [p.overlay ? (o: GraphViewOptions) => attachOverlay(p.overlay!, p.graph, o) : null,
+    plan?.stuck ? (o: GraphViewOptions) => attachStuck(plan.stuck!, o) : null,
+    plan?.provenance ? (o: GraphViewOptions) => attachProvenance(plan.provenance!, o) : null,
+    plan?.schedule ? (o: GraphViewOptions) => attachSchedule(plan.schedule!, o) : null]
+    .filter((f) => f !== null).reduce<{ opts: GraphViewOptions; mounts: ((v: GraphView, e: HTMLElement) => void)[] }>(
+      (acc, f) => { const a = f(acc.opts); return { opts: a.opts, mounts: [...acc.mounts, a.mount] }; }, { opts, mounts: [] });
+  graph = new GraphView(p.graph, { ...attached.opts, tools });
   el.append(graph.root);
-  overlay?.mount(graph, el);
-  stuck?.mount(graph, el);
-  made?.mount(graph, el);
+  for (const mount of attached.mounts) mount(graph, el);
   if (p.kind === "plan" && Object.keys(p.summary).length) {
     // in flowlab's order: a saved notebook's JSON has its keys sorted (nbformat writes them so)
     const rank = (k: string): number => { const i = SUMMARY_ORDER.indexOf(k); return i < 0 ? SUMMARY_ORDER.length : i; };

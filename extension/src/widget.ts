@@ -43,8 +43,9 @@ function onPayload(model: Model, apply: (parsed: Parsed) => void): { stop(): voi
 /** The view switch: every view the kernel offers (all jobs, each job kind, the Plan); the kernel draws the chosen one. */
 function viewSwitch(model: Model): { el: HTMLSelectElement; sync(): void } {
   const select = h("select", "fl-view-switch");
-  select.title = "which stage to show: every job, one kind of job, or the Plan";
-  const label = (v: string): string => v === "plan" ? "Plan" : v === "jobs" ? "all jobs" : `${v.replace("_", "-")} jobs`;
+  select.title = "which stage to show: every job, one kind of job, the Plan, or a call's Schedule on it";
+  const label = (v: string): string => v === "plan" ? "Plan" : v === "schedule" ? "Schedule" : v === "jobs" ? "all jobs"
+    : `${v.replace("_", "-")} jobs`;
   const sync = (): void => {
     const views = model.get("views"), current = model.get("view");
     const list = Array.isArray(views) ? views.filter((v): v is string => typeof v === "string") : [];

@@ -45,24 +45,33 @@ def show_schedule(session: Any = None, job_fn: Any = None) -> PayloadView:
     """A job function's captured Schedule beside the Plan: its steps in order, grouped into fused segments and into
     lanes (a row per lane), each linked to its Plan task, and the execution policy's choice above them
     (``print(session.execution)``). ``flow.debug.show_schedule(job_fn)`` uses the default session."""
-    from ..viz.payload_devices import lane_names
-    from ..viz.payload_sections import schedule_section
-
     if job_fn is None and hasattr(session, "__flowlab_function_desc__"):
         session, job_fn = None, session
     session = _session_of(session)
+    payload = schedule_plan_payload(session, job_fn)
+    text = [s["text"] for s in payload["schedule"]["schedules"]]
+    return PayloadView(payload, text="\n".join([payload["title"], payload["schedule"]["execution"], *text]))
+
+
+def schedule_plan_payload(session: Any, job_fn: Any) -> dict[str, Any]:
+    """The Plan payload of ``session`` with ``job_fn``'s Schedules as its ``schedule`` section (a function or its
+    FunctionDesc); an error that says why when there is none to show."""
+    from ..viz.payload import plan_payload
+    from ..viz.payload_devices import lane_names
+    from ..viz.payload_sections import schedule_section
+
     if job_fn is None:
         raise TypeError("show_schedule(session, job_fn): which job function's Schedule to show")
     data = session.schedule_payload(job_fn)
-    name = job_fn.__flowlab_function_desc__.job_name if hasattr(job_fn, "__flowlab_function_desc__") else job_fn
+    desc = getattr(job_fn, "__flowlab_function_desc__", job_fn)
+    name = getattr(desc, "job_name", job_fn)
     if not data["schedules"]:
         raise ValueError(f"show_schedule: {name} has no captured Schedule yet: call it once (the first call from an "
                          "idle runtime is captured), with replay on; the policy now:\n" + str(session.execution))
-    view = show_plan(session.plan, session.job_set, title=f"Schedule of {name} on its Plan")
+    payload = plan_payload(session.plan, session.job_set, title=f"Schedule of {name} on its Plan")
     lanes = lane_names(session.plan.tasks)
-    view.payload["schedule"] = schedule_section(data, str(session.execution), view.payload["graph"], lanes)
-    view.text = f"{view.payload['title']}\n{session.execution}\n" + "\n".join(s["text"] for s in data["schedules"])
-    return view
+    payload["schedule"] = schedule_section(data, str(session.execution), payload["graph"], lanes)
+    return payload
 
 
 def show_provenance(what: Any = None) -> PayloadView:

@@ -151,6 +151,8 @@ class FlowjobResult:
 
             browser.on_debug, browser.on_close_debug = open_debugger, close_debugger
             browser.can_debug = desc is not None
+            if desc is not None and self.session.schedule_of(desc) is not None:
+                browser.show_schedule(desc, show=False)  # the call's Schedule beside the Plan in the view switch
         return ipywidgets.VBox([browser, out])
 
     def debugger_widget(self) -> Any:

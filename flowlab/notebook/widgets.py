@@ -55,6 +55,7 @@ class PlanBrowser(anywidget.AnyWidget):
         self._svgs = dict(svgs or {})
         kinds = [k for k in ("user", "push", "pull", "model_io", "main") if session.job_set.of_kind(k)]
         super().__init__(views=["jobs", *kinds, "plan"], id_prefix=id_prefix or new_id_prefix(), **kwargs)
+        self._schedule_of: Any = None  # the job function the "schedule" view shows (show_schedule)
         self.on_debug: Any = None  # set by whoever can start a debugger (the %%flowjob result): -> widget
         self.on_close_debug: Any = None  # closes what on_debug opened
         self.on_msg(self._on_msg)
@@ -98,7 +99,11 @@ class PlanBrowser(anywidget.AnyWidget):
 
         if view not in self._payloads:
             session, cells = self._session, _cell_names()
-            if view == "plan":
+            if view == "schedule":
+                from .plan_views import schedule_plan_payload
+
+                self._payloads[view] = schedule_plan_payload(session, self._schedule_of)
+            elif view == "plan":
                 self._payloads[view] = plan_payload(session.plan, session.job_set, passes=session.passes,
                                                     loc_names=cells)
             elif view == "jobs":
@@ -123,6 +128,21 @@ class PlanBrowser(anywidget.AnyWidget):
                               stacklevel=2)
                 self._svgs[view] = placeholder_svg(self.payload_of(view), err, id_prefix=prefix)
         return self._svgs[view]
+
+    def show_schedule(self, job_fn: Any, show: bool = True) -> None:
+        """Add the "Schedule" view (beside the Plan in the view switch) for ``job_fn``'s captured calls (a job
+        function or its FunctionDesc: its steps, fused segments and lanes on the Plan, the execution policy), and
+        show it (``show=False``: only offer it; it is built when first shown); again with another function
+        replaces it."""
+        self._schedule_of = job_fn
+        for cache in (self._payloads, self._stored, self._svgs):
+            cache.pop("schedule", None)
+        if show:
+            self.payload_of("schedule")  # an error (no schedule yet) before the view switch offers it
+        if "schedule" not in self.views:
+            self.views = [*self.views, "schedule"]
+        if show:
+            self.show("schedule")
 
     def show(self, view: str) -> None:
         if view not in self.views:

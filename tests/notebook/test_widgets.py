@@ -147,6 +147,10 @@ def test_the_browser_debug_button_opens_the_debugger(pad_job):
         box = result.interactive_view()
         browser, out = box.children
         assert browser.can_debug
+        # the cell's call was captured: its Schedule is offered beside the Plan, built when first shown
+        assert browser.views[-1] == "schedule" and browser.view != "schedule"
+        browser._on_msg(browser, {"type": "show", "view": "schedule"}, [])  # what the view switch sends
+        assert browser.error == "" and browser.payload["schedule"]["schedules"]
         browser._on_msg(browser, {"type": "debug"}, [])  # what the button sends
         assert browser.debug_open and len(out.outputs) == 1
         browser.debug()  # a second press closes it

@@ -130,3 +130,60 @@ def test_provenance_names_the_rewrite_that_made_each_task_and_its_op():
     user = next(t for t in plan.tasks if t.name == "matmul_0")  # traced from the user's code: no op rewrite
     assert f"t:{user.task_id}" not in pv["op_made"]
     flow.clear_default_session()
+
+
+def test_the_schedule_section_is_the_captured_schedule_on_the_plan():
+    from flowlab.viz.payload_devices import lane_names
+    from tests.helpers.schedule_jobs import called
+
+    job = called(devices=1, times=10)  # FUSE_AFTER (8) replays: its schedule is fused
+    session = flow.default_session()
+    ir = session.schedule_of(job)
+    payload = flow.debug.show_schedule(session, job).payload
+    sd = json.loads(json.dumps(payload["schedule"]))
+    assert sd["execution"] == str(session.execution)
+    first = sd["schedules"][0]
+    assert [s["node"] for s in first["steps"]] == [f"t:{s.task_id}" for s in ir.steps]
+    nodes = {n["id"]: n["label"] for n in payload["graph"]["nodes"]}
+    assert [nodes[s["node"]] for s in first["steps"]] == [s.name for s in ir.steps]  # each step's task is its own
+    assert first["segments"] == [list(seg) for seg in ir.segments] and len(first["segments"]) >= 1
+    assert first["runs_on"] in ("fused", "callgen") and first["lanes"] == []
+    job2 = called(devices=2, times=2)
+    session = flow.default_session()
+    sd = flow.debug.show_schedule(job2).payload["schedule"]  # the default session
+    ir = session.schedule_of(job2)
+    names = lane_names(session.plan.tasks)
+    lanes = sd["schedules"][0]["lanes"]
+    assert [(tuple(lane["thread"]), lane["steps"]) for lane in lanes] == [(k, list(ix)) for k, ix in ir.lanes]
+    assert [lane["label"] for lane in lanes] == [names[k] for k, _ in ir.lanes] and len(lanes) == 2
+    flow.clear_default_session()
+
+
+def test_a_function_with_no_schedule_says_why():
+    import flowlab.typing as tp
+
+    flow.clear_default_session()
+    with flow.flags(replay=False):
+        @flow.global_function()
+        def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+            return flow.reflection_pad2d(x, padding=1)
+
+        pad_Job(X)
+    with pytest.raises(ValueError, match="(?s)pad_Job has no captured Schedule yet.*flag replay=off"):
+        flow.debug.show_schedule(pad_Job)
+    flow.clear_default_session()
+
+
+def test_the_plan_browser_offers_the_schedule_beside_the_plan():
+    from flowlab.notebook.widgets import PlanBrowser
+    from tests.helpers.schedule_jobs import called
+
+    job = called(devices=2, times=1)
+    browser = PlanBrowser(flow.default_session())
+    assert "schedule" not in browser.views
+    browser.show_schedule(job)
+    assert browser.views[-1] == "schedule" and browser.view == "schedule"
+    assert len(browser.payload["schedule"]["schedules"][0]["lanes"]) == 2
+    browser.show("plan")
+    assert "schedule" not in browser.payload
+    flow.clear_default_session()
