@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from typing import Any
 
 # what the legend says for each kind of wait, in the order it lists them
+# the box fills of extension/src/stuck.ts's STUCK_COLORS (the static picture mirrors the live view); "input" has none
+STUCK_FILLS = {"cycle": "#f6a8a8", "register": "#ffd39b", "section": "#d9c3f0", "machine": "#a9cdf2"}
 STUCK_KINDS = {"cycle": "in the cycle", "register": "waits for a register", "section": "waits for a section",
                "machine": "waits for a machine", "input": "waits for input upstream"}
 
@@ -68,6 +70,23 @@ def stuck_section(wait_graph: Any, plan: Any, graph: Mapping[str, Any]) -> dict[
     return {"text": str(wait_graph), "cycle": [f"t:{i}" for i in wait_graph.cycle_ids], "actors": actors,
             "edges": edges, "kinds": STUCK_KINDS, "counts": counts, "pending": list(wait_graph.pending),
             "silent": list(wait_graph.silent)}
+
+
+def stuck_fills(payload: Mapping[str, Any]) -> dict[str, str]:
+    """Node id -> fill for a payload's hang (none: {}), and the cycle's colour on every group holding a cycle actor,
+    so that the static picture (payload_svg, nbconvert) shows the cycle even where its jobs are collapsed."""
+    section = payload.get("stuck")
+    if not section:
+        return {}
+    fills = {node: STUCK_FILLS[a["kind"]] for node, a in section["actors"].items() if a["kind"] in STUCK_FILLS}
+    parent = {g["id"]: g["parent"] for g in payload["graph"]["groups"]}
+    node_parent = {n["id"]: n["parent"] for n in payload["graph"]["nodes"]}
+    for node in section["cycle"]:
+        group = node_parent.get(node)
+        while group is not None:
+            fills[group] = STUCK_FILLS["cycle"]
+            group = parent.get(group)
+    return fills
 
 
 def schedule_section(schedules: Mapping[str, Any], execution_text: str, graph: Mapping[str, Any],

@@ -16,6 +16,7 @@ from typing import Any
 from .dotsyntax import defaults_stmt, edge_stmt, node_stmt
 from .payload_graph import choose_collapsed
 from .payload_overlay import overlay_fills
+from .payload_sections import stuck_fills
 
 SVG_BUDGET = 60  # boxes: a static picture is the overview; the interactive view opens the rest
 SVG_EDGE_BUDGET = 100  # Graphviz's time grows fast with edges between clusters (260 of them took 9 s)
@@ -95,7 +96,8 @@ def payload_dot(payload: dict[str, Any], *, id_prefix: str = "", budget: int = S
     members: dict[str | None, list[str]] = defaultdict(list)  # open group (or None) -> its DOT statements
     children: dict[str | None, list[str]] = defaultdict(list)  # open group -> its open child groups
     counts: dict[str, int] = defaultdict(int)
-    fills = overlay_fills(payload)  # an overlay's colours (payload_overlay.py), as the live view fills the boxes
+    # an overlay's colours (payload_overlay.py) and a hang's (payload_sections.py), as the live view fills the boxes
+    fills = {**overlay_fills(payload), **stuck_fills(payload)}
     for node in graph["nodes"]:
         gid = node["parent"]
         while gid is not None:

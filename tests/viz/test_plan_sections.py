@@ -187,3 +187,20 @@ def test_the_plan_browser_offers_the_schedule_beside_the_plan():
     browser.show("plan")
     assert "schedule" not in browser.payload
     flow.clear_default_session()
+
+
+def test_the_static_picture_fills_the_stuck_boxes_as_the_view_does(hang):
+    import re
+    from pathlib import Path
+
+    from flowlab.viz.payload_sections import STUCK_FILLS
+    from flowlab.viz.payload_svg import payload_svg
+
+    plan, err = hang
+    view = flow.debug.show_stuck(err, plan=plan)
+    ts = (Path(__file__).resolve().parents[2] / "extension" / "src" / "stuck.ts").read_text()
+    for kind, fill in STUCK_FILLS.items():  # the same colours as the live view's
+        assert re.search(rf'{kind}: {{ fill: "{fill}"', ts), kind
+    svg = payload_svg(view.payload, id_prefix="p-")
+    # the cycle's colour is in the picture (on the cycle's boxes, or the collapsed job holding them)
+    assert STUCK_FILLS["cycle"] in svg.lower()
