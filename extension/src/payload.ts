@@ -318,7 +318,7 @@ export function parsePayload(data: unknown): Parsed {
       return { ok: true, payload: { flowlab_payload: v, kind, title, graph, summary, ...overlay, ...stuck, ...provenance, ...schedule } };
     }
     const acts = parseActs(arr(o, "acts", "payload"), "payload.acts");
-    return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory") } };
+    return { ok: true, payload: { flowlab_payload: v, kind, title, graph, acts, memory: parseMemory(o.memory, "payload.memory"), ...overlay } };
   } catch (e) {
     if (e instanceof Bad) return { ok: false, message: `this flowlab output cannot be shown: ${e.message}` };
     return { ok: false, message: `this flowlab output cannot be shown: ${String(e)}` };

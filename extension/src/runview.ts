@@ -4,6 +4,7 @@ import { button, fmt, h, kvTable } from "./dom.js";
 import { LINKED_READABLE } from "./firstview.js";
 import { GraphView } from "./graphview.js";
 import { MemoryView } from "./memory.js";
+import { attachOverlay } from "./overlay.js";
 import type { RunPayload } from "./payload.js";
 
 /** What an act's `tier` means to a person: which kernel computed it (flowlab/kernels/tiered.py). */
@@ -24,7 +25,9 @@ export class RunView {
 
   constructor(readonly payload: RunPayload) {
     // the acting box moves through every job: keep more of them open than a first look at a Plan does
-    this.graph = new GraphView(payload.graph, { firstScale: LINKED_READABLE });
+    // numbers on the graph (overlay.ts): the run's act times, NaN counts, ... (show_run(dbg, overlay=...))
+    const overlay = payload.overlay ? attachOverlay(payload.overlay, payload.graph, { firstScale: LINKED_READABLE }) : null;
+    this.graph = new GraphView(payload.graph, overlay?.opts ?? { firstScale: LINKED_READABLE });
     const n = payload.acts.length;
     this.slider.type = "range";
     this.slider.min = "0";
@@ -34,7 +37,9 @@ export class RunView {
     const row = h("div", "fl-row");
     row.append(h("b", "", "act"), button("◀", "previous act", () => this.show(this.act - 1)), this.slider,
       button("▶", "next act", () => this.show(this.act + 1)), this.label);
-    this.root.append(row, this.graph.root, this.blobs, this.memory.root);
+    this.root.append(row, this.graph.root);
+    overlay?.mount(this.graph, this.root);  // the legend in the graph's toolbar, its lists under the graph
+    this.root.append(this.blobs, this.memory.root);
     this.memory.set(payload.memory, n);
     if (n) void this.graph.ready.then(() => this.show(0));
     else this.label.textContent = "this run recorded no acts";

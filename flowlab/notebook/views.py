@@ -80,16 +80,17 @@ def _with_overlay(payload: dict[str, Any], overlay: Any, view: str) -> dict[str,
 
 
 def show_run(dbg: Any = None, *, plan: Any = None, job_set: Any = None, recording: Any = None,
-             title: str | None = None) -> PayloadView:
+             title: str | None = None, overlay: Any = None) -> PayloadView:
     """A recorded run as an output: ``show_run(dbg)`` takes the debugger's plan and ``dbg.recording()`` (the acts
     so far, with statistics of what each wrote, and the memory record); or pass ``plan``, ``job_set`` and
-    ``recording`` (``{"acts": [...], "memory": {...}}``) yourself."""
+    ``recording`` (``{"acts": [...], "memory": {...}}``) yourself. ``overlay`` (a Plan overlay, e.g.
+    ``flow.debug.overlay(dbg, metric="time")``) colours its boxes as on the Plan view (docs/overlays.md)."""
     if dbg is not None:
         plan, job_set, recording = dbg.plan, dbg.session.job_set, dbg.recording()
         title = title or f"run of {dbg.desc.job_name}: {len(recording['acts'])} acts"
     if plan is None or recording is None:
         raise TypeError("show_run needs a debugger (show_run(dbg)) or plan= and recording=")
-    payload = run_payload(plan, job_set, recording, title=title)
+    payload = _with_overlay(run_payload(plan, job_set, recording, title=title), overlay, "plan")
     lines = [payload["title"], *(f"#{a['index']} {a['job']}/{a['actor']} read {a['reads']} wrote {a['writes']}"
                                  for a in payload["acts"][:200])]
     return PayloadView(payload, text="\n".join(lines))
