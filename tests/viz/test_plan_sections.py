@@ -204,3 +204,22 @@ def test_the_static_picture_fills_the_stuck_boxes_as_the_view_does(hang):
     svg = payload_svg(view.payload, id_prefix="p-")
     # the cycle's colour is in the picture (on the cycle's boxes, or the collapsed job holding them)
     assert STUCK_FILLS["cycle"] in svg.lower()
+
+
+def test_an_actor_waiting_for_another_machine_is_of_kind_machine(hang):
+    """A hand-made graph on a Plan whose Return_0 runs on machine 1: reflection_pad2d_0 (machine 0) waits for it."""
+    import dataclasses
+
+    from flowlab.runtime.hang import Blocked, WaitGraph
+
+    plan, _err = hang
+    pad, ret = task(plan, "pad_Job", "reflection_pad2d_0"), task(plan, "pad_Job", "Return_0")
+    moved = dataclasses.replace(plan, tasks=tuple(dataclasses.replace(t, machine_id=1) if t is ret else t
+                                                  for t in plan.tasks))
+    graph = WaitGraph((Blocked(pad.name, pad.task_id, 0, 0, 1, "waits for register r3 from Return_0",
+                               (ret.name,), True, (ret.task_id,), "pad_Job"),),
+                      pending=("pad_Job",), silent=("machine 1 (127.0.0.2)",))
+    st = flow.debug.show_stuck(graph, plan=moved).payload["stuck"]
+    assert st["actors"][f"t:{pad.task_id}"]["kind"] == "machine"
+    assert st["edges"] == [[f"t:{pad.task_id}", f"t:{ret.task_id}", False]]
+    assert st["silent"] == ["machine 1 (127.0.0.2)"] and st["counts"]["machine"] == 1
