@@ -179,6 +179,12 @@ class FlowjobResult:
                 out["jobs"] = jobset_payload(JobSet(tuple(jobs)), passes, loc_names=self.loc_names)
             if "plan" in self.show and self.compiled:
                 out["plan"] = plan_payload(self.plan, self.job_set, passes=passes, loc_names=self.loc_names)
+                graph = getattr(self.error, "graph", None)  # a call of the cell hung: its wait-for graph on the Plan
+                if graph is not None and getattr(graph, "blocked", None):
+                    from ..viz.payload_sections import stuck_section
+
+                    out["plan"]["stuck"] = stuck_section(graph, self.plan, out["plan"]["graph"])
+                    out["plan"]["title"] += " · stuck"
             self._payloads = out
         return self._payloads
 

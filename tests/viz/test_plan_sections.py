@@ -223,3 +223,36 @@ def test_an_actor_waiting_for_another_machine_is_of_kind_machine(hang):
     assert st["actors"][f"t:{pad.task_id}"]["kind"] == "machine"
     assert st["edges"] == [[f"t:{pad.task_id}", f"t:{ret.task_id}", False]]
     assert st["silent"] == ["machine 1 (127.0.0.2)"] and st["counts"]["machine"] == 1
+
+
+HANGING_CELL = """
+import flowlab as flow
+import flowlab.typing as tp
+from tests.helpers.hang_plans import X, leak
+
+with flow.flags(replay=False):  # the replay layer would perform the calls past the patched actor
+    @flow.global_function()
+    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
+        return flow.reflection_pad2d(x, padding=1)
+
+    pad_Job(X)
+    leak(flow.default_session().runtime, "Return_0", "pad_Job")
+    pad_Job(X)
+    pad_Job(X)
+"""
+
+
+def test_a_flowjob_cell_whose_call_hangs_draws_the_hang_on_its_plan():
+    from IPython.core.interactiveshell import InteractiveShell
+
+    ip = InteractiveShell.instance()
+    try:
+        ip.run_line_magic("load_ext", "flowlab")
+        result = ip.run_cell_magic("flowjob", "", HANGING_CELL)
+    finally:
+        InteractiveShell.clear_instance()
+    assert isinstance(result.error, flow.debug.HangError)
+    st = result.payloads()["plan"]["stuck"]
+    assert sorted(st["cycle"]) == sorted(f"t:{i}" for i in result.error.graph.cycle_ids) and len(st["cycle"]) == 2
+    assert "was taken and never returned" in st["text"]
+    flow.clear_default_session()
