@@ -167,8 +167,8 @@ class Debugger(TimeTravel, LiveState):
                 if self.finished:
                     return Stop("finished", event, steps=done)
                 actor = self.runtime.peek()
-                if actor is None:
-                    return Stop("finished", event, steps=done)
+                if actor is None:  # no actor can act and the call has not finished: it hangs
+                    return Stop("stuck", event, steps=done, stuck=str(self.why_stuck()))
                 if actor is not self._resume_past:
                     bp = self._before_act_hit(actor)
                     if bp is not None:

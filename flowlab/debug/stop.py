@@ -18,7 +18,8 @@ class RunFinished(FlowlabError, RuntimeError):
 @dataclass(frozen=True)
 class Stop:
     """Why continue_/run_to/step_n stopped: 'breakpoint', 'reached' (run_to's target), 'finished', 'interrupted',
-    'steps' or 'job finished'. For a blob breakpoint (NaN, Inf, predicate, blob), ``op``/``actor`` name the act
+    'steps', 'job finished' or 'stuck' (no actor can act and the call has not finished; ``stuck`` is then the
+    wait-for graph's text, as ``dbg.why_stuck()`` gives it). For a blob breakpoint (NaN, Inf, predicate, blob), ``op``/``actor`` name the act
     that WROTE the blob, ``lbn``/``regst`` the blob and its register, ``blob`` its statistics at the stop."""
 
     reason: str
@@ -31,6 +32,7 @@ class Stop:
     lbn: str | None = None
     regst: int | None = None
     blob: BlobStats | None = None
+    stuck: str | None = None
 
     def __str__(self) -> str:
         if self.reason == "reached":
@@ -47,6 +49,8 @@ class Stop:
                 text += f"; last: {self.event}"
         if self.next_actor and self.reason != "reached":
             text += f"; next: {self.next_actor}"
+        if self.stuck is not None:
+            text += f"; no actor can act and the call has not finished\n{self.stuck}"
         return text
 
     def to_dict(self) -> dict[str, Any]:

@@ -89,6 +89,8 @@ def test_the_debugger_widget_draws_the_hang_when_no_actor_can_act(monkeypatch):
     assert "stuck" not in widget.payload
     widget.continue_()  # runs until no actor can act: the call hangs on the cycle
     assert not dbg.finished
+    stop = widget.state["stop"]  # the stop panel says the call hangs, not that it finished
+    assert stop["reason"] == "stuck" and "deadlock: a cycle of waits" in stop["text"], stop
     st = widget.payload["stuck"]
     graph = dbg.why_stuck()
     assert sorted(st["cycle"]) == sorted(f"t:{i}" for i in graph.cycle_ids) and len(st["cycle"]) == 2
