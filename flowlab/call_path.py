@@ -63,7 +63,6 @@ class CallgenExecutor:
         """Generate the call of ``desc`` over its fused schedules once ``schedule``, one of them, is compiled;
         later calls that find the runtime at one of their start states run it."""
         from .replay import callgen
-        from .session import SessionStatus
 
         if schedule.key != desc.launch_names or not callgen.ready(schedule):
             return  # another job's (a watch handler called it), or a segment still compiling: a later call
@@ -72,13 +71,14 @@ class CallgenExecutor:
             return
         session = self.session
         signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
+        # type(session.status).RUNNING: SessionStatus.RUNNING without importing the session (it imports this module)
         one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
         guard = session._snapshots[key]
         site = callgen.CallSite(
             desc.job_name, tuple(name for name, _ in signature.params), signature.placeholder_specs,
             structure if one else None, lambda pulled: call_result(desc, pulled),
             lambda watched, result: dispatch_watches(session.watch_handlers, desc, watched, result),
-            guard, lambda: session._cancel(guard), session, SessionStatus.RUNNING,
+            guard, lambda: session._cancel(guard), session, type(session.status).RUNNING,
             partial(session.run_general, desc), signature.pieces(desc.device_count))
         generated = callgen.generate_call(site, self.layer, key)
         if generated is not None:
