@@ -27,6 +27,7 @@ class ReplayExecutor:
     def __init__(self, runtime: Runtime, fuse: bool | None = None, lanes: bool | None = None) -> None:
         self.runtime = runtime
         self.layer = ReplayLayer(runtime, fuse=fuse, lanes=lanes)
+        runtime.executor = "protocol"  # the calls it steps (captures) are stepped on one thread (run_protocol)
         self.name = "lanes" if self.layer.lanes else "fused" if self.layer.fuse else "replay"
 
     def run(self, call: Call) -> None:

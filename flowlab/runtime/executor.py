@@ -71,6 +71,7 @@ class ProtocolExecutor:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.name = "threads" if runtime.threads is not None else "protocol"
+        runtime.executor = self.name  # what its act events name (events.act_event)
 
     def run(self, call: Call) -> None:
         if call.guard is not None:

@@ -53,7 +53,7 @@ class CallLayer(Protocol):
 
 
 class Runtime:
-    executor = "protocol"  # what its act events name as their executor (flowlab.distributed's runtimes: "ray")
+    executor = "protocol"  # what its act events name as their executor ("threads" when its executor is; Ray's: "ray")
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
                  arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None,

@@ -212,3 +212,20 @@ def test_act_events_and_records_name_their_executor() -> None:
     debugger = flow.debug(job, np.ones((B, D), np.float32), np.zeros(B, np.int32))
     assert debugger.step().executor == "protocol"
     assert debugger.recorder.acts[-1]["executor"] == "protocol"
+
+
+def test_a_call_on_the_plan_threads_names_the_threads_executor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay off on two devices: the protocol on one OS thread per Plan thread; its act events say "threads"."""
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")
+    job = mlp(devices=2)
+    call(job)
+    session = flow.default_session()
+    assert session.executor.name == "threads" and session.runtime.threads is not None
+    events: list[Any] = []
+    session.runtime.hooks.append(events.append)
+    try:
+        call(job)
+    finally:
+        session.runtime.hooks.remove(events.append)
+    assert events and {e.executor for e in events} == {"threads"}
+    assert str(session.executor).startswith("threads: protocol stepping, one OS thread per Plan thread")
