@@ -209,6 +209,8 @@ def test_act_events_and_records_name_their_executor() -> None:
         rt.hooks.remove(events.append)
     (name,) = {e.executor for e in events}  # the rung that ran the call: not yet fused after 3 calls
     assert session.executor.name == "callgen" and name == "replay"
+    assert "observed: a subscriber (runtime.hooks) gets a replayed call's act events" in str(session.execution)
+    assert "breakpoint" in str(session.execution)  # what a replay cannot give, said where the policy is printed
     debugger = flow.debug(job, np.ones((B, D), np.float32), np.zeros(B, np.int32))
     assert debugger.step().executor == "protocol"
     assert debugger.recorder.acts[-1]["executor"] == "protocol"
