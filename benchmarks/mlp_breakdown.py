@@ -16,12 +16,13 @@ import flowlab as flow
 def general_path(step: Callable[[], object]) -> object:
     """One call of ``step`` by the replay layer's general path: the session's generated call (replay/callgen.py)
     set aside for it."""
-    session = flow.default_session()
-    fast, session._fast_calls = session._fast_calls, {}
+    executor = flow.default_session().executor  # a CallgenExecutor: its entries are the generated calls
+    entries = dict(executor.entries)
+    executor.entries.clear()
     try:
         return step()
     finally:
-        session._fast_calls = fast
+        executor.entries.update(entries)
 
 
 def fused_segment_alone(step: Callable[[], object]) -> Callable[[], object] | None:

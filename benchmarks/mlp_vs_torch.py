@@ -52,6 +52,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu.nn import _dot
 from flowlab.replay.fused import wait_compiled
+from flowlab.runtime.executor import ProtocolExecutor
 
 # OpenBLAS's and OpenMP's idle workers busy-wait for a while after a parallel region. On 2 cores, whichever library
 # runs next shares a core with them: measured here, torch's 2-thread step took 3.9 ms right after an OpenBLAS GEMM
@@ -205,10 +206,12 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             set_threads(threads)
             timed("flowlab", threads, flowlab)
             timed("torch", threads, torch)
-            layer = flow.default_session().runtime.layer
-            layer.detach()  # the replay layer off: every act scheduled by the protocol
+            session = flow.default_session()
+            replayed = session.executor
+            session.runtime.observe()  # the replays' bookkeeping written, then every act scheduled by the protocol
+            session.executor = ProtocolExecutor(session.runtime)
             timed("protocol", threads, flowlab)
-            layer.attach()
+            session.executor = replayed
             flowlab()  # the protocol left the state unknown: this call finds it again (a fingerprint)
             if floor is not None:
                 time.sleep(PARK)

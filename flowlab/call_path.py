@@ -1,14 +1,16 @@
-"""The session's call path below ``Session.lazy_run``: which executor a call goes to, from the session's
-ExecutionPolicy (runtime/policy.py, ``session.execution``), and what a notebook reads about it.
+"""The session's executors (runtime/executor.py), made from its ExecutionPolicy (runtime/policy.py,
+``session.execution``), and what a notebook reads about the run path.
 
-``lazy_run`` first tries the job function's generated call (replay/callgen.py, made here once the policy takes
-callgen and the function's schedules are fused and compiled); it returns ``MISS`` when the general path must run
-the call: the runtime's ``run_call``, which hands it to the replay layer when the policy attached one (replay,
-fused segments, lanes), else steps the protocol (on OS threads when the policy says so).
+``make_executor`` is the one place an executor is chosen: Ray machines (flowlab.distributed), else the replay
+executor when the policy takes replay (wrapped by the generated-call executor when it takes callgen), else
+protocol stepping (on OS threads when the policy says so). The session hands each call to it (``run``) and reads
+``entries`` for a job function's generated call; nothing of the generated calls is the session's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .job_call import call_result, dispatch_watches
@@ -16,39 +18,86 @@ from .job_call import call_result, dispatch_watches
 if TYPE_CHECKING:
     from .frontend.function import FunctionDesc
     from .ir import Schedule
+    from .runtime import Runtime
+    from .runtime.executor import Call, Executor
     from .session import Session
 
-MISS = object()  # what a generated call (replay/callgen.py) returns when the general path must run the call
 
+def make_executor(session: Session, runtime: Runtime) -> Executor:
+    """The executor of ``runtime``'s calls, as ``session.execution`` says (``runtime`` is in this process; Ray's
+    executor is made with its machines, distributed.RayExecutor)."""
+    from .runtime.executor import ProtocolExecutor
 
-def generate_call(session: Session, desc: FunctionDesc, schedule: Any, running: Any) -> None:
-    """Generate the call of ``desc`` over its fused schedules (replay/callgen.py) once ``schedule``, one of them,
-    is compiled; later calls that find the runtime at one of their start states run it. ``running``: the
-    session's RUNNING status, which the generated call checks by identity."""
-    from .replay import callgen
-
-    if schedule.key != desc.launch_names or not callgen.ready(schedule):
-        return  # another job's (a watch handler called it), or a segment still compiling: a later call
     execution = session.execution
-    if execution is not None and not execution.callgen:
-        schedule.callgen = f"the execution policy declines callgen: {execution.why('callgen')}"
-        return
-    if desc.signature.arg_structure is not None:  # the generated check takes one array per parameter
-        schedule.callgen = "a Tuple[...] parameter"
-        return
-    signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
-    one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
-    guard = session._snapshots[key]
-    site = callgen.CallSite(
-        desc.job_name, tuple(name for name, _ in signature.params), signature.placeholder_specs,
-        structure if one else None, lambda pulled: call_result(desc, pulled),
-        lambda watched, result: dispatch_watches(session.watch_handlers, desc, watched, result),
-        guard, lambda: session._cancel(guard), session, running, MISS,
-        signature.pieces(desc.device_count))
-    call = callgen.generate_call(site, session.runtime.layer, key)  # type: ignore[union-attr, arg-type]
-    if call is not None:
-        session.generated_calls[desc.job_name] = call
-        session._fast_calls[id(desc)] = call.fn
+    assert execution is not None
+    if not execution.replay:  # flag off, a GPU plan (its streams order it): runtime/policy.py says why
+        return ProtocolExecutor(runtime)
+    from .replay.executor import ReplayExecutor
+
+    replay = ReplayExecutor(runtime, fuse=execution.fuse, lanes=execution.lanes)
+    return CallgenExecutor(replay, session) if execution.callgen else replay
+
+
+class CallgenExecutor:
+    """The replay executor, and for each job function whose schedules it fused and compiled, the function's whole
+    call as one generated Python function (replay/callgen.py) in ``entries``, which the session calls with the
+    arguments. A generated function hands a call it does not take to the session's general path, which comes
+    back here (``run``): the replay executor runs it, and this one generates again once a schedule is ready."""
+
+    name = "callgen"
+
+    def __init__(self, replay: Any, session: Session) -> None:
+        self.replay, self.runtime, self.session = replay, replay.runtime, session
+        self.layer = replay.layer
+        self.entries: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
+        self.generated: dict[str, Any] = {}  # by job name: GeneratedCall (its .source, .runs)
+
+    def run(self, call: Call) -> None:
+        self.replay.run(call)
+        schedule = self.layer.last  # the schedule a replay ran last
+        if call.desc is not None and schedule is not None and schedule.callgen is None and \
+                schedule.fused is not None:
+            self.generate(call.desc, schedule)
+
+    def generate(self, desc: FunctionDesc, schedule: Any) -> None:
+        """Generate the call of ``desc`` over its fused schedules once ``schedule``, one of them, is compiled;
+        later calls that find the runtime at one of their start states run it."""
+        from .replay import callgen
+
+        if schedule.key != desc.launch_names or not callgen.ready(schedule):
+            return  # another job's (a watch handler called it), or a segment still compiling: a later call
+        if desc.signature.arg_structure is not None:  # the generated check takes one array per parameter
+            schedule.callgen = "a Tuple[...] parameter"
+            return
+        session = self.session
+        signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
+        # type(session.status).RUNNING: SessionStatus.RUNNING without importing the session (it imports this module)
+        one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback
+        guard = session._snapshots[key]
+        site = callgen.CallSite(
+            desc.job_name, tuple(name for name, _ in signature.params), signature.placeholder_specs,
+            structure if one else None, lambda pulled: call_result(desc, pulled),
+            lambda watched, result: dispatch_watches(session.watch_handlers, desc, watched, result),
+            guard, lambda: session._cancel(guard), session, type(session.status).RUNNING,
+            partial(session.run_general, desc), signature.pieces(desc.device_count))
+        generated = callgen.generate_call(site, self.layer, key)
+        if generated is not None:
+            self.generated[desc.job_name] = generated
+            self.entries[id(desc)] = generated.fn
+
+    def close(self) -> None:
+        self.replay.close()
+
+    def shutdown(self) -> None:
+        self.entries.clear()  # the generated calls hold the session: no cycle left behind
+        self.generated.clear()
+
+    def __str__(self) -> str:
+        made = ", ".join(f"{name} ({call.runs} calls)" for name, call in self.generated.items()) or "none yet"
+        return f"callgen: a generated call per fused job function ({made}), over {self.replay}"
+
+    def __repr__(self) -> str:
+        return f"<CallgenExecutor over {self.replay!r}>"
 
 
 def schedules_of(session: Session, job_fn: Any) -> list[Any]:
@@ -59,7 +108,7 @@ def schedules_of(session: Session, job_fn: Any) -> list[Any]:
     if not isinstance(name, str) or session.function_descs.get(name) is not desc:
         known = ", ".join(session.function_descs) or "none"
         raise ValueError(f"{job_fn!r} is not a job function of this session (its job functions: {known})")
-    layer = getattr(session.runtime, "layer", None)
+    layer = getattr(session.executor, "layer", None)
     key = desc.launch_names
     if layer is None or not key:
         return []

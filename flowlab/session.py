@@ -12,15 +12,14 @@ import enum
 import threading
 import time
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from . import model_io, replay
+from . import model_io
 from .call_guard import INTERRUPTS, MAIN_THREAD, CallGuard, cancel_then_deliver, written_variables
-from .call_path import MISS, generate_call, schedule_of, schedule_payload
+from .call_path import make_executor, schedule_of, schedule_payload
 from .compiler import CompileResult, check_plan, compile_jobs
 from .errors import SessionStateError
 from .flags import get as get_flag
@@ -33,6 +32,7 @@ from .kernels.tiered import release as release_tiers
 from .local_blob import local_blob
 from .model_io import encode_path
 from .runtime import JobInstance, Runtime
+from .runtime.executor import Call, Executor
 from .runtime.policy import ExecutionPolicy, decide
 from .runtime.regst import allocate_arenas
 from .runtime.system_kernels import WATCH_BUFFER
@@ -58,6 +58,7 @@ class Session:
         self.compiled: CompileResult | None = None
         self.runtime: Runtime | None = None
         self.execution: ExecutionPolicy | None = None  # which executors run the calls: decided as the runtime starts
+        self.executor: Executor | None = None  # what runs the calls (runtime/executor.py): made with each runtime
         self._stepping_runtimes: weakref.WeakSet[Any] = weakref.WeakSet()  # flow.debug's runtimes on Ray
         self.compile_seconds = 0.0
         self.watch_handlers: dict[str, Any] = {}
@@ -70,10 +71,6 @@ class Session:
         self._snapshot_copies: dict[str, memoryview] = {}  # by variable, shared by the snapshots
         self.cancelled_calls = 0  # calls that failed or were interrupted mid-run, each undone by a rebuild
         self.called = False  # a job call began: the next runs Numba's kernels in the tiered mode (kernels/tiered.py)
-        # Generated calls (replay/callgen.py) of the runtime's fused schedules: by job name to read, by id(desc) to
-        # call (a registered desc lives as long as the session); made again with each runtime.
-        self.generated_calls: dict[str, Any] = {}
-        self._fast_calls: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
 
     # -- registration ------------------------------------------------------------------------------
     def add_job(self, desc: FunctionDesc) -> None:
@@ -128,30 +125,36 @@ class Session:
         self.status = SessionStatus.RUNNING
 
     def _start_runtime(self, arenas: dict[int, np.ndarray] | None = None) -> Runtime:
-        """The one place the session makes its Runtime: when it starts, and when a cancelled call is thrown away
-        (then over the same ``arenas``, the memory blocks, where the variables live). Layers over the runtime
-        attach here."""
+        """The one place the session makes its Runtime and the executor that runs its calls: when it starts, and
+        when a cancelled call is thrown away (then over the same ``arenas``, the memory blocks, where the
+        variables live)."""
         plan, execution = self.plan, self.execution
         assert execution is not None
         if execution.ray:
-            return self._start_ray_runtime(arenas)
+            self.executor = self._start_ray(arenas)
+            return self.executor.runtime
         runtime = Runtime(plan, arenas=arenas if arenas is not None else allocate_arenas(plan.mem_blocks, plan),
                           parallel=execution.parallel)
-        self.generated_calls, self._fast_calls = {}, {}  # they run the old runtime's schedules
-        replay.attach(runtime, execution)  # the replay layer when the policy takes replay; flow.debug's have none
+        self.executor = make_executor(self, runtime)  # call_path.py: the policy's executor; flow.debug's steps
         return runtime
 
-    def _start_ray_runtime(self, arenas: dict[int, np.ndarray] | None) -> Runtime:
+    def _start_ray(self, arenas: dict[int, np.ndarray] | None) -> Executor:
         """Machine 0 here, the other machines in Ray actors (flowlab.distributed, imported only here). After a
-        cancelled call (``arenas`` given) the other machines' state cannot be put back: the runtime refuses calls
-        until the session is cleared. No replay layer: it captures the acts of one process."""
+        cancelled call (``arenas`` given) the other machines' state cannot be put back: the executor refuses calls
+        until the session is cleared. No replay: a capture sees the acts of one process."""
         from . import distributed
 
         if arenas is not None:
-            return distributed.StoppedRuntime(self.plan, arenas=arenas)
+            return distributed.StoppedExecutor(Runtime(self.plan, arenas=arenas))
         machine_num = max(t.machine_id for t in self.plan.tasks) + 1
         distributed.connect(scope.ENV.ray_address, machine_num)
-        return distributed.RayRuntime(self.plan, addresses=scope.ENV.machines)
+        return distributed.RayExecutor(distributed.RayRuntime(self.plan, addresses=scope.ENV.machines))
+
+    @property
+    def generated_calls(self) -> dict[str, Any]:
+        """The generated calls (replay/callgen.py) of the job functions, by job name; {} when the executor makes
+        none (call_path.CallgenExecutor)."""
+        return getattr(self.executor, "generated", {})
 
     def debug_runtime(self) -> Runtime:
         """A fresh runtime over the Plan for ``flow.debug`` to step: in-process, or on the session's Ray machines
@@ -194,11 +197,16 @@ class Session:
 
     # -- running -----------------------------------------------------------------------------------
     def lazy_run(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        fast = self._fast_calls.get(id(desc))
-        if fast is not None:  # a fused replayed call as one generated function; MISS: not this call
-            result = fast(args, kwargs)
-            if result is not MISS:
-                return result
+        executor = self.executor
+        if executor is not None:
+            entry = executor.entries.get(id(desc))
+            if entry is not None:  # the executor takes this function's calls whole (callgen): or hands them back
+                return entry(args, kwargs)
+        return self.run_general(desc, args, kwargs)
+
+    def run_general(self, desc: FunctionDesc, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """A job call the general way: check the arguments, start the session, make the call's instances, hand
+        them to the executor (``_run_jobs``), put the result together and dispatch the watched values."""
         # bad input fails before anything is launched; the placement's device count (~4 us to work out) only
         # matters to a call that is not exactly the placeholders' arrays
         arrays = exact_inputs(desc.signature, args, kwargs)
@@ -224,12 +232,9 @@ class Session:
                 release_tiers()  # this off)
             self.called = True  # not try_init's status: a checkpoint load or flow.debug before it starts the session
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
-            self._run_jobs(instances, desc.launch_names)
+            self._run_jobs(instances, desc.launch_names, desc)
             self.runtime.tier_phase.numba = True  # the calls after this one (and flow.debug's) run Numba's kernels
             watched = self._take_watched()  # this call's watched values, before another call can add any
-            schedule = getattr(self.runtime.layer, "last", None)  # the schedule a replay ran last
-            if schedule is not None and schedule.callgen is None and schedule.fused is not None:
-                generate_call(self, desc, schedule, _RUNNING)
         signature, structure = desc.signature, desc.return_structure
         if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
             result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
@@ -252,7 +257,8 @@ class Session:
         with self.lock:
             return schedule_payload(self, job_fn)
 
-    def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None) -> None:
+    def _run_jobs(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
+                  desc: FunctionDesc | None = None) -> None:
         """Run one call's instances to completion, or cancel it: either way the runtime ends idle and usable.
 
         A call in the main thread defers Ctrl-C to its end (call_guard.INTERRUPTS). Anything escaping the run
@@ -260,8 +266,8 @@ class Session:
         unknown, so the call is cancelled: the variables it wrote are restored from the snapshot taken before it,
         and the actors and registers are thrown away and built again over the same memory blocks.
         """
-        runtime = self.runtime
-        assert runtime is not None
+        executor = self.executor
+        assert executor is not None
         if not key:
             key = tuple(i.job_name for i in instances)
         guard = self._snapshots.get(key)
@@ -273,7 +279,7 @@ class Session:
         # A Ctrl-C that is not deferred (an embedding owns SIGINT) can land after any act: copy every variable.
         guard.whole = not deferring and threading.get_ident() == MAIN_THREAD
         try:
-            runtime.run_call(instances, key, guard.before)
+            executor.run(Call(instances, key, guard.before, desc))
         except BaseException:
             cancel_then_deliver(lambda: self._cancel(guard), deferring)
             raise
@@ -315,14 +321,12 @@ class Session:
     def close(self) -> None:
         with self.lock:
             try:
-                if self.status is SessionStatus.RUNNING and self.runtime is not None:
-                    self.runtime.close()
+                if self.status is SessionStatus.RUNNING and self.executor is not None:
+                    self.executor.close()
             finally:
                 self.status = SessionStatus.CLOSED
-                self.generated_calls, self._fast_calls = {}, {}  # they hold the session: no cycle left behind
-                stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
-                if stop is not None:
-                    stop()
+                if self.executor is not None:
+                    self.executor.shutdown()  # machines in other processes (flowlab.distributed); generated calls
                 for runtime in list(self._stepping_runtimes):
                     runtime.shutdown()
 

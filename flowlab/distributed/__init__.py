@@ -4,6 +4,8 @@ Imported only by the Session when ``flow.env.ray(...)`` named a cluster; nothing
 """
 
 from .cluster import ClusterError, connect
-from .runtime import MachineError, MachineHangError, RayRuntime, StoppedRuntime
+from .executor import RayExecutor, StoppedExecutor
+from .runtime import MachineError, MachineHangError, RayRuntime
 
-__all__ = ["ClusterError", "MachineError", "MachineHangError", "RayRuntime", "StoppedRuntime", "connect"]
+__all__ = ["ClusterError", "MachineError", "MachineHangError", "RayExecutor", "RayRuntime", "StoppedExecutor",
+           "connect"]

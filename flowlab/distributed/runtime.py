@@ -1,10 +1,10 @@
-"""Machine 0 in the user's process, the other machines in Ray actors: ``RayRuntime`` is the Session's Runtime.
+"""Machine 0 in the user's process, the other machines in Ray actors: ``RayRuntime`` holds them.
 
 The driver runs machine 0's actors (push, pull, main jobs and machine 0's compute, as OneFlow's master does);
-``MachineHost`` actors run the others. A call launches its job instances here, acts locally until nothing is
-ready, hands what it sent to the other machines to Ray (fire-and-forget), and waits for the first of: batches
-from other machines (each host's ``take`` long poll), a host failing, a host dying. ``stepping=True`` (the
-debugger) instead orders every act and every delivery from the driver: see ``stepping.py``.
+``MachineHost`` actors run the others. ``RayRuntime`` is machine 0's runtime wired to the others (its links,
+inbox and host actors) and what can be asked of them (their wait graphs, variables, counters); the loop that runs
+a call over them is the executor's (executor.RayExecutor). ``stepping=True`` (the debugger) instead orders every
+act and every delivery from the driver: see ``stepping.py``.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from ..errors import FlowlabError
 from ..flags import get
 from ..ir import Plan
 from ..runtime.hang import Blocked, HangError, WaitGraph, wait_graph
-from ..runtime.job_instance import JobInstance
-from ..runtime.runtime import Runtime, RuntimeIdle
+from ..runtime.runtime import Runtime
 from .cluster import import_ray, remote_host_class
 from .wiring import Inbox, Link, localize
 
@@ -80,99 +79,6 @@ class RayRuntime(Runtime):
 
     def machine_name(self, m: int) -> str:
         return f"machine {m}" + (f" ({self.addresses[m]})" if m < len(self.addresses) else "")
-
-    # -- run mode ------------------------------------------------------------------------------------
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None, guard: Any = None) -> None:
-        if guard is not None:
-            guard(None)
-        self.run_protocol(instances)
-
-    def run_protocol(self, instances: list[JobInstance]) -> None:
-        if self.stopped:
-            raise MachineError(self.stopped)
-        for instance in instances:
-            self.launch(instance)
-        last = instances[-1]
-        try:
-            self._run(lambda: last.finished)
-        except BaseException as err:
-            self.shutdown(f"the machines of this session were stopped after a failed call ({type(err).__name__}: "
-                          f"{err}); call flow.clear_default_session() and run the job functions again")
-            raise
-
-    def _run(self, done: Any) -> None:
-        step = self.step
-        while True:
-            while step(False) is not None:
-                pass
-            self._flush()  # once idle: fewer, larger messages (each is a Ray call, ~1 ms on a loaded box)
-            if done():
-                return
-            self._wait_remote()
-
-    def _flush(self) -> None:
-        for to_machine, batch in self.link.take():
-            self.hosts[to_machine].deliver.remote(batch)
-
-    def _wait_remote(self) -> None:
-        """Wait for batches from other machines, or a fault; apply the batches."""
-        ray = self._ray
-        polled = set(self._takes.values())
-        for m, host in self.hosts.items():
-            if m not in polled and m in self.watches.values():  # not after its fault
-                self._takes[host.take.remote(POLL_S)] = m
-        t0 = time.perf_counter()
-        ready, _ = ray.wait([*self._takes, *self.watches], num_returns=1, timeout=self.stall_s)
-        self.wait_s += time.perf_counter() - t0
-        self.waits += 1
-        if not ready:
-            raise MachineHangError(f"no machine made progress for {self.stall_s:.0f} s (FLOWLAB_MACHINE_TIMEOUT)",
-                                   self.wait_graph())
-        ref = ready[0]
-        if ref in self._takes:
-            machine = self._takes.pop(ref)
-            try:
-                batches = ray.get(ref)
-            except ray.exceptions.RayActorError:  # it died while polled: say so as its watch would
-                self._raise_fault(machine, ref)
-            for batch in batches:
-                self.inbox.apply(batch)
-            return
-        machine = self.watches.pop(ref)
-        self._raise_fault(machine, ref)
-
-    def _raise_fault(self, machine: int, ref: Any) -> None:
-        ray = self._ray
-        name = self.machine_name(machine)
-        try:
-            report = ray.get(ref)
-        except ray.exceptions.RayActorError as err:
-            raise MachineError(f"{name} died (its Ray actor exited: {_first_line(err)}); the other machines were "
-                               "stopped") from None
-        if report is None:
-            raise MachineError(f"{name} stopped while a call was running")
-        where = (f" in task {report['task']!r} (op {report['op']!r}, job {report['job']!r})"
-                 if report.get("task") else "")
-        raise MachineError(f"{name} failed{where}: {report['type']}: {report['message']}; the other machines were "
-                           f"stopped\n--- on {name} ---\n{report['traceback']}")
-
-    # -- closing -------------------------------------------------------------------------------------
-    def close(self) -> None:
-        """EORD across machines: the hosts close when told, then this machine's actors wind down."""
-        if self.stopped:
-            return
-        self.stall_s = min(self.stall_s, CLOSE_S)
-        try:
-            for m, host in self.hosts.items():
-                host.deliver.remote((0, self.link.seq[m], [("close",)]))
-                self.link.seq[m] += 1
-            self.closed = True
-            self.wait_actor.update_state()
-            self._run(lambda: all(a.state == "done" for a in self.actors.values()))
-        except (MachineError, RuntimeIdle):
-            pass  # the session is closing: what could not wind down is stopped below
-        finally:
-            self.shutdown("the session's machines were stopped when it closed")
 
     def shutdown(self, why: str = "stopped") -> None:
         """Stop every host (idempotent)."""
@@ -282,18 +188,6 @@ class RayRuntime(Runtime):
         for m, c in zip(machines, answers, strict=True):
             out[m] = c
         return out
-
-
-class StoppedRuntime(Runtime):
-    """What a multi-machine session runs after a cancelled call: the other machines' registers and variables
-    cannot be put back, so every call says to clear the session."""
-
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None, guard: Any = None) -> None:
-        raise MachineError("the machines of this session were stopped after a failed call; call "
-                           "flow.clear_default_session() and run the job functions again")
-
-    def close(self) -> None:
-        self.closed = True
 
 
 def _gpu_count(plan: Plan, machine: int) -> int:

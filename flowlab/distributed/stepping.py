@@ -127,14 +127,6 @@ class SteppingRayRuntime(RayRuntime):
         self.flight = [(to, batch) for to, batch in sent]
         return event
 
-    def run_protocol(self, instances: list[Any]) -> None:
-        for instance in instances:
-            self.launch(instance)
-        last = instances[-1]
-        while not last.finished:
-            if self.step(False) is None:
-                raise MachineHangError("no machine can act, but the call has not finished", self.wait_graph())
-
     def load_variables(self, pieces: dict[str, Any]) -> None:
         """Give every machine the session's variable values: each task's own piece (``session.variables()``)."""
         per_machine: dict[int, dict[int, dict[str, Any]]] = {}

@@ -77,6 +77,9 @@ class CapturedCall:
     fuse_tried: bool = False  # fused once FUSE_AFTER replays are done and every kernel is on its last tier
     lanes: Any = None  # on a Plan whose threads compute at once: the steps as one lane per thread (lanes.py)
     callgen: str | None = None  # callgen.py: "generated", or why no generated call runs it (None: not tried yet)
+    # every act of the call in order, (actor, read, written, act ids the actor makes after it in the call): what a
+    # replay's act events are built from when someone listens (layer.emit_events)
+    act_log: tuple[tuple[Actor, tuple[tuple[int, int], ...], tuple[tuple[int, int], ...], int], ...] = ()
 
     @property
     def key(self) -> tuple[str, ...]:
@@ -153,6 +156,9 @@ class Recorder:
                 ir_steps.append(ScheduleStep(*where, tuple((e[0], e[1][0].index) for e in actor.in_edges),
                                              tuple((e[0], e[1][0].index) for e in actor.out_edges)))
 
+        tiered = getattr(kernel, "tiered", None)
+        if tiered is not None:  # Runtime.tier_of reads it: a captured act's event names its tier as any act's
+            recording.tiered = tiered  # type: ignore[attr-defined]
         return recording
 
 
@@ -176,8 +182,8 @@ def fingerprint(rt: Runtime) -> Any:
 
 
 def is_idle(rt: Runtime) -> bool:
-    """Nothing queued: no ready actor, message, launched job or pending instance (and no subscriber)."""
-    if rt.ready or rt.msgs or rt.closed or rt.hooks:
+    """Nothing queued: no ready actor, message, launched job or pending instance."""
+    if rt.ready or rt.msgs or rt.closed:
         return False
     return not any(queue for name, queue in rt.buffers.items() if name not in OUTPUT_BUFFERS)
 
@@ -192,10 +198,31 @@ class Capture(NamedTuple):
     act_ids: dict[Actor, int]
     regst_act_ids: dict[Regst, int]
     wait_position: dict[int, int]  # id(wait-ids register) -> its position in the source's free list
+    log: ActLog  # the runtime's sink while the call runs
+
+
+class ActLog:
+    """The runtime's event sink while a call is captured: notes every act (the actor and the registers it moved)
+    and hands it on to the sink attached before, so a subscriber sees the captured call as it happens."""
+
+    __slots__ = ("acts", "inner")
+
+    def __init__(self, inner: Any) -> None:
+        self.acts: list[tuple[Actor, list[tuple[int, int]], list[tuple[int, int]]]] = []
+        self.inner = inner
+
+    def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Any) -> Any:
+        self.acts.append((actor, *moved))
+        return self.inner.acted(rt, actor, seq, moved) if self.inner is not None else None
+
+    def replayed(self, event: Any) -> None:
+        if self.inner is not None:
+            self.inner.replayed(event)
 
 
 def begin_capture(rt: Runtime, before: Any) -> Capture:
-    """Put recorders in place of the kernels, and note the counters the call will move."""
+    """Put recorders in place of the kernels and a log in place of the sink, and note the counters the call will
+    move."""
     recorder = Recorder()
     saved = {}
     for actor in rt.actors.values():
@@ -205,12 +232,17 @@ def begin_capture(rt: Runtime, before: Any) -> Capture:
     act_ids = {actor: actor.act_id for actor in rt.actors.values()}
     regst_ids = {r: r.act_id for regs in rt.regsts.values() for r in regs}
     wait_position = {id(regst): k for k, regst in enumerate(rt.wait_actor.writable_list[0])}
-    return Capture(before, rt._seq, recorder, saved, act_ids, regst_ids, wait_position)
+    log = ActLog(rt.sink)
+    rt.sink = log
+    return Capture(before, rt._seq, recorder, saved, act_ids, regst_ids, wait_position, log)
 
 
-def restore_kernels(capture: Capture) -> None:
+def restore_kernels(rt: Runtime, capture: Capture) -> None:
+    """The actors' own kernels and the runtime's own sink again (unless a subscriber came or went meanwhile)."""
     for actor, kernel in capture.kernels.items():
         actor.kernel = kernel
+    if rt.sink is capture.log:
+        rt.sink = capture.log.inner
 
 
 def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any) -> CapturedCall | None:
@@ -244,11 +276,27 @@ def end_capture(rt: Runtime, key: tuple[str, ...], capture: Capture, after: Any)
     wait_writes.sort()
     delta = ScheduleDelta(rt._seq - capture.seq, tuple((a.actor_id, n) for a, n in actor_acts),
                           tuple(regst_offsets), tuple(id_writes), tuple(wait_writes), tuple(rotations))
+    if len(capture.log.acts) != delta.acts:  # a subscriber came or went mid-call: the log missed acts
+        return None
+    # The wait-ids source's registers rotate and are replayed by position (settle.settle_wait_ids): one of them is
+    # logged as (register id, ~its position in the free list when the call began)
+    wait_rid = next(iter(wait.writable))
+    regsts = rt.regsts[wait_rid]
+
+    def by_position(moved: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+        return tuple((rid, ~capture.wait_position[id(regsts[i])] if rid == wait_rid else i) for rid, i in moved)
+
+    later: dict[Actor, int] = {}  # acts of each actor after this one in the call, walking back
+    act_log = []
+    for actor, read, written in reversed(capture.log.acts):
+        act_log.append((actor, by_position(read), by_position(written), later.get(actor, 0)))
+        later[actor] = later.get(actor, 0) + 1
+    act_log.reverse()
     recorder = capture.recorder
     return CapturedCall(Schedule(key, tuple(recorder.ir_steps), delta), after, recorder.steps,
                         recorder.step_actors, bind_delta(rt, delta),
                         bindings=[(a, list(a.in_arrays), list(a.out_arrays)) for a, _ in actor_acts
-                                  if a.io_lbns is not None])
+                                  if a.io_lbns is not None], act_log=tuple(act_log))
 
 
 def _rotations(rt: Runtime, capture: Capture, after: Any) -> list[tuple[int, int, tuple[int, ...]]] | None:

@@ -1,17 +1,19 @@
 """The replay layer: a Runtime's calls, replayed from captured schedules when the protocol state allows.
 
-``ReplayLayer(runtime)`` sets itself as ``runtime.layer``, the runtime's one hook, and is handed every
-``run_call``. A call that starts at a known protocol state with a schedule captured for its launch list is
-replayed: its kernels (fused into generated segments after FUSE_AFTER replays) and section notifies run in
-order, and the protocol's bookkeeping is left for ``settle`` (``runtime.deferred`` says it is owed). Any other
-call is run by the protocol (``runtime.run_protocol``), and captured when it starts idle. This is CUDA Graphs'
-capture/replay for the actor runtime: the protocol decided the schedule once, and every kernel of the push, user
-and pull jobs still runs on every call.
+``ReplayLayer(runtime)`` is the replay executor's state (executor.py hands it each call, ``run_call``) and sets
+itself as ``runtime.layer``, the hook through which the runtime has it settle before its state is read. A call that
+starts at a known protocol state with a schedule captured for its launch list is replayed: its kernels (fused into
+generated segments after FUSE_AFTER replays) and section notifies run in order, and the protocol's bookkeeping is
+left for ``settle`` (``runtime.deferred`` says it is owed). Any other call is run by the protocol
+(``runtime.run_protocol``), and captured when it starts idle. This is CUDA Graphs' capture/replay for the actor
+runtime: the protocol decided the schedule once, and every kernel of the push, user and pull jobs still runs on
+every call.
 
-A replay is refused (and the protocol runs) whenever anything could make the schedule differ: a hook attached,
-an act or launch since the last known state, queued work, or a closed runtime. The wait-ids source's registers
+A replay is refused (and the protocol runs) whenever anything could make the schedule differ: an act or launch
+since the last known state, queued work, or a closed runtime. The wait-ids source's registers
 are recorded by position in its free list and the state leaves their rotation out: otherwise a loop mixing calls
-with 3 and 4 sections would cycle through 100 states.
+with 3 and 4 sections would cycle through 100 states. A subscriber (``runtime.hooks``) changes nothing here: the
+events of a replayed call are built from its captured acts once it ran (``emit_events``), only while one listens.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..call_guard import task_writes
 from ..errors import KernelError, kernel_error
 from ..kernels.tiered import settled
+from ..runtime.events import ActEvent
 from .capture import CapturedCall, begin_capture, end_capture, fingerprint, is_idle, restore_kernels
 from .fused import FUSE_AFTER, Segment, fuse, fused_call_of, fusion_enabled
 from .settle import settle
@@ -57,14 +60,6 @@ class ReplayLayer:
         self.compiling: list[CapturedCall] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 
-    def detach(self) -> None:
-        """Settle and take the layer off its runtime (the protocol runs every call until it is attached again)."""
-        self.observe()
-        self.rt.layer = None
-
-    def attach(self) -> None:
-        self.rt.layer = self
-
     def observe(self) -> None:
         """The runtime's hook before its protocol state is read: settle the replays so far."""
         settle(self)
@@ -82,7 +77,7 @@ class ReplayLayer:
     def schedule_for(self, key: tuple[str, ...]) -> CapturedCall | None:
         """The schedule to replay for this launch list now, if any (before launching)."""
         state = self.current_state()
-        if state is None or self.rt.hooks or self.rt.closed:
+        if state is None or self.rt.closed:
             return None
         return self.schedules.get((key, id(state)))
 
@@ -95,8 +90,7 @@ class ReplayLayer:
                  guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
         rt, known = self.rt, self.known
         # schedule_for(key), inlined: this is every replayed call's path
-        if known is not None and known[1] == rt._seq and known[2] == rt.launched and not rt.hooks \
-                and not rt.closed:
+        if known is not None and known[1] == rt._seq and known[2] == rt.launched and not rt.closed:
             schedule = self.schedules.get((key, id(known[0])))
         else:
             schedule = None
@@ -116,6 +110,9 @@ class ReplayLayer:
             self.replay(schedule)
             if not instances[-1].finished:  # the schedule's steps include every CallbackNotify
                 raise RuntimeError(f"replaying {schedule} did not finish {instances[-1].job_name!r}")
+            if rt.sink is not None:  # someone listens: the call's act events, built from its schedule
+                self.emit_events(schedule, "lanes" if schedule.lanes is not None else
+                                 "fused" if schedule.fused is not None else "replay")
             return
         self.protocol_calls += 1
         if not self.wants_capture(key):
@@ -137,7 +134,7 @@ class ReplayLayer:
             self.known = None
             raise
         finally:
-            restore_kernels(capture)
+            restore_kernels(rt, capture)
         if not is_idle(rt):  # something else was left to do: the call's end is no state to replay from
             self.failed[key] += 1
             self.known = None
@@ -202,6 +199,28 @@ class ReplayLayer:
                     self.compiling.append(schedule)
         elif self.compiling:
             self.compiled_guards()
+
+    def emit_events(self, schedule: CapturedCall, executor: str) -> None:
+        """Hand the runtime's sink the act events of the call ``schedule`` just replayed: the protocol's acts of
+        that call (captured: ``act_log``), with the sequence numbers and act ids they have now (settled first),
+        naming ``executor``. Only when someone listens (``runtime.sink``): an unobserved replay builds nothing."""
+        rt = self.rt
+        self.observe()  # the counters the events carry
+        sink, tier_of = rt.sink, rt.tier_of
+        if sink is None:
+            return
+        free = list(rt.wait_actor.writable_list[0])  # the wait-ids registers as the call found them: the
+        used = len(schedule.delta.wait_writes)  # call rotated its free list by the ones it used
+        start = free[len(free) - used:] + free[:len(free) - used]
+
+        def index(moved: tuple[tuple[int, int], ...]) -> tuple[tuple[int, int], ...]:
+            return tuple((rid, start[~i].index if i < 0 else i) for rid, i in moved)  # (capture.end_capture)
+
+        seq = rt._seq - len(schedule.act_log)
+        for i, (actor, read, written, later) in enumerate(schedule.act_log):
+            task = actor.task
+            sink.replayed(ActEvent(seq + i, actor.actor_id, actor.name, task.task_type, task.job_id,
+                                   actor.act_id - later, index(read), index(written), tier_of(actor), executor))
 
     def compiled_guards(self) -> None:
         """The guard of each fused schedule whose segments have compiled since it was fused, again: act by act, a

@@ -29,8 +29,9 @@ if TYPE_CHECKING:
 
 # the layer itself (what it caches is not the protocol's state), the last-acts ring (a diagnosis: the replay
 # layer performs acts without noting them, and OS threads note them in their own order) and who listens (the event
-# sink and its subscribers: observing a run must not change it, which tests/test_event_sink.py checks with this)
-NOT_PROTOCOL = frozenset({"layer", "recent", "sink", "hooks"})
+# sink and its subscribers: observing a run must not change it, which tests/test_event_sink.py checks with this), and
+# the name its act events give their executor (runtime/executor.py: which executor runs it, not what it is)
+NOT_PROTOCOL = frozenset({"layer", "recent", "sink", "hooks", "executor"})
 WALKED = frozenset({"actors", "regsts", "arenas", "plan"})  # snapshotted below, one by one (the plan is fixed)
 
 

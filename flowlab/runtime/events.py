@@ -6,7 +6,9 @@ one act loop ``Runtime.acts``, which reports it to ``runtime.sink`` when one is 
 None``, nobody listens) an act pays ``is not None`` tests: it builds no record of what it moved and no event.
 
 ``runtime.hooks`` is the public way to listen: a list of callables, each handed an ``ActEvent`` per act; appending
-the first attaches a ``Subscribers`` sink, removing the last detaches it (``HookList``).
+the first attaches a ``Subscribers`` sink, removing the last detaches it (``HookList``). Listening does not change
+which executor runs a call: a replayed call's events are built from its captured Schedule after it ran (the same
+acts, registers, act ids and sequence numbers as the protocol's, ``executor`` naming the replay executor).
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ class ActEvent:
     # which kernel ran the act: "reference" or "numba" (a tiered kernel says which tier it was on); None for an
     # act with no op kernel (system actors, boxing, copies)
     tier: str | None = None
-    # which executor performed the act (runtime/policy.py's ladder): "protocol" (stepping in this process) or
-    # "ray" (stepping on Ray machine processes); the faster executors build no events (a subscriber makes a call
-    # run on the protocol), so an event always names the loop that acted
+    # which executor performed the act (runtime/executor.py): "protocol" or "threads" (stepping in this process),
+    # "ray" (stepping on Ray machine processes), or the replay executors ("replay", "fused", "lanes", "callgen"),
+    # whose events are built from the call's captured Schedule once the call ran
     executor: str = "protocol"
 
     def __str__(self) -> str:
@@ -48,9 +50,13 @@ class ActEvent:
 
 class EventSink(Protocol):
     """Where acts are reported: ``acted`` is called once per act, after the runtime's bookkeeping of it (its
-    sequence number, the ready queue), with the registers it moved. It returns the ActEvent it built, if any."""
+    sequence number, the ready queue), with the registers it moved. It returns the ActEvent it built, if any.
+    ``replayed`` is handed the events of a call an executor performed without acting (a replay), built from its
+    Schedule once the call ran, in act order."""
 
     def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent | None: ...
+
+    def replayed(self, event: ActEvent) -> None: ...
 
 
 def act_event(rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
@@ -73,6 +79,9 @@ class EventOnly:
     def acted(self, rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
         return act_event(rt, actor, seq, moved)
 
+    def replayed(self, event: ActEvent) -> None:
+        pass
+
 
 EVENT_ONLY = EventOnly()
 
@@ -90,6 +99,10 @@ class Subscribers:
         for hook in self.hooks:
             hook(event)
         return event
+
+    def replayed(self, event: ActEvent) -> None:
+        for hook in self.hooks:
+            hook(event)
 
     def __repr__(self) -> str:
         return f"<Subscribers {self.hooks!r}>"

@@ -12,10 +12,12 @@ there; every rung above it is a lowering of a call's captured Schedule (ir/sched
     ray           a multi-machine Plan: the protocol on Ray machine processes
 
 ``decide`` reads the flags (flowlab/flags.py) once, when a session starts its runtime, and the Plan; the session
-builds its runtime from the policy, the replay layer reads it, and ``print(session.execution)`` shows it. What
-is still decided per call (and stays so, because it is about that call, not the configuration): a call with a
-subscriber attached, from a state no schedule starts at, or that is not idle, is run by the protocol (captured
-when it starts idle); a job function with a ``Tuple[...]`` parameter gets no generated call.
+makes its runtime and its one executor (runtime/executor.py; call_path.make_executor) from the policy, and
+``print(session.execution)`` shows it. What is still decided per call (and stays so, because it is about that
+call, not the configuration): a call from a state no schedule starts at, or that is not idle, is stepped by the
+protocol inside the replay executor (captured when it starts idle); a job function with a ``Tuple[...]``
+parameter gets no generated call. A subscriber does not change the executor: a replayed call's act events are
+built from its Schedule once it ran.
 """
 
 from __future__ import annotations
@@ -114,9 +116,12 @@ class ExecutionPolicy:
         lines = [f"execution ({self.context}): {self.executor} ({WHAT[self.executor]})"]
         lines.extend(f"  {choice}" for choice in self.choices)
         if self.replay:
-            lines.append("  per call: a call with a subscriber attached (flow.debug, a hook), from a state no "
-                         "schedule starts at, or with work queued runs the protocol; one from an idle runtime is "
-                         "captured")
+            lines.append("  per call: a call from a state no schedule starts at, or with work queued, is stepped "
+                         "by the protocol; one from an idle runtime is captured")
+            lines.append("  observed: a subscriber (runtime.hooks) gets a replayed call's act events once the call "
+                         "ran, built from its Schedule (the same acts, registers and act ids; ActEvent.executor "
+                         "names the rung); to stop or inspect a call between two acts (a breakpoint), flow.debug "
+                         "steps the protocol")
         return "\n".join(lines)
 
     def __repr__(self) -> str:

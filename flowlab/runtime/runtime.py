@@ -5,11 +5,11 @@ is the same scheduler looping until the awaited job instances finish and the run
 the step debugger calls ``step()``. Both are the one act loop ``acts`` (once, or until idle), which reports each
 act to the event sink (``sink``, events.py) when someone listens: observing a run does not change how it runs.
 
-A runtime may carry one optional layer (``runtime.layer``, a ``CallLayer``) that ``run_call`` hands its calls
-to. ``flowlab.replay`` is such a layer, an optimisation proven bit-identical to the protocol (tests/
-test_replay_proof.py): it performs steady-state calls the protocol already ran and defers the protocol's
-bookkeeping, which ``observe()`` brings up to date before anything reads the protocol's state (``step``,
-``peek``, ``seq``). This module knows nothing else of it; the Session attaches it, ``flow.debug`` never does.
+What runs a call is an executor (executor.py): protocol stepping is ``run_protocol``; a faster executor (the
+replay executor, flowlab.replay, proven bit-identical to the protocol by tests/replay/test_replay_proof.py)
+performs steady-state calls the protocol already ran and may defer the protocol's bookkeeping: it sets
+``runtime.layer`` (a ``CallLayer``) and ``deferred``, and ``observe()`` has the layer bring the state up to date
+before anything reads it (``step``, ``peek``, ``seq``). This module knows nothing else of it.
 
 In run mode a Plan with two or more compute threads (or any Plan, with ``FLOWLAB_THREADS=1``) runs each of its
 thread ids on its own OS thread (``threads.ActorThreads``, OneFlow's ThreadMgr); ``step()`` is always one act at a
@@ -45,18 +45,15 @@ __all__ = ["ACTOR_CLASSES", "WAIT_BUFFER", "CallLayer", "Runtime", "RuntimeIdle"
 
 
 class CallLayer(Protocol):
-    """The one hook a layer over the runtime has: it is handed every ``run_call`` and may perform a call itself
-    (``runtime.run_protocol`` is the protocol's way), and while ``runtime.deferred`` is set it owes the protocol
-    some bookkeeping, which ``observe()`` writes (and clears the flag) before the protocol's state is read."""
-
-    def run_call(self, instances: list[JobInstance], key: tuple[str, ...],
-                 guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None: ...
+    """What an executor that defers the protocol's bookkeeping leaves on the runtime (``runtime.layer``): while
+    ``runtime.deferred`` is set it owes the protocol that bookkeeping, which ``observe()`` writes (and clears the
+    flag) before the protocol's state is read."""
 
     def observe(self) -> None: ...
 
 
 class Runtime:
-    executor = "protocol"  # what its act events name as their executor (flowlab.distributed's runtimes: "ray")
+    executor = "protocol"  # what its act events name as their executor ("threads" when its executor is; Ray's: "ray")
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
                  arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None,
@@ -85,7 +82,7 @@ class Runtime:
         self._seq = 0  # acts so far, less those a layer has not accounted yet (``seq`` observes them)
         self.launched = 0
         self.recent = new_ring()  # the last acts, (actor id, act id): what a hang's diagnosis shows (hang.py)
-        self.layer: CallLayer | None = None  # the optional layer ``run_call`` hands calls to (flowlab.replay)
+        self.layer: CallLayer | None = None  # the replay executor's layer, which may owe bookkeeping (flowlab.replay)
         self.deferred = False  # the layer owes the protocol bookkeeping: ``observe()`` before reading state
         self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
         self._notifiers: dict[int, deque[Any]] = {}  # section id -> its job's CallbackNotifier buffer
@@ -137,22 +134,12 @@ class Runtime:
 
     def run_call(self, instances: list[JobInstance], key: tuple[str, ...] | None = None,
                  guard: Callable[[tuple[str, ...] | None], None] | None = None) -> None:
-        """Launch one call's instances and run until the runtime is idle again (the last one finished first).
-
-        A layer, when one is attached, is handed the call instead. ``key``: the instances' job names, when the
-        caller already has them. ``guard(names)`` is called before the call's first act, with the variables a
-        failure could leave half-written (None: all it writes; the session's call_guard.CallGuard copies them).
-        """
-        layer = self.layer
-        if layer is None:
-            if guard is not None:
-                guard(None)
-            self.run_protocol(instances)
-        else:
-            threads = self.threads
-            if threads is not None and threads.active:
-                self._stepped()  # a layer reads and wraps the actors' own kernels
-            layer.run_call(instances, key or tuple(i.job_name for i in instances), guard)
+        """Launch one call's instances and run them by the protocol until the runtime is idle again (the last one
+        finished first): executor.ProtocolExecutor's call, for a runtime used without a session. ``guard(names)``
+        is called before the call's first act (None: every variable the call writes may be left half-written)."""
+        if guard is not None:
+            guard(None)
+        self.run_protocol(instances)
 
     def run_protocol(self, instances: list[JobInstance]) -> None:
         """``run_call`` by the protocol: launch, act until the last instance finished, then until idle (on the

@@ -51,6 +51,8 @@ NO_TORCH = "torch not installed"  # what a torch comparison prints in its place 
                                "live widget, synthetic 10,000-task Plan: creation to first box",
                                "live debugger, 30-layer MLP train job (754 actors): one step: comm bytes",
                                "kernel-side publish per step, every row -> changed rows"], None),
+    ("executors.py", ["Each executor against the next simpler one", "tiny MLP 64-32-10 B=8", "callgen vs fused",
+                      "lanes vs fused", "threads vs protocol", "per act: pad_Job", "best gain"], None),
     ("time_travel.py", ["CPU: ", "one step back, median over every act of the call", "(target <= 50 ms)",
                         "extra memory per act recorded, median / max", "of which register copies"], None),
     ("mirrored_clone.py", ["clone copies the variables, median", "clone reads them in place, median",

@@ -195,18 +195,39 @@ def test_payload_and_schedule_of() -> None:
 
 
 def test_act_events_and_records_name_their_executor() -> None:
-    """Events are built only when someone observes, and an observed call runs on the protocol: its events say so,
-    as do the debugger's act records."""
+    """Events are built only when someone observes; observing does not change the executor (a replayed call's
+    events name it), and the debugger's act records name the protocol it steps."""
     job = mlp()
     call(job, 3)
-    rt = flow.default_session().runtime
+    session = flow.default_session()
+    rt = session.runtime
     events: list[Any] = []
     rt.hooks.append(events.append)
     try:
         call(job)
     finally:
         rt.hooks.remove(events.append)
-    assert events and {e.executor for e in events} == {"protocol"}
+    (name,) = {e.executor for e in events}  # the rung that ran the call: not yet fused after 3 calls
+    assert session.executor.name == "callgen" and name == "replay"
+    assert "observed: a subscriber (runtime.hooks) gets a replayed call's act events" in str(session.execution)
+    assert "breakpoint" in str(session.execution)  # what a replay cannot give, said where the policy is printed
     debugger = flow.debug(job, np.ones((B, D), np.float32), np.zeros(B, np.int32))
     assert debugger.step().executor == "protocol"
     assert debugger.recorder.acts[-1]["executor"] == "protocol"
+
+
+def test_a_call_on_the_plan_threads_names_the_threads_executor(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replay off on two devices: the protocol on one OS thread per Plan thread; its act events say "threads"."""
+    monkeypatch.setenv("FLOWLAB_REPLAY", "0")
+    job = mlp(devices=2)
+    call(job)
+    session = flow.default_session()
+    assert session.executor.name == "threads" and session.runtime.threads is not None
+    events: list[Any] = []
+    session.runtime.hooks.append(events.append)
+    try:
+        call(job)
+    finally:
+        session.runtime.hooks.remove(events.append)
+    assert events and {e.executor for e in events} == {"threads"}
+    assert str(session.executor).startswith("threads: protocol stepping, one OS thread per Plan thread")

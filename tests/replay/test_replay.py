@@ -101,7 +101,8 @@ def test_schedules_print_what_they_replay(monkeypatch: pytest.MonkeyPatch) -> No
                               "fused into 1 segment + 4 steps)")
 
 
-def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_hook_does_not_turn_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Was: test_a_hook_turns_replay_off. A subscriber gets the replayed call's acts, built from its schedule."""
     monkeypatch.setenv("FLOWLAB_REPLAY", "1")
     train_job, _ = train_session([])
     x, y = np.ones((B, D), np.float32), np.zeros(B, np.int32)
@@ -113,8 +114,9 @@ def test_a_hook_turns_replay_off(monkeypatch: pytest.MonkeyPatch) -> None:
     rt.hooks.append(events.append)
     before = rt.layer.replays
     train_job(x, y)
-    assert rt.layer.replays == before
-    assert len(events) == schedule.acts  # every act went through the protocol and reached the subscriber
+    assert rt.layer.replays == before + 1
+    assert len(events) == schedule.acts  # every act of the call reached the subscriber
+    assert {e.executor for e in events} == {"fused" if schedule.fused is not None else "replay"}
     kernel_tasks = {a.name for a in schedule.kernels}
     assert kernel_tasks <= {e.actor_name for e in events}
 

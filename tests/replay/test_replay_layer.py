@@ -20,6 +20,7 @@ import flowlab.replay.settle as settle_module
 from flowlab.errors import KernelError
 from flowlab.replay.layer import CAPTURE_TRIES
 from flowlab.replay.state import differences, protocol_state
+from flowlab.runtime.executor import Call
 from flowlab.session import call_instances
 from tests.helpers.replay_models import MODELS
 from tests.replay.test_replay import train_session
@@ -124,9 +125,12 @@ def _eval_runtime(monkeypatch: pytest.MonkeyPatch, replay: bool) -> tuple[Any, A
 
 
 def _run_eval(rt: Any, desc: Any, k: int) -> np.ndarray:
+    """One eval call's instances run by the session's executor (the replay executor, or the protocol)."""
     pulled: list[np.ndarray] = [None]  # type: ignore[list-item]
     x = np.random.default_rng(k).standard_normal((8, 12)).astype(np.float32)
-    rt.run_call(call_instances(desc, [x], pulled))
+    session = flow.default_session()
+    assert session.runtime is rt
+    session.executor.run(Call(call_instances(desc, [x], pulled)))
     return pulled[0]
 
 
@@ -246,7 +250,7 @@ def test_the_debugger_never_loads_the_layer() -> None:
     out = subprocess.run([sys.executable, "-c", DEBUG_SCRIPT], capture_output=True, text=True, cwd=ROOT,
                          env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, timeout=300)
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "['flowlab.replay']"  # the package's two-function __init__, nothing of the layer
+    assert out.stdout.strip() == "[]"  # nothing of flowlab.replay (call_path imports it only for a replay executor)
 
 
 def test_fused_constants_reuse_the_kernels_compiled_for_the_protocol(monkeypatch: pytest.MonkeyPatch) -> None:

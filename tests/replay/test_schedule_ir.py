@@ -13,6 +13,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.ir import Schedule, ScheduleError, ScheduleStep, check_schedule, encode_task_id, to_json
+from flowlab.runtime.executor import ProtocolExecutor
 
 CALL_KEY = ("System-Push-Input_0", "mlp", "System-Pull-Return_0")
 
@@ -128,10 +129,10 @@ def test_check_schedule_names_the_step_of_a_corruption() -> None:
 
 @pytest.mark.parametrize("devices", [1, 2])
 def test_the_schedule_is_what_protocol_stepping_does(devices: int) -> None:
-    """The same call stepped by the protocol with a subscriber (which turns replay off for the call), from the state
-    a schedule starts at: its kernel acts are the schedule's steps, actor for actor and register for register, and
-    each actor acts as often as the delta says. On 2 devices (lanes) a SliceBoxing's registers rotate, so calls
-    alternate schedules: the one for the state the runtime is in is compared."""
+    """The same call stepped by the protocol executor with a subscriber, from the state a schedule starts at: its
+    kernel acts are the schedule's steps, actor for actor and register for register, and each actor acts as often as
+    the delta says. On 2 devices (lanes) a SliceBoxing's registers rotate, so calls alternate schedules: the one for
+    the state the runtime is in is compared."""
     flow.clear_default_session()
     flow.config.cpu_device_num(devices)
 
@@ -152,12 +153,14 @@ def test_the_schedule_is_what_protocol_stepping_does(devices: int) -> None:
     check_schedule(schedule, session.plan)
     events: list[Any] = []
     rt.hooks.append(events.append)
+    replay, session.executor = session.executor, ProtocolExecutor(rt)
     try:
         replays = layer.replays
         mlp(x)
         assert layer.replays == replays  # the protocol ran it
     finally:
         rt.hooks.remove(events.append)
+        session.executor = replay
     kernel_acts = [e for e in events if rt.actors[e.actor_id].kernel is not None]
     assert [e.actor_id for e in kernel_acts] == [s.task_id for s in schedule.steps]
     assert [(e.read, e.written) for e, s in zip(kernel_acts, schedule.steps) if not s.is_notify] == \

@@ -416,18 +416,20 @@ def test_a_failure_outside_any_act_on_a_worker_thread_is_raised_not_waited_for(m
 
 
 def test_a_replay_layer_attached_by_hand_captures_one_order_and_replays_the_same_values(monkeypatch):
-    """A layer attached to a parallel runtime after a call that ran in parallel makes the protocol run stepped (a
-    capture records one act order), its replays run in lanes, and the values stay the stepped ones."""
-    from flowlab.replay.layer import ReplayLayer
+    """A replay executor put over a parallel runtime after a call that ran in parallel makes the protocol run
+    stepped (a capture records one act order), its replays run in lanes, and the values stay the stepped ones."""
+    from flowlab.replay.executor import ReplayExecutor
 
     stepped = run(build_towers, "0", monkeypatch)
     monkeypatch.setenv("FLOWLAB_THREADS", "")
     flow.clear_default_session()
     call = build_towers([])
     outputs = [call(0)]
-    rt = flow.default_session().runtime
+    session = flow.default_session()
+    rt = session.runtime
     assert rt.threads.active and rt.layer is None
-    layer = ReplayLayer(rt)
+    session.executor = ReplayExecutor(rt)
+    layer = session.executor.layer
     outputs += [call(k) for k in range(1, CALLS)]
     assert not rt.threads.active and layer.replays > 0
     for k, (a, b) in enumerate(zip(stepped["outputs"], outputs, strict=True)):

@@ -293,7 +293,7 @@ def test_flow_debug_runs_the_tier_of_the_sessions_next_call(held) -> None:
 def test_the_background_work_waits_for_a_second_call(monkeypatch) -> None:
     """Loading Numba holds the GIL: it starts when a second call begins (or START_AFTER seconds after the first
     kernel was tiered), so the first call runs alone, and a one-call script exits without waiting for Numba."""
-    from flowlab.runtime.runtime import Runtime
+    from flowlab.session import Session
 
     monkeypatch.setenv("FLOWLAB_KERNELS", "tiered")
     monkeypatch.setattr(tiered, "_released", False)
@@ -301,13 +301,13 @@ def test_the_background_work_waits_for_a_second_call(monkeypatch) -> None:
     monkeypatch.setattr(tiered, "START_AFTER", 60.0)
     started: list = []
     monkeypatch.setattr(tiered, "_start", started.append)
-    run_call, after_runs = Runtime.run_call, []
+    run_jobs, after_runs = Session._run_jobs, []
 
     def counting(self, *args, **kwargs):
         after_runs.append(len(started))
-        run_call(self, *args, **kwargs)
+        run_jobs(self, *args, **kwargs)
 
-    monkeypatch.setattr(Runtime, "run_call", counting)
+    monkeypatch.setattr(Session, "_run_jobs", counting)
     train = define_train()
     train(*batches(1)[0])
     assert len(after_runs) >= 2 and set(after_runs) == {0}  # model init and the first call: every job held
