@@ -163,6 +163,12 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
 
     def walk(spec: ReturnSpec, value: Any, path: str) -> Any:
         if spec.kind in _LEAVES and isinstance(value, LazyBlob):
+            if spec.kind == "numpy" and value.blob_desc.is_dynamic:  # OneFlow's typing_util check
+                raise JobAnnotationError(
+                    f"job function {job} returns blob {value.lbn!r} at {path or 'top level'} as tp.Numpy, but it is "
+                    "dynamic (made from a tp.ListNumpy placeholder): only fixed shaped blob compatible to "
+                    "oneflow.typing.Numpy. you can change annotation to oneflow.typing.ListNumpy or "
+                    "oneflow.typing.ListListNumpy")
             blobs.append(value)
             return len(blobs) - 1
         if spec.kind == "none":
@@ -349,11 +355,14 @@ def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np
         )
     if value.shape != tdef.shape:
         what = "rank" if value.ndim != len(tdef.shape) else "shape"
-        dynamic = ""
-        if isinstance(tdef, tp.MirroredTensorDef) and what == "shape" and all(
-                d <= s for d, s in zip(value.shape, tdef.shape)):  # OneFlow would take it as a dynamic blob
-            dynamic = (" (OneFlow takes a smaller piece as a dynamic blob; flowlab's blobs have static shapes, so "
-                       "each piece must have the placeholder's shape: docs/oneflow-api.md, 'Dynamic shapes')")
+        if isinstance(tdef, tp.MirroredTensorDef):
+            # a dynamic blob (OneFlow's mirrored placeholders): any piece up to the placeholder's shape, same rank
+            if what == "shape" and all(d <= s for d, s in zip(value.shape, tdef.shape)):
+                return np.ascontiguousarray(value)
+            raise JobArgumentError(
+                f"{job}(): argument {name!r} is a ListNumpy placeholder of shape {tdef.shape}: each piece is a "
+                f"numpy.ndarray of rank {len(tdef.shape)} and at most that size on every axis (a dynamic blob); got "
+                f"{what} mismatch: shape {value.shape}")
         raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape "
-                               f"{value.shape}{dynamic}")
+                               f"{value.shape}")
     return np.ascontiguousarray(value)

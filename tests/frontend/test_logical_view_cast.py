@@ -75,7 +75,7 @@ def test_a_mirrored_blob_cast_into_the_consistent_view_is_its_pieces_concatenate
     shapes = {}
 
     @flow.global_function()
-    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.Numpy:
+    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:  # dynamic: not tp.Numpy (OneFlow's rule)
         with flow.scope.mirrored_view():
             doubled = p * 2.0
         whole = flow.cast_to_current_logical_view(doubled)
@@ -83,7 +83,7 @@ def test_a_mirrored_blob_cast_into_the_consistent_view_is_its_pieces_concatenate
         return flow.math.reduce_sum(whole, axis=1)  # a consistent op over the logical (4, 3) blob
 
     a, b = np.arange(6, dtype=np.float32).reshape(2, 3), -np.ones((2, 3), np.float32)
-    out = job([a, b])
+    (out,) = job([a, b])
     assert shapes["whole"] == (4, 3)
     np.testing.assert_allclose(out, np.concatenate([a, b]).sum(1) * 2)
     user = flow.default_session().job_set.job("job")
@@ -97,7 +97,7 @@ def test_a_consistent_op_on_split_mirrored_pieces_points_at_the_cast():
     flow.config.cpu_device_num(2)
 
     @flow.global_function()
-    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.Numpy:
+    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
         return flow.math.reduce_sum(p, axis=1)
 
     with pytest.raises(SbpInferError, match="cast_to_current_logical_view") as err:
