@@ -356,13 +356,13 @@ def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np
     if value.shape != tdef.shape:
         what = "rank" if value.ndim != len(tdef.shape) else "shape"
         if isinstance(tdef, tp.MirroredTensorDef):
-            # a dynamic blob (OneFlow's mirrored placeholders): any piece up to the placeholder's shape, same rank
-            if what == "shape" and all(d <= s for d, s in zip(value.shape, tdef.shape)):
+            # a dynamic blob (OneFlow's MirroredTensorDef._CheckNdarray): the same rank, at most as many elements
+            if what == "shape" and value.size <= int(np.prod(tdef.shape)):
                 return np.ascontiguousarray(value)
             raise JobArgumentError(
                 f"{job}(): argument {name!r} is a ListNumpy placeholder of shape {tdef.shape}: each piece is a "
-                f"numpy.ndarray of rank {len(tdef.shape)} and at most that size on every axis (a dynamic blob); got "
-                f"{what} mismatch: shape {value.shape}")
+                f"numpy.ndarray of rank {len(tdef.shape)} with at most {int(np.prod(tdef.shape))} elements (a dynamic "
+                f"blob); got {what} mismatch: shape {value.shape}")
         raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape "
                                f"{value.shape}")
     return np.ascontiguousarray(value)
