@@ -331,16 +331,16 @@ def _leaf_values(sig: JobSignature, values: dict[str, Any]) -> dict[str, Any]:
 
 def _tensor_lists(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> Any:
     """A tp.ListListNumpy argument, per device a list of tensors, as a ListNumpy one: flowlab takes one tensor per
-    device (a tensor list of several is dynamic, which flowlab's static-shape registers do not carry)."""
+    device (a dynamic blob, up to the placeholder's size; a tensor list of several is not built)."""
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (list, tuple)) for v in value):
         raise JobArgumentError(f"{job}(): argument {name!r} is a ListListNumpy placeholder: expected a list with "
                                f"one list of ndarrays per device, e.g. [[x]]; got {type(value).__name__}")
     longer = [i for i, v in enumerate(value) if len(v) != 1]
     if longer:
         raise JobArgumentError(
-            f"{job}(): argument {name!r} is a ListListNumpy placeholder: flowlab takes one ndarray of shape "
+            f"{job}(): argument {name!r} is a ListListNumpy placeholder: flowlab takes one ndarray of at most shape "
             f"{tdef.shape} per device ([[x]]); device {longer[0]} has {len(value[longer[0]])} (a tensor list of "
-            "several tensors is a dynamic blob, which flowlab does not support: docs/oneflow-api.md)")
+            "several tensors, a dynamic blob in OneFlow, is not built: docs/oneflow-api.md)")
     return [v[0] for v in value]
 
 
