@@ -91,6 +91,10 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
     out_slots = [_slot(rt, actor.writable, lbn) for lbn in out_lbns]
     statics = [d.shape for d in in_descs]
     cache: dict[tuple[Any, ...], tuple[Kernel, tuple[tuple[int, ...], ...]]] = {}
+    dynamic_out = [d.is_dynamic for d in out_descs]
+
+    def dynamic_outs(shapes: tuple[tuple[int, ...], ...]) -> Any:
+        return ((q, lbn, s) for q, lbn, s, d in zip(out_slots, out_lbns, shapes, dynamic_out) if d)
 
     def shaped(shapes: tuple[Any, ...]) -> tuple[Kernel, tuple[tuple[int, ...], ...]]:
         if any(isinstance(s, Pieces) for s in shapes):
@@ -108,6 +112,8 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
             raise OpInferError(f"{where}op {op.name!r} ({op.op_type}) on its dynamic inputs' current shapes "
                                f"{[list(s) for s in shapes]}: {err}") from None
         outs = [d for arg, lbns in op.outputs.items() for _, d in zip(lbns, inferred.get(arg, []))]
+        # an output the op makes static (cast_to_static_shape, shape_elem_cnt) keeps its static shape and no header
+        outs = [d if static.is_dynamic else static for d, static in zip(outs, out_descs)]
         for lbn, d, static in zip(out_lbns, outs, out_descs):
             if len(d.shape) != len(static.shape) or d.elem_cnt > static.elem_cnt:
                 raise OpInferError(f"op {op.name!r} ({op.op_type}): output {lbn} has current shape {list(d.shape)}, "
@@ -121,7 +127,7 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
             entry = cache[shapes] = shaped(shapes)
         kernel, out_shapes = entry
         kernel([cut(a, s) for a, s in zip(in_arrays, shapes)], [cut(a, s) for a, s in zip(out_arrays, out_shapes)])
-        for q, lbn, s in zip(out_slots, out_lbns, out_shapes):
+        for q, lbn, s in dynamic_outs(out_shapes):
             q[0].header[lbn] = s
 
     dynamic.dynamic_shapes = cache  # type: ignore[attr-defined]  # the debugger lists the shapes seen

@@ -311,6 +311,10 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"hash_precomputed": True}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
+    # dynamic (issue 23): the ops that end a dynamic blob and count its current shape
+    "cast_to_static_shape": lambda dt: ({"input": [val((3, 4), dt)]}, {}),
+    "shape_elem_cnt": lambda dt: ({"x": [val((3, 4, 2), dt)]}, {"include_axis": (0, 2), "exclude_axis": (),
+                                                                 "dtype": fd.int32}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

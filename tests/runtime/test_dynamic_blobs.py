@@ -5,6 +5,8 @@ gradients by finite differences), on one device and in the mirrored view of two.
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 import pytest
 
@@ -147,3 +149,23 @@ def test_the_policy_keeps_a_dynamic_plan_on_the_protocol_with_the_values_of_a_re
 def body_np(a: np.ndarray) -> np.ndarray:
     a64 = a.astype(np.float64)
     return (a64 / (1 + np.exp(-a64))).astype(np.float32)
+
+
+@pytest.mark.parametrize("devices", [1, 2])
+def test_shape_elem_cnt_reads_the_current_shape_and_cast_to_static_shape_ends_the_dynamic_blob(devices):
+    @flow.global_function(function_config=_mirrored(devices))
+    def counts(a: tp.ListNumpy.Placeholder((5, 3))) -> Tuple[tp.ListNumpy, tp.ListNumpy, tp.ListNumpy]:
+        return _body(a)
+
+    def _body(a):
+        s = flow.cast_to_static_shape(a * 2.0)
+        assert not s.is_dynamic and a.is_dynamic
+        return flow.math.reduced_shape_elem_cnt(a), flow.math.reduced_shape_elem_cnt(a, axis=[0], dtype=flow.float), s
+
+    xs = [np.arange(6, dtype=np.float32).reshape(2, 3), np.ones((4, 1), np.float32)][:devices]
+    n_all, n_rows, static = counts(xs)
+    for x, n, r, s in zip(xs, n_all, n_rows, static):
+        assert n.dtype == np.int32 and n.tolist() == [x.size]
+        assert r.dtype == np.float32 and r.tolist() == [x.shape[0]]
+        assert s.shape == (5, 3)  # static: the placeholder's shape, the piece as its first elements
+        np.testing.assert_array_equal(s.reshape(-1)[:x.size], (x * 2).reshape(-1))
