@@ -1,8 +1,11 @@
 """Ops about dynamic blobs (runtime/dynamic.py): OneFlow v0.3.4's ``flow.cast_to_static_shape`` (``array_ops.py``,
 ``user/ops/cast_to_static_shape_op.cpp``: the output is the input's blob with ``is_dynamic`` cleared, its gradient an
-identity) and ``flow.math.reduced_shape_elem_cnt`` (``math_ops.py``, ``core/operator/shape_elem_cnt_op.cpp``: the
+identity), ``flow.math.reduced_shape_elem_cnt`` (``math_ops.py``, ``core/operator/shape_elem_cnt_op.cpp``: the
 product of the input's current extents on the included axes, as a (1,) blob of ``dtype``, default int32; the input's
-data is never read, only its header)."""
+data is never read, only its header), and the ops whose output shape depends on values: ``flow.sync_dynamic_resize``
+(``core/operator/sync_dynamic_resize_op.cpp``: ``x``'s first ``size[0]`` rows, dynamic) and ``flow.argwhere``
+(``user/ops/arg_where_op.cpp``: the (n, rank) indices of the nonzero elements and n, then sync_dynamic_resize, as
+OneFlow's ``array_ops.argwhere``)."""
 
 from __future__ import annotations
 
@@ -15,8 +18,8 @@ from ..ir import BlobDesc
 from ..ir.dtype import DType, as_dtype, int32
 from ..ir.sbp import BROADCAST, PARTIAL_SUM, split
 from ._common import require_blob
-from .registry import ANY, STATIC_OUTPUTS, InferCtx, OpDef, dtypes_of, register_op
-from .sbp_rules import SbpCtx, Signature
+from .registry import ANY, INDEX, SHAPE_FROM_DATA, STATIC_OUTPUTS, InferCtx, OpDef, dtypes_of, register_op
+from .sbp_rules import SbpCtx, Signature, broadcast_only
 
 
 def _infer_static(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
@@ -56,7 +59,41 @@ def _cnt_rule(ctx: SbpCtx) -> list[Signature]:
         [ctx.make({"x": BROADCAST, "y": BROADCAST})]
 
 
+def _infer_resize(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x, size = ctx.input("in"), ctx.input("size")
+    if not x.shape or size.shape != (1,):
+        raise ctx.fail(f"sync_dynamic_resize takes a blob of rank >= 1 and a (1,) size; got {x} and {size}")
+    return {"out": [BlobDesc(x.shape, x.dtype, True)]}
+
+
+def _resized(ins: list[Any]) -> list[tuple[int, ...]]:
+    x, size = ins
+    n = int(size.reshape(-1)[0])
+    if not 0 <= n <= x.shape[0]:
+        raise ValueError(f"sync_dynamic_resize: size {n} is outside [0, {x.shape[0]}] (the blob's rows)")
+    return [(n, *x.shape[1:])]
+
+
+def _infer_argwhere(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    x, dtype = ctx.input("input"), as_dtype(ctx.attrs["dtype"])
+    if dtype not in INDEX:
+        raise ctx.fail(f"argwhere's dtype must be an integer type; got {dtype.name}")
+    n = 1
+    for d in x.shape:
+        n *= d
+    return {"output": [BlobDesc((n, len(x.shape)), dtype, True)], "output_size": [BlobDesc((1,), dtype)]}
+
+
+def _argwhere_shapes(ins: list[Any]) -> list[tuple[int, ...]]:
+    return [(ins[0].size, ins[0].ndim), (1,)]  # the whole bound: sync_dynamic_resize cuts it to output_size
+
+
 STATIC_OUTPUTS.update({"cast_to_static_shape", "shape_elem_cnt"})
+SHAPE_FROM_DATA.update({"sync_dynamic_resize": _resized, "argwhere": _argwhere_shapes})
+register_op(OpDef("sync_dynamic_resize", ("in", "size"), ("out",), _infer_resize,
+                  dtypes={"in": ANY, "size": INDEX}, sbp=broadcast_only))
+register_op(OpDef("argwhere", ("input",), ("output", "output_size"), _infer_argwhere, {"dtype": int32},
+                  dtypes=dtypes_of(("input",), ANY), sbp=broadcast_only))
 register_op(OpDef("cast_to_static_shape", ("input",), ("output",), _infer_static, grad=_grad_static,
                   dtypes=dtypes_of(("input",), ANY), sbp=_static_rule))
 register_op(OpDef("shape_elem_cnt", ("x",), ("y",), _infer_cnt,
@@ -83,3 +120,18 @@ def reduced_shape_elem_cnt(input_blob: LazyBlob, axis: Sequence[int] | None = No
     if dtype is not None:
         attrs["dtype"] = as_dtype(dtype)
     return add_op("shape_elem_cnt", {"x": [x]}, attrs, name=name)[0]
+
+
+def sync_dynamic_resize(inputs: LazyBlob, size: LazyBlob, name: str | None = None) -> LazyBlob:
+    """OneFlow's ``flow.sync_dynamic_resize``: ``inputs``' first ``size[0]`` rows, a dynamic blob."""
+    x = require_blob(inputs, "inputs of sync_dynamic_resize")
+    return add_op("sync_dynamic_resize", {"in": [x], "size": [require_blob(size, "size of sync_dynamic_resize")]},
+                  name=name)[0]
+
+
+def argwhere(condition: LazyBlob, dtype: DType | None = None, name: str | None = None) -> LazyBlob:
+    """OneFlow's ``flow.argwhere``: the indices of ``condition``'s nonzero elements, (n, rank), a dynamic blob."""
+    x = require_blob(condition, "condition of argwhere")
+    attrs = {"dtype": as_dtype(dtype) if dtype is not None else int32}
+    output, size = add_op("argwhere", {"input": [x]}, attrs, name=name)
+    return sync_dynamic_resize(output, size)

@@ -88,6 +88,9 @@ def register_op(op_def: OpDef) -> OpDef:
 
 # Ops whose outputs are static whatever their inputs (OneFlow's cast_to_static_shape and the like)
 STATIC_OUTPUTS: set[str] = set()
+# Ops whose outputs' current shapes depend on their inputs' values (argwhere, sync_dynamic_resize: OneFlow's
+# kernels set the header): op type -> the current output shapes from the input arrays (runtime/dynamic.py)
+SHAPE_FROM_DATA: dict[str, Callable[[list[Any]], list[tuple[int, ...]]]] = {}
 
 
 def _propagating_dynamic(infer: InferFn, static: bool) -> InferFn:

@@ -65,11 +65,11 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
                                                                           "CallbackNotify"):
         return
-    from ..ops.registry import get_op_def
+    from ..ops.registry import SHAPE_FROM_DATA, get_op_def
 
     on_gpu = task.gpu_device is not None
     system = get_op_def(op.op_type).system
-    dynamic = has_dynamic_input(rt, actor)
+    dynamic = has_dynamic_input(rt, actor) or op.op_type in SHAPE_FROM_DATA
     if system:
         actor.kernel = dynamic_system_kernel(rt, actor) if dynamic or op.attrs.get("is_dynamic") else \
             system_kernel(rt, op, task.parallel_id)

@@ -17,7 +17,6 @@ Static blobs never pay for any of this: an actor without a dynamic input keeps i
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -82,7 +81,7 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
     """The kernel of an op that reads a dynamic blob: per act, its outputs' shapes by the op's inference on the
     current input shapes (``ins``: (register or -1, lbn) per input), and a kernel built for them (``build``)."""
     from ..errors import OpInferError
-    from ..ops.registry import InferCtx, get_op_def
+    from ..ops.registry import SHAPE_FROM_DATA, InferCtx, get_op_def
 
     op = actor.task.exec_sequence[0]
     op_def = get_op_def(op.op_type)
@@ -102,7 +101,9 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
                 f"op {op.name!r} ({op.op_type}) reads a dynamic blob whose register holds several devices' pieces "
                 "(a consistent view of a mirrored blob): flowlab runs dynamic blobs in the mirrored view only "
                 f"({DOCS})")
-        current = [dataclasses.replace(d, shape=s) for d, s in zip(in_descs, shapes)]
+        # the current shapes, as static ones: the op's inference on them is its kernel-time shape inference
+        # (OneFlow's kernels InferShape: concat joins the current extents, not max_dim_size)
+        current = [BlobDesc(s, d.dtype) for d, s in zip(in_descs, shapes)]
         it = iter(current)
         grouped = {arg: tuple(next(it) for _ in lbns) for arg, lbns in op.inputs.items()}
         try:
@@ -120,18 +121,29 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
                                    f"which does not fit its static shape {list(static.shape)}")
         return build(current, outs), tuple(d.shape for d in outs)
 
+    from_data = SHAPE_FROM_DATA.get(op.op_type)
+
     def dynamic(in_arrays: list[Any], out_arrays: list[Any]) -> None:
         shapes = tuple(q[0].header.get(lbn, s) for q, (_, lbn), s in zip(in_slots, ins, statics))
         entry = cache.get(shapes)
         if entry is None:
             entry = cache[shapes] = shaped(shapes)
         kernel, out_shapes = entry
-        kernel([cut(a, s) for a, s in zip(in_arrays, shapes)], [cut(a, s) for a, s in zip(out_arrays, out_shapes)])
+        current = [cut(a, s) for a, s in zip(in_arrays, shapes)]
+        if from_data is not None:  # the output's shape is in the input's values (OneFlow's kernel sets the header)
+            kernel(current, out_arrays)
+            out_shapes = tuple(from_data([_host(a) for a in current]))
+        else:
+            kernel(current, [cut(a, s) for a, s in zip(out_arrays, out_shapes)])
         for q, lbn, s in dynamic_outs(out_shapes):
             q[0].header[lbn] = s
 
     dynamic.dynamic_shapes = cache  # type: ignore[attr-defined]  # the debugger lists the shapes seen
     return dynamic
+
+
+def _host(array: Any) -> Any:
+    return array.copy_to_host() if hasattr(array, "copy_to_host") else array
 
 
 def copy_kernel(rt: Runtime, actor: Actor, kernel: Kernel) -> Kernel:

@@ -7,7 +7,6 @@ import random
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -340,21 +339,17 @@ def test_concat():
     arg_dict["axis"] = [0, 1, 2]
     for arg in GenArgList(arg_dict):
         compare_with_tensorflow(*arg)
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_0():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (64, 4), 0, "cpu")
 
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_1():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (2, 10), 1, "cpu")
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_2():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (4, 7, 128), 2, "cpu")
 
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_3():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (16,), 0, "cpu")
@@ -371,12 +366,10 @@ def test_hybrid_concat_case_0():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (64, 4), 0)
 
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_hybrid_concat_case_1():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (10,), 0, 30)
 
-@pytest.mark.xfail(strict=True, reason="gap: concat(max_dim_size=) of dynamic inputs: OneFlow's output is max_dim_size long on the axis (concat_op.cpp); flowlab's concat has no max_dim_size attr and refuses a bound below the inputs' joined static size (docs/oneflow-api.md 'Dynamic shapes')")
 def test_hybrid_concat_case_2():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (10, 7, 5), 1, 21)

@@ -99,15 +99,21 @@ def test_gradients_flow_to_the_pieces_current_shapes(devices):
         np.testing.assert_array_equal(dx, np.full_like(dx, 0.5))
 
 
-@pytest.mark.xfail(strict=True, reason="gap: OneFlow divides the model gradients of a dynamic loss by its current "
-                   "element count (autograd.cpp ScaleModelDiffByDynamicLossInstanceNum); flowlab divides by the "
-                   "static one (docs/deviations.md)")
-def test_the_model_gradient_of_a_dynamic_loss_is_scaled_by_its_current_element_count():
-    train = _train(1, {})
-    x = np.ones((2, 3), np.float32)
-    train([x])
-    dw = x.astype(np.float64).sum(0, keepdims=True) / 2  # two loss instances this call
-    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), 0.5 - dw, rtol=1e-6)
+@pytest.mark.parametrize("devices", [1, 2])
+def test_the_model_gradient_of_a_dynamic_loss_is_divided_by_its_current_instance_count(devices):
+    """OneFlow's ScaleModelDiffByDynamicLossInstanceNum: the pieces' rows this call (2, and 2 + 3 on two devices),
+    not the placeholder's (5 per device)."""
+    train = _train(devices, {})
+    rng = np.random.default_rng(2)
+    xs = [rng.standard_normal(s).astype(np.float32) for s in [(2, 3), (3, 3)][:devices]]
+    train(xs)
+    dw = sum(x.astype(np.float64).sum(0, keepdims=True) for x in xs) / sum(len(x) for x in xs)
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), 0.5 - dw, rtol=1e-5, atol=1e-6)
+    xs = [x[:1] for x in xs]  # another call, other counts
+    before = flow.get_all_variables()["w"].numpy().astype(np.float64)
+    train(xs)
+    dw = sum(x.astype(np.float64).sum(0, keepdims=True) for x in xs) / len(xs)
+    np.testing.assert_allclose(flow.get_all_variables()["w"].numpy(), before - dw, rtol=1e-5, atol=1e-6)
 
 
 def test_the_policy_keeps_a_dynamic_plan_on_the_protocol_with_the_values_of_a_replayed_static_one(monkeypatch):

@@ -3,8 +3,9 @@ bytes and read shapes."""
 
 from __future__ import annotations
 
-from ..reference.dynamic import cast_to_static_shape, shape_elem_cnt
+from ..reference.dynamic import argwhere, cast_to_static_shape, shape_elem_cnt, sync_dynamic_resize
 from ..registry import register_kernel
 
-register_kernel("cast_to_static_shape", "numba")(cast_to_static_shape)
-register_kernel("shape_elem_cnt", "numba")(shape_elem_cnt)
+for _name, _factory in (("cast_to_static_shape", cast_to_static_shape), ("shape_elem_cnt", shape_elem_cnt),
+                        ("sync_dynamic_resize", sync_dynamic_resize), ("argwhere", argwhere)):
+    register_kernel(_name, "numba")(_factory)

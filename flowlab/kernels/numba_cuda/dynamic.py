@@ -29,3 +29,22 @@ def _shape_elem_cnt(ctx: KernelCtx):
         outs[0].copy_to_device(np.array([n], dtype), stream=stream)
 
     return kernel
+
+
+@register_kernel("sync_dynamic_resize", "numba", "gpu")
+def _sync_dynamic_resize(ctx: KernelCtx):
+    return _cast_to_static_shape(ctx)  # the same prefix copy; the rows kept are the header's business
+
+
+@register_kernel("argwhere", "numba", "gpu")
+def _argwhere(ctx: KernelCtx):
+    dtype = ctx.out_descs[0].dtype.np
+
+    def kernel(ins, outs, stream=0):  # through the host: the count decides the shape anyway (a sync per act)
+        found = np.argwhere(ins[0].copy_to_host(stream=stream)).astype(dtype)
+        stream.synchronize() if stream else None
+        if len(found):
+            outs[0][:len(found)].copy_to_device(found, stream=stream)
+        outs[1].copy_to_device(np.array([len(found)], dtype), stream=stream)
+
+    return kernel

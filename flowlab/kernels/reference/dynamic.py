@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from ..registry import KernelCtx, KernelFn, register_kernel
 
 
@@ -31,5 +33,22 @@ def shape_elem_cnt(ctx: KernelCtx) -> KernelFn:
     return kernel
 
 
-register_kernel("cast_to_static_shape", "reference")(cast_to_static_shape)
-register_kernel("shape_elem_cnt", "reference")(shape_elem_cnt)
+def sync_dynamic_resize(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):  # the rows kept are a prefix: the header (runtime/dynamic.py) says how many
+        outs[0].reshape(-1)[:ins[0].size] = ins[0].reshape(-1)
+
+    return kernel
+
+
+def argwhere(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):
+        found = np.argwhere(ins[0])
+        outs[0][:len(found)] = found
+        outs[1][0] = len(found)
+
+    return kernel
+
+
+for _name, _factory in (("cast_to_static_shape", cast_to_static_shape), ("shape_elem_cnt", shape_elem_cnt),
+                        ("sync_dynamic_resize", sync_dynamic_resize), ("argwhere", argwhere)):
+    register_kernel(_name, "reference")(_factory)
