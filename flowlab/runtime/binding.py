@@ -70,9 +70,9 @@ def setup(rt: Runtime, actor: Actor) -> None:
     on_gpu = task.gpu_device is not None
     system = get_op_def(op.op_type).system
     dynamic = has_dynamic_input(rt, actor) or op.op_type in SHAPE_FROM_DATA
-    if system:
-        actor.kernel = dynamic_system_kernel(rt, actor) if dynamic or op.attrs.get("is_dynamic") else \
-            system_kernel(rt, op, task.parallel_id)
+    if system:  # on a GPU, a copy's header follows the device copy (below)
+        actor.kernel = dynamic_system_kernel(rt, actor) if (dynamic or op.attrs.get("is_dynamic")) and not on_gpu \
+            else system_kernel(rt, op, task.parallel_id)
         if any(r.inplace_consumed_regst_desc_id >= 0 for r in task.produced_regst_desc.values()):
             actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
@@ -104,6 +104,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
                            not rt.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
         actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system
                         else device_kernel(rt, actor, actor.kernel, touches_host))
+        if system and dynamic and op.input_lbns and op.output_lbns:
+            actor.kernel = dynamic_copy_kernel(rt, actor, actor.kernel)
 
 
 def dynamic_system_kernel(rt: Runtime, actor: Actor) -> Any:

@@ -123,7 +123,7 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
 
     from_data = SHAPE_FROM_DATA.get(op.op_type)
 
-    def dynamic(in_arrays: list[Any], out_arrays: list[Any]) -> None:
+    def dynamic(in_arrays: list[Any], out_arrays: list[Any], *stream: Any) -> None:  # a CUDA kernel takes a stream
         shapes = tuple(q[0].header.get(lbn, s) for q, (_, lbn), s in zip(in_slots, ins, statics))
         entry = cache.get(shapes)
         if entry is None:
@@ -131,10 +131,10 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
         kernel, out_shapes = entry
         current = [cut(a, s) for a, s in zip(in_arrays, shapes)]
         if from_data is not None:  # the output's shape is in the input's values (OneFlow's kernel sets the header)
-            kernel(current, out_arrays)
+            kernel(current, out_arrays, *stream)
             out_shapes = tuple(from_data([_host(a) for a in current]))
         else:
-            kernel(current, [cut(a, s) for a, s in zip(out_arrays, out_shapes)])
+            kernel(current, [cut(a, s) for a, s in zip(out_arrays, out_shapes)], *stream)
         for q, lbn, s in dynamic_outs(out_shapes):
             q[0].header[lbn] = s
 
