@@ -163,12 +163,6 @@ def flatten_returned(job: str, spec: ReturnSpec, value: Any) -> tuple[list[LazyB
 
     def walk(spec: ReturnSpec, value: Any, path: str) -> Any:
         if spec.kind in _LEAVES and isinstance(value, LazyBlob):
-            if spec.kind == "numpy" and value.blob_desc.is_dynamic:  # OneFlow's typing_util check
-                raise JobAnnotationError(
-                    f"job function {job} returns blob {value.lbn!r} at {path or 'top level'} as tp.Numpy, but it is "
-                    "dynamic (made from a tp.ListNumpy placeholder): only fixed shaped blob compatible to "
-                    "oneflow.typing.Numpy. you can change annotation to oneflow.typing.ListNumpy or "
-                    "oneflow.typing.ListListNumpy")
             blobs.append(value)
             return len(blobs) - 1
         if spec.kind == "none":
@@ -212,7 +206,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
         value = arrays[structure]
-        return value.logical if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
+        return numpy_return(value) if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
 
     def leaf(spec: ReturnSpec, index: int) -> Any:
         value = arrays[index]
@@ -222,7 +216,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
             return [[piece] for piece in value] if isinstance(value, tp.MirroredList) else [[value]]
         if spec.kind == "future":  # OneFlow's LocalMirroredTensor: .numpy(), .numpy_list()
             return local_blob(value)
-        return value.logical if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
+        return numpy_return(value) if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
 
     def build(spec: ReturnSpec, node: Any) -> Any:
         # each leaf as its own annotation asks (a tp.Numpy beside a tp.ListNumpy in a Tuple stays one array)
@@ -248,6 +242,17 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
         return build(spec, node)
 
     return build(spec, structure)
+
+
+def numpy_return(value: tp.MirroredList) -> Any:
+    """A mirrored return as tp.Numpy: its pieces joined. OneFlow refuses tp.Numpy for any dynamic blob when the job
+    is traced; flowlab only when this call's pieces cannot be joined (docs/deviations.md)."""
+    if value.logical is None:
+        raise JobAnnotationError(
+            f"a returned blob's pieces have shapes {[p.shape for p in value]} this call, which no one array holds: "
+            "only fixed shaped blob compatible to oneflow.typing.Numpy. you can change annotation to "
+            "oneflow.typing.ListNumpy or oneflow.typing.ListListNumpy")
+    return value.logical
 
 
 def exact_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any] | None:

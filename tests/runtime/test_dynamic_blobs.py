@@ -55,13 +55,18 @@ def test_an_op_whose_output_shape_follows_the_inputs_infers_it_per_act():
         job([a], [np.ones((3, 3), np.float32)])
 
 
-def test_a_dynamic_blob_cannot_be_returned_as_tp_numpy():
-    with pytest.raises(JobAnnotationError, match="only fixed shaped blob compatible to oneflow.typing.Numpy"):
-        @flow.global_function(function_config=_mirrored(1))
-        def job(a: tp.ListNumpy.Placeholder((4, 3))) -> tp.Numpy:
-            return flow.math.abs(a)
+def test_a_dynamic_blob_returned_as_tp_numpy_is_its_pieces_joined_or_oneflows_error():
+    """OneFlow refuses tp.Numpy for a dynamic blob when tracing; flowlab joins the pieces where it can (full-size
+    pieces give the static answer) and raises OneFlow's message where they differ beyond axis 0."""
 
-        job([np.ones((4, 3), np.float32)])
+    @flow.global_function(function_config=_mirrored(2))
+    def job(a: tp.ListNumpy.Placeholder((4, 3))) -> tp.Numpy:
+        return flow.math.abs(a)
+
+    a, b = -np.ones((1, 3), np.float32), np.full((2, 3), -2.0, np.float32)
+    np.testing.assert_array_equal(job([a, b]), np.concatenate([-a, -b]))
+    with pytest.raises(JobAnnotationError, match="only fixed shaped blob compatible to oneflow.typing.Numpy"):
+        job([a, np.ones((2, 2), np.float32)])
 
 
 def _train(devices: int, got: dict[str, list]):
