@@ -72,10 +72,6 @@ def _slot(rt: Runtime, slots: dict[int, deque[Regst]], lbn: str, rid: int = -1) 
     return next(q for i, q in slots.items() if lbn in rt.plan.regst_descs[i].lbi2blob_desc)
 
 
-def _header(slot: deque[Regst], lbn: str, static: tuple[int, ...]) -> Any:
-    return slot[0].header.get(lbn, static)
-
-
 def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_descs: Sequence[BlobDesc],
               out_descs: Sequence[BlobDesc], build: Callable[[list[BlobDesc], list[BlobDesc]], Kernel]) -> Kernel:
     """The kernel of an op that reads a dynamic blob: per act, its outputs' shapes by the op's inference on the
@@ -138,7 +134,6 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
         for q, lbn, s in dynamic_outs(out_shapes):
             q[0].header[lbn] = s
 
-    dynamic.dynamic_shapes = cache  # type: ignore[attr-defined]  # the debugger lists the shapes seen
     return dynamic
 
 
