@@ -15,6 +15,7 @@ from .ops.compare_ops import (
     not_equal,
 )
 from .ops.creation_ops import fused_scale_tril, tril
+from .ops.dynamic_ops2 import reduced_shape_elem_cnt
 from .ops.l2norm_ops2 import l2_normalize
 from .ops.math_ops import (
     abs,
@@ -93,6 +94,7 @@ __all__ = [
     "unsorted_segment_sum", "unsorted_segment_sum_like",
     "in_top_k", "top_k",
     "unsorted_batch_segment_sum",
+    "reduced_shape_elem_cnt",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

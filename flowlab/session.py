@@ -25,7 +25,7 @@ from .errors import SessionStateError
 from .flags import get as get_flag
 from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
-from .frontend.signature import check_inputs, exact_inputs
+from .frontend.signature import check_inputs, exact_inputs, numpy_return
 from .ir import Job, JobSet, Plan, Schedule
 from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc
 from .kernels.tiered import release as release_tiers
@@ -239,7 +239,7 @@ class Session:
         if type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback:
             result = instances[len(arrays) + 1 + structure].pulled  # one returned blob: the common call
             if isinstance(result, list):  # a mirrored return (a tp.MirroredList): the blob seen consistently
-                result = result.logical
+                result = result.logical if result.logical is not None else numpy_return(result)
         else:
             result = call_result(desc, [instance.pulled for instance in instances[len(arrays) + 1:]])
         if watched:  # outside the lock: handlers are the user's code, and other threads may call meanwhile

@@ -39,7 +39,8 @@ class FixedTensorDef:
 
 @dataclass(frozen=True)
 class MirroredTensorDef(FixedTensorDef):
-    """One ndarray per device (``tp.ListNumpy.Placeholder``); flowlab runs on one device."""
+    """One ndarray per device (``tp.ListNumpy.Placeholder``): a dynamic blob, each piece of the placeholder's rank
+    with at most its element count (runtime/dynamic.py)."""
 
     def __repr__(self) -> str:
         return f"ListNumpy.Placeholder({self.shape}, dtype={self.dtype!r})"
@@ -48,8 +49,8 @@ class MirroredTensorDef(FixedTensorDef):
 @dataclass(frozen=True)
 class MirroredTensorListDef(MirroredTensorDef):
     """Per device a list of tensors (``tp.ListListNumpy.Placeholder``, OneFlow's tensor list). flowlab takes the
-    list of one tensor of the placeholder's shape per device: more tensors, or smaller ones, make a dynamic
-    tensor list, which flowlab's static-shape registers do not carry (docs/oneflow-api.md)."""
+    list of one tensor per device, a dynamic blob up to the placeholder's size; a list of several tensors is not
+    built (docs/oneflow-api.md)."""
 
     def __repr__(self) -> str:
         return f"ListListNumpy.Placeholder({self.shape}, dtype={self.dtype!r})"

@@ -149,7 +149,7 @@ def _nearest_each(g: TaskGraph, e: Edge, builder: str, comment: str = "") -> Box
 
 
 def _piece(desc: BlobDesc, sbp: SbpParallel, i: int, n: int) -> BlobDesc:
-    return BlobDesc(box_of(desc.shape, sbp, i, n).shape, desc.dtype)
+    return BlobDesc(box_of(desc.shape, sbp, i, n).shape, desc.dtype, desc.is_dynamic)
 
 
 def _slice_boxing(g: TaskGraph, e: Edge) -> BoxingDecision | None:
@@ -167,7 +167,7 @@ def _slice_boxing(g: TaskGraph, e: Edge) -> BoxingDecision | None:
         for i, d in enumerate(e.dst_tasks):  # reduce-scatter the flattened blob ...
             out = box_of(flat, split(0), i, m)
             parts.append((_gather(g, e, "add", d, [(s, full_box(flat)) for s in e.src_tasks], out, flat,
-                                  BlobDesc(out.shape, e.desc.dtype)), out))
+                                  BlobDesc(out.shape, e.desc.dtype, e.desc.is_dynamic)), out))
         nodes = [_gather(g, e, "copy", d, parts, full_box(flat), flat, e.desc)  # ... then all-gather it
                  for d in e.dst_tasks]
         return BoxingDecision(tuple(nodes), name, "BuildSubTaskGphP2S->BuildSubTaskGphS2B")
@@ -211,6 +211,6 @@ def _gather(g: TaskGraph, e: Edge, kind: str, d: Node, pieces: list[tuple[Any, B
                              for a in range(len(view))))
             local = hull.intersect(out) or out
         node = g.boxing_node(kind, e, machine, group[0][0].device_id, group, local, view,
-                             BlobDesc(local.shape, e.desc.dtype))
+                             BlobDesc(local.shape, e.desc.dtype, e.desc.is_dynamic))
         inputs.append((g.proxy(node, d.machine_id), local))
     return g.boxing_node(kind, e, d.machine_id, d.device_id, inputs, out, view, out_desc)

@@ -21,6 +21,10 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
     clip = train_conf.get("grad_clipping")
     grads: dict[str, LazyBlob] = {}
     fused: dict[str, dict[str, float]] = {}  # update-op attrs doing the scaling and regularization
+    instances = _dynamic_loss_instance_num(builder, job, list(train_conf["loss_lbns"]))
+    if instances is not None:  # divided at run time instead (ScaleModelDiffByDynamicLossInstanceNum)
+        loss_elem_cnt = 1
+        var_grads = {name: _divided(g, instances, job.op(name).parallel_conf) for name, g in var_grads.items()}
     for var in variables:
         if var.name not in var_grads:
             continue  # the loss does not depend on it
@@ -178,3 +182,29 @@ def _regularization_grad(w: LazyBlob, reg: dict[str, Any]) -> LazyBlob:
     if l1:
         grad = add(grad, multiply(sign(w), l1))
     return grad
+
+
+def _dynamic_loss_instance_num(builder: JobBuilder, job: Job, loss_lbns: list[str]) -> LazyBlob | None:
+    """OneFlow's ScaleModelDiffByDynamicLossInstanceNum (autograd.cpp): a dynamic loss's instance count is its
+    current extent on axis 0 (a shape_elem_cnt op, summed over the devices' pieces; several losses add theirs),
+    a (1,) blob of the loss's dtype the model gradients are divided by at run time. None for static losses (their
+    count is a constant of the update ops)."""
+    if not any(job.blob_descs[lbn].is_dynamic for lbn in loss_lbns):
+        return None
+    from ..ops.dynamic_ops2 import reduced_shape_elem_cnt
+    from ..ops.math_ops import add
+
+    total = None
+    for lbn in loss_lbns:
+        with placed_on(job.producer_of(lbn).parallel_conf):
+            name = f"System-Autograd-{lbn.replace('/', '-')}-LossInstanceNum"
+            count = reduced_shape_elem_cnt(builder.blob(lbn), axis=[0], dtype=job.blob_descs[lbn].dtype, name=name)
+        total = count if total is None else add(total, count)
+    return total
+
+
+def _divided(grad: LazyBlob, instances: LazyBlob, placement: Any) -> LazyBlob:
+    from ..ops.math_ops import divide
+
+    with placed_on(placement):
+        return divide(grad, instances)

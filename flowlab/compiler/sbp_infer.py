@@ -34,7 +34,9 @@ INT64_MAX = 2**63 - 1
 INTERFACE_OPS = frozenset({"input", "output", "return", "variable"})  # their SBP is fixed, never dropped
 # consistent ops that take a mirrored blob as its consistent view without a cast: a watch hands its handler the
 # pieces joined (OneFlow's LocalMirroredTensor.numpy())
-SEES_MIRRORED_CONSISTENTLY = frozenset({"foreign_watch"})
+# shape_elem_cnt: the loss instance count of a dynamic mirrored loss (optimizer_ops.py): each device counts its
+# piece (S(0) -> P), the boxing sums them
+SEES_MIRRORED_CONSISTENTLY = frozenset({"foreign_watch", "shape_elem_cnt"})
 
 
 class SbpInferError(CompileError):

@@ -63,6 +63,8 @@ def make_push_job(input_op: OpConf, desc: BlobDesc) -> Job:
     name = push_job_name(input_op.name)
     b = SystemJobBuilder(name, "push")
     attrs = {"shape": desc.shape, "dtype": desc.dtype, "ofblob_buffer_name": foreign_input_buffer(name)}
+    if desc.is_dynamic:  # the pushed pieces carry their own shapes (runtime/dynamic.py)
+        attrs["is_dynamic"] = True
     lbn = b.add("foreign_input", f"{name}-ForeignInput", attrs=attrs)
     b.add("output", input_op.name, {"in": (lbn,)}, placement=input_op.parallel_conf)  # same placement
     return b.build()
@@ -75,7 +77,8 @@ def make_pull_job(return_op: OpConf, desc: BlobDesc, mirrored_parts: int = 0, mi
     device where that is None (a B blob)."""
     name = pull_job_name(return_op.name)
     b = SystemJobBuilder(name, "pull")
-    lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype},
+    lbn = b.add("input", return_op.name, attrs={"shape": desc.shape, "dtype": desc.dtype,
+                                                **({"is_dynamic": True} if desc.is_dynamic else {})},
                 placement=return_op.parallel_conf)
     attrs: dict[str, Any] = {"ofblob_buffer_name": foreign_output_buffer(name)}
     if mirrored_parts:

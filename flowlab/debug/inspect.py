@@ -52,6 +52,8 @@ class BlobStats:
     # the register is in GPU memory: the statistics and ``array`` are of a host copy taken when it was made
     # (writing to ``array`` does not reach the device; ``dbg.inject`` does)
     on_device: bool = False
+    # a dynamic blob (runtime/dynamic.py): its static shape (the register's), beside ``shape``, its current one
+    static_shape: tuple[int, ...] | None = None
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if self.array is None:
@@ -69,6 +71,8 @@ class BlobStats:
         if self.on_device:
             where += " [GPU memory, copied to the host]"
         head = f"{self.lbn}{where} : {self.dtype}{list(self.shape)}"
+        if self.static_shape is not None:
+            head += f" (dynamic: static {list(self.static_shape)})"
         if not self.written:
             return f"{head}\n  not yet written in this run (its bytes are not this blob's values yet)"
         if self.size == 0:
@@ -94,6 +98,7 @@ class BlobStats:
         edges, counts = self.histogram if self.histogram else ((), ())
         return {"regst": f"r:{self.regst}" if self.regst is not None else None, "lbn": self.lbn,
                 "shape": list(self.shape), "dtype": self.dtype, "written": self.written,
+                "static_shape": None if self.static_shape is None else list(self.static_shape),
                 "stats": {"min": self.min, "max": self.max, "mean": self.mean, "std": self.std,
                           "nan": self.nan_count, "inf": self.inf_count, "finite": self.finite_count},
                 "histogram": {"edges": list(edges), "counts": list(counts)}, "values": values}

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..ir import Plan
 from ..runtime import Actor, Runtime
+from ..runtime.dynamic import pieces_of
 from ..runtime.gpu import on_device
 from ..runtime.variables import variable_pieces
 from .inspect import BlobStats, blob_stats
@@ -134,7 +135,15 @@ class LiveState:
         A register no act has written yet says so (``.written``). On several devices ``parallel_id=k`` is device
         k's piece (default: the first)."""
         lbn, regst_id, array = self._array(name, parallel_id)
-        return blob_stats(lbn, array, written=self.written(regst_id, lbn), regst=regst_id)
+        static = self.plan.regst_descs[regst_id].lbi2blob_desc[lbn]
+        if not static.is_dynamic:
+            return blob_stats(lbn, array, written=self.written(regst_id, lbn), regst=regst_id)
+        # a dynamic blob: the statistics of its current piece(s), the header's shape beside the static one
+        header = next((r.header.get(lbn) for r in self.runtime.regsts[regst_id] if r.blobs.get(lbn) is array), None)
+        current = pieces_of(array, header)
+        stats = blob_stats(lbn, current[0] if len(current) == 1 else array, written=self.written(regst_id, lbn),
+                           regst=regst_id)
+        return replace(stats, static_shape=static.shape)
 
     def value(self, name: str, parallel_id: int | None = None) -> np.ndarray:
         """A copy of the blob's current values (from the GPU for a register in device memory). A variable's is its
@@ -144,6 +153,11 @@ class LiveState:
             pieces = variable_pieces(self.runtime).get(lbn.rpartition("/")[0])
             if pieces is not None:  # the variable op's own output
                 return pieces.logical()
+        if self.plan.regst_descs[_regst].lbi2blob_desc[lbn].is_dynamic:  # its current piece(s): what acts read
+            header = next((r.header.get(lbn) for r in self.runtime.regsts[_regst] if r.blobs.get(lbn) is array), None)
+            current = pieces_of(array, header)
+            if len(current) == 1:
+                return current[0].copy()
         return array.copy_to_host() if on_device(array) else array.copy()
 
     def inject(self, name: str, value: Any) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import sys
@@ -187,6 +188,8 @@ def trace(desc: FunctionDesc, counter: InterfaceCounter) -> tuple[Job, JobBuilde
             builder.input_op_names.append(op_name)
             if isinstance(tdef, MirroredTensorDef):  # a ListNumpy placeholder: one piece per device
                 builder.mirrored_op_names.append(op_name)
+                # OneFlow's MirroredTensorDef is dynamic: each piece its own shape, up to the placeholder's
+                blob.blob_desc = builder.blob_descs[blob.lbn] = dataclasses.replace(blob.blob_desc, is_dynamic=True)
             args.append(blob)
         returned = desc.job_func(*desc.signature.group_args(args))  # a Tuple parameter gets its tuple
         blobs, structure = flatten_returned(desc.job_name, desc.signature.returns, returned)

@@ -206,7 +206,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
     """Put pulled arrays back into the returned structure, as the annotation asks."""
     if spec.kind == "numpy" and type(structure) is int:  # one returned blob: the common call
         value = arrays[structure]
-        return value.logical if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
+        return numpy_return(value) if type(value) is tp.MirroredList else value  # a mirrored return seen consistently
 
     def leaf(spec: ReturnSpec, index: int) -> Any:
         value = arrays[index]
@@ -216,7 +216,7 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
             return [[piece] for piece in value] if isinstance(value, tp.MirroredList) else [[value]]
         if spec.kind == "future":  # OneFlow's LocalMirroredTensor: .numpy(), .numpy_list()
             return local_blob(value)
-        return value.logical if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
+        return numpy_return(value) if isinstance(value, tp.MirroredList) else value  # tp.Numpy: seen consistently
 
     def build(spec: ReturnSpec, node: Any) -> Any:
         # each leaf as its own annotation asks (a tp.Numpy beside a tp.ListNumpy in a Tuple stays one array)
@@ -242,6 +242,17 @@ def unflatten(spec: ReturnSpec, structure: Any, arrays: list[np.ndarray]) -> Any
         return build(spec, node)
 
     return build(spec, structure)
+
+
+def numpy_return(value: tp.MirroredList) -> Any:
+    """A mirrored return as tp.Numpy: its pieces joined. OneFlow refuses tp.Numpy for any dynamic blob when the job
+    is traced; flowlab only when this call's pieces cannot be joined (docs/deviations.md)."""
+    if value.logical is None:
+        raise JobAnnotationError(
+            f"a returned blob's pieces have shapes {[p.shape for p in value]} this call, which no one array holds: "
+            "only fixed shaped blob compatible to oneflow.typing.Numpy. you can change annotation to "
+            "oneflow.typing.ListNumpy or oneflow.typing.ListListNumpy")
+    return value.logical
 
 
 def exact_inputs(sig: JobSignature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[Any] | None:
@@ -325,16 +336,16 @@ def _leaf_values(sig: JobSignature, values: dict[str, Any]) -> dict[str, Any]:
 
 def _tensor_lists(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> Any:
     """A tp.ListListNumpy argument, per device a list of tensors, as a ListNumpy one: flowlab takes one tensor per
-    device (a tensor list of several is dynamic, which flowlab's static-shape registers do not carry)."""
+    device (a dynamic blob, up to the placeholder's size; a tensor list of several is not built)."""
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, (list, tuple)) for v in value):
         raise JobArgumentError(f"{job}(): argument {name!r} is a ListListNumpy placeholder: expected a list with "
                                f"one list of ndarrays per device, e.g. [[x]]; got {type(value).__name__}")
     longer = [i for i, v in enumerate(value) if len(v) != 1]
     if longer:
         raise JobArgumentError(
-            f"{job}(): argument {name!r} is a ListListNumpy placeholder: flowlab takes one ndarray of shape "
+            f"{job}(): argument {name!r} is a ListListNumpy placeholder: flowlab takes one ndarray of at most shape "
             f"{tdef.shape} per device ([[x]]); device {longer[0]} has {len(value[longer[0]])} (a tensor list of "
-            "several tensors is a dynamic blob, which flowlab does not support: docs/oneflow-api.md)")
+            "several tensors, a dynamic blob in OneFlow, is not built: docs/oneflow-api.md)")
     return [v[0] for v in value]
 
 
@@ -349,11 +360,14 @@ def _check_array(job: str, name: str, tdef: tp.FixedTensorDef, value: Any) -> np
         )
     if value.shape != tdef.shape:
         what = "rank" if value.ndim != len(tdef.shape) else "shape"
-        dynamic = ""
-        if isinstance(tdef, tp.MirroredTensorDef) and what == "shape" and all(
-                d <= s for d, s in zip(value.shape, tdef.shape)):  # OneFlow would take it as a dynamic blob
-            dynamic = (" (OneFlow takes a smaller piece as a dynamic blob; flowlab's blobs have static shapes, so "
-                       "each piece must have the placeholder's shape: docs/oneflow-api.md, 'Dynamic shapes')")
+        if isinstance(tdef, tp.MirroredTensorDef):
+            # a dynamic blob (OneFlow's MirroredTensorDef._CheckNdarray): the same rank, at most as many elements
+            if what == "shape" and value.size <= int(np.prod(tdef.shape)):
+                return np.ascontiguousarray(value)
+            raise JobArgumentError(
+                f"{job}(): argument {name!r} is a ListNumpy placeholder of shape {tdef.shape}: each piece is a "
+                f"numpy.ndarray of rank {len(tdef.shape)} with at most {int(np.prod(tdef.shape))} elements (a dynamic "
+                f"blob); got {what} mismatch: shape {value.shape}")
         raise JobArgumentError(f"{job}(): argument {name!r} must be {wanted}; got {what} mismatch: shape "
-                               f"{value.shape}{dynamic}")
+                               f"{value.shape}")
     return np.ascontiguousarray(value)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from .dtype import DType
 
@@ -12,7 +12,9 @@ from .dtype import DType
 class BlobDesc:
     shape: tuple[int, ...]
     dtype: DType
-    is_dynamic: bool = False
+    # OneFlow's dynamic blob: the shape is an upper bound, the current one travels in the register's header
+    # (runtime/dynamic.py). Not part of equality: inference rules compare shapes and dtypes.
+    is_dynamic: bool = field(default=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "shape", tuple(int(d) for d in self.shape))

@@ -57,6 +57,13 @@ def _infer_concat(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
             raise ctx.fail(f"inputs {', '.join(map(str, ins))} must match in dtype and in every axis but {axis}")
     shape = list(first.shape)
     shape[axis] = sum(d.shape[axis] for d in ins)
+    bound = ctx.attrs.get("max_dim_size")
+    if bound is not None:  # OneFlow's concat_op.cpp: dynamic inputs' axis is bounded by max_dim_size
+        static = sum(d.shape[axis] for d in ins if not d.is_dynamic)
+        if static > bound:
+            raise ctx.fail(f"max_dim_size {bound} is too small to hold the joined static size {static} of axis {axis}")
+        if any(d.is_dynamic for d in ins):
+            shape[axis] = bound
     return {"out": [BlobDesc(tuple(shape), first.dtype)]}
 
 
@@ -114,7 +121,8 @@ for _op in (
     OpDef("reshape", ("in",), ("out",), _infer_reshape, {"shape": REQUIRED}, grad=_grad_reshape, sbp=reshape_rule),
     OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED}, grad=_grad_transpose,
           sbp=transpose_rule),
-    OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0}, grad=_grad_concat, sbp=off_axis("in", partial=True)),
+    OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0, "max_dim_size": None}, grad=_grad_concat,
+          sbp=off_axis("in", partial=True)),
     OpDef("split_like", ("in", "like"), ("out",), _infer_split_like, {"axis": 0}, sbp=off_axis("in", partial=True)),
     OpDef("identity", ("in",), ("out",), _infer_same, grad=_grad_identity, sbp=elementwise("in", partial=True)),
     OpDef("cast", ("in",), ("out",), _infer_cast, {"dtype": REQUIRED}, grad=_grad_cast, sbp=elementwise("in")),
@@ -168,10 +176,13 @@ def concat(inputs: Sequence[LazyBlob] | None = None, axis: int = 0, max_dim_size
         rank = len(blobs[0].shape)
         ax = axis + rank if isinstance(axis, int) and axis < 0 else axis
         same_rank = all(len(b.shape) == rank for b in blobs)  # else the op's inference says what differs
-        joined = sum(b.shape[ax] for b in blobs) if same_rank and isinstance(ax, int) and 0 <= ax < rank else 0
+        joined = sum(b.shape[ax] for b in blobs if not b.is_dynamic) \
+            if same_rank and isinstance(ax, int) and 0 <= ax < rank else 0
         if max_dim_size < joined:
             raise ValueError(f"concat: max_dim_size {max_dim_size} is too small to hold the joined size {joined} of "
                              f"axis {axis} ({', '.join(str(b.blob_desc) for b in blobs)})")
+        if any(b.is_dynamic for b in blobs):  # the output's static extent on the axis (OneFlow's concat_op.cpp)
+            return add_op("concat", {"in": blobs}, {"axis": int(axis), "max_dim_size": max_dim_size}, name)[0]
     return add_op("concat", {"in": blobs}, {"axis": int(axis)}, name)[0]
 
 

@@ -222,9 +222,10 @@ def where(condition: LazyBlob, x: LazyBlob | None = None, y: LazyBlob | None = N
           ) -> LazyBlob:
     """x where ``condition`` (an integer blob) is nonzero, else y; the three broadcast together."""
     condition = require_blob(condition, "condition of flow.where")
-    if x is None and y is None:
-        raise NotImplementedError("flow.where(condition) alone is OneFlow's argwhere, whose output has a dynamic "
-                                  "shape; flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
+    if x is None and y is None:  # OneFlow's argwhere (a dynamic blob: ops/dynamic_ops2.py)
+        from .dynamic_ops2 import argwhere
+
+        return argwhere(condition, name=name)
     if x is None or y is None:
         raise ValueError("it is not supported when exactly one of x or y is non-None")
     x, y = require_blob(x, "x of flow.where"), require_blob(y, "y of flow.where")

@@ -81,8 +81,31 @@ def register_op(op_def: OpDef) -> OpDef:
         raise ValueError(f"op type {op_def.op_type!r} declares no dtypes for input(s) {undeclared}")
     if op_def.dtypes:
         op_def = dataclasses.replace(op_def, infer=_checking_dtypes(op_def))
+    op_def = dataclasses.replace(op_def, infer=_propagating_dynamic(op_def.infer, op_def.op_type in STATIC_OUTPUTS))
     _OPS[op_def.op_type] = op_def
     return op_def
+
+
+# Ops whose outputs are static whatever their inputs (OneFlow's cast_to_static_shape and the like)
+STATIC_OUTPUTS: set[str] = set()
+# Ops whose outputs' current shapes depend on their inputs' values (argwhere, sync_dynamic_resize: OneFlow's
+# kernels set the header): op type -> the current output shapes from the input arrays (runtime/dynamic.py)
+SHAPE_FROM_DATA: dict[str, Callable[[list[Any]], list[tuple[int, ...]]]] = {}
+
+
+def _propagating_dynamic(infer: InferFn, static: bool) -> InferFn:
+    """OneFlow's inference marks an output dynamic when an input is (``is_dynamic``: its shape is an upper bound,
+    the current one travels in the blob's header at run time); rules build their outputs' BlobDesc from shapes
+    and dtypes, so the flag is carried here, for every op at once. ``static``: the op's outputs never are."""
+
+    def inferred(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+        out = infer(ctx)
+        if static or not any(d.is_dynamic for descs in ctx.inputs.values() for d in descs):
+            return out
+        return {arg: [d if d.is_dynamic else BlobDesc(d.shape, d.dtype, True) for d in descs]
+                for arg, descs in out.items()}
+
+    return inferred
 
 
 def _checking_dtypes(op_def: OpDef) -> InferFn:

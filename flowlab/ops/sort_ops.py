@@ -80,7 +80,11 @@ def top_k(input: LazyBlob, axis: int = -1, k: int = 1, sorted: bool = True, name
 
 def _infer_in_top_k(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     targets, predictions = ctx.input("targets"), ctx.input("predictions")
-    if len(targets.shape) != 1 or len(predictions.shape) != 2 or targets.shape[0] != predictions.shape[0]:
+    if targets.is_dynamic != predictions.is_dynamic:  # OneFlow's in_top_k_op.cpp
+        raise ctx.fail("in_top_k takes targets and predictions both dynamic (tp.ListNumpy) or both static")
+    # dynamic blobs' static shapes are upper bounds, each its own: their current batch sizes are compared per act
+    if len(targets.shape) != 1 or len(predictions.shape) != 2 or (
+            targets.shape[0] != predictions.shape[0] and not targets.is_dynamic):
         raise ctx.fail(f"in_top_k takes targets (n,) and predictions (n, classes); got {targets} and {predictions}")
     return {"out": [BlobDesc(targets.shape, int8)]}
 

@@ -21,7 +21,8 @@ from .sbp_rules import (
 
 
 def _from_attrs(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    return {"out": [BlobDesc(tuple(ctx.attrs["shape"]), as_dtype(ctx.attrs["dtype"]))]}
+    dynamic = ctx.attrs.get("is_dynamic", False)  # a push or pull job's end of a dynamic interface blob
+    return {"out": [BlobDesc(tuple(ctx.attrs["shape"]), as_dtype(ctx.attrs["dtype"]), dynamic)]}
 
 
 def _same_as_in(ctx: InferCtx) -> dict[str, list[BlobDesc]]:

@@ -11,6 +11,11 @@ from ..ir import COMPUTE_TASK_TYPES
 from ..kernels import default_impl, make_kernel
 from .actor import Actor
 from .boxing_kernels import boxing_kernel
+from .dynamic import boxing_kernel as dynamic_boxing_kernel
+from .dynamic import copy_kernel as dynamic_copy_kernel
+from .dynamic import has_dynamic_input
+from .dynamic import op_kernel as dynamic_op_kernel
+from .dynamic import push_kernel as dynamic_push_kernel
 from .gpu import copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
 from .main_actors import CaseActor, EsacActor, ReentrantLockActor, WaitAndSendIdsActor
 from .system_kernels import system_kernel
@@ -60,12 +65,14 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
                                                                           "CallbackNotify"):
         return
-    from ..ops.registry import get_op_def
+    from ..ops.registry import SHAPE_FROM_DATA, get_op_def
 
     on_gpu = task.gpu_device is not None
     system = get_op_def(op.op_type).system
-    if system:
-        actor.kernel = system_kernel(rt, op, task.parallel_id)
+    dynamic = has_dynamic_input(rt, actor) or op.op_type in SHAPE_FROM_DATA
+    if system:  # on a GPU, a copy's header follows the device copy (below)
+        actor.kernel = dynamic_system_kernel(rt, actor) if (dynamic or op.attrs.get("is_dynamic")) and not on_gpu \
+            else system_kernel(rt, op, task.parallel_id)
         if any(r.inplace_consumed_regst_desc_id >= 0 for r in task.produced_regst_desc.values()):
             actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
@@ -75,9 +82,14 @@ def setup(rt: Runtime, actor: Actor) -> None:
         out_descs = [descs[task.produced_regst_desc["out"].regst_desc_id].lbi2blob_desc[lbn]
                      for lbn in op.output_lbns]
         parallel = (task.parallel_id, task.parallel_num)
-        actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
-                        else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel,
-                                        phase=rt.tier_phase))
+
+        def build(in_descs: list[Any], out_descs: list[Any]) -> Any:
+            return (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
+                    else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel, phase=rt.tier_phase))
+
+        # an op reading a dynamic blob: a kernel per current shape (runtime/dynamic.py)
+        actor.kernel = dynamic_op_kernel(rt, actor, input_regsts(rt, actor), in_descs, out_descs, build) \
+            if dynamic else build(in_descs, out_descs)
         if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
             impl = rt.kernel_impl or default_impl()
             rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
@@ -92,6 +104,24 @@ def setup(rt: Runtime, actor: Actor) -> None:
                            not rt.plan.regst_descs[i].is_ctrl for i in (*actor.readable, *actor.writable))
         actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system
                         else device_kernel(rt, actor, actor.kernel, touches_host))
+        if system and dynamic and op.input_lbns and op.output_lbns:
+            actor.kernel = dynamic_copy_kernel(rt, actor, actor.kernel)
+
+
+def dynamic_system_kernel(rt: Runtime, actor: Actor) -> Any:
+    """A system op's kernel where a dynamic blob passes: the push writes the pieces' shapes into the header, a pull
+    or a watch hands over the current pieces, a copy carries the header along (runtime/dynamic.py)."""
+    op, task = actor.task.exec_sequence[0], actor.task
+    if op.op_type == "foreign_input":
+        return dynamic_push_kernel(rt, actor, op)
+    if op.op_type in ("foreign_output", "foreign_watch"):
+        (lbn,) = op.input_lbns
+        slot = next(q for i, q in actor.readable.items() if lbn in rt.plan.regst_descs[i].lbi2blob_desc)
+        return system_kernel(rt, op, task.parallel_id, header=lambda: slot[0].header.get(lbn))
+    kernel = system_kernel(rt, op, task.parallel_id)
+    if kernel is None or not op.input_lbns:
+        return kernel
+    return dynamic_copy_kernel(rt, actor, kernel)
 
 
 def input_regsts(rt: Runtime, actor: Actor) -> list[tuple[int, str]]:
@@ -171,6 +201,8 @@ def setup_boxing(rt: Runtime, actor: Actor) -> None:
     out_id = task.produced_regst_desc["out"].regst_desc_id
     outs = [(out_id, lbn) for lbn in op.output_lbns]
     actor.kernel = boxing_kernel(rt, task)
+    if has_dynamic_input(rt, actor):
+        actor.kernel = dynamic_boxing_kernel(rt, actor, actor.kernel)
     bind_by_regst(rt, actor, ins, outs)
 
 

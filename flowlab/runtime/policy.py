@@ -157,6 +157,9 @@ def decide(plan: Plan, ray: bool = False, debugger: bool = False) -> ExecutionPo
         replay = (False, f"{machines} machines on Ray: a capture sees the acts of one process")
     elif gpu:
         replay = (False, "a GPU Plan: replay captures host kernel calls; its streams order the acts")
+    elif dynamic_blobs(plan):
+        replay = (False, f"the Plan has dynamic blobs ({dynamic_blobs(plan)}, from tp.ListNumpy placeholders): a "
+                         "captured schedule holds arrays of fixed shapes, so every call runs the protocol")
     elif not get_flag("replay"):
         replay = (False, "flag replay=off")
     else:
@@ -189,3 +192,10 @@ def decide(plan: Plan, ray: bool = False, debugger: bool = False) -> ExecutionPo
         choices["ray"] = (False, "one machine" if machines == 1 else "Ray off: the machines run in this process")
     return ExecutionPolicy(tuple(Choice(name, *choices[name]) for name in LADDER),
                            "flow.debug" if debugger else "session")
+
+
+def dynamic_blobs(plan: Plan) -> str:
+    """The rule that keeps a Plan with dynamic blobs on the protocol (runtime/dynamic.py): "" when it has none,
+    else the first such blob and how many there are, for the reason ``print(session.execution)`` shows."""
+    lbns = sorted({lbn for d in plan.regst_descs.values() for lbn, b in d.lbi2blob_desc.items() if b.is_dynamic})
+    return "" if not lbns else f"{lbns[0]}" + (f" and {len(lbns) - 1} more" if len(lbns) > 1 else "")

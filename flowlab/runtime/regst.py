@@ -14,12 +14,18 @@ from ..ir import MemBlock, Plan, RegstDesc
 class Regst:
     """One register: the blobs of its desc, as arrays over the block's bytes, plus protocol state."""
 
-    __slots__ = ("desc", "index", "blobs", "first", "ids", "reading_cnt", "act_id", "event")
+    __slots__ = ("desc", "index", "blobs", "first", "ids", "reading_cnt", "act_id", "event", "header")
 
-    def __init__(self, desc: RegstDesc, index: int, blobs: dict[str, np.ndarray]) -> None:
+    def __init__(self, desc: RegstDesc, index: int, blobs: dict[str, np.ndarray],
+                 header: dict[str, Any] | None = None) -> None:
         self.desc = desc
         self.index = index
         self.blobs = blobs
+        # The current shape of each dynamic blob (OneFlow's blob header), by lbn: written by the producer's act,
+        # read by every consumer's (runtime/dynamic.py). A blob not in it has its static shape. Registers over the
+        # same bytes (an interface blob shared by a user job and its push or pull job) share one header, as the
+        # header lies in the register's memory in OneFlow.
+        self.header: dict[str, Any] = {} if header is None else header
         self.first: Any = next(iter(blobs.values()), None)  # the main job's registers hold one i32[1] id blob
         # The same bytes as Python ints: the main job's actors read and write a section id a few times an act, and
         # int(first[0]) costs ~400 ns against ~60 ns through a memoryview. A view, not a copy: what is written
@@ -117,16 +123,19 @@ def blob_view(arena: Any, start: int, nbytes: int, dtype: np.dtype, shape: tuple
 def make_regsts(plan: Plan, arenas: dict[int, np.ndarray]) -> dict[int, list[Regst]]:
     """All registers of the plan, by regst desc id; blob arrays are views into the arenas."""
     out: dict[int, list[Regst]] = {}
+    headers: dict[tuple[int, int], dict[str, Any]] = {}  # by (block, offset): registers over the same bytes
     for desc in plan.regst_descs.values():
         regsts = []
         for k in range(desc.register_num):
             blobs = {}
+            header = None
             if not desc.is_ctrl:
                 arena = arenas[desc.mem_block_id]
                 base = desc.mem_block_offset + k * desc.regst_size
                 for lbn, blob_desc in desc.lbi2blob_desc.items():
                     blobs[lbn] = blob_view(arena, base + desc.blob_offsets[lbn], blob_desc.nbytes,
                                            blob_desc.dtype.np, blob_desc.shape)
-            regsts.append(Regst(desc, k, blobs))
+                header = headers.setdefault((desc.mem_block_id, base), {})
+            regsts.append(Regst(desc, k, blobs, header))
         out[desc.regst_desc_id] = regsts
     return out

@@ -22,9 +22,11 @@ DISTRIBUTE_OPS = frozenset({"distribute_split", "distribute_clone", "distribute_
 WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
-def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | None:
+def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
+                  header: Callable[[], Any] | None = None) -> Kernel | None:
     """The kernel of a system op, or None when it has nothing to compute. ``parallel_id``: which device of the
-    op's placement the task runs on."""
+    op's placement the task runs on. ``header``: for a pull or a watch of a dynamic blob, what reads its current
+    shape (runtime/dynamic.py); they hand over its current pieces."""
     kind = op.op_type
     if kind in NO_KERNEL:
         return None
@@ -46,11 +48,23 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         parts, axis = op.attrs.get("mirrored_parts", 0), op.attrs.get("mirrored_axis", 0)
 
-        def deliver(array: np.ndarray) -> None:  # a mirrored return goes back as its devices' blobs
+        def deliver(array: np.ndarray, split: bool = True) -> None:  # a mirrored return: its devices' blobs
             instance = buffer.popleft()
-            instance.pulled = pulled = _mirrored_list(array, parts, axis) if parts else array  # instance.pull()
-            if instance.on_pull is not None:
+            instance.pulled = pulled = _mirrored_list(array, parts, axis) if parts and split else array
+            if instance.on_pull is not None:  # instance.pull()
                 instance.on_pull(pulled)
+
+        if header is not None:
+            from .dynamic import pulled
+
+            def foreign_output_dynamic(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+                current = header()  # None or the static shape: the blob is whole, pulled as a static one is
+                if current is None or current == ins[0].shape:
+                    deliver(ins[0].copy())
+                else:
+                    deliver(pulled(ins[0], current, parts), split=False)
+
+            return foreign_output_dynamic
 
         def foreign_output(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             deliver(ins[0].copy())
@@ -64,6 +78,18 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0) -> Kernel | Non
 
         def hand_over(array: np.ndarray) -> None:  # a tp.ListNumpy handler gets the blob per device
             buffer.append((uuid, _mirrored_list(array, parts, axis) if parts else array))
+
+        if header is not None:
+            from .dynamic import pulled
+
+            def foreign_watch_dynamic(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
+                current = header()
+                if current is None or current == ins[0].shape:
+                    hand_over(ins[0].copy())
+                else:
+                    buffer.append((uuid, pulled(ins[0], current, parts)))
+
+            return foreign_watch_dynamic
 
         def foreign_watch(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             hand_over(ins[0].copy())  # handlers run after the run, outside any act

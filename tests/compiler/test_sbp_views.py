@@ -45,7 +45,9 @@ def test_mirrored_view_marks_ops_and_their_signatures():
     assert sig(job, "dense1-matmul") == {"a_0": "S(0)", "b_0": "B", "out_0": "S(0)"}  # the weight is cloned
     # each device's weight gradient is its batch's part: a partial sum the weight's DistributeClone's gradient
     # (OneFlow's DistributeAdd) hands the consistent update, which reduces it
-    add = job.op(job.op("dense1-weight_optimizer").inputs["model_diff"][0].rpartition("/")[0])
+    scaled = job.op(job.op("dense1-weight_optimizer").inputs["model_diff"][0].rpartition("/")[0])
+    assert scaled.op_type == "broadcast_div"  # by the dynamic loss's instance count (test below)
+    add = job.op(scaled.inputs["x"][0].rpartition("/")[0])
     assert add.op_type == "distribute_add" and add.name.endswith("_grad") and add.name in mirrored
     assert sig(job, add.name) == {"in": "P", "out": "P"}
     grad = add.input_lbns[0].rpartition("/")[0]
@@ -55,8 +57,13 @@ def test_mirrored_view_marks_ops_and_their_signatures():
 
 def test_a_mirrored_loss_is_scaled_by_its_count_over_every_device():
     job = mirrored_mlp().job("train_job")
-    # 4 examples per device on 2 devices: the update scales the summed gradient by 1/8, as one device on 8 would
-    assert job.op("dense1-weight_optimizer").attrs["scale"] == pytest.approx(1 / 8)
+    # the loss is dynamic (ListNumpy): its instance count is counted at run time, each device its rows (S(0) -> P),
+    # summed by the boxing before the division (OneFlow's ScaleModelDiffByDynamicLossInstanceNum); the update's
+    # constant scale is then 1
+    assert job.op("dense1-weight_optimizer").attrs["scale"] == 1.0
+    (count,) = [op for op in job.ops if op.name.endswith("-LossInstanceNum")]
+    assert count.op_type == "shape_elem_cnt" and count.attrs["include_axis"] == (0,)
+    assert sig(job, count.name) == {"x_0": "S(0)", "y_0": "P"}
 
 
 def test_the_scope_form_and_the_config_form_agree():

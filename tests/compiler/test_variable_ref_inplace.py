@@ -135,7 +135,8 @@ def test_a_split_variable_read_by_a_mirrored_op_is_split_in_place(devices):
     for i, piece in enumerate(got):  # device i's rows of w (before their update), times its own x
         h = xs[i] @ value[2 * i:2 * i + 2].T
         np.testing.assert_allclose(piece, h, rtol=1e-6)
-        want_w[2 * i:2 * i + 2] -= LR * (2 * h / rows).T @ xs[i]  # the loss count: 2 elements on each device
+        # the loss count: the dynamic loss's rows, 1 on each device (OneFlow's dynamic loss instance number)
+        want_w[2 * i:2 * i + 2] -= LR * (2 * h / devices).T @ xs[i]
     np.testing.assert_allclose(flow.get_all_variables()["w"], want_w, rtol=1e-6)
     plan = flow.default_session().plan
     user = flow.default_session().job_set.job("job")

@@ -84,7 +84,8 @@ def test_a_reader_on_other_devices_trains_the_variable(kind):
     xs = [np.full((1, 4), -3.0, np.float32), np.arange(4, dtype=np.float32).reshape(1, 4)]
     for _ in range(2):
         got = job(xs)
-        grad, count = np.zeros_like(w), 2 * 4  # one (1, 4) loss piece per device
+        # one (1, 4) loss piece per device, dynamic (ListNumpy): OneFlow counts its rows, 1 per device
+        grad, count = np.zeros_like(w), 2
         for piece, x, rows in zip(got, xs, _rows(kind)):
             r = (w[rows] * 2.0).sum(axis=0, keepdims=True)
             np.testing.assert_allclose(piece, r, rtol=1e-6)
@@ -120,7 +121,8 @@ def test_a_split_variable_trains_through_a_matmul_on_either_placement(reader):
     for i, (piece, x) in enumerate(zip(got, xs)):
         h = x @ value[2 * i:2 * i + 2].T
         np.testing.assert_allclose(piece, h, rtol=1e-6)
-        want[2 * i:2 * i + 2] -= 0.1 * (2 * h / 8).T @ x  # the loss count: 2 x 2 elements on each device
+        # the loss count: the dynamic (ListNumpy) loss's rows, 2 on each device (OneFlow's dynamic instance number)
+        want[2 * i:2 * i + 2] -= 0.1 * (2 * h / 4).T @ x
     np.testing.assert_allclose(flow.get_all_variables()["w"], want, rtol=1e-5)
     user = flow.default_session().job_set.job("job")
     (concat,) = [op for op in user.ops if op.op_type == "distribute_concat"]

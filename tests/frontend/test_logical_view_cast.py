@@ -41,8 +41,8 @@ def test_a_blob_already_in_the_current_view_is_returned_as_is():
 
 def test_a_variable_cast_into_the_mirrored_view_trains_as_one_device_on_the_whole_batch():
     """OneFlow's op tests: ``v = flow.cast_to_current_logical_view(v); y = x + v`` with ListNumpy inputs. Each
-    device adds its clone of v; the mirrored loss counts every device's elements, and v's gradient sums both
-    devices' parts: one-device SGD on the whole batch."""
+    device adds its clone of v; the mirrored loss counts every device's rows (it is dynamic), and v's gradient sums
+    both devices' parts: one-device SGD on the whole batch."""
     flow.clear_default_session()
     flow.config.cpu_device_num(2)
 
@@ -58,8 +58,9 @@ def test_a_variable_cast_into_the_mirrored_view_trains_as_one_device_on_the_whol
     x = rng.standard_normal((4, 3)).astype(np.float32)
     pieces = train([x[:2], x[2:]])
     np.testing.assert_allclose(np.concatenate(pieces), x ** 2, rtol=1e-6)
-    # d/dv of the mean over all 12 elements of (x + v)^2 at v = 0: 2 * (sum of x over rows) / 12
-    want = -0.5 * 2 * x.sum(0) / x.size
+    # d/dv of sum((x + v)^2) at v = 0 over the loss's instances: the loss is dynamic (ListNumpy), so OneFlow divides
+    # by its rows on every device, 4 (autograd.cpp ScaleModelDiffByDynamicLossInstanceNum), not its 12 elements
+    want = -0.5 * 2 * x.sum(0) / len(x)
     np.testing.assert_allclose(flow.get_all_variables()["v"], want, rtol=1e-5)
     user = flow.default_session().job_set.job("train")
     # the mirrored identity reads v through OneFlow's DistributeClone (one whole copy per device)
@@ -75,7 +76,7 @@ def test_a_mirrored_blob_cast_into_the_consistent_view_is_its_pieces_concatenate
     shapes = {}
 
     @flow.global_function()
-    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.Numpy:
+    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:  # dynamic: not tp.Numpy (OneFlow's rule)
         with flow.scope.mirrored_view():
             doubled = p * 2.0
         whole = flow.cast_to_current_logical_view(doubled)
@@ -83,7 +84,7 @@ def test_a_mirrored_blob_cast_into_the_consistent_view_is_its_pieces_concatenate
         return flow.math.reduce_sum(whole, axis=1)  # a consistent op over the logical (4, 3) blob
 
     a, b = np.arange(6, dtype=np.float32).reshape(2, 3), -np.ones((2, 3), np.float32)
-    out = job([a, b])
+    (out,) = job([a, b])
     assert shapes["whole"] == (4, 3)
     np.testing.assert_allclose(out, np.concatenate([a, b]).sum(1) * 2)
     user = flow.default_session().job_set.job("job")
@@ -97,7 +98,7 @@ def test_a_consistent_op_on_split_mirrored_pieces_points_at_the_cast():
     flow.config.cpu_device_num(2)
 
     @flow.global_function()
-    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.Numpy:
+    def job(p: tp.ListNumpy.Placeholder((2, 3))) -> tp.ListNumpy:
         return flow.math.reduce_sum(p, axis=1)
 
     with pytest.raises(SbpInferError, match="cast_to_current_logical_view") as err:

@@ -161,18 +161,22 @@ def test_list_list_numpy_placeholder_and_return():
         foo([data])
 
 
-def test_a_smaller_list_numpy_piece_is_refused_naming_dynamic_blobs():
-    """OneFlow takes it as a dynamic blob (test_function_input_output.py::test_MirroredTensorDef); flowlab's blobs
-    are static: the error says so and where to read more."""
+def test_a_smaller_list_numpy_piece_is_a_dynamic_blob_and_a_larger_one_is_refused():
+    """OneFlow takes a smaller piece as a dynamic blob (test_function_input_output.py::test_MirroredTensorDef):
+    it comes back with its own shape; a larger one, or one of another rank, is refused naming the argument."""
 
     @flow.global_function()
     def foo(x: tp.ListNumpy.Placeholder((2, 5))) -> tp.ListNumpy:
         return x
 
-    with pytest.raises(JobArgumentError, match=r"shape \(1, 5\) \(OneFlow takes a smaller piece as a dynamic blob"):
-        foo([np.ones((1, 5), np.float32)])
-    with pytest.raises(JobArgumentError, match=r"shape mismatch: shape \(3, 5\)$"):  # larger: just wrong
+    piece = np.arange(5, dtype=np.float32).reshape(1, 5)
+    (got,) = foo([piece])
+    np.testing.assert_array_equal(got, piece)
+    with pytest.raises(JobArgumentError, match=r"argument 'x\[0\]' is a ListNumpy placeholder of shape \(2, 5\).*"
+                                               r"shape mismatch: shape \(3, 5\)$"):  # larger
         foo([np.ones((3, 5), np.float32)])
+    with pytest.raises(JobArgumentError, match=r"argument 'x\[0\]'.*rank mismatch: shape \(2,\)$"):
+        foo([np.ones((2,), np.float32)])
 
 
 def test_list_list_numpy_watch_handler():

@@ -113,6 +113,9 @@ class TestCase:
     def assertTrue(self, cond: Any, msg: Any = None) -> None:
         assert cond, msg
 
+    def assertFalse(self, cond: Any, msg: Any = None) -> None:
+        assert not cond, msg
+
     def assertEqual(self, a: Any, b: Any, msg: Any = None) -> None:
         assert a == b, msg
 

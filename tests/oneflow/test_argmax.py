@@ -5,7 +5,6 @@ mirrored ListNumpy placeholder is 10 larger on each axis than the input (a dynam
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -50,8 +49,6 @@ def gen_arg_list_for_test_axis():
     return GenArgList(arg_dict)
 
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: a ListNumpy piece smaller than its placeholder is refused "
-                   "(OneFlow's mirrored blobs are dynamic; docs/oneflow-api.md 'Dynamic shapes')")
 def test_argmax():
     for arg in gen_arg_list():
         compare_with_tensorflow(*arg)

@@ -7,7 +7,6 @@ import random
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -340,21 +339,17 @@ def test_concat():
     arg_dict["axis"] = [0, 1, 2]
     for arg in GenArgList(arg_dict):
         compare_with_tensorflow(*arg)
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_0():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (64, 4), 0, "cpu")
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_1():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (2, 10), 1, "cpu")
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_2():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (4, 7, 128), 2, "cpu")
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_dynamic_concat_case_3():
     test_case = TestCase()
     _test_dynamic_concat(test_case, (16,), 0, "cpu")
@@ -367,17 +362,14 @@ def test_static_concat_case_1():
     test_case = TestCase()
     _test_static_concat(test_case, (3, 8, 4), 1)
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_hybrid_concat_case_0():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (64, 4), 0)
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_hybrid_concat_case_1():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (10,), 0, 30)
 
-@pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: concat(max_dim_size=) of mirrored pieces smaller than their placeholders (OneFlow's dynamic concat); flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_hybrid_concat_case_2():
     test_case = TestCase()
     _test_hybrid_concat(test_case, (10, 7, 5), 1, 21)

@@ -2,20 +2,16 @@
 tf.gather_nd and its gradient -> NumPy (fancy indexing; ones scattered back with np.add.at), case_3's params
 (32, 60, 80, 25) -> (8, 15, 20, 25) and case_4's (128, 64, 2, 16, 7) with (30, 10, 3) indices -> (16, 8, 2, 16, 7)
 with (6, 10, 3). The dynamic-params / dynamic-indices / empty-indices cases feed ListNumpy pieces smaller than their
-placeholders: strict xfails on that gap."""
+placeholders (dynamic blobs)."""
 
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .of_util import GenArgList, TestCase
-
-DYNAMIC = pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: a ListNumpy piece smaller than its placeholder "
-                            "is refused (OneFlow's mirrored blobs are dynamic; docs/oneflow-api.md 'Dynamic shapes')")
 
 
 def np_gather_nd(params, indices):
@@ -258,7 +254,6 @@ def test_gather_nd_case_4():
         _compare_gather_nd_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_dynamic_gather_nd():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -269,7 +264,6 @@ def test_dynamic_gather_nd():
         _compare_dynamic_gather_nd_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_gather_nd_dynamic_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -281,7 +275,6 @@ def test_gather_nd_dynamic_indices():
         _compare_gather_nd_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_gather_nd_empty_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()

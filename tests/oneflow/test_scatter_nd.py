@@ -3,20 +3,16 @@ tf.scatter_nd / tensor_scatter_nd_update / tensor_scatter_nd_add and their gradi
 loss is the sum of the output, so the gradients are ones, zeroed where tensor_scatter_nd_update overwrites), shapes
 reduced: scatter_nd_case_3 (24, 25, 32, 10, 12) -> (24, 25, 8, 10, 3), add_case2 (2, 7, 19, 41, 33) ->
 (2, 7, 19, 11, 5). The dynamic- and empty-indices cases (skipped by OneFlow's CPU runs) feed ListNumpy pieces
-smaller than their placeholders: strict xfails on that gap."""
+smaller than their placeholders (dynamic blobs)."""
 
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .of_util import GenArgList, TestCase
-
-DYNAMIC = pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: a ListNumpy piece smaller than its placeholder "
-                            "is refused (OneFlow's mirrored blobs are dynamic; docs/oneflow-api.md 'Dynamic shapes')")
 
 
 def _coords(indices):
@@ -619,7 +615,6 @@ def test_tensor_scatter_nd_add_case2():
         _compare_tensor_scatter_nd_add_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_scatter_nd_dynamic_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -632,7 +627,6 @@ def test_scatter_nd_dynamic_indices():
         _compare_scatter_nd_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_scatter_nd_empty_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -645,7 +639,6 @@ def test_scatter_nd_empty_indices():
         _compare_scatter_nd_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_tensor_scatter_nd_update_dynamic_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -658,7 +651,6 @@ def test_tensor_scatter_nd_update_dynamic_indices():
         _compare_tensor_scatter_nd_update_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_tensor_scatter_nd_update_empty_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -671,7 +663,6 @@ def test_tensor_scatter_nd_update_empty_indices():
         _compare_tensor_scatter_nd_update_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_tensor_scatter_nd_add_dynamic_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -684,7 +675,6 @@ def test_tensor_scatter_nd_add_dynamic_indices():
         _compare_tensor_scatter_nd_add_dynamic_indices_with_tf(test_case, *arg)
 
 
-@DYNAMIC
 def test_tensor_scatter_nd_add_empty_indices():
     test_case = TestCase()
     arg_dict = OrderedDict()

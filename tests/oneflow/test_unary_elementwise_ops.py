@@ -1,19 +1,14 @@
 """OneFlow v0.3.4 oneflow/python/test/ops/test_unary_elementwise_ops.py, ported: cpu_device_num(2) ->
 cpu_device_num(2); no TensorFlow in it (its NumPy/SciPy references kept). The two mirrored "dynamic" cases feed
-ListNumpy pieces smaller than their placeholder: a strict xfail (dynamic blobs)."""
+ListNumpy pieces smaller than their placeholder (dynamic blobs)."""
 
 import numpy as np
-import pytest
 from scipy.special import erf, erfc, gammaln
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .of_util import TestCase
-
-_DYNAMIC = pytest.mark.xfail(strict=True, reason="gap: dynamic blobs: a ListNumpy piece smaller than its "
-                             "placeholder is refused (OneFlow's mirrored blobs are dynamic; docs/oneflow-api.md "
-                             "'Dynamic shapes')")
 
 
 def test_abs():
@@ -30,7 +25,6 @@ def test_abs():
     y = AbsJob(x).get().numpy()
     test_case.assertTrue(np.array_equal(y, np.absolute(x)))
 
-@_DYNAMIC
 def test_1n2c_mirror_dynamic_abs():
     test_case = TestCase()
     flow.config.cpu_device_num(2)
@@ -106,7 +100,6 @@ def test_acos_double():
     y = AcosJob(x).get().numpy()
     test_case.assertTrue(np.allclose(y, np.arccos(x)))
 
-@_DYNAMIC
 def test_1n2c_mirror_dynamic_acos():
     test_case = TestCase()
     flow.config.cpu_device_num(2)

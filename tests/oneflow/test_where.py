@@ -5,7 +5,6 @@ NumPy (np.where, and the ones of the loss's diff routed by the condition, summed
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -299,8 +298,6 @@ def test_where_grad_4card():
     for arg in GenArgDict(arg_dict):
         _compare_with_tf(test_case, **arg)
 
-@pytest.mark.xfail(strict=True, reason="gap: flow.where(condition) alone is argwhere, whose output has a "
-                   "dynamic shape; flowlab's blobs are static (docs/oneflow-api.md 'Dynamic shapes')")
 def test_where_argwhere():
     test_case = TestCase()
     rand_input = np.random.random_sample((11, 3, 5)).astype(np.float32)

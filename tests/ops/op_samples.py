@@ -311,6 +311,12 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"hash_precomputed": True}),
     "unsorted_segment_sum": lambda dt: (
         {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)]}, {"axis": 1, "num_segments": 5}),
+    # dynamic (issue 23): the ops that end a dynamic blob and count its current shape
+    "cast_to_static_shape": lambda dt: ({"input": [val((3, 4), dt)]}, {}),
+    "shape_elem_cnt": lambda dt: ({"x": [val((3, 4, 2), dt)]}, {"include_axis": (0, 2), "exclude_axis": (),
+                                                                 "dtype": fd.int32}),
+    "sync_dynamic_resize": lambda dt: ({"in": [val((4, 3), dt)], "size": [np.array([2], np.int32)]}, {}),
+    "argwhere": lambda dt: ({"input": [val((3, 4), dt, -1.0, 1.0).round()]}, {"dtype": fd.int32}),
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -327,7 +333,7 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "unsorted_segment_sum": "segment_ids", "lars_update": "train_step",
               "gather_nd": "indices", "scatter_nd": "indices", "scatter_nd_like": "indices",
               "tensor_scatter_nd_update": "indices", "tensor_scatter_nd_add": "indices", "dim_gather": "index",
-              "dim_scatter_add_like": "index"}
+              "dim_scatter_add_like": "index", "sync_dynamic_resize": "size"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),

@@ -15,7 +15,10 @@ from flowlab.replay.fused import FUSE_AFTER
 from flowlab.replay.state import differences, protocol_state
 
 # the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
-pytestmark = pytest.mark.usefixtures("fuse_in_call")
+pytestmark = [pytest.mark.usefixtures("fuse_in_call"), pytest.mark.skip(
+    reason="tp.ListNumpy placeholders make dynamic blobs (OneFlow's mirrored blobs), and the ExecutionPolicy keeps a "
+           "Plan with dynamic blobs on the protocol (runtime/policy.py dynamic_blobs): no generated call takes "
+           "ListNumpy arguments now; tests/runtime/test_dynamic_blobs.py checks the rule")]
 
 CALLS = 2 * (FUSE_AFTER + 1) + 6  # two schedules may take turns (rotating registers): each fuses, then runs
 PER, IN, OUT = 3, 4, 2
