@@ -14,6 +14,7 @@ import os
 import pickle
 import random
 import sys
+import weakref
 from types import FrameType, SimpleNamespace
 from typing import Any
 
@@ -145,6 +146,50 @@ def test_a_session_starts_without_cyclic_gc_and_gives_it_back(monkeypatch: pytes
         assert seen[-1] is False and not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_the_first_call_leaves_its_objects_to_no_collection_until_the_session_closes() -> None:
+    """The objects a first call makes (Plan, runtime, the captured schedule and its lanes) live as long as the
+    session, so no collection walks them: none runs during the first call, and they are frozen after it, out of
+    every generation (they met the collector three times each in the first step: 2.3 s of the 300-layer job's
+    6.6 s CPU). The session's close gives them back, and the closed session is collected."""
+    job = deep_mlp(4, devices=2)
+    collections: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            collections.append(info["generation"])
+
+    gc.callbacks.append(count)
+    try:
+        first_call(job)
+    finally:
+        gc.callbacks.remove(count)
+    assert collections == []
+    session = flow.default_session()
+    schedule = [s for s in session.runtime.layer.schedules.values() if s.lanes is not None][-1]  # the first step's
+    tracked = {id(o) for o in gc.get_objects()}  # the generations' objects, not the frozen ones
+    assert gc.get_freeze_count() > 0
+    assert id(session.runtime) not in tracked and id(session.plan) not in tracked and id(schedule) not in tracked
+    del schedule, tracked
+    old = weakref.ref(session)
+    del session, job
+    flow.clear_default_session()
+    assert gc.get_freeze_count() == 0
+    gc.collect()
+    assert old() is None
+
+
+def test_a_failed_start_freezes_nothing() -> None:
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def broken(x: tp.Numpy.Placeholder((2, 3))) -> tp.Numpy:
+        return flow.matmul(x, x)
+
+    with pytest.raises(Exception, match="matmul"):
+        broken(np.zeros((2, 3), np.float32))
+    assert gc.get_freeze_count() == 0 and gc.isenabled()
 
 
 # -- the first call's Python grows like its tasks ------------------------------------------------------------
