@@ -28,7 +28,7 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs
 from .ir import Job, JobSet, Plan, Schedule
-from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc, thaw
+from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc, start_frozen, thaw
 from .kernels.tiered import release as release_tiers
 from .local_blob import local_blob
 from .model_io import encode_path
@@ -225,7 +225,7 @@ class Session:
             # not try_init's status: a checkpoint load or flow.debug before the first call starts the session
             first, self.called = not self.called, True
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
-            if first:  # what its capture and lanes make lives as long as the runtime: frozen as the start's is
+            if first and start_frozen():  # its capture and lanes live as long as the runtime: frozen with it
                 with paused_gc():
                     self._run_jobs(instances, desc.launch_names)
             else:
