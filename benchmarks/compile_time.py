@@ -4,7 +4,8 @@ deep data-parallel MLP train jobs per task of their Plans, from ~1,500 to ~15,00
 Each deep job's first call runs in a fresh process (as a user's does): trace, compile, verify, build the runtime,
 initialize the variables, run the first step (the replay capture and the lanes of 2 devices included); the
 Numba kernels come from the warm cache (a first run of the script fills it). ``--layers 10,30,100,300`` and
-``--devices 1`` choose the jobs (default 30,100,300 layers on 2 CPU devices: 1,730, 5,510 and 16,310 tasks).
+``--devices 1`` choose the jobs (default 30,100,300 layers on 2 CPU devices: 1,730, 5,510 and 16,310 tasks);
+``--stages`` adds the largest job's first call by stage (docs/compile-time.md).
 """
 
 from __future__ import annotations
@@ -42,11 +43,57 @@ def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,),
     return loss
 
 x, y = np.zeros((50, 64), np.float32), np.zeros(50, np.int32)
+stages = timed_stages() if "--stages" in sys.argv else {}
 wall, cpu = time.perf_counter(), time.process_time()
 deep_train(x, y)
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 session = flow.default_session()
-print(json.dumps({"tasks": len(session.plan.tasks), "wall": wall, "cpu": cpu, "start": session.compile_seconds}))
+print(json.dumps({"tasks": len(session.plan.tasks), "wall": wall, "cpu": cpu, "start": session.compile_seconds,
+                  "stages": stages}))
+"""
+
+# --stages: the first call's CPU seconds by stage (the calling thread's: the tiers' and fusion's background threads
+# are left out), each stage's own time without the stages inside it, and the cyclic GC's. Wrapping a function here
+# costs a few microseconds a call, once per stage.
+STAGES = """
+import gc, time
+from collections import defaultdict
+import flowlab.session as S, flowlab.compiler.compile as C, flowlab.compiler.plan_builder as PB
+import flowlab.compiler.plan_stages as PS, flowlab.replay.layer as L, flowlab.replay.lanes as LN
+import flowlab.runtime.runtime as RT
+
+def timed_stages():
+    own, stack = defaultdict(float), []
+    def wrap(owner, name, label):
+        f = getattr(owner, name)
+        def timed(*a, **k):
+            start = time.thread_time()
+            stack.append(0.0)
+            try:
+                return f(*a, **k)
+            finally:
+                spent = time.thread_time() - start
+                own[label] += spent - stack.pop()
+                if stack:
+                    stack[-1] += spent
+        setattr(owner, name, timed)
+    for owner, name, label in [
+            (S, "trace", "trace"), (C, "compile_job_set", "job passes, SBP, system jobs"),
+            (PB.PlanBuilder, "add_tasks", "Plan: tasks"), (PB.PlanBuilder, "connect", "Plan: registers, boxing"),
+            (PS, "assemble", "Plan: memory, assembly"), (C, "build_plan", "Plan: other stages"),
+            (S, "check_plan", "verify"), (RT, "wire", "runtime: wiring, kernels"), (S, "Runtime", "runtime: other"),
+            (S.Session, "init_variables", "init variables"), (S, "written_variables", "call guard"),
+            (LN, "build_lanes", "first step: lanes"), (L.ReplayLayer, "capture", "first step: capture, run"),
+            (S.Session, "lazy_run", "other")]:
+        wrap(owner, name, label)
+    collecting = []
+    def gc_time(phase, info):
+        if phase == "start":
+            collecting.append(time.thread_time())
+        else:
+            own["cyclic GC (inside the stages above)"] += time.thread_time() - collecting.pop()
+    gc.callbacks.append(gc_time)
+    return own
 """
 
 
@@ -60,7 +107,9 @@ def first_call(layers: int, devices: int) -> dict[str, float]:
     root = os.path.dirname(os.path.dirname(flow.__file__))  # the flowlab this process runs, not another install
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])}
-    out = subprocess.run([sys.executable, "-c", DEEP_JOB, str(layers), str(devices)], capture_output=True,
+    stages = "--stages" in sys.argv
+    out = subprocess.run([sys.executable, "-c", (STAGES if stages else "") + DEEP_JOB, str(layers), str(devices),
+                          *(["--stages"] if stages else [])], capture_output=True,
                          text=True, env=env, check=True, cwd=root).stdout  # -c puts the working directory first
     return json.loads(out.strip().splitlines()[-1])
 
@@ -82,6 +131,9 @@ def first_call_rows() -> list[tuple[str, str]]:
     # that part spread over more tasks; over 1, a part growing faster than the Plan.
     rows.append(("first call per task, largest job / smallest (1 = linear): wall, CPU",
                  f"{walls[-1] / walls[0]:.2f}, {cpus[-1] / cpus[0]:.2f}"))
+    if run["stages"]:
+        rows += [(f"  {n} layers: {stage}", f"{seconds:6.3f} s CPU, {seconds / run['tasks'] * 1e6:4.0f} us/task")
+                 for stage, seconds in run["stages"].items()]
     return rows
 
 

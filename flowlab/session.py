@@ -27,7 +27,7 @@ from .frontend import scope
 from .frontend.function import FunctionDesc, InterfaceCounter, trace
 from .frontend.signature import check_inputs, exact_inputs, numpy_return
 from .ir import Job, JobSet, Plan, Schedule
-from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc
+from .job_call import FutureRemoteBlobs, call_instances, call_result, dispatch_watches, paused_gc, start_frozen, thaw
 from .kernels.tiered import release as release_tiers
 from .local_blob import local_blob
 from .model_io import encode_path
@@ -230,9 +230,14 @@ class Session:
             elif self.called:  # a later call runs Numba's kernels (kernels/tiered.py; a one-call script never loads
                 self.runtime.tier_phase.numba = True  # type: ignore[union-attr]  # them; a failed first call left
                 release_tiers()  # this off)
-            self.called = True  # not try_init's status: a checkpoint load or flow.debug before it starts the session
+            # not try_init's status: a checkpoint load or flow.debug before the first call starts the session
+            first, self.called = not self.called, True
             instances = call_instances(desc, arrays)  # fills desc.launch_names on the first call
-            self._run_jobs(instances, desc.launch_names, desc)
+            if first and start_frozen():  # its capture and lanes live as long as the runtime: frozen with it
+                with paused_gc():
+                    self._run_jobs(instances, desc.launch_names, desc)
+            else:
+                self._run_jobs(instances, desc.launch_names, desc)
             self.runtime.tier_phase.numba = True  # the calls after this one (and flow.debug's) run Numba's kernels
             watched = self._take_watched()  # this call's watched values, before another call can add any
         signature, structure = desc.signature, desc.return_structure
@@ -329,6 +334,7 @@ class Session:
                     self.executor.shutdown()  # machines in other processes (flowlab.distributed); generated calls
                 for runtime in list(self._stepping_runtimes):
                     runtime.shutdown()
+                thaw()  # what its start froze (job_call.paused_gc) goes back to the collector
 
     # -- what the session holds ----------------------------------------------------------------------
     def _compiled(self) -> CompileResult:

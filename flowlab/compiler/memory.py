@@ -104,20 +104,23 @@ def _first_fit_all(group: list[RegstMem]) -> list[RegstMem]:
     register fits around are therefore exactly those of a scan over every placed register (the same offsets),
     without the scan: a scan made the planning quadratic in a deep model's registers."""
     placed = sorted(group, key=lambda r: (r.lifetime, -r.size))
-    busy: list[tuple[int, int, int]] = []  # (start, end, order) of the live placed registers, sorted
+    # (start, end aligned up, order) of the live placed registers, sorted: the end kept aligned, as the scan asks
+    # for it (the live ranges are disjoint and start aligned, so the order is the same as by the end itself)
+    busy: list[tuple[int, int, int]] = []
     ending: list[tuple[int, tuple[int, int, int]]] = []  # heap of (last use, its busy entry)
     for order, r in enumerate(placed):
         assert r.lifetime is not None
         first, last = r.lifetime
         while ending and ending[0][0] < first:  # lifetimes are closed ranges: [first, last]
             del busy[bisect.bisect_left(busy, heapq.heappop(ending)[1])]
-        offset = 0
-        for start, end, _ in busy:
-            if offset + r.size <= start:
+        offset, size = 0, r.size
+        for start, end, _ in busy:  # the first gap it fits in: O(live registers) each, the planning's hot loop
+            if offset + size <= start:
                 break
-            offset = max(offset, align(end))
+            if end > offset:
+                offset = end
         r.mem_block_offset = offset
-        entry = (offset, offset + r.size, order)
+        entry = (offset, align(offset + size), order)
         bisect.insort(busy, entry)
         heapq.heappush(ending, (last, entry))
     return placed

@@ -8,7 +8,7 @@ from functools import cached_property
 from typing import Any
 
 from .dtype import DType
-from .frozen import FrozenDict
+from .frozen import FrozenDict, derived
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class ParallelConf:
     device_tag: str = "cpu"
     device_names: tuple[str, ...] = ("0:0",)
 
-    @property
+    @derived  # asked for per op and task by the SBP inference, the plan builder and the verifier
     def devices(self) -> tuple[tuple[int, int], ...]:
         """Expanded (machine_id, device_id) pairs."""
         out: list[tuple[int, int]] = []
@@ -28,7 +28,7 @@ class ParallelConf:
             out.extend((int(machine), d) for d in range(int(lo), int(hi or lo) + 1))
         return tuple(out)
 
-    @property
+    @derived
     def parallel_num(self) -> int:
         return len(self.devices)
 
@@ -39,9 +39,14 @@ class ParallelConf:
         return f"{self.device_tag}:{','.join(self.device_names)}"
 
 
+_PLAIN = frozenset({int, float, str, bool, type(None)})
+
+
 def freeze_attr(value: Any) -> Any:
     """Attrs are compared, hashed and serialized, and no stage may change them: lists become tuples, dicts
     FrozenDicts, numpy scalars plain Python."""
+    if type(value) in _PLAIN:  # most attrs: nothing to freeze (and Mapping's isinstance is slow)
+        return value
     if isinstance(value, (list, tuple)):
         return tuple(freeze_attr(v) for v in value)
     if isinstance(value, Mapping):

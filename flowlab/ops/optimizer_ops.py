@@ -56,14 +56,17 @@ def _clip(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
 
 _UPDATE = {"weight_decay": 0.0, "scale": 1.0, "l1": 0.0, "l2": 0.0}  # g = scale * diff + l1 sign(w) + l2 w
 for _op in (
-    OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE), sbp=optimizer_rule),
+    OpDef("sgd_update", ("model", "model_diff", "learning_rate"), (), _no_outputs, dict(_UPDATE), sbp=optimizer_rule,
+          mutable_inputs=("model",)),
     OpDef("momentum_update", ("model", "model_diff", "momentum", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "beta": 0.9}, sbp=optimizer_rule),
+          {**_UPDATE, "beta": 0.9}, sbp=optimizer_rule, mutable_inputs=("model", "momentum")),
     OpDef("adam_update", ("model", "model_diff", "m", "v", "learning_rate", "train_step"), (), _no_outputs,
-          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}, sbp=optimizer_rule),
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "do_bias_correction": False}, sbp=optimizer_rule,
+          mutable_inputs=("model", "m", "v")),
     # mean_gradient: only with centered=True (OneFlow's optional input), last so the others keep their places
     OpDef("rmsprop_update", ("model", "model_diff", "mean_square", "learning_rate", "mean_gradient"), (), _no_outputs,
-          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8, "centered": False}, sbp=optimizer_rule),
+          {**_UPDATE, "decay_rate": 0.99, "epsilon": 1e-8, "centered": False}, sbp=optimizer_rule,
+          mutable_inputs=("model", "mean_square", "mean_gradient")),
     # IndexedSlicesOptimizerRewritePass's update (compiler/optimizer_ops.py): only the rows the indices name change
     OpDef("indexed_slices_adam_update", ("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
                                          "train_step"), (), _indexed_slices,
@@ -71,26 +74,30 @@ for _op in (
            "do_bias_correction": False, "logical_rows": None},
           dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate", "m", "v",
                             "train_step"), FLOATING, model_diff_indices=INTEGERS, train_step=INTEGERS),
-          sbp=_indexed_slices_rule),
+          sbp=_indexed_slices_rule, mutable_inputs=("model", "m", "v")),
     # no SetGetSbpFn in model_update_ops.cpp: broadcast only (its trust ratio needs the whole variable's norms)
     OpDef("indexed_slices_sgd_update", ("model", "model_diff_indices", "model_diff_values", "learning_rate"), (),
           _indexed_slices, {"weight_decay": 0.0, "scale": 1.0, "logical_rows": None},
           dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate"), FLOATING,
-                           model_diff_indices=INTEGERS), sbp=_indexed_slices_rule),
+                           model_diff_indices=INTEGERS), sbp=_indexed_slices_rule, mutable_inputs=("model",)),
     OpDef("indexed_slices_momentum_update", ("model", "model_diff_indices", "model_diff_values", "learning_rate",
                                              "momentum"), (), _indexed_slices,
           {"weight_decay": 0.0, "scale": 1.0, "beta": 0.9, "logical_rows": None},
           dtypes=dtypes_of(("model", "model_diff_indices", "model_diff_values", "learning_rate", "momentum"),
-                           FLOATING, model_diff_indices=INTEGERS), sbp=_indexed_slices_rule),
+                           FLOATING, model_diff_indices=INTEGERS), sbp=_indexed_slices_rule,
+          mutable_inputs=("model", "momentum")),
     OpDef("lamb_update", ("model", "model_diff", "m", "v", "beta1_t", "beta2_t", "learning_rate"), (), _no_outputs,
-          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6}, sbp=broadcast_only),
+          {**_UPDATE, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6}, sbp=broadcast_only,
+          mutable_inputs=("model", "m", "v", "beta1_t", "beta2_t")),
     # lars_optm.cpp; model_update_ops.cpp lets model, diff and momentum split on any axis, but the kernel's norms
     # would then be each device's piece's: broadcast only here, so the norms are the whole variable's
     OpDef("lars_update", ("model", "model_diff", "learning_rate", "train_step", "momentum"), (), _no_outputs,
-          {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 1e-4}, sbp=broadcast_only),
+          {**_UPDATE, "momentum_beta": 0.9, "epsilon": 1e-9, "lars_coefficient": 1e-4}, sbp=broadcast_only,
+          mutable_inputs=("model", "momentum")),
     OpDef("learning_rate_schedule", ("train_step",), ("out",), _lr,
           {"learning_rate": REQUIRED, "decay": None, "warmup": None}, sbp=broadcast_only),
-    OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref")),
+    OpDef("assign", ("ref", "value"), (), _assign, dtypes=dtypes_of(("ref", "value"), ANY), sbp=elementwise("ref"),
+          mutable_inputs=("ref",)),
     OpDef("clip_by_global_norm", ("in",), ("out",), _clip, {"clip_norm": REQUIRED}, sbp=broadcast_only),
 ):
     if not _op.dtypes:  # the updates, the schedule and clipping: floating point, steps are integers

@@ -57,6 +57,9 @@ class OpDef:
     dtypes: dict[str, tuple[DType, ...]] = field(default_factory=dict)
     # SBP candidate signatures (OneFlow's GetSbpSignatures): SbpCtx -> [signature], see ops/sbp_rules.py
     sbp: Callable[..., Any] | None = None
+    # the inputs an op without outputs writes in place (OneFlow's InputArgModifier ``is_mutable``: an update's
+    # model and state, not its gradient, learning rate or step); None: every input
+    mutable_inputs: tuple[str, ...] | None = None
 
     @property
     def sbp_rule(self) -> Callable[..., Any]:

@@ -55,10 +55,16 @@ def step_ranges(step: Callable[[], None], actor: Actor | None) -> list[tuple[int
     ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs), as capture.Recorder made it
     # a boxing kernel (runtime/boxing_kernels.py) writes only its output: the two devices' adds of a reduce-scatter,
     # or copies of an all-gather, read the same gradient or piece at once
-    writes_inputs = not actor.task.is_boxing and (not op.output_lbns or get_op_def(op.op_type).system)
+    op_def = get_op_def(op.op_type)
+    writes_inputs = not actor.task.is_boxing and (not op.output_lbns or op_def.system)
+    written_in = [writes_inputs] * len(ins)
+    if writes_inputs and op_def.mutable_inputs is not None:
+        # an update writes its model and state, and only reads the learning rate every update of the device
+        # reads: taken as written, every update conflicted with every other (quadratic in the variables)
+        written_in = [arg in op_def.mutable_inputs for arg, lbns in op.inputs.items() for _ in lbns]
     ranges = [(*_RUNTIME_RANGE, True)] if op.op_type in RUNTIME_KERNELS else []
-    for arrays, written in ((ins, writes_inputs), (outs, True)):
-        for a in arrays:
+    for arrays, writes in ((ins, written_in), (outs, [True] * len(outs))):
+        for a, written in zip(arrays, writes):
             if not isinstance(a, np.ndarray):
                 ranges.append((*_RUNTIME_RANGE, True))  # not memory we can see: order it with the runtime's
                 continue
