@@ -14,10 +14,106 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ._numba import njit
 
 BLOCK = 512  # values of a transform's vectors done at a time: 64 rows of 2 KB, tmp included, in L2
+VECTOR_BYTES = 64  # the whole-matrix passes' explicit vectors: 16 float32 (LLVM picks 8 for a Numba loop here)
+
+
+def _whole_matrix_pass(body):
+    """An intrinsic f(dst, d0, dstep, src, s0, step, coef, n) -> the count done: the pass over whole 64-byte
+    vectors of the n values (the caller does the rest with its scalar loop), body(builder, xs, c) giving the
+    output vectors (a row of the matrix each) from the eight input vectors xs and c(k, j), coef[k, j] splat.
+    Each output is the scalar loop's expression in its order (separate multiplies and adds, no FMA): the same bits."""
+
+    @intrinsic
+    def whole(typingctx, dst, d0, dstep, src, s0, step, coef, n):
+        if not (isinstance(dst, types.Array) and isinstance(src, types.Array) and isinstance(coef, types.Array)
+                and dst.dtype == src.dtype == coef.dtype and dst.dtype in (types.float32, types.float64)):
+            raise TypeError(f"winograd_tf: float32 or float64 arrays of one dtype expected, got {dst}, {src}, {coef}")
+
+        def codegen(context, builder, sig, args):
+            dst_t, _, _, src_t, _, _, coef_t, _ = sig.args
+            dv, d0v, dstepv, sv, s0v, stepv, cv, nv = args
+            ft = context.get_data_type(dst_t.dtype)
+            lanes = VECTOR_BYTES // (4 if dst_t.dtype == types.float32 else 8)
+            vt = ir.VectorType(ft, lanes)
+            i32, intp = ir.IntType(32), nv.type
+            zeros = ir.Constant(ir.VectorType(i32, lanes), [0] * lanes)
+            coef_a = context.make_array(coef_t)(context, builder, cv)
+            splats: dict[tuple[int, int], ir.Value] = {}
+
+            def c(k: int, j: int) -> ir.Value:
+                if (k, j) not in splats:
+                    ptr = cgutils.get_item_pointer(context, builder, coef_t, coef_a,
+                                                   [ir.Constant(intp, k), ir.Constant(intp, j)])
+                    one = builder.insert_element(ir.Constant(vt, ir.Undefined), builder.load(ptr), ir.Constant(i32, 0))
+                    splats[(k, j)] = builder.shuffle_vector(one, one, zeros)
+                return splats[(k, j)]
+
+            body(builder, None, c)  # the coefficients, splat before the loop
+            dst_data = context.make_array(dst_t)(context, builder, dv).data
+            src_data = context.make_array(src_t)(context, builder, sv).data
+            count = builder.sdiv(nv, ir.Constant(intp, lanes))
+            with cgutils.for_range(builder, count) as loop:
+                off = builder.mul(loop.index, ir.Constant(intp, lanes))
+                xs = [builder.load(builder.bitcast(builder.gep(src_data, [builder.add(builder.add(
+                    s0v, builder.mul(ir.Constant(intp, j), stepv)), off)]), vt.as_pointer()), align=4)
+                    for j in range(8)]
+                for k, out in enumerate(body(builder, xs, c)):
+                    row = builder.add(d0v, builder.mul(ir.Constant(intp, k), dstepv))
+                    ptr = builder.gep(dst_data, [builder.add(row, off)])
+                    builder.store(out, builder.bitcast(ptr, vt.as_pointer()), align=4)
+            return builder.mul(count, ir.Constant(intp, lanes))
+
+        return types.intp(dst, types.intp, types.intp, src, types.intp, types.intp, coef, types.intp), codegen
+
+    return whole
+
+
+def _lin(builder, terms):
+    """sum of c * x over terms, left to right (as the scalar expression a0 * x0 + a1 * x1 + ...)."""
+    acc = builder.fmul(terms[0][0], terms[0][1])
+    for cv, xv in terms[1:]:
+        acc = builder.fadd(acc, builder.fmul(cv, xv))
+    return acc
+
+
+def _body8x4(builder, xs, c):
+    if xs is None:
+        for k in range(4):
+            for j in range(8):
+                c(k, j)
+        return []
+    x0, v1, v2, v3, v4, v5, v6, x7 = xs
+    parts = [x0, builder.fadd(v1, v2), builder.fsub(v1, v2), builder.fadd(v3, v4), builder.fsub(v3, v4),
+             builder.fadd(v5, v6), builder.fsub(v5, v6), x7]
+    return [_lin(builder, [(c(k, j), parts[j]) for j in range(8)]) for k in range(4)]
+
+
+def _body8x8(builder, xs, c):
+    if xs is None:
+        for k, js in ((0, range(4)), (1, (0, 1, 2, 4, 5, 6)), (2, (0, 1, 2, 4, 5, 6)), (3, (0, 1, 2, 4, 5, 6)),
+                      (4, range(4))):
+            for j in js:
+                c(k, j)
+        return []
+    x0, x1, x2, x3, x4, x5, x6, x7 = xs
+    out = [_lin(builder, [(c(0, 0), x0), (c(0, 1), x2), (c(0, 2), x4), (c(0, 3), x6)])]
+    for k in (1, 2, 3):
+        e = _lin(builder, [(c(k, 0), x2), (c(k, 1), x4), (c(k, 2), x6)])
+        o = _lin(builder, [(c(k, 4), x1), (c(k, 5), x3), (c(k, 6), x5)])
+        out += [builder.fadd(e, o), builder.fsub(e, o)]
+    return out + [_lin(builder, [(c(4, 0), x1), (c(4, 1), x3), (c(4, 2), x5), (c(4, 3), x7)])]
+
+
+_vec8x4 = _whole_matrix_pass(_body8x4)
+_vec8x8 = _whole_matrix_pass(_body8x8)
 
 
 @njit
@@ -85,7 +181,7 @@ def _pairs8x4(dst, d0, dstep, src, s0, step, coef, n):
         coef[2, 6], coef[2, 7]
     f0, f1, f2, f3, f4, f5, f6, f7 = coef[3, 0], coef[3, 1], coef[3, 2], coef[3, 3], coef[3, 4], coef[3, 5], \
         coef[3, 6], coef[3, 7]
-    for i in range(n):
+    for i in range(_vec8x4(dst, d0, dstep, src, s0, step, coef, n), n):  # the rest after the whole vectors
         x0, x7 = v0[i], v7[i]
         s1, d1, s2, d2, s3, d3 = v1[i] + v2[i], v1[i] - v2[i], v3[i] + v4[i], v3[i] - v4[i], v5[i] + v6[i], \
             v5[i] - v6[i]
@@ -109,7 +205,7 @@ def _pairs8x8(dst, d0, dstep, src, s0, step, coef, n):
     q2, q4, q6, q1, q3, q5 = coef[2, 0], coef[2, 1], coef[2, 2], coef[2, 4], coef[2, 5], coef[2, 6]
     u2, u4, u6, u1, u3, u5 = coef[3, 0], coef[3, 1], coef[3, 2], coef[3, 4], coef[3, 5], coef[3, 6]
     z1, z3, z5, z7 = coef[4, 0], coef[4, 1], coef[4, 2], coef[4, 3]
-    for i in range(n):
+    for i in range(_vec8x8(dst, d0, dstep, src, s0, step, coef, n), n):  # the rest after the whole vectors
         x0, x1, x2, x3, x4, x5, x6, x7 = v0[i], v1[i], v2[i], v3[i], v4[i], v5[i], v6[i], v7[i]
         r0[i] = a0 * x0 + a2 * x2 + a4 * x4 + a6 * x6
         e, o = p2 * x2 + p4 * x4 + p6 * x6, p1 * x1 + p3 * x3 + p5 * x5
