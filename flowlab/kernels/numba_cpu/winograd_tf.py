@@ -25,10 +25,10 @@ BLOCK = 512  # values of a transform's vectors done at a time: 64 rows of 2 KB, 
 VECTOR_BYTES = 64  # the whole-matrix passes' explicit vectors: 16 float32 (LLVM picks 8 for a Numba loop here)
 
 
-def _whole_matrix_pass(body):
+def _whole_matrix_pass(body, inputs: int = 8):
     """An intrinsic f(dst, d0, dstep, src, s0, step, coef, n) -> the count done: the pass over whole 64-byte
     vectors of the n values (the caller does the rest with its scalar loop), body(builder, xs, c) giving the
-    output vectors (a row of the matrix each) from the eight input vectors xs and c(k, j), coef[k, j] splat.
+    output vectors (a row of the matrix each) from the ``inputs`` input vectors xs and c(k, j), coef[k, j] splat.
     Each output is the scalar loop's expression in its order (separate multiplies and adds, no FMA): the same bits."""
 
     @intrinsic
@@ -64,7 +64,7 @@ def _whole_matrix_pass(body):
                 off = builder.mul(loop.index, ir.Constant(intp, lanes))
                 xs = [builder.load(builder.bitcast(builder.gep(src_data, [builder.add(builder.add(
                     s0v, builder.mul(ir.Constant(intp, j), stepv)), off)]), vt.as_pointer()), align=4)
-                    for j in range(8)]
+                    for j in range(inputs)]
                 for k, out in enumerate(body(builder, xs, c)):
                     row = builder.add(d0v, builder.mul(ir.Constant(intp, k), dstepv))
                     ptr = builder.gep(dst_data, [builder.add(row, off)])
@@ -112,7 +112,23 @@ def _body8x8(builder, xs, c):
     return out + [_lin(builder, [(c(4, 0), x1), (c(4, 1), x3), (c(4, 2), x5), (c(4, 3), x7)])]
 
 
+def _body4x8(builder, xs, c):
+    if xs is None:
+        for k, js in ((0, (0,)), (1, (0, 1, 4, 5)), (2, (0, 1, 4, 5)), (3, (0, 1, 4, 5)), (4, (0,))):
+            for j in js:
+                c(k, j)
+        return []
+    x0, x1, x2, x3 = xs
+    out = [builder.fmul(c(0, 0), x0)]
+    for k in (1, 2, 3):
+        e = _lin(builder, [(c(k, 0), x0), (c(k, 1), x2)])
+        o = _lin(builder, [(c(k, 4), x1), (c(k, 5), x3)])
+        out += [builder.fadd(e, o), builder.fsub(e, o)]
+    return out + [builder.fmul(c(4, 0), x3)]
+
+
 _vec8x4 = _whole_matrix_pass(_body8x4)
+_vec4x8 = _whole_matrix_pass(_body4x8, 4)
 _vec8x8 = _whole_matrix_pass(_body8x8)
 
 
@@ -218,6 +234,30 @@ def _pairs8x8(dst, d0, dstep, src, s0, step, coef, n):
 
 
 @njit
+def _pairs4x8(dst, d0, dstep, src, s0, step, coef, n):
+    """All eight rows of F(4x4, 5x5)'s A (8 x 4; the filter gradient's transform of dy): row 0 from x0, the +/-
+    pairs of rows 1-2, 3-4, 5-6 as e +/- o, e over x0, x2 and o over x1, x3, row 7 from x3 (coef rows: row 0, the
+    pairs' e and o coefficients, row 7). The four inputs are loaded once."""
+    v0, v1, v2, v3 = src[s0:], src[s0 + step:], src[s0 + 2 * step:], src[s0 + 3 * step:]
+    r0, r1, r2, r3 = dst[d0:], dst[d0 + dstep:], dst[d0 + 2 * dstep:], dst[d0 + 3 * dstep:]
+    r4, r5, r6, r7 = dst[d0 + 4 * dstep:], dst[d0 + 5 * dstep:], dst[d0 + 6 * dstep:], dst[d0 + 7 * dstep:]
+    a0, z3 = coef[0, 0], coef[4, 0]
+    p0, p2, p1, p3 = coef[1, 0], coef[1, 1], coef[1, 4], coef[1, 5]
+    q0, q2, q1, q3 = coef[2, 0], coef[2, 1], coef[2, 4], coef[2, 5]
+    u0, u2, u1, u3 = coef[3, 0], coef[3, 1], coef[3, 4], coef[3, 5]
+    for i in range(_vec4x8(dst, d0, dstep, src, s0, step, coef, n), n):  # the rest after the whole vectors
+        x0, x1, x2, x3 = v0[i], v1[i], v2[i], v3[i]
+        r0[i] = a0 * x0
+        e, o = p0 * x0 + p2 * x2, p1 * x1 + p3 * x3
+        r1[i], r2[i] = e + o, e - o
+        e, o = q0 * x0 + q2 * x2, q1 * x1 + q3 * x3
+        r3[i], r4[i] = e + o, e - o
+        e, o = u0 * x0 + u2 * x2, u1 * x1 + u3 * x3
+        r5[i], r6[i] = e + o, e - o
+        r7[i] = z3 * x3
+
+
+@njit
 def _rows(idx, coef, dst, d0, dstep, src, s0, step, n):
     """dst row k (at d0 + k * dstep) = L[k] applied to src's rows (at s0 + p * step), for every row k of L, by
     the groups of ``terms``: a single row or a +/- pair."""
@@ -228,6 +268,9 @@ def _rows(idx, coef, dst, d0, dstep, src, s0, step, n):
             return
         if idx[gi, 10] == 8:
             _pairs8x8(dst, d0, dstep, src, s0, step, coef, n)
+            return
+        if idx[gi, 10] == 6:
+            _pairs4x8(dst, d0, dstep, src, s0, step, coef, n)
             return
         if idx[gi, 10] == 2:
             _comb_pair(dst, d0 + k * dstep, d0 + (k + 1) * dstep, src, s0, step, idx[gi], coef[gi], n)
@@ -274,8 +317,8 @@ def terms(mat: list[list[Fraction]], dtype: np.dtype) -> tuple[np.ndarray, np.nd
     half difference O have fewer nonzero entries between them (at most 4 each) than the two rows, else a single
     row. idx (groups, 13) int64: [0:8] the columns of the nonzero terms (a pair: E's in [0:4], O's in [4:8]),
     padded with column 0 and a zero coefficient; [8] how many (a pair: the larger of E's and O's); [9] the row k;
-    [10] 1 or 2 rows (4 or 8: the whole matrix by ``_pairs8x4`` or ``_pairs8x8``); [11], [12] la and lb.
-    coef (groups, 8) the terms' values."""
+    [10] 1 or 2 rows (4, 8 or 6: the whole matrix by ``_pairs8x4``, ``_pairs8x8`` or ``_pairs4x8``); [11], [12]
+    la and lb. coef (groups, 8) the terms' values."""
     la, lb = len(mat), len(mat[0])
     pairs8x4 = _column_pairs(mat)
     if pairs8x4 is not None:
@@ -302,6 +345,15 @@ def terms(mat: list[list[Fraction]], dtype: np.dtype) -> tuple[np.ndarray, np.nd
             (0, [0, 2, 4, 6], []), *((k, [2, 4, 6], [1, 3, 5]) for k in (1, 3, 5)), (7, [1, 3, 5, 7], [])]:
         idx = np.zeros((5, 13), np.int64)  # F(4x4, 5x5)'s B^T: the whole matrix by _pairs8x8
         idx[0, 9:] = 0, 8, la, lb
+        coef = np.zeros((5, 8), dtype)
+        for gi, (_, first, second) in enumerate(groups):
+            coef[gi, :len(first)] = [float(v) for _, v in first]
+            coef[gi, 4:4 + len(second or [])] = [float(v) for _, v in second or []]
+        return idx, coef
+    if [(k, [j for j, _ in first], [j for j, _ in second or []]) for k, first, second in groups] == [
+            (0, [0], []), *((k, [0, 2], [1, 3]) for k in (1, 3, 5)), (7, [3], [])]:
+        idx = np.zeros((5, 13), np.int64)  # F(4x4, 5x5)'s A: the whole matrix by _pairs4x8
+        idx[0, 9:] = 0, 6, la, lb
         coef = np.zeros((5, 8), dtype)
         for gi, (_, first, second) in enumerate(groups):
             coef[gi, :len(first)] = [float(v) for _, v in first]
