@@ -31,7 +31,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy/numba load BLAS
 import time
 
 import numpy as np
-from _util import CPU, QUICK, median_time, table
+from _util import CPU, QUICK, cpu_description, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -360,6 +360,7 @@ def breakdown_rows(per_op: list[tuple[str, float, int]], rate: float) -> list[tu
 
 
 def main() -> None:
+    print(f"CPU: {cpu_description()}")  # first: figures from different machines are not one series
     batch = 10 if QUICK else 100
     x, y = batch_data(batch)
     if not torch_installed():
