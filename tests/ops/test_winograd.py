@@ -329,6 +329,11 @@ def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monk
     def fail(make, ctx):
         raise AssertionError("measured again")
 
+    tiny = {"in": [np.ones((1, 2, 4, 4), np.float32)], "weight": [np.ones((2, 2, 3, 3), np.float32)]}
+    monkeypatch.setattr(winograd_conv, "_measure", fail)  # too small to time: im2col, unmeasured
+    kernel, _, _ = op_kernel("conv2d", tiny, _attrs((1, 1, 1, 1)), "numba")
+    assert getattr(kernel, "winograd", None) is None
+
     monkeypatch.setattr(winograd_conv, "_measure", fail)
     for m, chunk in [(record["m"], record["chunk_tiles"]), (2, 128), (0, 0)]:
         table[key] = {**record, "algorithm": winograd_conv._name(m, chunk), "m": m, "chunk_tiles": chunk}

@@ -7,7 +7,8 @@ as im2col and as each of ``CANDIDATES`` (F(4x4) or F(2x2), the tiles a chunk), t
 ``ROUNDS`` calls; the fastest is kept in ``conv_autotune.json`` beside Numba's cache (the directory is named by the
 kernels' sources, so an edited kernel measures again; the key holds the host CPU, the op, the shapes, the dtype and
 the attributes) and read back by every later build, in this process or another: deterministic given the cache,
-which a test or a user can edit to pin a choice. Every candidate computes the same convolution within the kernel
+which a test or a user can edit to pin a choice. A conv under ``MIN_MEASURED`` im2col multiplications stays on im2col
+unmeasured. Every candidate computes the same convolution within the kernel
 modes' tolerance (tests/ops/test_winograd.py checks each against a float64 direct convolution). Measuring costs a
 few calls of each candidate the first time a shape is built (1.7-2.6 s for each of LeNet's conv2 kernels at batch
 100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's cache).
@@ -47,6 +48,9 @@ MAX_PRODUCTS = 0.4  # Winograd's a*a products a tile against im2col's r*r an out
 # what the autotune measures (FLOWLAB_WINOGRAD=auto): im2col, then Winograd as (output tile m, tiles a chunk)
 CANDIDATES = ((4, 16), (4, 32), (4, 64), (4, 128), (2, 128))
 ROUNDS = 3  # timed calls of each candidate (after one warm-up call): the median decides
+# below this many im2col multiplications (about 0.01 ms of GEMM here) auto takes im2col unmeasured: a call that
+# short times mostly noise, and a test's tiny conv would compile the Winograd kernels for nothing
+MIN_MEASURED = 1 << 20
 
 
 def winograd_enabled() -> bool | None:
@@ -153,6 +157,8 @@ def choose(op_type: str, ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tupl
         return 0, 0
     if flag is True:
         return (tile_for(w_shape[2]), 128) if plan_for(ctx, x_shape, w_shape, y_hw) else (0, 0)
+    if x_shape[0] * w_shape[0] * w_shape[1] * w_shape[2] * w_shape[3] * y_hw[0] * y_hw[1] < MIN_MEASURED:
+        return 0, 0
     key = _key(op_type, ctx, tuple(d.shape for d in (*ctx.in_descs, *ctx.out_descs)))
     record = _chosen.get(key) or _load().get(key)
     if record is None or record.get("algorithm") != _name(record.get("m", -1), record.get("chunk_tiles", -1)):
