@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +112,7 @@ def _store(key: str, record: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         table = {**_load(), key: record}
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one writer each
         tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
         os.replace(tmp, path)
     except OSError:
