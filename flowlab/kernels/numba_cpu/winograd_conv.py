@@ -3,15 +3,16 @@ algorithm), chosen per conv by measuring (``FLOWLAB_WINOGRAD=auto``, the default
 
 Auto (``choose``): a conv Winograd can run (``eligible``: stride 1, undilated, ungrouped, a square 3x3 or 5x5
 filter, a float input, every pad below the filter's size) is timed once per machine on random inputs of its shapes
-as im2col and as each of ``CANDIDATES`` (F(4x4) or F(2x2), the tiles a chunk), thread CPU time, the median of
-``ROUNDS`` calls; the fastest is kept in ``conv_autotune.json`` beside Numba's cache (the directory is named by the
-kernels' sources, so an edited kernel measures again; the key holds the host CPU, the op, the shapes, the dtype and
-the attributes) and read back by every later build, in this process or another: deterministic given the cache,
-which a test or a user can edit to pin a choice. A conv under ``MIN_MEASURED`` im2col multiplications stays on im2col
-unmeasured. Every candidate computes the same convolution within the kernel
-modes' tolerance (tests/ops/test_winograd.py checks each against a float64 direct convolution). Measuring costs a
-few calls of each candidate the first time a shape is built (1.7-2.6 s for each of LeNet's conv2 kernels at batch
-100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's cache).
+as im2col and as each of ``CANDIDATES`` (F(4x4) or F(2x2), the tiles a chunk), thread CPU time, the fastest of
+``ROUNDS`` calls (on a loaded box a neighbour's cache traffic only adds to a call's time; the median of 3 picked
+near-random among candidates within 10 %). The fastest candidate is kept in ``conv_autotune.json`` beside Numba's
+cache (the directory is named by the kernels' sources, so an edited kernel measures again; the key holds the host
+CPU, the op, the shapes, the dtype and the attributes) and read back by every later build, in this process or
+another: deterministic given the cache, which a test or a user can edit to pin a choice. A conv under
+``MIN_MEASURED`` im2col multiplications stays on im2col unmeasured. Every candidate computes the same convolution
+within the kernel modes' tolerance (tests/ops/test_winograd.py checks each against a float64 direct convolution).
+Measuring costs a few calls of each candidate the first time a shape is built (1.7-2.6 s for each of LeNet's conv2
+kernels at batch 100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's cache).
 
 The fixed rule (``plan_for``, FLOWLAB_WINOGRAD=1): F(4x4) with 128-tile chunks where both channel counts are at
 least ``MIN_CHANNELS`` and the tiles do at most ``MAX_PRODUCTS`` of im2col's products (a small output wastes most
@@ -48,7 +49,7 @@ MIN_CHANNELS = 32
 MAX_PRODUCTS = 0.4  # Winograd's a*a products a tile against im2col's r*r an output: 0.21-0.25 on whole tiles
 # what the autotune measures (FLOWLAB_WINOGRAD=auto): im2col, then Winograd as (output tile m, tiles a chunk)
 CANDIDATES = ((4, 16), (4, 32), (4, 64), (4, 128), (2, 128))
-ROUNDS = 3  # timed calls of each candidate (after one warm-up call): the median decides
+ROUNDS = 5  # timed calls of each candidate (after one warm-up call): the fastest decides (other work only slows one)
 # below this many im2col multiplications (about 0.01 ms of GEMM here) auto takes im2col unmeasured: a call that
 # short times mostly noise, and a test's tiny conv would compile the Winograd kernels for nothing
 MIN_MEASURED = 1 << 20
@@ -125,7 +126,7 @@ def chosen() -> dict[str, dict[str, Any]]:
 
 
 def _measure(make: Callable[[int, int], KernelFn], ctx: KernelCtx) -> dict[str, Any]:
-    """Time each candidate's kernel on random inputs of the conv's shapes (thread CPU time, median of ROUNDS
+    """Time each candidate's kernel on random inputs of the conv's shapes (thread CPU time, the fastest of ROUNDS
     calls after a warm-up) and return the fastest as a record; every candidate's time is kept in it."""
     rng = np.random.default_rng(0)
     ins = [rng.standard_normal(d.shape).astype(d.dtype.np) for d in ctx.in_descs]
@@ -139,7 +140,7 @@ def _measure(make: Callable[[int, int], KernelFn], ctx: KernelCtx) -> dict[str, 
             start = time.thread_time()
             kernel(ins, outs)
             rounds.append(time.thread_time() - start)
-        times[_name(m, chunk)] = float(np.median(rounds)) * 1e3
+        times[_name(m, chunk)] = min(rounds) * 1e3
     best = min(times, key=times.__getitem__)
     m, chunk = next(((m, c) for m, c in ((0, 0), *CANDIDATES) if _name(m, c) == best))
     return {"algorithm": best, "m": m, "chunk_tiles": chunk, "ms": times}
