@@ -31,7 +31,7 @@ os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy/numba load BLAS
 import time
 
 import numpy as np
-from _util import CPU, QUICK, median_time, table
+from _util import CPU, QUICK, cpu_description, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -256,6 +256,22 @@ def winograd_kernels() -> list[tuple[str, object, int]]:
     return out
 
 
+def autotune_rows() -> list[tuple[str, str]]:
+    """Each conv kernel's algorithm as FLOWLAB_WINOGRAD=auto chose it (kernels/numba_cpu/winograd_conv.py: measured
+    once per machine and kernel sources, cached) and every candidate's time in that measurement."""
+    from flowlab.flags import get
+    from flowlab.kernels.numba_cpu.winograd_conv import chosen
+
+    if get("winograd") is not None:
+        return [(f"conv algorithms: fixed (FLOWLAB_WINOGRAD={get('winograd')}), not measured", "")]
+    rows = [("conv algorithms chosen by measuring (FLOWLAB_WINOGRAD=auto; ms at the choice, cached)", "")]
+    for key, record in chosen().items():
+        op, shapes = key.split(" ")[1], key[key.find("[["):key.find("]]") + 2]
+        cands = ", ".join(f"{name.replace('winograd ', '')} {ms:.1f}" for name, ms in record["ms"].items())
+        rows.append((f"  {op} {shapes}: {record['algorithm']}", cands))
+    return rows
+
+
 def winograd_rows(per_op: list[tuple[str, float, int]], rate: float, flops: int, torch: float | None,
                   ) -> tuple[list[tuple[str, str]], float]:
     """The Winograd kernels (multiplications, time alone) and the floor with the chosen algorithms' FLOPs."""
@@ -263,7 +279,8 @@ def winograd_rows(per_op: list[tuple[str, float, int]], rate: float, flops: int,
     times = {name[:name.find(" (")]: t for name, t, _ in per_op}
     chosen = flops - sum(im2col - 2 * plan.products() for _, plan, im2col in kernels)
     floor = chosen / rate
-    rows = [(f"conv kernels on Winograd's algorithm (FLOWLAB_WINOGRAD=0: all im2col): {len(kernels)}", "")]
+    rows = autotune_rows()
+    rows.append((f"conv kernels on Winograd's algorithm (FLOWLAB_WINOGRAD=0: all im2col): {len(kernels)}", ""))
     for name, plan, im2col in kernels:
         rows.append((f"  {name}: {plan.algorithm}, {plan.products() / 1e6:.0f} M multiplications (im2col "
                      f"{im2col / 2e6:.0f} M, {im2col / 2 / plan.products():.1f}x)",
@@ -343,6 +360,7 @@ def breakdown_rows(per_op: list[tuple[str, float, int]], rate: float) -> list[tu
 
 
 def main() -> None:
+    print(f"CPU: {cpu_description()}")  # first: figures from different machines are not one series
     batch = 10 if QUICK else 100
     x, y = batch_data(batch)
     if not torch_installed():

@@ -121,8 +121,10 @@ FLAGS: dict[str, Flag] = _flags(
          "Run each Plan thread on its own OS thread (on), all on one scheduler thread (off), or choose from the "
          "Plan (auto: threads when two or more threads compute).",
          "when a runtime starts", compares=True),
-    Flag("winograd", "bool", True,
-         "Winograd F(4x4, r x r) convolutions for 3x3 and 5x5 filters on the CPU; off: every conv on im2col.",
+    Flag("winograd", "auto-bool", None,
+         "Winograd convolutions for 3x3 and 5x5 filters on the CPU: auto, the algorithm (im2col or Winograd's, and "
+         "its tile and chunk) measured fastest per conv shape on this machine, cached; on: Winograd F(4x4, r x r) "
+         "by the fixed rule; off: every conv on im2col.",
          "when a conv kernel is built", compares=True),
     Flag("blas", "choice", "auto",
          "Which BLAS Numba's GEMMs call: `auto` numpy's own cblas when found, else scipy's; `scipy` forces "

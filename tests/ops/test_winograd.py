@@ -5,6 +5,7 @@ a conv net trained through replay and fusion bit for bit equal to the protocol."
 
 from __future__ import annotations
 
+import json
 import os
 from fractions import Fraction
 
@@ -15,7 +16,7 @@ from hypothesis import strategies as st
 
 import flowlab as flow
 import flowlab.typing as tp
-from flowlab.kernels.numba_cpu import winograd, winograd_tf
+from flowlab.kernels.numba_cpu import winograd, winograd_conv, winograd_tf
 from flowlab.kernels.numba_cpu.winograd_conv import MAX_PRODUCTS
 from tests.ops.helpers import op_kernel
 from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, run
@@ -259,3 +260,86 @@ def test_a_winograd_convnet_replayed_and_fused_is_the_protocol_bit_for_bit(monke
     assert_same(protocol, replayed)
     flow.clear_default_session()
     assert os.environ["FLOWLAB_WINOGRAD"] == "1"
+
+
+def _pin(monkeypatch, m: int, chunk: int) -> None:
+    """The autotune (FLOWLAB_WINOGRAD=auto) made to choose (m, chunk) for every conv: its measurement replaced,
+    its cache neither read nor written."""
+    monkeypatch.setenv("FLOWLAB_WINOGRAD", "auto")
+    record = {"algorithm": winograd_conv._name(m, chunk), "m": m, "chunk_tiles": chunk, "ms": {}}
+    monkeypatch.setattr(winograd_conv, "_measure", lambda make, ctx: record)
+    monkeypatch.setattr(winograd_conv, "_load", lambda: {})
+    monkeypatch.setattr(winograd_conv, "_store", lambda key, rec: None)
+    monkeypatch.setattr(winograd_conv, "_chosen", {})
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("m, chunk", [(0, 0), *winograd_conv.CANDIDATES])
+@pytest.mark.parametrize("r", [3, 5])
+def test_every_algorithm_the_autotune_may_choose_against_the_float64_direct_conv(dtype, m, chunk, r,
+                                                                                 monkeypatch) -> None:
+    """Odd shapes: partial last tiles (11 x 10 inputs), uneven pads, 33 -> 35 channels (padded to the GEMM
+    micro-kernel's blocks), 7 samples (a partial last chunk at every chunk size)."""
+    _pin(monkeypatch, m, chunk)
+    if m:  # the chunk really is the one asked for (in samples: chunk tiles over a sample's tiles)
+        tiles = -(-(11 + 3 - r + 1) // m) * -(-(10 + 2 - r + 1) // m)
+        plan = winograd.Winograd(7, 33, 11, 10, 35, 11 + 3 - r + 1, 10 + 2 - r + 1, 1, 2, r, dtype, chunk, m)
+        assert int(plan.geo[winograd.S]) == max(1, min(7, chunk // tiles))
+    rng = np.random.default_rng(m * 1000 + chunk + r)
+    pads = (1, 2, 2, 0)
+    x = rng.standard_normal((7, 33, 11, 10)).astype(dtype)
+    wt = rng.standard_normal((35, 33, r, r)).astype(dtype)
+    dy = rng.standard_normal((7, 35, 11 + 3 - r + 1, 10 + 2 - r + 1)).astype(dtype)
+    attrs = _attrs(pads)
+    for name, (op_type, inputs), ref in zip(
+            ("y", "dx", "dw"),
+            (("conv2d", {"in": [x], "weight": [wt]}), ("conv2d_data_grad", {"dy": [dy], "weight": [wt], "like": [x]}),
+             ("conv2d_filter_grad", {"dy": [dy], "x": [x], "like": [wt]})),
+            _direct64(x, wt, dy, pads)):
+        kernel, ins, outs = op_kernel(op_type, inputs, attrs, "numba")
+        plan = getattr(kernel, "winograd", None)
+        assert (0 if plan is None else int(plan.geo[winograd.M])) == m, name
+        kernel(ins, outs)
+        tol = 5e-5 if dtype == np.float32 else 1e-12
+        assert np.abs(outs[0] - ref).max() <= tol * np.abs(ref).max(), (name, m, chunk)
+
+
+def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monkeypatch) -> None:
+    """FLOWLAB_WINOGRAD=auto: the first build of a conv times every candidate and keeps the fastest in the cache
+    file; a later build (another process: nothing in memory) reads it back without measuring and follows it,
+    whatever it says (deterministic given the cache)."""
+    monkeypatch.setenv("FLOWLAB_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FLOWLAB_WINOGRAD", "auto")
+    monkeypatch.setattr(winograd_conv, "_chosen", {})
+    measured = []
+    real = winograd_conv._measure
+    monkeypatch.setattr(winograd_conv, "_measure", lambda make, ctx: measured.append(real(make, ctx)) or measured[-1])
+    rng = np.random.default_rng(9)
+    inputs = {"in": [rng.standard_normal((2, 32, 8, 8)).astype(np.float32)],
+              "weight": [rng.standard_normal((32, 32, 3, 3)).astype(np.float32)]}
+    op_kernel("conv2d", inputs, _attrs((1, 1, 1, 1)), "numba")
+    assert len(measured) == 1
+    record = measured[0]
+    assert set(record["ms"]) == {winograd_conv._name(m, c) for m, c in [(0, 0), *winograd_conv.CANDIDATES]}
+    assert record["algorithm"] == min(record["ms"], key=record["ms"].get)
+    table = json.loads(winograd_conv._cache_file().read_text())
+    (key,) = table
+    assert table[key] == record and key in winograd_conv.chosen()
+
+    def fail(make, ctx):
+        raise AssertionError("measured again")
+
+    tiny = {"in": [np.ones((1, 2, 4, 4), np.float32)], "weight": [np.ones((2, 2, 3, 3), np.float32)]}
+    monkeypatch.setattr(winograd_conv, "_measure", fail)  # too small to time: im2col, unmeasured
+    kernel, _, _ = op_kernel("conv2d", tiny, _attrs((1, 1, 1, 1)), "numba")
+    assert getattr(kernel, "winograd", None) is None
+
+    monkeypatch.setattr(winograd_conv, "_measure", fail)
+    for m, chunk in [(record["m"], record["chunk_tiles"]), (2, 128), (0, 0)]:
+        table[key] = {**record, "algorithm": winograd_conv._name(m, chunk), "m": m, "chunk_tiles": chunk}
+        winograd_conv._cache_file().write_text(json.dumps(table))
+        monkeypatch.setattr(winograd_conv, "_chosen", {})
+        kernel, _, _ = op_kernel("conv2d", inputs, _attrs((1, 1, 1, 1)), "numba")
+        plan = getattr(kernel, "winograd", None)
+        assert (0 if plan is None else int(plan.geo[winograd.M])) == m
+        assert winograd_conv.chosen()[key] == table[key]

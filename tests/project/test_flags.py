@@ -144,7 +144,7 @@ def test_readers_read_the_table(monkeypatch):
 
     readers = [registry.default_impl, replay_enabled, fusion_enabled, lambda: get("fuse_background"), callgen_enabled,
                threads_setting, winograd_enabled]
-    assert [r() for r in readers] == ["tiered", True, True, True, True, None, True]
+    assert [r() for r in readers] == ["tiered", True, True, True, True, None, None]
     with flow.flags(kernels="reference", replay=False, fuse=False, fuse_background=False, callgen=False,
                     threads=True, winograd=False):
         assert [r() for r in readers] == ["reference", False, False, False, False, True, False]

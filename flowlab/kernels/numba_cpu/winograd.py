@@ -29,11 +29,12 @@ from fractions import Fraction
 import numpy as np
 
 from ._numba import njit
-from .blas import gemm
+from .microgemm import gemm_blocked, pad_cols
 from .winograd_tf import BLOCK, _tf, terms
 
 # the Winograd geometry vector: the conv as the core sees it (input channels CI, output channels CO, ...)
-N, CI, HI, WI, CO, HO, WO, PT, PL, R, M, A, TH, TW, HP, WP, S = range(17)
+# and CIP, COP the channel counts padded to whole blocks of the GEMM micro-kernel (microgemm.py)
+N, CI, HI, WI, CO, HO, WO, PT, PL, R, M, A, TH, TW, HP, WP, S, CIP, COP = range(19)
 POINTS = (0, 1, -1, 2, -2, Fraction(1, 2), Fraction(-1, 2), 3, -3)  # interpolation points, in the order taken
 
 
@@ -86,11 +87,13 @@ def tile_for(r: int) -> int:
 
 
 @njit
-def _gather_tiles(x, s0, ns, c, hs, ws, pt, pl, g, size, step, xq, d):
-    """d[p, q, tile, ci] = x[s0 + s, ci, ti * step + p - pt, tj * step + q - pl] (zero outside x) for the
-    size x size patches of the chunk's tiles (s, ti, tj): each tile's pixel a contiguous vector of channels.
-    The samples go first into xq, (ns, hq, wq, c) with x at row pt, column pl and a zero border, so that each
-    pixel's channels are one contiguous copy (a gather straight from NCHW read them 4 bytes at a time)."""
+def _gather_tiles(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d):
+    """d[p, q, tile, ci] = x[s0 + s, ci, ti * step + p - pt, tj * step + q - pl] (zero outside x; channels cp apart,
+    zero from c on) for the size x size patches of the chunk's tiles (s, ti, tj): each tile's pixel a contiguous
+    vector of channels. The samples go first into xq, (ns, hq, wq, c) with x at row pt, column pl and a zero
+    border, so that each pixel's channels are one contiguous copy (a gather straight from NCHW read them 4 bytes at
+    a time). (Transforming the tiles' rows straight from xq, tile by tile, without d: 0.8-0.98x the time at
+    F(4x4, 5x5), 3.7x at F(2x2, 5x5), whose matrices take the row-by-row passes.)"""
     th, tw = g[TH], g[TW]
     t = ns * th * tw
     hq, wq = (th - 1) * step + size, (tw - 1) * step + size
@@ -108,9 +111,11 @@ def _gather_tiles(x, s0, ns, c, hs, ws, pt, pl, g, size, step, xq, d):
                 for p in range(size):
                     sv = xq[((s * hq + ti * step + p) * wq + tj * step) * c:]
                     for q in range(size):
-                        dv = d[((p * size + q) * t + tile) * c:]
+                        dv = d[((p * size + q) * t + tile) * cp:]
                         for ci in range(c):
                             dv[ci] = sv[q * c + ci]
+                        for ci in range(c, cp):  # d is shared by x's and dy's tiles: pad both with zeros
+                            dv[ci] = 0.0
 
 
 @njit
@@ -123,9 +128,9 @@ def _nonfinite(a, n):
 
 
 @njit
-def _scatter_tiles(yt, s0, ns, c, hs, ws, g, y):
-    """y[s0 + s, ci, ti * m + i, tj * m + j] = yt[i, j, tile, ci] where inside y: each pixel's channels read as
-    one contiguous run (reading them across the tiles' rows instead took 1.8x the time)."""
+def _scatter_tiles(yt, s0, ns, c, cp, hs, ws, g, y):
+    """y[s0 + s, ci, ti * m + i, tj * m + j] = yt[i, j, tile, ci] (channels cp apart) where inside y: each
+    pixel's channels read as one contiguous run (reading them across the tiles' rows instead took 1.8x the time)."""
     th, tw, m = g[TH], g[TW], g[M]
     t = ns * th * tw
     plane = hs * ws
@@ -136,7 +141,7 @@ def _scatter_tiles(yt, s0, ns, c, hs, ws, g, y):
                 for tj in range(tw):
                     tile = (s * th + ti) * tw + tj
                     for j in range(min(m, ws - tj * m)):
-                        src = yt[((i * m + j) * t + tile) * c:]
+                        src = yt[((i * m + j) * t + tile) * cp:]
                         yv = ys[(ti * m + i) * ws + tj * m + j:]
                         for ci in range(c):
                             yv[ci * plane] = src[ci]
@@ -144,18 +149,18 @@ def _scatter_tiles(yt, s0, ns, c, hs, ws, g, y):
 
 @njit
 def _filter_transform(w, g, flip, gi, gc, src, tmp, u):
-    """u[kl, o, c] = (G w[o, c] G^T)[kl], w (CO, CI, R, R); with flip the data gradient's filter: w is
-    (CI, CO, R, R) and its planes are turned by 180 degrees."""
-    co, ci, r, a = g[CO], g[CI], g[R], g[A]
-    n = co * ci
+    """u[kl, c, o] = (G w[o, c] G^T)[kl] (rows of COP, zero from CO on: the GEMMs' B), w (CO, CI, R, R); with flip
+    the data gradient's filter: w is (CI, CO, R, R) and its planes are turned by 180 degrees."""
+    co, ci, cop, r, a = g[CO], g[CI], g[COP], g[R], g[A]
+    n = ci * cop
     for o in range(co):
         for c in range(ci):
             for i in range(r):
                 for j in range(r):
                     if flip:
-                        src[(i * r + j) * n + o * ci + c] = w[((c * co + o) * r + r - 1 - i) * r + r - 1 - j]
+                        src[(i * r + j) * n + c * cop + o] = w[((c * co + o) * r + r - 1 - i) * r + r - 1 - j]
                     else:
-                        src[(i * r + j) * n + o * ci + c] = w[((o * ci + c) * r + i) * r + j]
+                        src[(i * r + j) * n + c * cop + o] = w[((o * ci + c) * r + i) * r + j]
     _tf(gi, gc, src, 0, r * n, n, u, 0, a * n, n, n, tmp)
 
 
@@ -164,41 +169,42 @@ def winograd_core(x, u, y, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
     """y = the correlation of x with the transformed filter u, chunk by chunk of g[S] samples; returns how many
     outputs are not finite."""
     n, ci, co, a, m, th, tw, chunk = g[N], g[CI], g[CO], g[A], g[M], g[TH], g[TW], g[S]
+    cip, cop = g[CIP], g[COP]
     bad = 0
     for s0 in range(0, n, chunk):
         ns = min(chunk, n - s0)
         t = ns * th * tw
-        _gather_tiles(x, s0, ns, ci, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
-        _tf(bi, bc, d, 0, a * t * ci, t * ci, v, 0, a * t * ci, t * ci, t * ci, tmp)  # V = B^T d B
-        for kl in range(a * a):  # M_kl (tiles x CO) = V_kl (tiles x CI) U_kl^T
-            gemm(False, True, t, co, ci, v, kl * t * ci, ci, u, kl * co * ci, ci, 0.0, mm, kl * t * co, co)
-        _tf(ai, ac, mm, 0, a * t * co, t * co, yt, 0, m * t * co, t * co, t * co, tmp)  # Y = A^T M A
-        bad += _nonfinite(yt, m * m * t * co)
-        _scatter_tiles(yt, s0, ns, co, g[HO], g[WO], g, y)
+        _gather_tiles(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        _tf(bi, bc, d, 0, a * t * cip, t * cip, v, 0, a * t * cip, t * cip, t * cip, tmp)  # V = B^T d B
+        for kl in range(a * a):  # M_kl (tiles x COP) = V_kl (tiles x CI) U_kl (CI x COP)
+            gemm_blocked(False, t, cop, ci, v, kl * t * cip, cip, u, kl * ci * cop, cop, False, mm, kl * t * cop, cop)
+        _tf(ai, ac, mm, 0, a * t * cop, t * cop, yt, 0, m * t * cop, t * cop, t * cop, tmp)  # Y = A^T M A
+        bad += _nonfinite(yt, m * m * t * cop)
+        _scatter_tiles(yt, s0, ns, co, cop, g[HO], g[WO], g, y)
     return bad
 
 
 @njit
 def winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, v, e, p, src):
-    """dW[o, c] = G^T [ sum over the batch's tiles (A dy A^T) * (B^T x B) ] G, summed chunk by chunk (beta 1);
+    """dW[o, c] = G^T [ sum over the batch's tiles (A dy A^T) * (B^T x B) ] G, summed chunk by chunk (beta);
     returns how many values of dW are not finite."""
     n, ci, co, a, th, tw, chunk, r, m = g[N], g[CI], g[CO], g[A], g[TH], g[TW], g[S], g[R], g[M]
+    cip, cop = g[CIP], g[COP]
     for s0 in range(0, n, chunk):
         ns = min(chunk, n - s0)
         t = ns * th * tw
-        _gather_tiles(x, s0, ns, ci, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
-        _tf(bi, bc, d, 0, a * t * ci, t * ci, v, 0, a * t * ci, t * ci, t * ci, tmp)  # B^T x B
-        _gather_tiles(dy, s0, ns, co, g[HO], g[WO], 0, 0, g, m, m, dq, d)
-        _tf(ami, amc, d, 0, m * t * co, t * co, e, 0, a * t * co, t * co, t * co, tmp)  # A dy A^T
-        beta = 0.0 if s0 == 0 else 1.0
-        for kl in range(a * a):  # P_kl (CO x CI) += E_kl^T (CO x tiles) V_kl (tiles x CI)
-            gemm(True, False, co, ci, t, e, kl * t * co, co, v, kl * t * ci, ci, beta, p, kl * co * ci, ci)
-    nn = co * ci
+        _gather_tiles(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        _tf(bi, bc, d, 0, a * t * cip, t * cip, v, 0, a * t * cip, t * cip, t * cip, tmp)  # B^T x B
+        _gather_tiles(dy, s0, ns, co, cop, g[HO], g[WO], 0, 0, g, m, m, dq, d)
+        _tf(ami, amc, d, 0, m * t * cop, t * cop, e, 0, a * t * cop, t * cop, t * cop, tmp)  # A dy A^T
+        for kl in range(a * a):  # P_kl (CO x CIP) += E_kl^T (CO x tiles) V_kl (tiles x CIP)
+            gemm_blocked(True, co, cip, t, e, kl * t * cop, cop, v, kl * t * cip, cip, s0 > 0, p, kl * co * cip, cip)
+    nn = co * cip
     _tf(gti, gtc, p, 0, a * nn, nn, src, 0, r * nn, nn, nn, tmp)  # G^T P G
     for o in range(co):
         for c in range(ci):
             for k in range(r * r):
-                dw[(o * ci + c) * r * r + k] = src[k * nn + o * ci + c]
+                dw[(o * ci + c) * r * r + k] = src[k * nn + o * cip + c]
     return _nonfinite(src, r * r * nn)
 
 
@@ -207,31 +213,33 @@ class Winograd:
     geometry (for the data gradient, dy is the core's input and dx its output), the matrices as their rows'
     nonzero terms, and the chunk of samples done at a time: about 128 tiles (8 samples at LeNet's conv2; the
     three kernels took 0.72-0.75x the time of 512-tile chunks, 0.97-1.05x of 64-tile ones), so that a chunk's
-    tiles, transforms and products (0.5-1 MB each) stay near L2."""
+    tiles, transforms and products (0.5-1 MB each) stay near L2. ``m`` the output tile (F(m x m, r x r): 4, or 2)
+    and ``chunk_tiles`` are what winograd_conv.py's autotune chooses among."""
 
     def __init__(self, n: int, ci: int, hi: int, wi: int, co: int, ho: int, wo: int, pt: int, pl: int, r: int,
-                 dtype: np.dtype, chunk_tiles: int = 128) -> None:
-        m = tile_for(r)
+                 dtype: np.dtype, chunk_tiles: int = 128, m: int | None = None) -> None:
+        m = m or tile_for(r)
         a = m + r - 1
         th, tw = -(-ho // m), -(-wo // m)
         hp, wp = th * m + r - 1, tw * m + r - 1
         chunk = max(1, min(n, chunk_tiles // (th * tw)))
-        self.geo = np.array([n, ci, hi, wi, co, ho, wo, pt, pl, r, m, a, th, tw, hp, wp, chunk], np.int64)
+        cip, cop = pad_cols(ci, dtype), pad_cols(co, dtype)
+        self.geo = np.array([n, ci, hi, wi, co, ho, wo, pt, pl, r, m, a, th, tw, hp, wp, chunk, cip, cop], np.int64)
         at, g, bt = matrices(m, r)
         transpose = lambda mat: [list(col) for col in zip(*mat)]
         self.mats = {"BT": bt, "AT": at, "A": transpose(at), "G": g, "GT": transpose(g)}
         self.b, self.a, self.am, self.g, self.gt = (terms(mat, dtype) for mat in self.mats.values())
         t = chunk * th * tw
-        big = max(ci, co)
+        big, nn = max(cip, cop), max(ci * cop, co * cip)
         self.xq = np.zeros(chunk * hp * wp * ci, dtype)  # the input's samples, channels last, zero-bordered
         self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)  # dy's (the filter gradient)
         self.d = np.empty(a * a * t * big, dtype)  # the gathered tiles
         self.tmp = np.empty(a * a * BLOCK, dtype)
-        self.v = np.empty(a * a * t * ci, dtype)
-        self.mm = np.empty(a * a * t * co, dtype)  # the products (forward), or dy's transform (filter gradient)
-        self.yt = np.empty(m * m * t * co, dtype)
-        self.u = np.empty(a * a * co * ci, dtype)  # the filter's transform, or the filter gradient's sums
-        self.src = np.empty(r * r * co * ci, dtype)
+        self.v = np.empty(a * a * t * cip, dtype)
+        self.mm = np.empty(a * a * t * cop, dtype)  # the products (forward), or dy's transform (filter gradient)
+        self.yt = np.empty(m * m * t * cop, dtype)
+        self.u = np.zeros(a * a * nn, dtype)  # the filter's transform, or the filter gradient's sums
+        self.src = np.zeros(r * r * nn, dtype)  # its padded columns stay zero
 
     @property
     def algorithm(self) -> str:
