@@ -158,6 +158,13 @@ class JobBuilder:
         self._names.add(op_name)
         return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
 
+    def del_ops(self, names: set[str]) -> None:
+        """Remove ops a pass replaces (OneFlow's JobBuilder::DelOps); their names become free again."""
+        self.ops = [op for op in self.ops if op.name not in names]
+        self._names -= names
+        for name in names:
+            self.sbp_hints.pop(name, None)
+
     def set_sbp_hint(self, op_name: str, bn: str, sbp: SbpParallel) -> None:
         self.sbp_hints.setdefault(op_name, {})[bn] = sbp
 
