@@ -46,10 +46,8 @@ from .ops.reduce_ops2 import (
     reduce_min,
     reduce_prod,
     reduce_std,
-    unsorted_segment_sum,
-    unsorted_segment_sum_like,
 )
-from .ops.segment_ops import unsorted_batch_segment_sum
+from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like
 from .ops.sort_ops import in_top_k, top_k
 from .ops.two_stage_ops import two_stage_reduce_max, two_stage_reduce_min
 from .ops.unary_ops import (

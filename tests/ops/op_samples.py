@@ -136,7 +136,8 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)], "dy": [val(_X, dt)]}, {}),
     "gather": lambda dt: ({"in": [val((5, 3), dt)], "indices": [ids((2, 2), 5)]}, {"axis": 0, "logical_axis_size": 5}),
     "unsorted_segment_sum_like": lambda dt: (
-        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]}, {"axis": 1}),
+        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]},
+        {"axis": 1, "logical_axis_size": 5}),  # as flow.math's: offers like S(1) (model parallel) too
     "slice": lambda dt: ({"x": [val((4, 5), dt)]}, {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
     "slice_grad": lambda dt: ({"dy": [val((2, 5), dt)], "like": [val((4, 5), dt)]},
                               {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
