@@ -1,0 +1,48 @@
+"""flow.experimental (flowlab/experimental.py): logical_slice's attrs as OneFlow's _GetSliceAttrs checks them, and
+the interface blob reads of a name that is no variable. The values: tests/oneflow/test_logical_slice.py,
+test_logical_slice_assign.py, test_square_sum.py, test_interface_op_read_and_write.py."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import flowlab as flow
+import flowlab.typing as tp
+from flowlab.experimental import _slice_attrs
+
+
+def test_slice_attrs_normalize_and_fill_as_oneflow():
+    assert _slice_attrs([(1, -1, 2)], (5, 3)) == [(1, 4, 2), (0, 3, 1)]
+    assert _slice_attrs([(None, None, None), (-3, 3, None)], (5, 3)) == [(0, 5, 1), (0, 3, 1)]
+
+
+@pytest.mark.parametrize("tuples, message", [
+    ([(0, 2, 0)], "step must be greater than 0"),
+    ([(5, 5, 1)], r"start must be in range \[-size, size\); got 5"),
+    ([(0, 6, 1)], r"stop must be in range \[-size, size\]; got 6"),
+    ([(0, 2)], r"form \(start, stop, step\)"),
+    ([(0, 2, 1)] * 3, "less than or equal to number of dimensions"),
+])
+def test_slice_attrs_errors(tuples, message):
+    with pytest.raises(ValueError, match=message):
+        _slice_attrs(tuples, (5, 3))
+
+
+def test_logical_slice_of_a_split_variable_and_an_unknown_interface_blob():
+    flow.clear_default_session()
+    flow.config.cpu_device_num(2)
+
+    @flow.global_function()
+    def sliced() -> tp.Numpy:
+        with flow.scope.placement("cpu", "0:0-1"):
+            w = flow.get_variable("w", shape=(6, 4), initializer=flow.zeros_initializer(),
+                                  distribute=flow.distribute.split(0))
+            return flow.experimental.logical_slice(w, [(1, 6, 2)])
+
+    value = np.arange(24, dtype=np.float32).reshape(6, 4)
+    flow.experimental.set_interface_blob_value("w", value)
+    np.testing.assert_array_equal(sliced(), value[1:6:2])
+    with pytest.raises(KeyError, match="no variable 'nope'"):
+        flow.experimental.get_interface_blob_value("nope")
+    flow.config.cpu_device_num(1)
