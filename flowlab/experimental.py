@@ -6,6 +6,7 @@
   whole axes, the same errors), computed by flowlab's ``slice`` and ``slice_update`` + ``assign`` ops: the values
   OneFlow's logical_slice(_assign) ops give on a split variable (docs/deviations.md).
 - ``square_sum(x)``: the sum of squares as a (1,) blob, ``reduce_sum(square(x))`` (docs/deviations.md).
+- ``unique_with_counts(x, out_idx=flow.int32)``: ops/unique_ops.py.
 - ``get_interface_blob_value(op_name)`` / ``set_interface_blob_value(op_name, value)``: read and write a variable
   between calls (OneFlow's interface ops; the inputs and returns of a job hold data only during a call here).
 """
@@ -18,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from .frontend.blob import LazyBlob
+from .ops.unique_ops import unique_with_counts
 
 SliceTuples = Sequence[Sequence[int | None]]
 
@@ -114,4 +116,4 @@ def set_interface_blob_value(op_name: str, ndarray: Any) -> None:
 
 
 __all__ = ["get_interface_blob_value", "logical_slice", "logical_slice_assign", "set_interface_blob_value",
-           "square_sum"]
+           "square_sum", "unique_with_counts"]

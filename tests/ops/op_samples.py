@@ -336,6 +336,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "reduce_min_global_stage_grad": lambda dt: (
         {"out_diff": [val((3, 1, 2), dt)], "mask": [_mask()], "device_count": [ids((3, 4, 2), 3)]},
         {"axis": (1,), "keepdims": True}),
+    "unique_with_counts": lambda dt: ({"x": [val((9,), dt, -2, 2)]}, {}),  # rounded integers repeat; floats rarely
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",

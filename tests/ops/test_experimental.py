@@ -46,3 +46,36 @@ def test_logical_slice_of_a_split_variable_and_an_unknown_interface_blob():
     with pytest.raises(KeyError, match="no variable 'nope'"):
         flow.experimental.get_interface_blob_value("nope")
     flow.config.cpu_device_num(1)
+
+
+@pytest.mark.parametrize("impl", ["reference", "numba"])
+@pytest.mark.parametrize("dtype", [np.int32, np.float64])
+def test_unique_with_counts_kernels_in_first_appearance_order(impl, dtype):
+    from .helpers import run_op
+
+    x = np.array([3, 1, 3, 7, 1, 1, -2], dtype)
+    y, idx, count, num = run_op("unique_with_counts", {"x": [x]}, {}, impl)
+    np.testing.assert_array_equal(num, [4])
+    np.testing.assert_array_equal(y, np.array([3, 1, 7, -2, 0, 0, 0], dtype))
+    np.testing.assert_array_equal(idx, [0, 1, 0, 2, 1, 1, 3])
+    np.testing.assert_array_equal(count, [2, 3, 1, 1, 0, 0, 0])
+    assert idx.dtype == np.int32 and y[idx].tolist() == x.tolist()
+
+
+def test_unique_with_counts_int64_indices_and_errors():
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def uniq(x: tp.Numpy.Placeholder((5,), dtype=flow.int32)) -> tp.Numpy:
+        return flow.experimental.unique_with_counts(x, out_idx=flow.int64)[1]
+
+    idx = uniq(np.array([4, 4, 2, 4, 9], np.int32))
+    assert idx.dtype == np.int64 and idx.tolist() == [0, 0, 1, 0, 2]
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def two_d(x: tp.Numpy.Placeholder((2, 3), dtype=flow.int32)) -> tp.Numpy:
+        return flow.experimental.unique_with_counts(x)[0]
+
+    with pytest.raises(flow.errors.OpInferError, match=r"x must be 1-D"):
+        two_d(np.zeros((2, 3), np.int32))
