@@ -6,7 +6,8 @@
   whole axes, the same errors), computed by flowlab's ``slice`` and ``slice_update`` + ``assign`` ops: the values
   OneFlow's logical_slice(_assign) ops give on a split variable (docs/deviations.md).
 - ``square_sum(x)``: the sum of squares as a (1,) blob, ``reduce_sum(square(x))`` (docs/deviations.md).
-- ``unique_with_counts(x, out_idx=flow.int32)``: ops/unique_ops.py.
+- ``unique_with_counts(x, out_idx=flow.int32)``: ops/unique_ops.py; ``indexed_slices_reduce_sum(indices, values)``
+  built of it and ``unsorted_segment_sum`` (docs/deviations.md).
 - ``get_interface_blob_value(op_name)`` / ``set_interface_blob_value(op_name, value)``: read and write a variable
   between calls (OneFlow's interface ops; the inputs and returns of a job hold data only during a call here).
 """
@@ -93,6 +94,33 @@ def square_sum(x: LazyBlob, name: str | None = None) -> LazyBlob:
     return reduce_sum(square(require_blob(x, "square_sum's x")), name=name)
 
 
+def indexed_slices_reduce_sum(indices: LazyBlob, values: LazyBlob, name: str | None = None
+                              ) -> tuple[LazyBlob, LazyBlob, LazyBlob]:
+    """(y_indices (n,), y_values (n, m), num_unique (1,) int64) of n ``indices`` and their rows of ``values``
+    (indices' shape, then m elements each): the distinct indices (first appearance order) and the sum of the rows
+    of each; entries past num_unique are 0 (OneFlow's indexed_slices_reduce_sum_op.cpp shapes)."""
+    import math
+
+    from .errors import OpInferError
+    from .ir.dtype import int64
+    from .ops._common import require_blob
+    from .ops.array_ops import cast, reshape
+    from .ops.registry import INDEX
+    from .ops.segment_ops import unsorted_segment_sum
+
+    require_blob(indices, "indexed_slices_reduce_sum's indices")
+    require_blob(values, "indexed_slices_reduce_sum's values")
+    k, v = indices.shape, values.shape
+    if not (len(k) < len(v) and v[:len(k)] == k) or indices.dtype not in INDEX:
+        raise OpInferError(f"indexed_slices_reduce_sum: indices {indices.blob_desc} must be integers whose shape "
+                           f"begins values' {values.blob_desc} (OneFlow's checks)")
+    n = math.prod(k)
+    flat = reshape(indices, (n,)) if len(k) != 1 else indices
+    y_indices, idx, _count, num = unique_with_counts(flat, name=name)
+    rows = reshape(values, (n, math.prod(v) // n))
+    return y_indices, unsorted_segment_sum(rows, idx, num_segments=n), cast(num, int64)
+
+
 def get_interface_blob_value(op_name: str) -> np.ndarray:
     """The current value of variable ``op_name`` (the session compiled first, as OneFlow syncs it)."""
     from .session import default_session, get_all_variables
@@ -115,5 +143,5 @@ def set_interface_blob_value(op_name: str, ndarray: Any) -> None:
     load_variables({op_name: np.asarray(ndarray)}, ignore_mismatch=False)
 
 
-__all__ = ["get_interface_blob_value", "logical_slice", "logical_slice_assign", "set_interface_blob_value",
-           "square_sum", "unique_with_counts"]
+__all__ = ["get_interface_blob_value", "indexed_slices_reduce_sum", "logical_slice", "logical_slice_assign",
+           "set_interface_blob_value", "square_sum", "unique_with_counts"]

@@ -11,6 +11,8 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.experimental import _slice_attrs
 
+RNG_EXP = np.random.default_rng(5)
+
 
 def test_slice_attrs_normalize_and_fill_as_oneflow():
     assert _slice_attrs([(1, -1, 2)], (5, 3)) == [(1, 4, 2), (0, 3, 1)]
@@ -79,3 +81,22 @@ def test_unique_with_counts_int64_indices_and_errors():
 
     with pytest.raises(flow.errors.OpInferError, match=r"x must be 1-D"):
         two_d(np.zeros((2, 3), np.int32))
+
+
+def test_indexed_slices_reduce_sum_of_2d_indices():
+    flow.clear_default_session()
+
+    @flow.global_function()
+    def reduce(i: tp.Numpy.Placeholder((2, 3), dtype=flow.int64), v: tp.Numpy.Placeholder((2, 3, 2, 2))
+               ) -> tp.Numpy:
+        y_indices, y_values, num = flow.experimental.indexed_slices_reduce_sum(i, v)
+        return y_values
+
+    ids = np.array([[5, 1, 5], [0, 1, 5]], np.int64)
+    vals = RNG_EXP.standard_normal((2, 3, 2, 2)).astype(np.float32)
+    got = reduce(ids, vals)
+    rows = vals.reshape(6, 4).astype(np.float64)
+    want = np.zeros((6, 4))
+    for k, key in enumerate([5, 1, 0]):  # first appearance
+        want[k] = rows[ids.reshape(-1) == key].sum(0)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
