@@ -3,6 +3,7 @@
 from . import advanced as advanced  # flow.advanced: OneFlow's distribute ops
 from . import checkpoint, config, data, distribute, env, layers, math, nn, optimizer, regularizers, scope, train, typing
 from . import core as core  # flowlab.core.common.data_type_pb2 etc.: OneFlow's oneflow.core enums
+from . import experimental as experimental  # flow.experimental: logical_slice, square_sum, interface blob values
 from . import flags as flags  # flow.flags: every switch (docs/flags.md); `with flow.flags(replay=False):`
 from . import losses as losses  # flow.losses.add_loss
 from . import random as random  # flow.random: bernoulli, shuffle, ...

@@ -18,8 +18,6 @@ def add_loss(loss: LazyBlob) -> None:
                                   "(@flow.global_function(type=\"train\")) while the job is traced")
     if not isinstance(loss, LazyBlob):
         raise OpInferError(f"flow.losses.add_loss takes a blob of this job; got {type(loss).__name__}")
-    if not loss.dtype.is_floating:
-        raise OpInferError(f"flow.losses.add_loss needs a floating-point loss; {loss.lbn} is {loss.blob_desc}")
     builder.added_loss_lbns.append(loss.lbn)
 
 

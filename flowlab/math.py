@@ -47,11 +47,10 @@ from .ops.reduce_ops2 import (
     reduce_min,
     reduce_prod,
     reduce_std,
-    unsorted_segment_sum,
-    unsorted_segment_sum_like,
 )
-from .ops.segment_ops import unsorted_batch_segment_sum
+from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like
 from .ops.sort_ops import in_top_k, top_k
+from .ops.two_stage_ops import two_stage_reduce_max, two_stage_reduce_min
 from .ops.unary_ops import (
     acos,
     acosh,
@@ -95,6 +94,7 @@ __all__ = [
     "in_top_k", "top_k",
     "unsorted_batch_segment_sum",
     "reduced_shape_elem_cnt",
+    "two_stage_reduce_max", "two_stage_reduce_min",
 ]
 sigmoid_v2 = sigmoid  # OneFlow's sigmoid_v2 computes the same values (its gradient from x, flowlab's from y)
 mod = floor_mod  # OneFlow exports floor_mod as flow.math.mod

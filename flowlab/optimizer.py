@@ -154,13 +154,14 @@ class Optimizer:
         self.lr_scheduler, self.grad_clipping, self.conf = lr_scheduler, grad_clipping, conf
 
     def minimize(self, loss: LazyBlob | Sequence[LazyBlob]) -> None:
+        """Mark the job's loss(es). As OneFlow's, an integer loss is accepted: backpropagation starts from ones of
+        its dtype (autograd.cpp's constant_like), runs in integers down to the casts that lead to the float
+        variables, and their gradients update them (test_tril's integer legs)."""
         builder = current_builder()
         losses = list(loss) if isinstance(loss, (list, tuple)) else [loss]
         for blob in losses:
             if not isinstance(blob, LazyBlob):
                 raise OpInferError(f"minimize() takes the loss blob of this job; got {type(blob).__name__}")
-            if not blob.dtype.is_floating:
-                raise OpInferError(f"minimize() needs a floating-point loss; {blob.lbn} is {blob.blob_desc}")
         if builder.job_conf.get("job_type") != "train":
             raise OpInferError(f"minimize() is for train jobs; {builder.job_name!r} is a predict job "
                                "(use @flow.global_function(type=\"train\"))")

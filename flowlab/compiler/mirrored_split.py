@@ -68,7 +68,8 @@ def auto_distribute_split(job: Job) -> Job:
 def _consistent_inputs_of_mirrored_ops(job: Job, mirrored: set[str]) -> set[str]:
     out: set[str] = set()
     for op in job.ops:
-        if op.name not in mirrored or op.op_type in KEEPS_CONSISTENT_INPUT or op.parallel_conf.parallel_num == 1:
+        if (op.name not in mirrored or op.op_type in KEEPS_CONSISTENT_INPUT or op.parallel_conf.parallel_num == 1
+                or op.created_by == "AutoDistributeSplit"):  # a conversion made while tracing (JobBuilder)
             continue
         out.update(lbn for lbn in op.input_lbns if lbn.rpartition("/")[0] not in mirrored)
     return out

@@ -121,6 +121,7 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
             raise ValueError(f"unknown optimizer type {kind!r}")
         # The update writes the variable in place: it must follow every op that reads the variable.
         update = f"{var.name}_optimizer"
+        readers = tuple(name for name in readers if builder.has_op(name))  # not a segment sum the rewrite deleted
         builder.add_op(op_type, inputs, attrs, name=update, scoped=False, ctrl_in_op_names=readers,
                        placement=var.parallel_conf)
         if not op_type.startswith("indexed_slices_"):  # which have no dense gradient to cast
@@ -129,20 +130,42 @@ def add_optimizer_ops(builder: JobBuilder, job: Job, train_conf: dict[str, Any],
 
 def _indexed_slices(builder: JobBuilder, job: Job, var: OpConf, grad: LazyBlob, attrs: dict[str, Any]
                     ) -> tuple[LazyBlob, LazyBlob] | None:
-    """OneFlow's IndexedSlicesOptimizerRewritePass, for Adam: a variable named in the job's
-    indexed_slices_optimizer_conf whose gradient is one gather's (an unsorted_segment_sum_like on axis 0 that
-    nothing else reads) and has no l1/l2 is updated from that gather's (indices, values): the rows no index
-    names stay as they are, their m and v too. None where it does not apply."""
+    """OneFlow's IndexedSlicesOptimizerRewritePass (sgd, momentum and adam updates): a variable named in the job's
+    indexed_slices_optimizer_conf whose gradient is one gather's (an unsorted_segment_sum(_like) on axis 0),
+    reached through a chain of ``scalar_mul`` ops each read only by the next (``gather(table * 2, ...)``), with no
+    l1/l2, is updated from that gather's (indices, values): the rows no index names stay as they are, their
+    optimizer state too (and weight decay touches only the named rows). As OneFlow's pass, the scalar_muls are
+    moved onto the values and the segment sum is deleted. None where it does not apply."""
     conf = job.job_conf.get("indexed_slices_optimizer_conf") or {}
     names = (conf.get("include_op_names") or {}).get("op_name") or ()
     if not conf.get("enable", True) or var.name not in names or attrs["l1"] or attrs["l2"]:
         return None
-    producer = next((op for op in builder.ops if grad.lbn in op.output_lbns), None)
-    if producer is None or producer.op_type != "unsorted_segment_sum_like" or producer.attrs["axis"] != 0:
+    if grad.dtype != builder.blob_descs[var.output_lbns[0]].dtype:
         return None
-    if any(grad.lbn in op.input_lbns for op in builder.ops):
+    producer_of = {lbn: op for op in builder.ops for lbn in op.output_lbns}
+    readers: dict[str, int] = {}
+    for op in builder.ops:
+        for lbn in op.input_lbns:
+            readers[lbn] = readers.get(lbn, 0) + 1
+    if readers.get(grad.lbn):
+        return None  # something besides the update reads the dense gradient
+    muls: list[OpConf] = []  # the scalar_muls between the segment sum and the update, the update's side first
+    producer = producer_of.get(grad.lbn)
+    while producer is not None and producer.op_type == "scalar_mul":
+        muls.append(producer)
+        producer = producer_of.get(producer.inputs["x"][0])
+        if readers.get(muls[-1].inputs["x"][0]) != 1:
+            return None
+    if (producer is None or producer.op_type not in ("unsorted_segment_sum", "unsorted_segment_sum_like")
+            or producer.attrs["axis"] != 0):
         return None
-    return builder.blob(producer.inputs["segment_ids"][0]), builder.blob(producer.inputs["data"][0])
+    indices, values = builder.blob(producer.inputs["segment_ids"][0]), builder.blob(producer.inputs["data"][0])
+    gone = {producer.name, *(op.name for op in muls)}
+    builder.del_ops(gone)  # as OneFlow's pass: no dense segment sum runs
+    for op in reversed(muls):  # each scalar_mul now scales the values (OneFlow rewires its in_0 to them)
+        (values,) = builder.add_op("scalar_mul", {"x": [values]}, op.attrs, name=op.name, scoped=False,
+                                   placement=op.parallel_conf)
+    return indices, values
 
 
 def weight_decay_rate(optimizer: dict[str, Any], var_name: str) -> float:

@@ -301,6 +301,10 @@ class JobSbp:
             self.batch_axis[lbn] = None
         if not with_axis:
             return
+        if op.attrs.get("batch_axis_non_change"):  # transpose's (OneFlow's stopgap): the input's axis number stays
+            for _bn, lbn in outs:
+                self.batch_axis[lbn] = next(iter(with_axis.values()))
+            return
         for cand in cands:  # the first candidate splitting every batched input on its batch axis
             if all(cand[bn] == split(axis) for bn, axis in with_axis.items()):
                 for bn, lbn in outs:

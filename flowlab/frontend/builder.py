@@ -38,6 +38,7 @@ class JobBuilder:
         self.mirrored_op_names: list[str] = []  # ops added under the mirrored view
         self.default_view = "consistent"  # FunctionConfig.default_logical_view
         self.function_desc: Any = None  # the FunctionDesc being traced (flow.current_global_function_desc)
+        self.mirrored_pieces: dict[str, str] = {}  # consistent lbn -> its DistributeSplit's output (_mirrored_piece)
         self._name_counts: dict[str, int] = {}
         self._names: set[str] = set()
         # Interface names generated so far in the session (name -> job); shared by the session's InterfaceCounter.
@@ -119,13 +120,22 @@ class JobBuilder:
                 )
             if self.has_op(op_name):
                 raise OpInferError(f"{_where(loc)}op name {op_name!r} is already used in job {self.job_name!r}")
+        placement = placement or scope.current_placement(self.default_placement)
+        mirrored = (self.creator == "user" and op_type not in _ALWAYS_CONSISTENT
+                    and scope.current_view(self.default_view) == "mirrored")
+        if mirrored and placement.parallel_num > 1:  # OneFlow's sub-ops infer on each device's piece
+            inputs = {arg: [self._mirrored_piece(b, placement.parallel_num, loc) for b in blobs]
+                      for arg, blobs in inputs.items()}
         in_descs = {arg: tuple(b.blob_desc for b in blobs) for arg, blobs in inputs.items()}
         ctx = InferCtx(op_name, op_type, in_descs, full_attrs)
         try:
             out_descs = op_def.infer(ctx)
         except OpInferError as err:
             shapes = ", ".join(f"{a}={'/'.join(map(str, d))}" for a, d in in_descs.items())
-            raise OpInferError(f"{_where(loc)}op {op_name!r} ({op_type}) with inputs ({shapes}): {err}") from None
+            piece = (" is inferred on one device's piece, since a mirrored op reads each device's piece of a "
+                     "consistent S(0) blob (OneFlow's DistributeSplit); " if mirrored and self.mirrored_pieces else "")
+            raise OpInferError(f"{_where(loc)}op {op_name!r} ({op_type}){piece} with inputs ({shapes}): {err}"
+                               ) from None
         outputs: dict[str, tuple[str, ...]] = {}
         for arg in op_def.outputs:
             descs = out_descs.get(arg, [])
@@ -141,7 +151,7 @@ class JobBuilder:
             inputs={arg: tuple(b.lbn for b in blobs) for arg, blobs in inputs.items()},
             outputs=outputs,
             attrs=full_attrs,
-            parallel_conf=placement or scope.current_placement(self.default_placement),
+            parallel_conf=placement,
             ctrl_in_op_names=tuple(ctrl_in_op_names),
             loc=loc,
             created_by=self.creator,
@@ -151,12 +161,51 @@ class JobBuilder:
                  if blob.distribute is not None}
         if hints:
             self.sbp_hints[op_name] = hints
-        if (self.creator == "user" and op_type not in _ALWAYS_CONSISTENT
-                and scope.current_view(self.default_view) == "mirrored"):
+        if mirrored:
             self.mirrored_op_names.append(op_name)
         self.ops.append(op)
         self._names.add(op_name)
         return [LazyBlob(lbn, self.blob_descs[lbn], self) for lbns in outputs.values() for lbn in lbns]
+
+    def _mirrored_piece(self, blob: LazyBlob, n: int, loc: str | None) -> LazyBlob:
+        """What a mirrored op on ``n`` devices reads of ``blob``: a consistent blob lying S(0) whose rows divide
+        evenly, on as many devices, is read through OneFlow's DistributeSplit
+        (``FindOrCreateMirroredLbiFromCompatibleConsistentBlob``, once per blob), so the op is inferred on one
+        device's piece now, as OneFlow's sub-ops are, and ``blob.shape`` says the piece. Anything else is left to
+        the AutoDistributeSplit pass (compiler/mirrored_split.py), which also clones B blobs."""
+        if blob.lbn in self.mirrored_pieces:
+            out = self.mirrored_pieces[blob.lbn]
+            return LazyBlob(out, self.blob_descs[out], self, blob.distribute)
+        producer = next((op for op in reversed(self.ops) if blob.lbn in op.output_lbns), None)
+        shape = blob.blob_desc.shape
+        if (producer is None or producer.name in self.mirrored_op_names or producer.parallel_conf.parallel_num != n
+                or not shape or shape[0] % n or self.added_loss_lbns):
+            return blob
+        from ..compiler.blob_view import producer_view  # the SBP rules sit above the front end
+        from ..compiler.mirrored_split import SPLIT_PREFIX
+
+        if producer_view(self.build(), blob.lbn)[1] != 0:
+            return blob
+        i = 0
+        while self.has_op(f"{SPLIT_PREFIX}{i}"):
+            i += 1
+        name = f"{SPLIT_PREFIX}{i}"
+        attrs = {"axis": 0, "parallel_num": n, "mirrored": True, "is_variable_ref": producer.op_type == "variable"}
+        out = f"{name}/out"
+        self.ops.append(OpConf(name, "distribute_split", {"in": (blob.lbn,)}, {"out": (out,)}, attrs,
+                               producer.parallel_conf, loc=loc, created_by="AutoDistributeSplit"))
+        self._names.add(name)
+        self.mirrored_op_names.append(name)
+        self.blob_descs[out] = BlobDesc((shape[0] // n, *shape[1:]), blob.blob_desc.dtype, blob.blob_desc.is_dynamic)
+        self.mirrored_pieces[blob.lbn] = out
+        return LazyBlob(out, self.blob_descs[out], self, blob.distribute)
+
+    def del_ops(self, names: set[str]) -> None:
+        """Remove ops a pass replaces (OneFlow's JobBuilder::DelOps); their names become free again."""
+        self.ops = [op for op in self.ops if op.name not in names]
+        self._names -= names
+        for name in names:
+            self.sbp_hints.pop(name, None)
 
     def set_sbp_hint(self, op_name: str, bn: str, sbp: SbpParallel) -> None:
         self.sbp_hints.setdefault(op_name, {})[bn] = sbp

@@ -12,4 +12,5 @@ OP_MODULES = (
     "segment_ops", "nd_index_ops", "random_ops", "slice_update_ops", "encode_ops",
     "act_ops2", "loss_ops2", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2", "random_ops2",
     "dynamic_ops2",
+    "two_stage_ops", "unique_ops",
 )

@@ -119,7 +119,8 @@ def _no_grad(ctx: Any) -> None:
 
 for _op in (
     OpDef("reshape", ("in",), ("out",), _infer_reshape, {"shape": REQUIRED}, grad=_grad_reshape, sbp=reshape_rule),
-    OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED}, grad=_grad_transpose,
+    OpDef("transpose", ("input",), ("output",), _infer_transpose, {"perm": REQUIRED, "batch_axis_non_change": False},
+          grad=_grad_transpose,
           sbp=transpose_rule),
     OpDef("concat", ("in",), ("out",), _infer_concat, {"axis": 0, "max_dim_size": None}, grad=_grad_concat,
           sbp=off_axis("in", partial=True)),
@@ -144,16 +145,18 @@ def reshape(x: LazyBlob, shape: Sequence[int], name: str | None = None) -> LazyB
 
 def transpose(a: LazyBlob, perm: Sequence[int] | None = None, conjugate: bool = False,
               batch_axis_non_change: bool = False, name: str | None = None) -> LazyBlob:
-    """``batch_axis_non_change``: OneFlow's stopgap for its batch-axis inference (it keeps the input's batch axis
-    number on the output); flowlab's batch axis follows the SBP signature the permutation gives, so it changes
-    nothing here (docs/oneflow-api.md)."""
+    """``batch_axis_non_change``: OneFlow's stopgap for its batch-axis inference (transpose_ops.cpp's
+    BatchAxisInferFn): the output keeps the input's batch axis number instead of following the permutation."""
     require_blob(a, "the input of transpose")
     if not isinstance(batch_axis_non_change, bool):
         raise TypeError(f"transpose's batch_axis_non_change takes a bool; got {batch_axis_non_change!r}")
     if conjugate:  # OneFlow: NotImplementedError
         raise NotImplementedError("transpose(conjugate=True) is not available (as in OneFlow)")
     perm = tuple(perm) if perm is not None else tuple(reversed(range(len(a.shape))))
-    return add_op("transpose", {"input": [a]}, {"perm": perm}, name)[0]
+    attrs: dict[str, Any] = {"perm": perm}
+    if batch_axis_non_change:
+        attrs["batch_axis_non_change"] = True
+    return add_op("transpose", {"input": [a]}, attrs, name)[0]
 
 
 def concat(inputs: Sequence[LazyBlob] | None = None, axis: int = 0, max_dim_size: int | None = None,

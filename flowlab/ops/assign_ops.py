@@ -25,8 +25,11 @@ def assign(ref: LazyBlob, value: LazyBlob, dtype: Any = None, name: str | None =
         raise OpInferError(f"{loc + ': ' if loc else ''}assign writes a variable in place: ref must be the blob "
                            f"flow.get_variable returned; got {ref.lbn} ({producer.op_type if producer else '?'})")
     readers = tuple(op.name for op in builder.ops if ref.lbn in op.input_lbns)
-    builder.add_op("assign", {"ref": [ref], "value": [value]}, name=name or builder.unique_name("Assign"),
-                   ctrl_in_op_names=readers, scoped=False)
+    op_name = name or builder.unique_name("Assign")
+    builder.add_op("assign", {"ref": [ref], "value": [value]}, name=op_name, ctrl_in_op_names=readers, scoped=False)
+    sbp = builder.sbp_hints.get(producer.name, {}).get("out")
+    if sbp is not None:  # a split variable is written where it lies: the value is boxed to its split
+        builder.set_sbp_hint(op_name, "ref_0", sbp)
 
 
 __all__ = ["assign"]

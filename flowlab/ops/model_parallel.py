@@ -6,7 +6,8 @@ flow.distribute.split(1))`` behind a dense with ``model_distribute=split(0)``. I
 sparse_softmax_cross_entropy_op.cpp): prediction and prob S(last), label B, out P; its gradient's: prob S(last),
 label and dy B, the logits' gradient S(last). The softmax over a split class axis needs every device's maximum
 and sum, so after autograd ``SplitSparseSoftmaxCrossEntropyOpPass`` (compiler/split_sparse_xent.py) replaces the
-forward op by OneFlow's decomposition: ``reduce_max_device_stage`` (each device's maximum, S(last)) ->
+forward op by OneFlow's decomposition: ``reduce_max_device_stage`` (each device's maximum, S(last); the op is
+ops/two_stage_ops.py's) ->
 ``reduce_max_global_stage`` (their maximum, B) -> broadcast_sub -> exp -> reduce_sum (P) -> broadcast_div (the
 softmax, S(last)) -> ``sparse_cross_entropy_ms`` (each device's term where the label falls in its slice: P).
 
@@ -20,10 +21,9 @@ from typing import Any
 
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
-from ..ir.dtype import int8, int32
 from ..ir.sbp import BROADCAST, PARTIAL_SUM, split
 from .registry import FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
-from .sbp_rules import SbpCtx, Signature, broadcast_only
+from .sbp_rules import SbpCtx, Signature
 
 
 class Decomposed(dict):
@@ -79,41 +79,6 @@ def cross_entropy_ms_rule(ctx: SbpCtx) -> list[Signature]:
     return [ctx.make({"prediction": split(_class_axis(ctx, "prediction")), "label": BROADCAST, "out": PARTIAL_SUM})]
 
 
-def _stage_axis(ctx: InferCtx) -> int:
-    x = ctx.input("in")
-    axis = list(ctx.attrs["axis"])
-    if axis != [len(x.shape) - 1] and axis != [-1]:
-        raise ctx.fail(f"axis {axis} must be the last axis of {x} (the class axis the loss splits)")
-    return len(x.shape) - 1
-
-
-def _infer_device_stage(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    """out and count: one column per device (OneFlow infers the device stage on one device's piece, so its
-    logical out holds parallel_num columns; flowlab's descs are logical, so ``device_num`` says how many)."""
-    x, axis, n = ctx.input("in"), _stage_axis(ctx), ctx.attrs["device_num"]
-    if not 1 <= n <= x.shape[axis]:
-        raise ctx.fail(f"device_num {n} must be in [1, {x.shape[axis]}]: each device keeps at least one class")
-    shape = (*x.shape[:axis], n)
-    return {"out": [BlobDesc(shape, x.dtype)], "mask": [BlobDesc(x.shape, int8)], "count": [BlobDesc(shape, int32)]}
-
-
-def device_stage_rule(ctx: SbpCtx) -> list[Signature]:
-    """Every blob split on the reduced axis (GetReduceDeviceStageSbpFn), when there is one column per device."""
-    if ctx.attrs["device_num"] != ctx.parallel_num:
-        return []
-    axis = ctx.ndim("in") - 1
-    return [ctx.make({arg: split(axis) for arg in ("in", "out", "mask", "count")})]
-
-
-def _infer_global_stage(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
-    x, count, axis = ctx.input("in"), ctx.input("device_count"), _stage_axis(ctx)
-    if count.shape != x.shape:
-        raise ctx.fail(f"device_count {count} must have the shape of in {x}")
-    if not ctx.attrs["keepdims"]:
-        raise ctx.fail("keepdims must be True: the loss subtracts the maximum with the class axis kept")
-    return {"out": [BlobDesc((*x.shape[:axis], 1), x.dtype)], "mask": [BlobDesc(x.shape, int8)]}
-
-
 for _op in (
     OpDef("sparse_softmax_cross_entropy_ms", ("prediction", "label"), ("prob", "out"),
           lambda ctx: _infer_xent(ctx, ("prob", "out")), {"depth": REQUIRED}, grad=_grad_xent_ms,
@@ -124,10 +89,5 @@ for _op in (
     OpDef("sparse_cross_entropy_ms", ("prediction", "label"), ("out",), lambda ctx: _infer_xent(ctx, ("out",)),
           {"depth": REQUIRED}, grad=_grad_cross_entropy_ms, dtypes={"prediction": FLOATING, "label": INDEX},
           sbp=cross_entropy_ms_rule),
-    OpDef("reduce_max_device_stage", ("in",), ("out", "mask", "count"), _infer_device_stage,
-          {"axis": REQUIRED, "device_num": 1}, dtypes={"in": FLOATING}, sbp=device_stage_rule),
-    OpDef("reduce_max_global_stage", ("in", "device_count"), ("out", "mask"), _infer_global_stage,
-          {"axis": REQUIRED, "keepdims": True}, dtypes={"in": FLOATING, "device_count": (int32,)},
-          sbp=broadcast_only),
 ):
     register_op(_op)

@@ -127,7 +127,10 @@ for _op in (
     OpDef("gather", ("in", "indices"), ("out",), _infer_gather, {"axis": 0, "logical_axis_size": None},
           grad=_grad_gather,
           dtypes={"in": ANY, "indices": INDEX}, sbp=gather_rule),
-    OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum, {"axis": 0},
+    # logical_axis_size: like's logical length on the summed axis (flow.math.unsorted_segment_sum_like sets it),
+    # which offers OneFlow's model-parallel signature (like S(axis)) and gives a device its segments' offset
+    OpDef("unsorted_segment_sum_like", ("data", "segment_ids", "like"), ("out",), _infer_segment_sum,
+          {"axis": 0, "logical_axis_size": None},
           grad=_grad_segment_sum, dtypes={"data": ARITHMETIC, "segment_ids": INDEX, "like": ANY}, sbp=segment_sum_rule),
     OpDef("slice", ("x",), ("y",), _infer_slice, {"slice_tup_list": REQUIRED}, grad=_grad_slice, sbp=slice_rule("x")),
     OpDef("slice_grad", ("dy", "like"), ("dx",), _infer_slice_grad, {"slice_tup_list": REQUIRED},

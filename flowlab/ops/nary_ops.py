@@ -87,8 +87,12 @@ def add_n(inputs: Sequence[LazyBlob], name: str | None = None) -> LazyBlob:
 
 
 def identity_n(inputs: Sequence[LazyBlob], name: str | None = None) -> list[LazyBlob]:
-    """One tuple_identity op: a copy of each blob, in order."""
-    return add_op("tuple_identity", {"in": _blobs(inputs, "identity_n")}, name=name)
+    """One tuple_identity op: a copy of each blob, in order, each lying as its producer lays it. As in OneFlow,
+    a ``with_distribute`` hint on an input is not a constraint here: tuple_identity_op.cpp's InferSbpSignatureFn
+    reads the signature conf for its outputs only and takes each input as its producer's view has it."""
+    blobs = [LazyBlob(b.lbn, b.blob_desc, b.builder) if isinstance(b, LazyBlob) else b
+             for b in _blobs(inputs, "identity_n")]
+    return add_op("tuple_identity", {"in": blobs}, name=name)
 
 
 __all__ = ["add_n", "identity_n"]

@@ -143,27 +143,3 @@ def polyval(coeffs: list | tuple, x: LazyBlob, name: str | None = None) -> LazyB
     for c in coeffs:
         p = add(c, multiply(p, x))
     return p
-
-
-def unsorted_segment_sum_like(data: LazyBlob, segment_ids: LazyBlob, like: LazyBlob, axis: int = 0,
-                              name: str | None = None) -> LazyBlob:
-    """Sums data's slices along ``axis`` into the rows segment_ids name, out of like's shape (OneFlow's
-    flow.math.unsorted_segment_sum_like); the gradient gathers dy back by the ids."""
-    ins = {"data": [require_blob(data, "data")], "segment_ids": [require_blob(segment_ids, "segment_ids")],
-           "like": [require_blob(like, "like")]}
-    return add_op("unsorted_segment_sum_like", ins, {"axis": int(axis)}, name=name)[0]
-
-
-def unsorted_segment_sum(data: LazyBlob, segment_ids: LazyBlob, num_segments: int, axis: int = 0,
-                         name: str | None = None) -> LazyBlob:
-    """unsorted_segment_sum_like with ``num_segments`` rows on ``axis``: OneFlow has a dedicated op whose only
-    difference is that attr; here a constant of the output's shape stands for ``like``."""
-    from .array_ops import constant
-
-    data, segment_ids = require_blob(data, "data"), require_blob(segment_ids, "segment_ids")
-    if not 0 <= axis < len(data.shape) - len(segment_ids.shape) + 1:
-        raise ValueError(f"unsorted_segment_sum: axis {axis} is out of range for data {data.blob_desc} and "
-                         f"segment_ids {segment_ids.blob_desc}")
-    out_shape = data.shape[:axis] + (int(num_segments),) + data.shape[axis + len(segment_ids.shape):]
-    like = constant(0, data.dtype, out_shape)
-    return unsorted_segment_sum_like(data, segment_ids, like, axis, name)

@@ -1,11 +1,10 @@
 """OneFlow v0.3.4 oneflow/python/test/ops/test_masked_fill.py, ported: CPU for "gpu" (no TensorFlow in it; its
 NumPy reference kept as written). The float16 leg, which OneFlow runs on the GPU only, is dropped; the
-integer legs (an integer loss) are a strict xfail."""
+integer legs minimize an integer loss, as OneFlow does."""
 
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -136,7 +135,5 @@ def test_masked_fill_fw_bw():
     _masked_fill_cases(["float32", "double"])
 
 
-@pytest.mark.xfail(strict=True, reason="gap: the integer legs train on an int8/int32/int64 loss; flowlab's minimize() "
-                   "requires a floating-point loss")
 def test_masked_fill_fw_bw_integer():
     _masked_fill_cases(["int8", "int32", "int64"])

@@ -6,7 +6,6 @@ and tolerances."""
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 
@@ -1039,7 +1038,6 @@ def test_indexed_slices_sgd():
     for arg in GenArgList(arg_dict):
         compare_with_numpy_indexed_slices_sgd(*arg)
 
-@pytest.mark.xfail(strict=True, reason="gap: flow.optimizer.SGDW is not in flowlab")
 def test_indexed_slices_sgdw():
     arg_dict = OrderedDict()
     arg_dict["device_type"] = ["cpu"]
@@ -1069,10 +1067,6 @@ def test_indexed_slices_adam():
     for arg in GenArgList(arg_dict):
         compare_with_numpy_indexed_slices_adam(*arg)
 
-@pytest.mark.xfail(strict=True, reason="gap (wrong values): flowlab's IndexedSlicesOptimizerRewritePass does not follow "
-                   "the scalar_mul between the gather's unsorted_segment_sum_like and adam_update (OneFlow's pass does, "
-                   "and applies the scalar to the values), so AdamW falls back to the dense update and weight-decays "
-                   "the 165 rows no index names (h/ops' indexed_slices_optimizer_conf)")
 def test_indexed_slices_adamw():
     arg_dict = OrderedDict()
     arg_dict["device_type"] = ["cpu"]

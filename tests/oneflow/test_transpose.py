@@ -4,7 +4,6 @@ gradient is dy transposed by the inverse permutation)."""
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -60,8 +59,6 @@ def test_transpose3():
     _run((10, 11), [(1, 0), (0, 1)])
 
 
-@pytest.mark.xfail(strict=True, reason="gap: transpose(batch_axis_non_change=True) is accepted but ignored (h/api: "
-                   "'changes nothing'); OneFlow keeps the input's batch axis 0, flowlab reports 1 after the permutation")
 def test_transpose4():
     # Test the param "batch_axis_non_change"
     @flow.global_function()

@@ -1,11 +1,10 @@
 """OneFlow v0.3.4 oneflow/python/test/ops/test_unsorted_segment_sum_model_parallel.py, ported: "gpu" -> "cpu"
 (gpu_device_num(4) -> cpu_device_num(4): the splits still run over four devices); (96, 96, 96) with ids (32, 48) reduced to (16, 16, 16)
-with ids (4, 6). No TensorFlow in it. The cases splitting like on the summed axis are a strict xfail."""
+with ids (4, 6). No TensorFlow in it. The cases splitting like on the summed axis take OneFlow's model-parallel signature."""
 
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
@@ -107,8 +106,5 @@ def test_unsorted_segment_sum_model_parallel_fw():
     _cases(same_axis=False)
 
 
-@pytest.mark.xfail(strict=True, reason="gap: like split on the summed axis with data and ids broadcast "
-                   "({data: B, segment_ids: B, like: S(axis)} -> out S(axis), each device summing the ids in its rows, "
-                   "as unsorted_segment_sum_op.cpp declares) is not among flowlab's signatures")
 def test_unsorted_segment_sum_model_parallel_fw_split_on_axis():
     _cases(same_axis=True)

@@ -52,6 +52,16 @@ def _reduce_max_grad(dt: Any) -> tuple[Inputs, dict]:
     return {"x": [x], "y": [x.max(1)], "dy": [val((3, 2), dt)]}, {"axis": 1, "keepdims": False}
 
 
+def _ties(dt: Any) -> np.ndarray:
+    x = val((3, 4, 2), dt)
+    x[0, 1, 0] = x[2, 1, 1] = x[0, 2, 1] = x[1, 2, 0] = 0 if np.dtype(dt).kind == "u" else -3  # ties for the minimum
+    return x
+
+
+def _mask() -> np.ndarray:
+    return RNG.integers(0, 2, (3, 4, 2)).astype(np.int8)
+
+
 def _norm(training: bool) -> Callable[[Any], tuple[Inputs, dict]]:
     def make(dt: Any) -> tuple[Inputs, dict]:
         ins = {"x": [val((2, 3, 4), dt)], "moving_mean": [val((3,), dt)], "moving_variance": [val((3,), dt, 0.5, 2)],
@@ -126,7 +136,8 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
         {"prediction": [val(_X, dt)], "label": [val(_X, dt, 0, 1)], "dy": [val(_X, dt)]}, {}),
     "gather": lambda dt: ({"in": [val((5, 3), dt)], "indices": [ids((2, 2), 5)]}, {"axis": 0, "logical_axis_size": 5}),
     "unsorted_segment_sum_like": lambda dt: (
-        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]}, {"axis": 1}),
+        {"data": [val((3, 4, 2), dt)], "segment_ids": [ids((4,), 5)], "like": [val((3, 5, 2), dt)]},
+        {"axis": 1, "logical_axis_size": 5}),  # as flow.math's: offers like S(1) (model parallel) too
     "slice": lambda dt: ({"x": [val((4, 5), dt)]}, {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
     "slice_grad": lambda dt: ({"dy": [val((2, 5), dt)], "like": [val((4, 5), dt)]},
                               {"slice_tup_list": ((1, 4, 2), (None, None, None))}),
@@ -317,6 +328,21 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
                                                                  "dtype": fd.int32}),
     "sync_dynamic_resize": lambda dt: ({"in": [val((4, 3), dt)], "size": [np.array([2], np.int32)]}, {}),
     "argwhere": lambda dt: ({"input": [val((3, 4), dt, -1.0, 1.0).round()]}, {"dtype": fd.int32}),
+    # fidrest (issue 23): two_stage_reduce's stages over axes other than the last alone, and their gradients
+    "reduce_min_device_stage": lambda dt: ({"in": [_ties(dt)]}, {"axis": (0, 2)}),
+    "reduce_min_global_stage": lambda dt: (
+        {"in": [_ties(dt)], "device_count": [ids((3, 4, 2), 3)]}, {"axis": (1,), "keepdims": False}),
+    "reduce_max_device_stage_grad": lambda dt: (
+        {"out_diff": [val((1, 4, 1), dt)], "mask": [_mask()], "count": [ids((1, 4, 1), 3)]}, {"axis": (0, 2)}),
+    "reduce_min_device_stage_grad": lambda dt: (
+        {"out_diff": [val((1, 4, 1), dt)], "mask": [_mask()], "count": [ids((1, 4, 1), 3)]}, {"axis": (0, 2)}),
+    "reduce_max_global_stage_grad": lambda dt: (
+        {"out_diff": [val((3, 2), dt)], "mask": [_mask()], "device_count": [ids((3, 4, 2), 3)]},
+        {"axis": (1,), "keepdims": False}),
+    "reduce_min_global_stage_grad": lambda dt: (
+        {"out_diff": [val((3, 1, 2), dt)], "mask": [_mask()], "device_count": [ids((3, 4, 2), 3)]},
+        {"axis": (1,), "keepdims": True}),
+    "unique_with_counts": lambda dt: ({"x": [val((9,), dt, -2, 2)]}, {}),  # rounded integers repeat; floats rarely
 }
 NOT_DATA = {"learning_rate"}  # a float32 scalar the passes make, whatever the variables' dtype
 INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "sparse_softmax_cross_entropy": "label",
@@ -333,7 +359,10 @@ INDEX_ARGS = {"gather": "indices", "unsorted_segment_sum_like": "segment_ids", "
               "unsorted_segment_sum": "segment_ids", "lars_update": "train_step",
               "gather_nd": "indices", "scatter_nd": "indices", "scatter_nd_like": "indices",
               "tensor_scatter_nd_update": "indices", "tensor_scatter_nd_add": "indices", "dim_gather": "index",
-              "dim_scatter_add_like": "index", "sync_dynamic_resize": "size"}
+              "dim_scatter_add_like": "index", "sync_dynamic_resize": "size",
+              "reduce_max_global_stage": "device_count", "reduce_min_global_stage": "device_count",
+              "reduce_max_device_stage_grad": "count", "reduce_min_device_stage_grad": "count",
+              "reduce_max_global_stage_grad": "device_count", "reduce_min_global_stage_grad": "device_count"}
 IN_PLACE = {"sgd_update": ("model",), "momentum_update": ("model", "momentum"),
             "adam_update": ("model", "m", "v"), "rmsprop_update": ("model", "mean_square"), "assign": ("ref",),
             "normalization": ("moving_mean", "moving_variance"), "indexed_slices_adam_update": ("model", "m", "v"),

@@ -6,6 +6,8 @@ in op_samples.py; every SBP candidate's exactness: tests/compiler/test_sbp_rules
 
 from __future__ import annotations
 
+from typing import Tuple
+
 import numpy as np
 import pytest
 
@@ -235,6 +237,28 @@ def test_add_n_and_identity_n_through_a_job_with_gradients():
     add_ns = [op for op in job.ops if op.op_type == "add_n"]
     assert sorted(len(op.inputs["in"]) for op in add_ns) == [4, 8]
     assert [len(op.inputs["in"]) for op in job.ops if op.op_type == "tuple_identity"] == [11]
+
+
+def test_identity_n_gives_each_output_its_inputs_sbp_and_ignores_input_hints():
+    """tuple_identity_op.cpp: in_i and out_i lie as in_i's producer lays it (S(0), S(1), B side by side), and a
+    with_distribute on an input does not constrain it (test_boxing_v2's multi_lbi case failed on that before)."""
+    def make():
+        @flow.global_function()
+        def identity_n_2(x: tp.Numpy.Placeholder((4, 6))) -> Tuple[tp.Numpy, tp.Numpy, tp.Numpy]:
+            s0 = flow.identity(x.with_distribute(flow.distribute.split(0)))
+            s1 = flow.identity(x.with_distribute(flow.distribute.split(1)))
+            b = flow.identity(x.with_distribute(flow.distribute.broadcast()))
+            return tuple(flow.identity_n([s0, s1.with_distribute(flow.distribute.broadcast()), b]))
+
+        return identity_n_2
+
+    x = RNG.standard_normal((4, 6)).astype(np.float32)
+    one, two, sigs = _one_and_two_devices(make, x)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, x)
+        np.testing.assert_array_equal(b, x)
+    assert _sig_of(sigs, "tuple_identity") == ("{in_0: S(0), out_0: S(0), in_1: S(1), out_1: S(1), in_2: B, "
+                                               "out_2: B}")
 
 
 def test_add_n_docstring_example_one_blob_and_errors():

@@ -171,3 +171,42 @@ def test_indexed_slices_sgd_and_momentum(momentum, devices):
     assert kind in ops
     for got, want in zip(after, _np_indexed_sgd(table, weight, momentum or None)):
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_adamw_through_a_scalar_mul_decays_only_the_gathered_rows():
+    """gather(table * 2, ids): OneFlow's pass follows the scalar_mul between the segment sum and the update, moves
+    it onto the gathered values and deletes the dense segment sum, so weight decay touches only the gathered rows
+    (before the fix the update ran dense and decayed every row)."""
+    flow.clear_default_session()
+    cfg = flow.FunctionConfig()
+    cfg.indexed_slices_optimizer_conf(dict(include_op_names=dict(op_name=["embeddings"])))
+    table, weight, wd = RNG.standard_normal((ROWS, FEAT)), RNG.standard_normal((4, FEAT)), 0.3
+
+    @flow.global_function(type="train", function_config=cfg)
+    def train_job(ids: tp.Numpy.Placeholder((4,), dtype=flow.int32),
+                  weight: tp.Numpy.Placeholder((4, FEAT), dtype=flow.float64)) -> tp.Numpy:
+        emb = flow.get_variable("embeddings", shape=(ROWS, FEAT), dtype=flow.float64)
+        loss = flow.math.reduce_sum(flow.gather(emb * 2.0, ids) * weight)
+        flow.optimizer.AdamW(flow.optimizer.PiecewiseConstantScheduler([], [LR]), do_bias_correction=True,
+                             weight_decay=wd).minimize(loss)
+        return loss
+
+    flow.load_variables({"embeddings": table})
+    w, m, v = table.copy(), np.zeros_like(table), np.zeros_like(table)
+    for t, ids in enumerate(STEPS, start=1):
+        train_job(ids, weight)
+        g = np.zeros_like(table)
+        np.add.at(g, ids, 2.0 * weight)
+        rows = np.unique(ids)
+        lr = LR32 * math.sqrt(1 - 0.999**t) / (1 - 0.9**t)
+        m[rows] = 0.9 * m[rows] + 0.1 * g[rows]
+        v[rows] = 0.999 * v[rows] + 0.001 * g[rows] ** 2
+        w[rows] -= lr * (m[rows] / (np.sqrt(v[rows]) + 1e-8) + wd * w[rows])
+        np.testing.assert_allclose(flow.get_all_variables()["embeddings"], w, rtol=1e-12)
+    np.testing.assert_array_equal(w[4], table[4])  # never gathered: not decayed either
+    ops = {op.name: op for op in flow.default_session().job_set.job("train_job").ops}
+    kinds = [op.op_type for op in ops.values()]
+    assert "indexed_slices_adam_update" in kinds and "unsorted_segment_sum_like" not in kinds
+    update = ops["embeddings_optimizer"]
+    scaled = ops[update.inputs["model_diff_values"][0].rpartition("/")[0]]
+    assert scaled.op_type == "scalar_mul" and scaled.attrs["operand"] == 2.0

@@ -7,9 +7,11 @@ import numpy as np
 
 from ..checks import check_labels
 from ..reference.model_parallel import class_offset, slice_bounds, whole_classes_only
+from ..reference.two_stage import last_axis_only
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, get_kernel_factory, register_kernel
 from ._numba import njit
 from .nn import first_out_of_range
+from .two_stage import stage
 
 
 @njit
@@ -106,6 +108,8 @@ def _device_stage_rows(x, bounds, out, mask, count):
 
 @register_kernel("reduce_max_device_stage", "numba")
 def _device_stage(ctx: KernelCtx) -> KernelFn:
+    if not last_axis_only(ctx):  # two_stage_reduce's other axes
+        return stage(True, True)(ctx)
     cols, parts = ctx.in_descs[0].shape[-1], ctx.out_descs[0].shape[-1]
     bounds = slice_bounds(cols, parts).astype(np.int64)
 
@@ -123,6 +127,8 @@ def _device_stage(ctx: KernelCtx) -> KernelFn:
 def _global_stage(ctx: KernelCtx) -> KernelFn:
     """The maximum of each row's device maxima: the device stage's loop over one part (its count is scratch:
     the count of maxima matters to the gradient only, which the device stage's outputs carry)."""
+    if not last_axis_only(ctx):
+        return stage(True, False)(ctx)
     cols = ctx.in_descs[0].shape[-1]
     rows = int(np.prod(ctx.in_descs[0].shape[:-1]))
     bounds = np.array([0, cols], np.int64)

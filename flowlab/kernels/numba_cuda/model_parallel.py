@@ -7,9 +7,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..reference.model_parallel import class_offset, slice_bounds, whole_classes_only
+from ..reference.two_stage import last_axis_only
 from ..registry import KernelCtx, register_kernel
 from ._cuda import const, cuda, current_launch, flat, launch1, log
 from .softmax import LabelCheck, _row_factory
+from .two_stage import stage
 
 
 @cuda.jit
@@ -87,6 +89,8 @@ def _xent_ms_factory(ctx: KernelCtx):
 
 @register_kernel("reduce_max_device_stage", "numba", "gpu")
 def _device_stage_factory(ctx: KernelCtx):
+    if not last_axis_only(ctx):  # two_stage_reduce's other axes
+        return stage(True, True)(ctx)
     rows, cols = _rows_cols(ctx)
     bounds = const(slice_bounds(cols, ctx.out_descs[0].shape[-1]).astype(np.int64))
     threads = current_launch().threads
@@ -100,6 +104,8 @@ def _device_stage_factory(ctx: KernelCtx):
 @register_kernel("reduce_max_global_stage", "numba", "gpu")
 def _global_stage_factory(ctx: KernelCtx):
     """The device stage's loop over one part; its count is scratch (the gradient's business)."""
+    if not last_axis_only(ctx):
+        return stage(True, False)(ctx)
     rows, cols = _rows_cols(ctx)
     bounds = const(np.array([0, cols], np.int64))
     count = cuda.device_array(max(rows, 1), np.int32)

@@ -12,6 +12,7 @@ import numpy as np
 from ...ir.sbp import balanced_split
 from ..checks import check_labels
 from ..registry import KernelCtx, KernelFn, get_kernel_factory, register_kernel
+from .two_stage import last_axis_only, stage
 
 
 def class_offset(ctx: KernelCtx, classes: int) -> int:
@@ -87,6 +88,8 @@ def slice_bounds(cols: int, parts: int) -> np.ndarray:
 
 @register_kernel("reduce_max_device_stage", "reference")
 def _device_stage(ctx: KernelCtx) -> KernelFn:
+    if not last_axis_only(ctx):  # two_stage_reduce's other axes
+        return stage(True, True)(ctx)
     cols, parts = ctx.in_descs[0].shape[-1], ctx.out_descs[0].shape[-1]
     bounds = slice_bounds(cols, parts)  # one device's piece: one part; the logical blob: device_num parts
 
@@ -104,6 +107,8 @@ def _device_stage(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("reduce_max_global_stage", "reference")
 def _global_stage(ctx: KernelCtx) -> KernelFn:
+    if not last_axis_only(ctx):
+        return stage(True, False)(ctx)
     cols = ctx.in_descs[0].shape[-1]
 
     def kernel(ins, outs):
