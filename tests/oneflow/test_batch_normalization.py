@@ -2,9 +2,7 @@
 placements on "cpu" (so the float16-vs-float32 comparison runs on the CPU too); TensorFlow -> NumPy float64:
 tf.nn.batch_normalization (y = (x - mean) / sqrt(var + eps) * scale + offset, dy/dx = scale / sqrt(var + eps)) and a
 fresh keras BatchNormalization(axis, momentum, epsilon, center, scale) (gamma 1, beta 0, moving mean 0 and variance
-1: batch statistics when training, (x - 0) / sqrt(1 + eps) otherwise; x's gradient for ones).
-test_batchnorm_add_relu / _relu need flow.where and flow.math.greater (another helper's ops): a strict xfail while
-flowlab lacks them."""
+1: batch statistics when training, (x - 0) / sqrt(1 + eps) otherwise; x's gradient for ones)."""
 
 from collections import OrderedDict
 
@@ -16,9 +14,6 @@ import flowlab.typing as oft
 
 from .of_util import Args, GenArgDict, TestCase, test_global_storage, type_name_to_flow_type, type_name_to_np_type
 
-# the relu variants' tests compare through flow.where(flow.math.greater(...)): another helper's ops (issue 23)
-_NEEDS_WHERE = pytest.mark.xfail(not (hasattr(flow, "where") and hasattr(flow.math, "greater")), strict=True,
-                                 reason="gap: flow.where and flow.math.greater are not in flowlab yet")
 
 
 def TODO_test_train(test_case):
@@ -589,7 +584,6 @@ def test_batchnorm_fp16():
             x_diff_atol=1e-3
         )
 
-@_NEEDS_WHERE
 def test_batchnorm_add_relu():
     test_case = TestCase()
     arg_dict = OrderedDict()
@@ -599,7 +593,6 @@ def test_batchnorm_add_relu():
     for arg in GenArgDict(arg_dict):
         _test_batchnorm_add_relu(test_case, **arg)
 
-@_NEEDS_WHERE
 def test_batchnorm_relu():
     test_case = TestCase()
     arg_dict = OrderedDict()
