@@ -7,13 +7,11 @@ fresh keras BatchNormalization(axis, momentum, epsilon, center, scale) (gamma 1,
 from collections import OrderedDict
 
 import numpy as np
-import pytest
 
 import flowlab as flow
 import flowlab.typing as oft
 
 from .of_util import Args, GenArgDict, TestCase, test_global_storage, type_name_to_flow_type, type_name_to_np_type
-
 
 
 def TODO_test_train(test_case):
