@@ -295,7 +295,8 @@ class _Codegen:
 
 
 def fused_call_of(actor: Actor, step: Callable[[], None]) -> FusedCall | None:
-    build = getattr(actor.kernel, "fused", None)
+    kernel = actor.kernel
+    build = kernel.fused if kernel is not None else None
     if build is None:
         return None
     ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ir import COMPUTE_TASK_TYPES
 from ..kernels import default_impl, make_kernel
+from ..kernels.registry import as_kernel
 from .actor import Actor
 from .boxing_kernels import boxing_kernel
 from .gpu import copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
@@ -65,7 +66,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
     on_gpu = task.gpu_device is not None
     system = get_op_def(op.op_type).system
     if system:
-        actor.kernel = system_kernel(rt, op, task.parallel_id)
+        made = system_kernel(rt, op, task.parallel_id)
+        actor.kernel = None if made is None else as_kernel(made, op=op.op_type, tier="system")
         if any(r.inplace_consumed_regst_desc_id >= 0 for r in task.produced_regst_desc.values()):
             actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
@@ -78,7 +80,7 @@ def setup(rt: Runtime, actor: Actor) -> None:
         actor.kernel = (make_kernel(op, in_descs, out_descs, "numba", device="gpu", parallel=parallel) if on_gpu
                         else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel,
                                         phase=rt.tier_phase))
-        if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
+        if actor.kernel.tiered is None:  # not tiered: one tier for good (in the tiered mode: dropout's)
             impl = rt.kernel_impl or default_impl()
             rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
     ins = input_regsts(rt, actor)

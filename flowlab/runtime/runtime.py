@@ -335,7 +335,8 @@ class Runtime:
 
     def tier_of(self, actor: Actor) -> str | None:
         """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""
-        tiered = getattr(actor.kernel, "tiered", None)
+        kernel = actor.kernel
+        tiered = kernel.tiered if kernel is not None else None
         return tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id)
 
     def _ready_on(self, thread: int | tuple[int, int], take: bool) -> Actor | None:

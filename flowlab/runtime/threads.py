@@ -224,7 +224,7 @@ class ActorThreads:
             kernel = actor.kernel
             if kernel is not None and actor.task.exec_sequence[0].op_type not in RUNTIME_KERNELS:
                 self.kernels[actor.actor_id] = kernel
-                actor.kernel = _Unlocked(kernel, self.lock)
+                actor.kernel = kernel.wrap(_Unlocked(kernel.fn, self.lock))
         while rt.ready:
             actor = rt.ready.popleft()
             actor.ready_queue.append(actor)

@@ -20,6 +20,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.kernels import Kernel
 from flowlab.kernels.numba_cuda import launch_config
 from flowlab.runtime import gpu
 
@@ -150,7 +151,7 @@ def test_a_host_act_waits_for_the_gpu_work_pending_on_a_register_it_reads_or_ove
     pending, idle = SimpleNamespace(event=(None, Event())), SimpleNamespace(event=None)
     reads, writes = (pending, idle) if side == "reads" else (idle, pending)
     actor = SimpleNamespace(readable_list=[deque([reads])], writable_list=[deque([writes]), deque()])
-    gpu.host_after_gpu(actor, lambda ins, outs: order.append("kernel"))([], [])
+    gpu.host_after_gpu(actor, Kernel(lambda ins, outs: order.append("kernel"))).fn([], [])
     assert order == ["wait", "kernel"]
 
 
