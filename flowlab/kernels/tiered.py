@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import BlobDesc
-from .registry import Kernel, KernelFn
+from .kernel import Kernel, KernelFn
 
 # kernels with state across acts (a seeded stream): built as Numba kernels only, never tiered
 STATEFUL = frozenset({"dropout", "random_mask_like", "bernoulli", "generate_random_batch_permutation_indices"})

@@ -61,10 +61,8 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
                                                                           "CallbackNotify"):
         return
-    from ..ops.registry import get_op_def
-
     on_gpu = task.gpu_device is not None
-    system = get_op_def(op.op_type).system
+    system = task.system_op
     if system:
         made = system_kernel(rt, op, task.parallel_id)
         actor.kernel = None if made is None else as_kernel(made, op=op.op_type, tier="system")

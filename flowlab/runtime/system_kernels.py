@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import OpConf
+from ..ir.mirrored import MirroredList
 from ..kernels.registry import External, FusedCall, Kernel, KernelFn, fusable
-from ..typing import MirroredList
 
 if TYPE_CHECKING:
     from .runtime import Runtime
