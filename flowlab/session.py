@@ -320,9 +320,8 @@ class Session:
             finally:
                 self.status = SessionStatus.CLOSED
                 self.generated_calls, self._fast_calls = {}, {}  # they hold the session: no cycle left behind
-                stop = getattr(self.runtime, "shutdown", None)  # machines in other processes (flowlab.distributed)
-                if stop is not None:
-                    stop()
+                if self.runtime is not None:
+                    self.runtime.shutdown()  # machines in other processes (flowlab.distributed); else nothing
                 for runtime in list(self._stepping_runtimes):
                     runtime.shutdown()
 
@@ -359,9 +358,7 @@ class Session:
         """Every variable's pieces on the devices of its placement (one array on one device)."""
         if self.runtime is None:
             return {}
-        fetch = getattr(self.runtime, "fetch_variables", None)  # pieces on other machines' processes
-        if fetch is not None:
-            fetch()
+        self.runtime.fetch_variables()  # pieces on other machines' processes (nothing to fetch in-process)
         return variable_pieces(self.runtime)
 
     def __repr__(self) -> str:
