@@ -23,8 +23,7 @@ import flowlab.typing as tp
 from flowlab.kernels import Kernel
 from flowlab.kernels.numba_cuda import launch_config
 from flowlab.runtime import gpu
-
-from .test_gpu_plan import XS, YS, mlp_job, pad_job
+from tests.helpers.gpu_jobs import XS, YS, mlp_job, pad_job
 
 
 class DeferredCopies:

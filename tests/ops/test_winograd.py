@@ -17,8 +17,8 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu import winograd, winograd_tf
 from flowlab.kernels.numba_cpu.winograd_conv import MAX_PRODUCTS
+from tests.helpers.replay_proof import assert_replayed_and_fused, assert_same, run
 from tests.ops.helpers import op_kernel
-from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, run
 
 F = Fraction
 

@@ -22,8 +22,8 @@ from flowlab.replay.layer import CAPTURE_TRIES
 from flowlab.replay.state import differences, protocol_state
 from flowlab.session import call_instances
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_replay import train_session
-from tests.replay.test_replay_proof import CALLS, LONG, assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_proof import CALLS, LONG, assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_sessions import train_session
 
 # the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
 pytestmark = pytest.mark.usefixtures("fuse_in_call")

@@ -314,7 +314,7 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
     handshake, inside the actors' kernels); stepped, the first spins out alone. A synthetic Plan puts each job's
     compute tasks on threads 50 and 51 (a compiled Plan may put both jobs' tasks on one device thread: OneFlow
     assigns CPU compute tasks round-robin, and a spinning kernel holds its thread)."""
-    from tests.runtime.test_nogil import SPIN_LIMIT, _meet
+    from tests.helpers.nogil import SPIN_LIMIT, _meet
 
     flow.config.cpu_device_num(2)
 
