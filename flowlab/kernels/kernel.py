@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 KernelFn = Callable[[list[np.ndarray], list[np.ndarray]], None]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # compared and hashed by identity: its fields are functions and arrays' owners
 class Kernel:
     """One task's kernel as a value: ``fn(ins, outs)`` is what an act calls (the actor holds ``fn`` itself, so an
     act costs one plain call); the rest says what it is, for the consumers that ask (replay, events, the
