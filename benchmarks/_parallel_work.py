@@ -30,7 +30,7 @@ def serial_work(call: Callable[[], object], calls: int = 5) -> dict[int, dict[st
     for actor in rt.actors.values():
         if actor.kernel is not None:
             spent[actor.task.task_id] = []
-            actor.kernel = timed_kernel(actor.kernel, actor.task.task_id)
+            actor.kernel = actor.kernel.wrap(timed_kernel(actor.fn, actor.task.task_id))
     for _ in range(calls):
         for times in spent.values():
             times.append(0.0)

@@ -231,14 +231,14 @@ def breakdown(number: int) -> list[tuple[str, float, int]]:
         if actor.kernel is None or actor.io_lbns is not None or "System-" in actor.name:
             continue
         op_type = actor.task.exec_sequence[0].op_type if actor.task.exec_sequence else ""
-        actor.kernel(actor.in_arrays, actor.out_arrays)
+        actor.fn(actor.in_arrays, actor.out_arrays)
         rounds = []
         for _ in range(3):
             start = time.thread_time()
             for _ in range(number):
-                actor.kernel(actor.in_arrays, actor.out_arrays)
+                actor.fn(actor.in_arrays, actor.out_arrays)
             rounds.append((time.thread_time() - start) / number)
-        plan = getattr(actor.kernel, "winograd", None)  # a Winograd conv kernel: its own GEMMs' FLOPs
+        plan = actor.kernel.info if actor.kernel else None  # a Winograd conv kernel: its own GEMMs' FLOPs
         flops = 2 * plan.products() if plan is not None else kernel_flops(op_type, actor.in_arrays, actor.out_arrays)
         times.append((f"{actor.name} ({op_type}{', Winograd ' + plan.algorithm if plan is not None else ''})",
                       float(np.median(rounds)), flops))
@@ -249,7 +249,7 @@ def winograd_kernels() -> list[tuple[str, object, int]]:
     """(actor, Winograd plan, the im2col GEMM FLOPs it replaces) of each conv kernel that runs Winograd."""
     out = []
     for actor in flow.default_session().runtime.actors.values():
-        plan = getattr(actor.kernel, "winograd", None)
+        plan = actor.kernel.info if actor.kernel is not None else None
         if plan is not None:
             op_type = actor.task.exec_sequence[0].op_type
             out.append((actor.name, plan, kernel_flops(op_type, actor.in_arrays, actor.out_arrays)))

@@ -82,8 +82,8 @@ for _ in range(10):
     if len(calls) == 1:
         to_first = time.time() - float(os.environ.get("FLOWLAB_BENCH_SPAWNED", "nan"))
         compiled_in_first = compiling[0]
-        kernels = [a.kernel.tiered for a in flow.default_session().runtime.actors.values()
-                   if hasattr(a.kernel, "tiered")]  # none in a baseline from before the tiered mode
+        kernels = [t for a in flow.default_session().runtime.actors.values()  # a Kernel's, or an older baseline's
+                   if (t := getattr(a.kernel, "tiered", None)) is not None]  # attribute (none before tiering)
         tiered = tiered and bool(kernels)
         on_numba = sum(k.ran == "numba" for k in kernels)
 settled = float("nan")

@@ -16,11 +16,14 @@ from .debug import debug
 from .debug.sbp import explain_sbp as _explain_sbp
 from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
+from .frontend import scope as _frontend_scope
 from .frontend.blob import INVALID_BATCH_AXIS, INVALID_SPLIT_AXIS
 from .frontend.current import current_global_function_desc, current_scope
 from .frontend.function import global_function
 from .frontend.function_config import FunctionConfig, function_config
 from .ir.dtype import char, convert_oneflow_dtype_to_numpy_dtype, float16, float32, float64, int8, int32, int64, uint8
+from .kernels import cuda_available as _cuda_available
+from .kernels import cuda_device_count as _cuda_device_count
 from .ops.logical_view import parallel_cast
 from .ops.variable import get_variable
 from .ops.watch import watch, watch_diff
@@ -34,6 +37,7 @@ from .session import (
 float = float32
 double = float64
 debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
+_frontend_scope.CUDA = _frontend_scope.CudaCapability(_cuda_available, _cuda_device_count)  # the kernels answer
 
 __all__ = [
     "FunctionConfig", "char", "clear_default_session", "config", "debug", "default_session", "double", "float",

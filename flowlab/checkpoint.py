@@ -119,9 +119,8 @@ def load_variables(value_dict: Mapping[str, Any], ignore_mismatch: bool = True) 
                                       f"dtype {array.dtype} that cannot be cast: {err}") from err
         for name, array in staged.items():  # only after every value checked: nothing half-loaded
             live[name].write(array)
-        push = getattr(session.runtime, "push_variables", None)  # pieces on other machines' processes
-        if push is not None:
-            push()
+        if session.runtime is not None:
+            session.runtime.push_variables()  # pieces on other machines' processes (nothing to push in-process)
 
 
 def dtype_of(array: np.ndarray) -> DType:

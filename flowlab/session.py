@@ -369,9 +369,7 @@ class Session:
         """Every variable's pieces on the devices of its placement (one array on one device)."""
         if self.runtime is None:
             return {}
-        fetch = getattr(self.runtime, "fetch_variables", None)  # pieces on other machines' processes
-        if fetch is not None:
-            fetch()
+        self.runtime.fetch_variables()  # pieces on other machines' processes (nothing to fetch in-process)
         return variable_pieces(self.runtime)
 
     def __repr__(self) -> str:

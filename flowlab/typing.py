@@ -8,6 +8,7 @@ from typing import Generic, TypeVar
 
 from .ir import BlobDesc, DType
 from .ir.dtype import as_dtype, float32
+from .ir.mirrored import MirroredList as MirroredList  # a mirrored return as pulled (ir/: the runtime builds it)
 
 T = TypeVar("T")
 
@@ -80,16 +81,6 @@ class ListListNumpy:
     def Placeholder(shape: Sequence[int], dtype: DType = float32,
                     batch_axis: int | None = 0) -> MirroredTensorListDef:
         return MirroredTensorListDef(tuple(shape), dtype, batch_axis)
-
-
-class MirroredList(list):
-    """A mirrored return as pulled: one ndarray per device (what ``tp.ListNumpy`` gives), and ``logical``, the
-    blob seen consistently (the pieces joined on their split axis, or the whole blob where every device holds it,
-    B), which a ``tp.Numpy`` annotation gives (OneFlow's ``LocalMirroredTensor.numpy()`` and its ``concat_axis``)."""
-
-    def __init__(self, pieces: Sequence[object], logical: object) -> None:
-        super().__init__(pieces)
-        self.logical = logical
 
 
 class Callback(Generic[T]):

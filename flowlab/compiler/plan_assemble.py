@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import CompileError
 from ..ir import INTERFACE_OP_TYPES, CriticalSection, Job, Plan, RegstDesc, TaskProto
+from ..ops.registry import get_op_def
 from .gpu_plan import mem_cases
 from .memory import RegstMem, align, plan_memory
 
@@ -72,7 +73,8 @@ def assemble(pb: PlanBuilder, jobs: list[Job]) -> Plan:
             )
         tasks.append(TaskProto(t.task_type, t.machine_id, t.thrd_id, t.task_id, t.job_id, t.chain_id, t.order, (t.op,),
                                produced, {k: tuple(v) for k, v in t.consumed.items()}, t.parallel_id,
-                               t.parallel_num, t.sbp_signature, tuple(t.input_regsts)))
+                               t.parallel_num, t.sbp_signature, tuple(t.input_regsts),
+                               get_op_def(t.op.op_type).system))
     sections = []
     for job_id in range(len(jobs) - 1):
         block_ids = sorted({mems[r.regst_desc_id].mem_block_id for t in pb.tasks if t.job_id == job_id

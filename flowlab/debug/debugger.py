@@ -60,15 +60,15 @@ class Debugger(TimeTravel, LiveState):
     def restart(self) -> None:
         """Start the call again from its first act, with the session's current variable values."""
         old = getattr(self, "runtime", None)
-        if old is not None and hasattr(old, "shutdown"):  # machines in other processes (flowlab.distributed)
-            old.shutdown()
+        if old is not None:
+            old.shutdown()  # machines in other processes (flowlab.distributed); nothing for an in-process runtime
         self.runtime = self.session.debug_runtime()
         with self.session.lock:  # the values between two calls, even while other threads call jobs
             live = self.session.variables()
             for name, pieces in variable_pieces(self.runtime).items():  # every device's piece, not only the first
                 if name in live:
                     pieces.write(live[name].logical())
-            if hasattr(self.runtime, "load_variables"):  # the pieces on the other machines' processes
+            if self.runtime.remote:  # the pieces on the other machines' processes
                 self.runtime.load_variables(self.session.variables())
         self.timeline_entries: list[TimelineEntry] = []
         self.recorder = Recorder(self.plan, self.runtime, self.qualified)

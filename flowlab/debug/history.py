@@ -76,7 +76,7 @@ class TimeTravel:
         keeps none: its registers and actors are not here to copy."""
         self._entries: deque[_Entry] = deque()
         self._kept_acts = 0
-        self._taker = None if hasattr(self.runtime, "shutdown") else UndoTaker(self.runtime)
+        self._taker = None if self.runtime.remote else UndoTaker(self.runtime)
 
     @property
     def history_limit(self) -> int:

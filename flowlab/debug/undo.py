@@ -85,7 +85,7 @@ class _ActorInfo:
         ops = actor.task.exec_sequence
         # an op with no outputs that runs a kernel writes its inputs (model updates, assign): keep their bytes too
         self.in_place = actor.kernel is not None and bool(ops) and not ops[0].output_lbns
-        self.generators = _generators(actor.kernel)
+        self.generators = _generators(actor.fn)
         self.extra = {id(a): _slots_of(a) for a in self.neighbours if type(a) is not Actor}
 
 

@@ -40,6 +40,7 @@ class MachineHangError(MachineError, HangError):
 
 class RayRuntime(Runtime):
     executor = "ray"  # its act events (flow.debug steps it, or a subscriber watches a call) name the Ray machines
+    remote = True  # the machines' actors and variables are in their processes (Runtime's declared capabilities)
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None, arenas: dict[int, np.ndarray] | None = None,
                  addresses: tuple[str, ...] = (), stepping: bool = False) -> None:

@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import re
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import OpInferError, PlacementError
@@ -118,24 +118,31 @@ def default_parallel_conf() -> ParallelConf:
     return ParallelConf("cpu", names)
 
 
+@dataclass
+class CudaCapability:
+    """What the front end asks about CUDA once a 'gpu' placement is named. The kernels answer (they import
+    ``numba.cuda``); ``import flowlab`` plugs their answers in (flowlab/__init__.py), so the front end imports no
+    kernels. Until then: no CUDA, 'gpu' placements run on the CPU."""
+
+    available: Callable[[], bool] = lambda: False
+    device_count: Callable[[], int] = lambda: 0
+
+
+CUDA = CudaCapability()
 _cuda_probe: list[bool] = []  # whether CUDA (a GPU or the simulator) is here, asked once per process
 
 
 def gpu_available() -> bool:
-    """Whether 'gpu' placements run on a GPU: a CUDA device or Numba's simulator (``flowlab.kernels``'
-    ``cuda_available``, which imports ``numba.cuda``: asked only once a 'gpu' placement is named)."""
+    """Whether 'gpu' placements run on a GPU: a CUDA device or Numba's simulator (``CUDA.available``, which
+    imports ``numba.cuda``: asked only once a 'gpu' placement is named)."""
     if not _cuda_probe:
-        from ..kernels import cuda_available
-
-        _cuda_probe.append(cuda_available())
+        _cuda_probe.append(CUDA.available())
     return _cuda_probe[0]
 
 
 def cuda_device_count() -> int:
     """CUDA devices visible here (the simulator has one)."""
-    from ..kernels.numba_cuda._cuda import cuda
-
-    return len(cuda.gpus)
+    return CUDA.device_count()
 
 
 def gpu_device_num_in_use(gpu_placed: bool = True) -> int:

@@ -129,6 +129,10 @@ class TaskProto:
     # per input of its op (exec_sequence[0].input_lbns' order): the consumed register it reads, so a blob read as
     # two arguments in two SBPs binds each argument to its own register; () where the plan builder recorded none
     input_regst_ids: tuple[int, ...] = ()
+    # its op is a system op (ops/system.py: interface, variable, tick, model I/O, boxing ops): the runtime binds a
+    # system kernel, and its thread is no compute thread. The plan builder asks the op registry once, here, so the
+    # runtime never does
+    system_op: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "exec_sequence", tuple(self.exec_sequence))

@@ -3,6 +3,7 @@ tiered mode on a background thread: tiered.py)."""
 
 from .registry import (
     IMPLS,
+    Kernel,
     KernelCtx,
     KernelFn,
     default_impl,
@@ -25,5 +26,12 @@ def cuda_available() -> bool:
     return bool(cuda.is_available())
 
 
-__all__ = ["IMPLS", "KernelCtx", "KernelFn", "cuda_available", "default_impl", "get_kernel_factory", "make_kernel",
-           "quiet_float_warnings", "register_kernel"]
+def cuda_device_count() -> int:
+    """CUDA devices visible here (the simulator has one)."""
+    from .numba_cuda._cuda import cuda
+
+    return len(cuda.gpus)
+
+
+__all__ = ["IMPLS", "Kernel", "KernelCtx", "KernelFn", "cuda_available", "cuda_device_count", "default_impl",
+           "get_kernel_factory", "make_kernel", "quiet_float_warnings", "register_kernel"]

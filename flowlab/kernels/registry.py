@@ -24,8 +24,8 @@ import numpy as np
 from ..flags import get
 from ..ir import BlobDesc, OpConf
 from ..ir.dtype import float16, float32
+from .kernel import Kernel, KernelFn
 
-KernelFn = Callable[[list[np.ndarray], list[np.ndarray]], None]
 IMPLS = ("reference", "numba")  # what a kernel is registered as
 MODES = ("tiered", *IMPLS)  # what a runtime runs: tiered starts on the reference and switches to Numba (tiered.py)
 
@@ -111,13 +111,17 @@ def chain_at(calls: Sequence[FusedCall], index: int) -> tuple[FusedCall, int]:
     return found
 
 
-def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None]) -> KernelFn:
-    """Attach ``build(ins, outs) -> FusedCall | None`` to a kernel (None: this act cannot be fused)."""
-    kernel.fused = build  # type: ignore[attr-defined]
-    return kernel
+def fusable(kernel: KernelFn, build: Callable[..., FusedCall | None], info: Any = None) -> Kernel:
+    """A kernel with its fused form, ``build(ins, outs) -> FusedCall | None`` (None: this act cannot be fused)."""
+    return Kernel(kernel, fused=build, info=info)
 
 
-KernelFactory = Callable[[KernelCtx], KernelFn]
+def as_kernel(made: KernelFn | Kernel, **fields: Any) -> Kernel:
+    """What a factory made (a plain function, or a Kernel when it says more) as a Kernel with ``fields``."""
+    return dataclasses.replace(made, **fields) if isinstance(made, Kernel) else Kernel(made, **fields)
+
+
+KernelFactory = Callable[[KernelCtx], "KernelFn | Kernel"]
 _KERNELS: dict[tuple[str, str, str], KernelFactory] = {}
 _PACKAGES = {"reference": "flowlab.kernels.reference", "numba": "flowlab.kernels.numba_cpu"}
 _GPU_PACKAGE = "flowlab.kernels.numba_cuda"  # imported (numba.cuda with it) only when a gpu kernel is asked for
@@ -178,21 +182,22 @@ def quiet_float_warnings() -> None:
 
 def make_kernel(op: OpConf, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
                 impl: str | None = None, device: str = "cpu", parallel: tuple[int, int] = (0, 1),
-                phase: Any = None) -> KernelFn:
-    """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a
-    ``TieredKernel``: the reference kernel in the first call, Numba's (made on a background thread) in the calls
-    after, as ``phase`` (the runtime's ``tiered.TierPhase``) says (kernels/tiered.py); nothing here imports Numba."""
+                phase: Any = None) -> Kernel:
+    """One task's kernel; ``parallel`` is its (parallel_id, parallel_num). In the tiered mode (CPU only) a tiered
+    Kernel: the reference kernel in the first call, Numba's (made on a background thread) in the calls after, as
+    ``phase`` (the runtime's ``tiered.TierPhase``) says (kernels/tiered.py); nothing here imports Numba."""
     quiet_float_warnings()
     if device == "cpu" and (impl or default_impl()) == "tiered":
         from .tiered import tiered
 
         return tiered(op, in_descs, out_descs, functools.partial(make_kernel, parallel=parallel), phase)
     factory = get_kernel_factory(op.op_type, impl, device)
+    tier = "reference" if device == "cpu" and (impl or default_impl()) == "reference" else "numba"
     ctx = KernelCtx(op, tuple(in_descs), tuple(out_descs), device, *parallel)
     if any(d.dtype == float16 for d in (*in_descs, *out_descs)):
-        widen = _FLOAT16_WRAPPERS.get(device, _in_float32)
-        return widen(factory, ctx)
-    return factory(ctx)
+        widen = _FLOAT16_WRAPPERS.get(device, _in_float32)  # no fused form: its calls would run float32 buffers
+        return Kernel(widen(lambda c: as_kernel(factory(c)).fn, ctx), op.op_type, tier, device)
+    return as_kernel(factory(ctx), op=op.op_type, tier=tier, device=device)
 
 
 _FLOAT16_WRAPPERS: dict[str, Callable[[KernelFactory, KernelCtx], Any]] = {}
@@ -204,7 +209,7 @@ def register_float16_wrapper(device: str, wrap: Callable[[KernelFactory, KernelC
     _FLOAT16_WRAPPERS[device] = wrap
 
 
-def _in_float32(factory: KernelFactory, ctx: KernelCtx) -> KernelFn:
+def _in_float32(factory: Callable[[KernelCtx], KernelFn], ctx: KernelCtx) -> KernelFn:
     """A float16 act computed by the op's float32 kernel, in both modes: Numba has no float16 arithmetic, and
     NumPy's would round every intermediate to 11 bits (and differ from the Numba mode). float16 inputs are widened into
     buffers made once, outputs narrowed back; an input the kernel updates in place (an optimizer's variable and

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..ir import BlobDesc
+from .kernel import Kernel, KernelFn
 
 # kernels with state across acts (a seeded stream): built as Numba kernels only, never tiered
 STATEFUL = frozenset({"dropout", "random_mask_like", "bernoulli", "generate_random_batch_permutation_indices"})
@@ -55,19 +56,18 @@ class TierPhase:
 
 class TieredKernel:
     """The state of a task's tiered kernel: the reference kernel until its first act in a later call
-    (``phase.numba``) makes ``numba`` the kernel to run (``promote``). ``compiled`` is the Numba kernel the
+    (``phase.numba``) makes ``numba`` the function to run (``promote``). ``compiled`` is the Numba Kernel the
     background thread (or ``promote``) made, ``error`` why none could be made. ``ran`` is the tier of the last act
-    ("reference" or "numba"); a switch never goes back. The actor calls ``function()``, a closure over it: a
+    ("reference" or "numba"); a switch never goes back. The actor calls ``kernel().fn``, a closure over it: a
     class's ``__call__`` cost 170 ns an act, the closure 60."""
 
     __slots__ = ("reference", "numba", "compiled", "ran", "op_name", "error", "phase", "final", "build", "lock",
                  "done", "__weakref__")
 
-    def __init__(self, reference: Callable[..., None], op_name: str, phase: TierPhase,
-                 build: Callable[[], Callable[..., None]]) -> None:
+    def __init__(self, reference: KernelFn, op_name: str, phase: TierPhase, build: Callable[[], Kernel]) -> None:
         self.reference = reference
-        self.numba: Callable[..., None] | None = None  # set only by ``promote``, on the calling thread
-        self.compiled: Callable[..., None] | None = None  # set by ``make``, on any thread
+        self.numba: KernelFn | None = None  # set only by ``promote``, on the calling thread
+        self.compiled: Kernel | None = None  # set by ``make``, on any thread
         self.ran: str | None = None
         self.op_name = op_name
         self.error: BaseException | None = None  # why no Numba kernel could be made: it stays on the reference
@@ -91,18 +91,18 @@ class TieredKernel:
             finally:  # an interrupt (not an Exception) leaves it to make again
                 self.done = self.compiled is not None or self.error is not None
 
-    def promote(self) -> Callable[..., None] | None:
+    def promote(self) -> KernelFn | None:
         """The first act of a later call: switch to Numba's kernel, made here if it is not yet (None: it failed,
         the reference for good)."""
         try:
             self.make()
         except Exception:  # recorded in ``error``
             pass
-        self.numba, self.final = self.compiled, True
+        self.numba, self.final = (self.compiled.fn if self.compiled is not None else None), True
         return self.numba
 
-    def function(self) -> Callable[[Sequence[np.ndarray], Sequence[np.ndarray]], None]:
-        """The kernel function; ``.tiered`` is this state, ``.fused`` the Numba kernel's FusedCall builder once
+    def kernel(self, op_type: str) -> Kernel:
+        """The task's Kernel: ``tiered`` is this state, ``fused`` builds the Numba kernel's FusedCall once
         switched (None before: replay/fused.py fuses only schedules whose kernels are all settled)."""
         state = self
 
@@ -119,12 +119,10 @@ class TieredKernel:
             fast(ins, outs)
 
         def fused(ins: Sequence[np.ndarray], outs: Sequence[np.ndarray]) -> Any:
-            build = getattr(state.numba, "fused", None)
-            return build(ins, outs) if build is not None else None
+            numba = state.compiled if state.numba is not None else None
+            return numba.fused(ins, outs) if numba is not None and numba.fused is not None else None
 
-        kernel.tiered = state  # type: ignore[attr-defined]
-        kernel.fused = fused  # type: ignore[attr-defined]
-        return kernel
+        return Kernel(kernel, op_type, "tiered", fused=fused, tiered=state)
 
     @property
     def settled(self) -> bool:
@@ -138,15 +136,9 @@ class TieredKernel:
         return f"<TieredKernel {self.op_name}: {state}>"
 
 
-def tier_of(kernel: Any) -> TieredKernel | None:
-    """The tiered state of an actor's kernel (None: not a tiered kernel)."""
-    return getattr(kernel, "tiered", None)
-
-
-def settled(kernel: Any) -> bool:
+def settled(kernel: Kernel | None) -> bool:
     """A kernel that will not change tier any more (every kernel that is not a pending tiered one)."""
-    state = getattr(kernel, "tiered", None)
-    return state is None or state.settled
+    return kernel is None or kernel.tiered is None or kernel.tiered.settled
 
 
 _executor: ThreadPoolExecutor | None = None
@@ -218,7 +210,7 @@ def scratch(descs: Sequence[BlobDesc]) -> list[np.ndarray]:
 
 
 def tiered(op: Any, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
-           make: Callable[..., Callable[..., None]], phase: TierPhase | None = None) -> Callable[..., None]:
+           make: Callable[..., Kernel], phase: TierPhase | None = None) -> Kernel:
     """The kernel of one CPU task in the tiered mode. ``make(op, in_descs, out_descs, impl)`` is
     ``registry.make_kernel``; ``phase`` the runtime's (a phase of its own, on the reference, when none is given).
     The reference kernel is built now; the Numba kernel on the background thread, or by the act that needs it."""
@@ -229,15 +221,15 @@ def tiered(op: Any, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
     except KeyError:  # an op with a Numba kernel only
         return make(op, in_descs, out_descs, "numba")
 
-    def build() -> Callable[..., None]:
+    def build() -> Kernel:
         warm = make(op, in_descs, out_descs, "numba")  # a kernel of its own: scratch arrays, no shared state
         try:
-            warm(scratch(in_descs), scratch(out_descs))
+            warm.fn(scratch(in_descs), scratch(out_descs))
         except Exception:  # zeros a kernel refuses: its first real act compiles what is missing
             pass
         return make(op, in_descs, out_descs, "numba")
 
-    kernel = TieredKernel(reference, op.name, phase if phase is not None else TierPhase(), build)
+    kernel = TieredKernel(reference.fn, op.name, phase if phase is not None else TierPhase(), build)
     alive = weakref.ref(kernel)  # a queued build must not keep a cleared session's kernel alive (issue 25)
 
     def job() -> None:
@@ -246,4 +238,4 @@ def tiered(op: Any, in_descs: Sequence[BlobDesc], out_descs: Sequence[BlobDesc],
             queued.make()
 
     _submit(job)
-    return kernel.function()
+    return kernel.kernel(op.op_type)

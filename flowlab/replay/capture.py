@@ -25,6 +25,7 @@ from ..runtime.main_actors import CaseActor, EsacActor, ReentrantLockActor, Wait
 from ..runtime.system_kernels import WATCH_BUFFER
 
 if TYPE_CHECKING:
+    from ..kernels.registry import Kernel
     from ..runtime.actor import Actor
     from ..runtime.regst import Regst
     from ..runtime.runtime import Runtime
@@ -135,10 +136,11 @@ class Recorder:
         self.step_actors: list[Actor | None] = []
         self.ir_steps: list[ScheduleStep] = []
 
-    def kernel(self, actor: Actor, notify: Callable[[int], None]) -> Callable[[list[np.ndarray],
-                                                                              list[np.ndarray]], None]:
-        kernel, steps, step_actors, ir_steps = actor.kernel, self.steps, self.step_actors, self.ir_steps
-        notifies = getattr(kernel, "notifies_section", False)
+    def kernel(self, actor: Actor, notify: Callable[[int], None]) -> Kernel:
+        own = actor.kernel
+        assert own is not None
+        kernel, steps, step_actors, ir_steps = own.fn, self.steps, self.step_actors, self.ir_steps
+        notifies = own.notifies
         task = actor.task
         op_type = task.exec_sequence[0].op_type if task.exec_sequence else ""
         where = (actor.actor_id, actor.name, op_type, task.task_type, task.machine_id, task.thrd_id)
@@ -156,10 +158,7 @@ class Recorder:
                 ir_steps.append(ScheduleStep(*where, tuple((e[0], e[1][0].index) for e in actor.in_edges),
                                              tuple((e[0], e[1][0].index) for e in actor.out_edges)))
 
-        tiered = getattr(kernel, "tiered", None)
-        if tiered is not None:  # Runtime.tier_of reads it: a captured act's event names its tier as any act's
-            recording.tiered = tiered  # type: ignore[attr-defined]
-        return recording
+        return own.wrap(recording)
 
 
 def fingerprint(rt: Runtime) -> Any:

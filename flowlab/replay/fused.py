@@ -1,7 +1,7 @@
 """Fusing a replayed schedule: runs of kernel acts become one generated Numba function.
 
 A replayed schedule (layer.py) calls the same kernels on the same register arrays every time, so the kernels
-that can say what they do as one Numba call (``FusedCall``, attached with ``kernels.registry.fusable``) are
+that can say what they do as one Numba call (``FusedCall``, their ``Kernel.fused``: ``kernels.registry.fusable``) are
 fused: each run of consecutive fusable acts becomes a generated module whose function takes the memory blocks'
 arenas, rebuilds every register view inside (a slice of an arena, viewed as the blob's dtype and shape) and calls
 the kernels in act order. One dispatch replaces a Python call per act. Arrays outside the memory blocks are
@@ -295,7 +295,8 @@ class _Codegen:
 
 
 def fused_call_of(actor: Actor, step: Callable[[], None]) -> FusedCall | None:
-    build = getattr(actor.kernel, "fused", None)
+    kernel = actor.kernel
+    build = kernel.fused if kernel is not None else None
     if build is None:
         return None
     ins, outs = step.args  # type: ignore[attr-defined]  # partial(kernel, ins, outs)

@@ -13,6 +13,7 @@ from collections import deque
 from typing import TYPE_CHECKING, Any
 
 from ..ir import TaskProto
+from ..kernels.registry import Kernel
 
 if TYPE_CHECKING:
     from .events import EventSink
@@ -29,8 +30,8 @@ class Actor:
     __slots__ = (
         "rt", "task", "actor_id", "name", "readable", "readable_list", "writable", "writable_list",
         "consumers", "producer_of", "eord_received", "remaining_eord", "total_reading_cnt", "act_id", "state",
-        "queued", "kernel", "in_arrays", "out_arrays", "io_lbns", "out_edges", "in_edges", "ready_queue", "slots",
-        "out_by_id", "in_by_id", "alive", "ready_slots",
+        "queued", "_kernel", "fn", "in_arrays", "out_arrays", "io_lbns", "out_edges", "in_edges", "ready_queue",
+        "slots", "out_by_id", "in_by_id", "alive", "ready_slots",
     )
 
     def __init__(self, rt: Runtime, task: TaskProto, regsts: dict[int, list[Regst]]) -> None:
@@ -60,7 +61,8 @@ class Actor:
         self.act_id = 0
         self.state = "normal"  # normal -> zombie -> done
         self.queued = False
-        self.kernel: Any = None
+        self._kernel: Kernel | None = None
+        self.fn: Any = None  # the kernel's function, what an act calls (set with ``kernel``)
         self.in_arrays: list[Any] = []
         self.out_arrays: list[Any] = []
         # set when arrays rotate per act: blob names, or (register id, blob name) pairs for a boxing task
@@ -70,6 +72,19 @@ class Actor:
         self.out_by_id: dict[int, OutEdge] = {}  # produce()'s
         self.in_by_id: dict[int, InEdge] = {}  # give_back()'s
         self.ready_queue: deque[Actor] = rt.ready  # where it is queued when ready (threads.py: its thread's)
+
+    @property
+    def kernel(self) -> Kernel | None:
+        """The task's kernel (kernels.registry.Kernel: what it is, for replay, events and the debugger); None for
+        an actor that runs none."""
+        return self._kernel
+
+    @kernel.setter
+    def kernel(self, kernel: Kernel | None) -> None:
+        if kernel is not None and not isinstance(kernel, Kernel):
+            raise TypeError(f"actor {self.name}: a kernel is a kernels.Kernel (Kernel(fn), or kernel.wrap(fn) to run "
+                            f"the actor's own through fn), got {kernel!r}")
+        self._kernel, self.fn = kernel, (kernel.fn if kernel is not None else None)
 
     def finish_wiring(self) -> None:
         """The act loop's edges, once consumers and producers are known (again after flowlab.distributed puts
@@ -123,7 +138,7 @@ class Actor:
         one, the act returns the registers it moves, (read, written) as (register id, index) pairs, read off the
         fronts of its slots before it moves them (what it pops); with none it builds nothing (returns None)."""
         moved = None if sink is None else self.moved()
-        kernel = self.kernel
+        kernel = self.fn
         if kernel is not None:  # first, so a kernel that raises leaves the protocol state untouched
             if self.io_lbns is not None:
                 self._bind_rotating_arrays()

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..ir import COMPUTE_TASK_TYPES
 from ..kernels import default_impl, make_kernel
+from ..kernels.registry import as_kernel
 from .actor import Actor
 from .boxing_kernels import boxing_kernel
 from .dynamic import boxing_kernel as dynamic_boxing_kernel
@@ -65,14 +66,15 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
                                                                           "CallbackNotify"):
         return
-    from ..ops.registry import SHAPE_FROM_DATA, get_op_def
+    from ..ops.registry import SHAPE_FROM_DATA
 
     on_gpu = task.gpu_device is not None
-    system = get_op_def(op.op_type).system
+    system = task.system_op
     dynamic = has_dynamic_input(rt, actor) or op.op_type in SHAPE_FROM_DATA
     if system:  # on a GPU, a copy's header follows the device copy (below)
-        actor.kernel = dynamic_system_kernel(rt, actor) if (dynamic or op.attrs.get("is_dynamic")) and not on_gpu \
+        made = dynamic_system_kernel(rt, actor) if (dynamic or op.attrs.get("is_dynamic")) and not on_gpu \
             else system_kernel(rt, op, task.parallel_id)
+        actor.kernel = None if made is None else as_kernel(made, op=op.op_type, tier="system")
         if any(r.inplace_consumed_regst_desc_id >= 0 for r in task.produced_regst_desc.values()):
             actor.kernel = None  # its output is the bytes it reads (a variable's ref, compiler/inplace.py)
     else:
@@ -88,9 +90,9 @@ def setup(rt: Runtime, actor: Actor) -> None:
                     else make_kernel(op, in_descs, out_descs, rt.kernel_impl, parallel=parallel, phase=rt.tier_phase))
 
         # an op reading a dynamic blob: a kernel per current shape (runtime/dynamic.py)
-        actor.kernel = dynamic_op_kernel(rt, actor, input_regsts(rt, actor), in_descs, out_descs, build) \
-            if dynamic else build(in_descs, out_descs)
-        if not hasattr(actor.kernel, "tiered"):  # not tiered: one tier for good (in the tiered mode: dropout's)
+        actor.kernel = as_kernel(dynamic_op_kernel(rt, actor, input_regsts(rt, actor), in_descs, out_descs, build),
+                                 op=op.op_type) if dynamic else build(in_descs, out_descs)
+        if actor.kernel.tiered is None:  # not tiered: one tier for good (in the tiered mode: dropout's)
             impl = rt.kernel_impl or default_impl()
             rt.kernel_tiers[task.task_id] = "reference" if impl == "reference" and not on_gpu else "numba"
     ins = input_regsts(rt, actor)
@@ -105,7 +107,7 @@ def setup(rt: Runtime, actor: Actor) -> None:
         actor.kernel = (system_on_gpu(rt, actor, actor.kernel) if system
                         else device_kernel(rt, actor, actor.kernel, touches_host))
         if system and dynamic and op.input_lbns and op.output_lbns:
-            actor.kernel = dynamic_copy_kernel(rt, actor, actor.kernel)
+            actor.kernel = actor.kernel.wrap(dynamic_copy_kernel(rt, actor, actor.kernel))
 
 
 def dynamic_system_kernel(rt: Runtime, actor: Actor) -> Any:
@@ -202,7 +204,7 @@ def setup_boxing(rt: Runtime, actor: Actor) -> None:
     outs = [(out_id, lbn) for lbn in op.output_lbns]
     actor.kernel = boxing_kernel(rt, task)
     if has_dynamic_input(rt, actor):
-        actor.kernel = dynamic_boxing_kernel(rt, actor, actor.kernel)
+        actor.kernel = actor.kernel.wrap(dynamic_boxing_kernel(rt, actor, actor.kernel))
     bind_by_regst(rt, actor, ins, outs)
 
 

@@ -8,19 +8,17 @@ input's overlap with the output box; an add node sums the output box's part of e
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..ir import TaskProto
 from ..ir.slice_box import Box
-from ..kernels.registry import FusedCall, fusable
+from ..kernels.registry import FusedCall, Kernel, fusable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
 
-Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
 
 
 def _flat(part: np.ndarray) -> np.ndarray | None:
@@ -37,7 +35,7 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
         def copy_comm_net(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             transport.send(ins, src, dst, outs)
 
-        return copy_comm_net
+        return Kernel(copy_comm_net, op.op_type, "system")
     out_box = Box(tuple(map(tuple, op.attrs["out_slice"])))
     in_boxes = [Box(tuple(map(tuple, b))) for b in op.attrs["in_slice"]]
     if op.op_type == "boxing_zeros":
@@ -45,7 +43,7 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
         def boxing_zeros(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
             outs[0].fill(0)
 
-        return boxing_zeros
+        return Kernel(boxing_zeros, op.op_type, "system")
     if op.op_type == "slice_boxing_add":
         parts = [out_box.relative_to(box) for box in in_boxes]
 
@@ -70,7 +68,7 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
                 return None
             return FusedCall(ADDS[len(addends)], (*addends, out))
 
-        return fusable(slice_boxing_add, fused_add)
+        return fusable(slice_boxing_add, fused_add).wrap(slice_boxing_add, op=op.op_type, tier="system")
     if op.op_type == "slice_boxing_copy":
         moves = []  # (input index, its part, the output's part) for every overlapping input
         # an input the Plan laid inside the output (a device's own rows of a gathered variable: compiler/
@@ -97,5 +95,5 @@ def boxing_kernel(rt: Runtime, task: TaskProto) -> Kernel:
                 return None
             return FusedCall(COPIES[len(moves)], tuple(args))
 
-        return fusable(slice_boxing_copy, fused_copy)
+        return fusable(slice_boxing_copy, fused_copy).wrap(slice_boxing_copy, op=op.op_type, tier="system")
     raise KeyError(f"task {task.name} ({task.task_type}) has op type {op.op_type!r}, which no boxing kernel runs")

@@ -25,7 +25,7 @@ import numpy as np
 
 from ..ir import BlobDesc, OpConf
 from ..ir.slice_box import Box
-from ..typing import MirroredList
+from ..ir.mirrored import MirroredList
 
 if TYPE_CHECKING:
     from collections import deque

@@ -62,7 +62,7 @@ class EventSink(Protocol):
 def act_event(rt: Runtime, actor: Actor, seq: int, moved: Moved) -> ActEvent:
     """The event of one act, built only for someone who looks at it."""
     kernel = actor.kernel
-    stream = getattr(kernel, "stream", None)
+    stream = kernel.stream if kernel is not None else None
     if stream is not None:  # a GPU act someone looks at: its work is done before anything reads its registers
         stream.synchronize()
     task = actor.task

@@ -31,13 +31,14 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import MemBlock, TaskProto
+from ..kernels.registry import Kernel
 from .system_kernels import DISTRIBUTE_OPS
 
 if TYPE_CHECKING:
     from .actor import Actor
     from .runtime import Runtime
 
-Kernel = Callable[[list[Any], list[Any]], None]
+KernelFn = Callable[[list[Any], list[Any]], None]
 IN_PLACE_SYSTEM_OPS = frozenset({"model_init", "model_load"})  # they write their input (the variable)
 
 
@@ -96,8 +97,9 @@ def _new_event() -> Any:
         return cuda.event()
 
 
-def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: bool) -> Kernel:
-    """``kernel`` (which enqueues its work on the actor's stream) with the cross-stream ordering above."""
+def gpu_kernel(rt: Runtime, actor: Actor, kernel: KernelFn | None, touches_host: bool, what: Kernel) -> Kernel:
+    """``kernel`` (which enqueues its work on the actor's stream) with the cross-stream ordering above, as ``what``
+    says it is (on the GPU, with the stream, never fused)."""
     streams: GpuStreams = rt.gpu_streams
     stream = streams.of(actor.task)
     device = actor.task.gpu_device or 0
@@ -125,8 +127,7 @@ def gpu_kernel(rt: Runtime, actor: Actor, kernel: Kernel | None, touches_host: b
         if touches_host:  # a kernel given host memory, or a host kernel on copies of device data (see above)
             stream.synchronize()
 
-    act.stream = stream  # type: ignore[attr-defined]
-    return act
+    return what.wrap(act, device="gpu", stream=stream, fused=None)
 
 
 def enqueue_copy(dst: Any, src: Any, stream: Any) -> None:
@@ -145,12 +146,14 @@ def copy_hd_kernel(rt: Runtime, actor: Actor) -> Kernel:
         for x, y in zip(ins, outs):
             enqueue_copy(y, x, stream)
 
-    return gpu_kernel(rt, actor, copy, touches_host=False)
+    return gpu_kernel(rt, actor, copy, False, Kernel(copy, "copy_hd", "system"))
 
 
 def host_after_gpu(actor: Actor, kernel: Kernel) -> Kernel:
     """A host act's ``kernel`` that first waits for the GPU work still pending on the registers it is about to read
     or overwrite (the event a GPU act left on them). For a host task whose registers meet a GPU task."""
+
+    fn = kernel.fn
 
     def act(ins: list[Any], outs: list[Any]) -> None:
         for q in actor.readable_list:
@@ -159,20 +162,20 @@ def host_after_gpu(actor: Actor, kernel: Kernel) -> Kernel:
         for q in actor.writable_list:
             if q and q[0].event is not None:
                 q[0].event[1].synchronize()
-        kernel(ins, outs)
+        fn(ins, outs)
 
-    return act
+    return kernel.wrap(act, fused=None)  # a fused segment would skip the waits
 
 
-def device_kernel(rt: Runtime, actor: Actor, factory_kernel: Any, touches_host: bool) -> Kernel:
+def device_kernel(rt: Runtime, actor: Actor, kernel: Kernel, touches_host: bool) -> Kernel:
     """An op's CUDA kernel ``fn(ins, outs, stream)`` bound to the actor's stream. ``touches_host``: it reads or
     writes a host register (an input an interface op left in pinned memory)."""
-    stream = rt.gpu_streams.of(actor.task)
+    stream, factory_kernel = rt.gpu_streams.of(actor.task), kernel.fn
 
     def launch(ins: list[Any], outs: list[Any]) -> None:
-        factory_kernel(ins, outs, stream)
+        factory_kernel(ins, outs, stream)  # type: ignore[call-arg]  # a GPU factory's fn(ins, outs, stream)
 
-    return gpu_kernel(rt, actor, launch, touches_host)
+    return gpu_kernel(rt, actor, launch, touches_host, kernel)
 
 
 def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
@@ -180,21 +183,22 @@ def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
     device; the rest runs its host kernel over host copies of the device arrays, writing back what it writes."""
     op = actor.task.exec_sequence[0]
     stream = rt.gpu_streams.of(actor.task)
+    what = Kernel(lambda ins, outs: None, op.op_type, "system")
     if kernel is None:
-        return gpu_kernel(rt, actor, None, touches_host=False)
+        return gpu_kernel(rt, actor, None, False, what)
     if op.op_type in ("output", "return") or op.op_type in DISTRIBUTE_OPS:  # a distribute op copies its piece
 
         def copy(ins: list[Any], outs: list[Any]) -> None:
             enqueue_copy(outs[0], ins[0], stream)
 
-        return gpu_kernel(rt, actor, copy, touches_host=False)
-    writes_ins = op.op_type in IN_PLACE_SYSTEM_OPS
+        return gpu_kernel(rt, actor, copy, False, what)
+    writes_ins, host = op.op_type in IN_PLACE_SYSTEM_OPS, kernel.fn
 
     def bridged(ins: list[Any], outs: list[Any]) -> None:
         host_ins = [a.copy_to_host(stream=stream) if on_device(a) else a for a in ins]
         host_outs = [np.empty(a.shape, a.dtype) if on_device(a) else a for a in outs]
         stream.synchronize()
-        kernel(host_ins, host_outs)
+        host(host_ins, host_outs)
         for a, h in zip(outs, host_outs):
             if on_device(a):
                 a.copy_to_device(h, stream=stream)
@@ -203,4 +207,4 @@ def system_on_gpu(rt: Runtime, actor: Actor, kernel: Kernel | None) -> Kernel:
                 if on_device(a):
                     a.copy_to_device(h, stream=stream)
 
-    return gpu_kernel(rt, actor, bridged, touches_host=True)
+    return gpu_kernel(rt, actor, bridged, True, kernel)

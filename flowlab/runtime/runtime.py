@@ -54,6 +54,10 @@ class CallLayer(Protocol):
 
 class Runtime:
     executor = "protocol"  # what its act events name as their executor ("threads" when its executor is; Ray's: "ray")
+    # What a backend can do, declared rather than probed. ``remote``: its actors, registers and variables live in
+    # other processes (flowlab.distributed's RayRuntime), which override the four methods below; here they are
+    # no-ops, as everything is in this process.
+    remote = False
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
                  arenas: dict[int, np.ndarray] | None = None, transport: Transport | None = None,
@@ -189,6 +193,18 @@ class Runtime:
             queue = self._notifiers[section_id] = self._route(job_name)[1][-1]
         return queue
 
+    def shutdown(self, why: str = "stopped") -> None:
+        """Stop the machines in other processes this runtime drives (none here)."""
+
+    def fetch_variables(self) -> None:
+        """Bring the variables' pieces held in other processes into this runtime's arrays (none here)."""
+
+    def push_variables(self) -> None:
+        """Send this runtime's variable values to their pieces in other processes (none here)."""
+
+    def load_variables(self, pieces: dict[str, Any]) -> None:
+        """Write a session's ``pieces`` into the pieces held in other processes (none here)."""
+
     def close(self) -> None:
         """Close the wait buffer: WaitAndSendIds ends and EORD cascades until every actor is done."""
         self.observe()
@@ -322,7 +338,8 @@ class Runtime:
 
     def tier_of(self, actor: Actor) -> str | None:
         """Which kernel tier ran the actor's last act (kernels/tiered.py), None for an act with no op kernel."""
-        tiered = getattr(actor.kernel, "tiered", None)
+        kernel = actor.kernel
+        tiered = kernel.tiered if kernel is not None else None
         return tiered.ran if tiered is not None else self.kernel_tiers.get(actor.actor_id)
 
     def _ready_on(self, thread: int | tuple[int, int], take: bool) -> Actor | None:

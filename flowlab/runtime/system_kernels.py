@@ -10,20 +10,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import OpConf
-from ..kernels.registry import External, FusedCall, fusable
-from ..typing import MirroredList
+from ..ir.mirrored import MirroredList
+from ..kernels.registry import External, FusedCall, Kernel, KernelFn, fusable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
 
-Kernel = Callable[[list[np.ndarray], list[np.ndarray]], None]
 NO_KERNEL = frozenset({"input", "variable", "sink_tick", "source_tick", "tick"})  # memory is already right
 DISTRIBUTE_OPS = frozenset({"distribute_split", "distribute_clone", "distribute_concat", "distribute_add"})
 WATCH_BUFFER = "ForeignWatch"  # watched blobs, for the session to hand to their handlers after a call
 
 
 def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
-                  header: Callable[[], Any] | None = None) -> Kernel | None:
+                  header: Callable[[], Any] | None = None) -> Kernel | KernelFn | None:
     """The kernel of a system op, or None when it has nothing to compute. ``parallel_id``: which device of the
     op's placement the task runs on. ``header``: for a pull or a watch of a dynamic blob, what reads its current
     shape (runtime/dynamic.py); they hand over its current pieces."""
@@ -31,7 +30,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
     if kind in NO_KERNEL:
         return None
     if kind in ("output", "return") or kind in DISTRIBUTE_OPS:  # a distribute op's task copies its device's blob
-        return _copy
+        return _COPY
     if kind == "foreign_input":
         buffer = rt.buffer(op.attrs["ofblob_buffer_name"])
 
@@ -103,8 +102,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
             section = ins[0].item(0)
             (notifiers.get(section) or rt.notifier(section)).popleft().finished = True
 
-        callback_notify.notifies_section = True  # type: ignore[attr-defined]  # replay notifies directly
-        return callback_notify
+        return Kernel(callback_notify, notifies=True)  # a replay notifies directly
     if kind == "model_init":
         from ..ops.initializers import initialize
 
@@ -167,7 +165,7 @@ def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | No
     return FusedCall(_copy_flat, (ins[0], outs[0]))
 
 
-fusable(_copy, _fused_copy)
+_COPY = fusable(_copy, _fused_copy)
 
 
 def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
@@ -203,7 +201,7 @@ def decode_path(blob: np.ndarray) -> Path:
 
 
 def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: int,
-                       part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> Kernel:
+                       part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> KernelFn:
     """OneFlow's ModelLoad kernel: read the variable, or initialize it when the checkpoint has no ``out`` for it
     (the session has checked every file and warned before launching the job). ``part``: a variable split over
     devices reads (or draws) its logical value and keeps this device's slice."""
@@ -221,7 +219,7 @@ def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: in
     return model_load
 
 
-def _model_save_kernel(variable_name: str, part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> Kernel:
+def _model_save_kernel(variable_name: str, part: tuple[tuple[int, ...], tuple[slice, ...]] | None = None) -> KernelFn:
     """``part``: a variable split over devices; each device writes its slice into the variable's ``out``."""
     from .checkpoint_io import save_variable, save_variable_slice
 

@@ -53,10 +53,7 @@ def threads_setting() -> bool | None:
 
 def compute_threads(plan: Plan) -> set[tuple[int, int]]:
     """The (machine_id, thrd_id) of threads with a compute kernel: a NormalForward task of a non-system op."""
-    from ..ops.registry import get_op_def
-
-    return {(t.machine_id, t.thrd_id) for t in plan.tasks
-            if t.task_type == "NormalForward" and not get_op_def(t.exec_sequence[0].op_type).system}
+    return {(t.machine_id, t.thrd_id) for t in plan.tasks if t.task_type == "NormalForward" and not t.system_op}
 
 
 def wants_parallel(plan: Plan) -> bool:
@@ -224,7 +221,7 @@ class ActorThreads:
             kernel = actor.kernel
             if kernel is not None and actor.task.exec_sequence[0].op_type not in RUNTIME_KERNELS:
                 self.kernels[actor.actor_id] = kernel
-                actor.kernel = _Unlocked(kernel, self.lock)
+                actor.kernel = kernel.wrap(_Unlocked(kernel.fn, self.lock))
         while rt.ready:
             actor = rt.ready.popleft()
             actor.ready_queue.append(actor)

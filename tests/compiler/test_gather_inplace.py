@@ -17,8 +17,8 @@ from flowlab.compiler.verify import check_plan
 from flowlab.errors import CompileError
 from flowlab.ir import from_json, to_json
 from flowlab.runtime.variables import variable_pieces
-from tests.compiler.test_optimizer_placement import C, D, H, batches, config, initial_weights, optimizer
 from tests.helpers.adversarial import data_successors, reaches_any, step_updates_first, update_tasks
+from tests.helpers.optimizer_placement import C, D, H, batches, config, initial_weights, optimizer
 
 
 def define(devices: int, mode: str | None = "distributed_split", reuse: bool = True):
@@ -221,7 +221,7 @@ def test_a_failed_update_leaves_no_half_updated_weight_visible(monkeypatch, repl
     """The last update of a call fails after the others wrote their rows, which are the gathered weights' rows
     too: the call guard puts every variable back, so the next call gathers the last step's weights, and the
     training goes on as a session that never saw the failed call, bit for bit."""
-    from tests.runtime.test_failure_semantics import assert_same_variables, failing_late
+    from tests.helpers.failure_semantics import assert_same_variables, failing_late
 
     monkeypatch.setenv("FLOWLAB_REPLAY", "1" if replay else "0")
     state = failing_late(monkeypatch, "momentum_update")
@@ -294,7 +294,7 @@ def test_a_gathers_lane_step_writes_only_around_its_variable():
     on that one (with the whole output counted as written, it did, and the busiest lane took longer than copying)."""
     from flowlab.replay.lane_order import without_piece
     from flowlab.replay.lanes import step_ranges
-    from tests.replay.test_lanes_replay import lane_schedules
+    from tests.helpers.lanes import lane_schedules
 
     assert without_piece([(0, 10, False), (100, 200, True)], []) == [(0, 10, False), (100, 200, True)]
     other, whole = np.zeros(30, np.uint8), np.zeros(40, np.uint8)

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import flowlab as flow
-import flowlab.typing as tp
-from tests.compiler.test_optimizer_placement import B, C, D, H, batches, compiled, define, initial_weights
-from tests.helpers.replay_models import MODELS, Call
-from tests.replay.test_lanes_replay import lane_schedules, lanes_run
-from tests.replay.test_replay_proof import assert_same
+from tests.helpers.lanes import lane_schedules, lanes_run
+from tests.helpers.optimizer_placement import C, D, H, batches, compiled, define, initial_weights
+from tests.helpers.optimizer_placement_plan import build_split
+from tests.helpers.replay_models import MODELS
+from tests.helpers.replay_proof import assert_same
 
 
 def producers(plan: object) -> dict[int, object]:
@@ -97,25 +97,6 @@ def test_the_checkpoint_holds_the_whole_logical_variable(tmp_path: Path):
     flow.checkpoint.load(tmp_path / "ckpt")
     for name, value in flow.get_all_variables().items():
         np.testing.assert_array_equal(value, trained[name], err_msg=name)
-
-
-def build_split(watched: list[np.ndarray]) -> Call:
-    """A replay-proof model: the distributed_split MLP on the configured devices, its logits' gradient watched."""
-    cfg = flow.FunctionConfig()
-    cfg.optimizer_placement_optimization_mode("distributed_split")
-    cfg.optimizer_placement_optimization_threshold(1)
-
-    @flow.global_function(type="train", function_config=cfg)
-    def train_job(x: tp.Numpy.Placeholder((B, D)), y: tp.Numpy.Placeholder((B,), dtype=flow.int32)) -> tp.Numpy:
-        h = flow.layers.dense(x, H, activation=flow.nn.relu, name="hidden")
-        logits = flow.layers.dense(h, C, name="output")
-        flow.watch_diff(logits, watched.append)
-        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
-        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
-        return loss
-
-    data = batches()
-    return lambda k: [train_job(*data[k % len(data)])]
 
 
 @pytest.fixture(autouse=False)

@@ -8,8 +8,7 @@ import numpy as np
 
 import flowlab as flow
 import flowlab.typing as tp
-
-from .test_sbp_signatures import mlp_train
+from tests.helpers.sbp_jobs import mlp_train
 
 
 def test_explain_a_data_parallel_matmul():
@@ -17,7 +16,7 @@ def test_explain_a_data_parallel_matmul():
     ex = flow.debug.explain_sbp(job, "dense1-matmul")
     text = str(ex)
     lines = text.splitlines()
-    assert lines[0].startswith("op dense1-matmul (matmul) of job train_job on cpu:0:0-1  # test_sbp_signatures.py:")
+    assert lines[0].startswith("op dense1-matmul (matmul) of job train_job on cpu:0:0-1  # sbp_jobs.py:")
     assert "  input a_0 = %reshape_0/out_0 @cpu:0:0-1: S(0) (batch axis 0)" in lines
     assert "  input b_0 = %dense1-weight/out @cpu:0:0-1: B" in lines
     # order values by hand (oneflow-distributed.md §2.2): a_0 S(0) = S(batch axis) -1, = producer -8;
@@ -80,7 +79,7 @@ def test_batch_axes_follow_the_ops_as_oneflows_batch_axis_does():
         s = flow.math.reduce_sum(t, axis=1)  # summed away: no batch axis
         return flow.math.relu(t) + flow.reshape(s, [6, 1])
 
-    from .test_sbp_signatures import job_set_of
+    from tests.helpers.sbp_jobs import job_set_of
 
     user = job_set_of(lambda: job(np.zeros((4, 6), np.float32))).job("job")
     assert flow.debug.explain_sbp(user, "transpose_0").decision.batch_axes == {"input_0": 0, "output_0": 1}

@@ -8,8 +8,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.compiler.sbp_infer import SbpInferError
-
-from .test_sbp_signatures import job_set_of, sig
+from tests.helpers.sbp_jobs import job_set_of, sig
 
 
 def mirrored_mlp(view_in_config: bool = True):

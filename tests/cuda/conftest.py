@@ -20,7 +20,7 @@ def pytest_collection_modifyitems(config, items):
     # not in a pytest-xdist worker: each would start its own; the test starts one where it runs instead
     if any(item.name == PTX_TEST for item in items) and not os.environ.get("PYTEST_XDIST_WORKER"):
         # the PTX check is a separate process (~150 compiles): start it now, so it runs beside the simulator tests
-        from .test_ptx import start_probe
+        from tests.helpers.ptx import start_probe
 
         config._flowlab_ptx_probe = start_probe()
     if cuda_available():

@@ -8,8 +8,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from tests.helpers.cuda_edges import both, close
+
 from .helpers import run
-from .test_edges import both, close
 
 RNG = np.random.default_rng(7)
 

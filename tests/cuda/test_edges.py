@@ -9,22 +9,11 @@ import numpy as np
 import pytest
 
 from flowlab.kernels.numba_cuda import launch_config
+from tests.helpers.cuda_edges import both, close
 
 from .helpers import run
 
 RNG = np.random.default_rng(12)
-
-
-def both(op_type, inputs, attrs, **launch):
-    with launch_config(**launch):
-        got = run(op_type, inputs, attrs, "gpu")
-    return got, run(op_type, inputs, attrs, "cpu")
-
-
-def close(got, expected, rtol=2e-5, atol=2e-6):
-    for g, e in zip(got, expected):
-        assert g.dtype == e.dtype and g.shape == e.shape
-        np.testing.assert_allclose(g, e, rtol=rtol, atol=atol)
 
 
 def f32(*shape):

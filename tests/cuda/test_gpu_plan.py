@@ -14,41 +14,15 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError
 from flowlab.kernels.numba_cuda import launch_config
+from tests.helpers.gpu_jobs import XS, YS, C, D, mlp_job, pad_job
 
 X = np.arange(18).reshape((2, 1, 3, 3)).astype(np.float32)
-B, D, H, C = 4, 6, 5, 3
-RNG = np.random.default_rng(0)
-XS = [RNG.random((B, D)).astype(np.float32) for _ in range(3)]
-YS = [RNG.integers(0, C, B).astype(np.int32) for _ in range(3)]
 
 
 @pytest.fixture(autouse=True)
 def tiny_launches():
     with launch_config(threads=8, tile=4, tile_k=2, micro=2, max_blocks=4):
         yield
-
-
-def pad_job():
-    @flow.global_function()
-    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
-        with flow.scope.placement("gpu", "0:0"):
-            return flow.reflection_pad2d(x, padding=1)
-
-    return pad_Job
-
-
-def mlp_job(device: str):
-    @flow.global_function(type="train")
-    def train_job(x: tp.Numpy.Placeholder((B, D)), y: tp.Numpy.Placeholder((B,), dtype=flow.int32)) -> tp.Numpy:
-        with flow.scope.placement(device, "0:0"):
-            init = flow.random_normal_initializer(stddev=0.3)
-            hidden = flow.layers.dense(x, H, activation=flow.nn.relu, name="hidden", kernel_initializer=init)
-            logits = flow.layers.dense(hidden, C, name="output", kernel_initializer=init)
-            loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
-            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.5]), momentum=0.9).minimize(loss)
-        return loss
-
-    return train_job
 
 
 def test_gpu_seed_job_gives_numpy_pad_and_its_plan_copies_host_to_device_and_back():
@@ -155,7 +129,7 @@ def test_a_bad_label_on_the_gpu_raises_as_on_the_cpu_and_the_session_trains_on()
     bad = YS[1].copy()
     bad[2] = C + 4
     with pytest.raises(KernelError, match=r"op 'loss' \(sparse_softmax_cross_entropy\) \(created at "
-                                          r"test_gpu_plan.py:\d+\) in job 'train_job' raised IndexError: label 7"):
+                                          r"gpu_jobs.py:\d+\) in job 'train_job' raised IndexError: label 7"):
         job(XS[1], bad)
     session = flow.default_session()
     assert session.status.value == "RUNNING" and session.cancelled_calls == 1

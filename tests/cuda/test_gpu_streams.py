@@ -20,10 +20,10 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.kernels import Kernel
 from flowlab.kernels.numba_cuda import launch_config
 from flowlab.runtime import gpu
-
-from .test_gpu_plan import XS, YS, mlp_job, pad_job
+from tests.helpers.gpu_jobs import XS, YS, mlp_job, pad_job
 
 
 class DeferredCopies:
@@ -150,7 +150,7 @@ def test_a_host_act_waits_for_the_gpu_work_pending_on_a_register_it_reads_or_ove
     pending, idle = SimpleNamespace(event=(None, Event())), SimpleNamespace(event=None)
     reads, writes = (pending, idle) if side == "reads" else (idle, pending)
     actor = SimpleNamespace(readable_list=[deque([reads])], writable_list=[deque([writes]), deque()])
-    gpu.host_after_gpu(actor, lambda ins, outs: order.append("kernel"))([], [])
+    gpu.host_after_gpu(actor, Kernel(lambda ins, outs: order.append("kernel"))).fn([], [])
     assert order == ["wait", "kernel"]
 
 

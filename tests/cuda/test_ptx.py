@@ -6,20 +6,10 @@ are not importable."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def start_probe() -> subprocess.Popen:
-    env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "0", "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "tests.cuda.ptx_probe"], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+from tests.helpers.ptx import start_probe
 
 
 def test_every_cuda_kernel_compiles_to_ptx_for_sm90(request):

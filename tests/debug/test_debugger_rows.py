@@ -10,36 +10,11 @@ import pytest
 
 import flowlab as flow
 from flowlab.debug.debugger import Debugger
-from flowlab.debug.live_state import ActorRow
 from flowlab.notebook import debugger_widget
 from flowlab.notebook.debugger_update import apply_update
 from flowlab.notebook.debugger_widget import DebuggerWidget
-from tests.devices.test_multi_device_variables import batches, define_mixed
-
-
-def scratch(dbg) -> list[ActorRow]:
-    """Every row built anew from the runtime, as LiveState.actors did before it kept rows (the reference)."""
-    rows, regsts = [], dbg.runtime.regsts
-    for actor in dbg.runtime.actors.values():
-        reason = actor.blocked_reason()
-        state = actor.state if actor.state != "normal" else ("ready" if reason is None else "blocked")
-        occupancy = {rid: (len(regsts[rid]) - len(q), len(regsts[rid])) for rid, q in actor.writable.items()}
-        rows.append(ActorRow(f"{dbg.plan.job_names[actor.task.job_id]}/{actor.name}", actor.task.task_type,
-                             dbg.plan.job_names[actor.task.job_id], state, actor.act_id, reason, occupancy))
-    return rows
-
-
-def widget_memory(dbg, limit: int) -> dict:
-    memory = dbg.memory().to_dict()  # a copy of every lifetime, made now
-    return {**memory, "lifetimes": memory["lifetimes"][-limit:], "lifetimes_total": len(memory["lifetimes"])}
-
-
-def widget_rows(dbg) -> list[dict]:
-    return [{"id": f"t:{a.actor_id}", "name": r.name, "job": r.job, "state": r.state, "why_blocked": r.reason,
-             "acts": r.acts, "type": r.task_type,
-             "registers": " ".join(f"r{rid} {u}/{n}" for rid, (u, n) in r.occupancy.items())}
-            for a, r in zip(dbg.runtime.actors.values(), scratch(dbg))]
-
+from tests.helpers.debugger_rows import scratch, widget_memory, widget_rows
+from tests.helpers.multi_device_variables import batches, define_mixed
 
 COMMANDS = ([("step", {})] * 12 + [("step_n", {"n": 7}), ("inspect", {"name": "dense1-matmul"}),
             ("inject", {"name": "dense1-matmul", "value": 0.5}), ("step", {}), ("break", {"kind": "op",

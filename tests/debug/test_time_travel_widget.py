@@ -10,8 +10,8 @@ from flowlab.notebook import debugger_widget
 from flowlab.notebook.debugger_update import apply_update
 from flowlab.notebook.debugger_widget import DebuggerWidget
 from flowlab.replay.state import differences, protocol_state
-from tests.debug.test_debugger_rows import scratch, widget_memory, widget_rows
-from tests.devices.test_multi_device_variables import batches, define_mixed
+from tests.helpers.debugger_rows import scratch, widget_memory, widget_rows
+from tests.helpers.multi_device_variables import batches, define_mixed
 
 COMMANDS = [("step_n", {"n": 40}), ("back", {"n": 3}), ("step", {}), ("rewind", {"to": 10}),
             ("inspect", {"name": "dense1-matmul"}), ("continue", {}), ("go_to_writer", {}),

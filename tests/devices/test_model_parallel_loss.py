@@ -215,7 +215,7 @@ def _build_replay_model(watched: list[np.ndarray]):
 def test_replayed_and_fused_calls_are_the_protocols_bit_for_bit(monkeypatch: pytest.MonkeyPatch):
     """The decomposition's kernels (the _ms ones read their class offset from the task) replay and fuse like any
     other: the proof of tests/replay/test_replay_proof.py on the model-parallel loss over 2 devices."""
-    from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, run
+    from tests.helpers.replay_proof import assert_replayed_and_fused, assert_same, run
 
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
     calls = 40

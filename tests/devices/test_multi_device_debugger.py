@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 import flowlab as flow
-from tests.devices.test_multi_device_variables import batches, train
+from tests.helpers.multi_device_variables import batches, train
 
 
 def test_debugger_holds_every_piece_of_a_split_variable_and_shows_the_logical_value():

@@ -9,6 +9,7 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.debug.sbp import explain_sbp
 from flowlab.viz.payload import jobset_payload, plan_payload
+from tests.helpers.dp_train import _dp_train
 
 
 def _job():
@@ -56,22 +57,6 @@ def test_ops_of_a_two_device_job_show_their_sbp_signature_and_why():
     candidates = [k for k in rows if k.startswith("candidate ")]
     assert len(candidates) == len(why["candidates"]) > 1
     assert all("order" in rows[k] and "cost" in rows[k] for k in candidates)
-
-
-def _dp_train(devices: int = 2):
-    flow.clear_default_session()
-    flow.config.cpu_device_num(devices)
-
-    @flow.global_function(type="train")
-    def dp(x: tp.Numpy.Placeholder((16, 8))) -> tp.Numpy:
-        with flow.scope.placement("cpu", f"0:0-{devices - 1}"):
-            h = flow.layers.dense(x, 4, name="fc1")
-            loss = flow.math.reduce_mean(h)
-            flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0).minimize(loss)
-            return loss
-
-    dp(np.ones((16, 8), np.float32))
-    return flow.default_session()
 
 
 def test_boxing_tasks_say_what_they_convert_and_edges_their_sbp():

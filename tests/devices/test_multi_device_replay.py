@@ -9,7 +9,7 @@ import pytest
 
 import flowlab as flow
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, bits, run
+from tests.helpers.replay_proof import assert_replayed_and_fused, assert_same, bits, run
 
 # the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
 pytestmark = pytest.mark.usefixtures("fuse_in_call")

@@ -17,7 +17,7 @@ from tests.e2e.harness import MOUNT, harness_page, missing
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
-from tests.e2e.test_timing_browser import _mlp_plan_text
+from tests.helpers.e2e_timing import _mlp_plan_text
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
 DASHED = ".fl-edge.kind-shared_mem, .fl-edge.kind-ctrl, .fl-edge.aux"

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.e2e.harness import harness_page, missing
+from tests.e2e.harness import missing
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -18,10 +18,9 @@ if missing():
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.notebook.compare import COMPARE_MIME, show_diff, show_pass
+from tests.helpers.e2e_compare import ADDED, CHANGED, DARK, share_of
 
 SHOTS = Path(os.environ.get("FLOWLAB_E2E_SHOTS", "")) if os.environ.get("FLOWLAB_E2E_SHOTS") else None
-DARK = "document.body.style.background = '#111'; document.querySelector('.fl-root').classList.add('fl-dark')"
-ADDED, CHANGED = (185, 239, 194), (255, 216, 168)  # style.ts: .c-added and .c-changed fills
 
 
 def _pad(variant: bool):
@@ -64,14 +63,6 @@ class _Pair:
         self.plan, self.job_set = plan, job_set
 
 
-@pytest.fixture(scope="module")
-def page():
-    with harness_page(width=1300, height=1000) as pg:
-        pg.set_viewport_size({"width": 1300, "height": 1000})
-        pg.evaluate("document.getElementById('out').style.width = '1280px'")
-        yield pg
-
-
 def mount(page, view) -> None:
     text = json.dumps(view._repr_mimebundle_()[COMPARE_MIME])  # as a saved notebook holds it (version 2)
     page.evaluate("(t) => window.flowlab.mountStored(t)", text)
@@ -83,22 +74,6 @@ def shot(page, name: str) -> None:
     if SHOTS:
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
-
-
-def share_of(page, box: dict, rgb: tuple[int, int, int]) -> float:
-    """The share of a box's screen pixels that have this colour (within 6 per channel), read from a screenshot."""
-    import base64
-
-    png = base64.b64encode(page.screenshot(clip=box)).decode()
-    return page.evaluate("""async ([b64, rgb]) => {
-      const img = new Image(); img.src = 'data:image/png;base64,' + b64; await img.decode();
-      const c = document.createElement('canvas'); c.width = img.width; c.height = img.height;
-      const g = c.getContext('2d'); g.drawImage(img, 0, 0);
-      const d = g.getImageData(0, 0, c.width, c.height).data; let n = 0;
-      for (let i = 0; i < d.length; i += 4)
-        if (Math.abs(d[i] - rgb[0]) <= 6 && Math.abs(d[i + 1] - rgb[1]) <= 6 && Math.abs(d[i + 2] - rgb[2]) <= 6) n++;
-      return n / (d.length / 4);
-    }""", [png, list(rgb)])
 
 
 def click_ms(page, left: str, right: str) -> float:

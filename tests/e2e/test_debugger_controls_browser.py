@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.harness import harness_page, missing
+from tests.helpers.e2e_debugger import MOUNT, sent_commands
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -18,15 +19,6 @@ if missing():
 FIXTURES = Path(__file__).parent / "fixtures"
 STEPS = json.loads((FIXTURES / "debugger_updates.json").read_text())["steps"]
 PAYLOAD = json.loads((FIXTURES / "nbpy_pad_plan.json").read_text())
-
-MOUNT = """async ([payload, update]) => {
-  const out = document.getElementById('out'); out.replaceChildren();
-  const el = document.createElement('div'); out.append(el);
-  const mod = await import('/flowlab/notebook/static/flowlab_widget.js');
-  const model = new window.flowlab.FakeModel({ payload, selected: '', query: '', update });
-  window.model = model;
-  mod.default.render({ model, el });
-}"""
 
 
 def whole(k: int, seq: int, **extra: object) -> dict:
@@ -40,10 +32,6 @@ def mounted(page, k: int) -> None:
                            "[...document.querySelectorAll('.fl-debugger .fl-canvas')]"
                            ".every(c => c.dataset.layout === 'idle')",
                            timeout=30_000)
-
-
-def sent_commands(page) -> list[dict]:
-    return page.evaluate("window.model.sent.filter((m) => m.type === 'command')")
 
 
 def test_enter_in_the_inspect_box_inspects_the_blob():

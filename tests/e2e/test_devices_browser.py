@@ -5,17 +5,15 @@ visible text of the built view in chromium; screenshots: build/e2e-shots/devices
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from tests.devices.test_multi_device_payload import _dp_train
 from tests.e2e.harness import MOUNT, harness_page, missing
+from tests.helpers.dp_train import _dp_train
+from tests.helpers.e2e_devices import SHOTS
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
-
-SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
 
 
 def test_task_boxes_say_their_device_and_boxing_what_it_converts():

@@ -15,7 +15,7 @@ from tests.e2e.harness import MOUNT, harness_page, missing
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
-from tests.devices.test_multi_device_payload import _dp_train
+from tests.helpers.dp_train import _dp_train
 
 SHOTS = Path(__file__).resolve().parents[2] / "build" / "e2e-shots"
 

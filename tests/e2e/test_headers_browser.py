@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.e2e.harness import harness_page, missing
-from tests.e2e.test_views_browser import inside, mount, shot
+from tests.helpers.e2e_views import inside, mount, shot
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

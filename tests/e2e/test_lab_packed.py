@@ -21,7 +21,7 @@ SHOTS = Path(os.environ["FLOWLAB_E2E_SHOTS"]) if os.environ.get("FLOWLAB_E2E_SHO
 SETUP = '''import types
 from flowlab.notebook.widgets import PlanBrowser
 from flowlab.viz.payload import plan_payload
-from tests.viz.test_payload import synthetic_plan
+from tests.helpers.synthetic_plan import synthetic_plan
 
 class NoJobs:  # the synthetic Plan has no job set: no job-kind views, no shared interfaces
     shared_interfaces = {}

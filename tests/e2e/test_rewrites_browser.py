@@ -19,7 +19,7 @@ if missing():
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.notebook.compare import COMPARE_MIME
-from tests.e2e.test_compare_browser import ADDED, DARK, share_of
+from tests.helpers.e2e_compare import ADDED, DARK, share_of
 
 SHOTS = Path(os.environ.get("FLOWLAB_E2E_SHOTS", "")) if os.environ.get("FLOWLAB_E2E_SHOTS") else None
 GREEN = (26, 127, 55)  # rewrites.ts: a parent's outline, #1a7f37

@@ -11,8 +11,8 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.notebook.debugger_widget import DebuggerWidget
 from tests.e2e.harness import harness_page, missing
-from tests.e2e.test_debugger_controls_browser import MOUNT, sent_commands
-from tests.e2e.test_devices_browser import SHOTS
+from tests.helpers.e2e_debugger import MOUNT, sent_commands
+from tests.helpers.e2e_devices import SHOTS
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)

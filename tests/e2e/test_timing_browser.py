@@ -5,8 +5,6 @@ at least 11 px inside the canvas). Each is the best of 3 mounts; the times are p
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from tests.e2e.harness import harness_page, missing
@@ -14,10 +12,7 @@ from tests.e2e.harness import harness_page, missing
 if missing():
     pytest.skip(missing(), allow_module_level=True)
 
-import flowlab as flow
-import flowlab.typing as tp
-from flowlab.viz.payload import plan_payload
-from flowlab.viz.payload_pack import stored
+from tests.helpers.e2e_timing import _mlp_plan_text
 
 # the stored JSON text -> JSON.parse -> renderStored (decode, lay out, draw) -> a readable label inside the canvas
 TIMED = """async (text) => {
@@ -40,25 +35,6 @@ TIMED = """async (text) => {
   });
   return performance.now() - t0;
 }"""
-
-
-def _mlp_plan_text(layers: int, width: int = 128) -> tuple[str, int]:
-    flow.clear_default_session()
-
-    @flow.global_function(type="train")
-    def mlp_train(x: tp.Numpy.Placeholder((16, width)), y: tp.Numpy.Placeholder((16,), dtype=flow.int32)) -> tp.Numpy:
-        h = x
-        for i in range(layers):
-            h = flow.layers.dense(h, width, activation=flow.nn.relu, name=f"layer{i}")
-        logits = flow.layers.dense(h, 10, name="out")
-        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
-        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.1]), momentum=0.9).minimize(loss)
-        return loss
-
-    session = flow.default_session()
-    session.try_init()
-    payload = plan_payload(session.plan, session.job_set, passes=session.passes)
-    return json.dumps(stored(payload)), len(session.plan.tasks)
 
 
 def _best_of_3(text: str) -> list[float]:

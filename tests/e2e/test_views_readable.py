@@ -15,7 +15,7 @@ if missing():
 
 from playwright.sync_api import expect
 
-from tests.e2e.test_views_browser import FIXTURES, mount, shot
+from tests.helpers.e2e_views import FIXTURES, mount, shot
 
 
 @pytest.fixture(scope="module")

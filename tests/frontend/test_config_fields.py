@@ -22,7 +22,7 @@ from flowlab.errors import PlacementError
 from flowlab.frontend import function_config
 from flowlab.frontend import scope as scope_module
 from flowlab.frontend.function_config import FIELDS, ConfigField
-from tests.training.test_lazy_adam import check_indexed_slices_optimizer_conf
+from tests.helpers.lazy_adam import check_indexed_slices_optimizer_conf
 
 X = np.arange(6, dtype=np.float32)
 

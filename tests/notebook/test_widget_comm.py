@@ -17,7 +17,7 @@ from ipywidgets.widgets.widget import Widget, _remove_buffers
 
 from flowlab.notebook.widgets import DebuggerWidget, PlanBrowser
 from flowlab.viz.payload_pack import live, pack, unpack
-from tests.viz.conftest import run_pad_job
+from tests.helpers.pad_job import run_pad_job
 
 ROOT = Path(__file__).resolve().parents[2]
 MODULE = ROOT / "flowlab" / "notebook" / "static" / "flowlab_widget.js"

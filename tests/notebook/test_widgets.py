@@ -138,7 +138,7 @@ def test_flowjob_result_opens_the_widgets(pad_job):
 def test_the_browser_debug_button_opens_the_debugger(pad_job):
     from IPython.core.interactiveshell import InteractiveShell
 
-    from tests.notebook.test_magic import CELL
+    from tests.helpers.magic_cells import CELL
 
     ip = InteractiveShell.instance()
     try:

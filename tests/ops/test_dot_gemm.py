@@ -8,8 +8,7 @@ import numpy as np
 import pytest
 
 from flowlab.kernels.numba_cpu import nn
-
-from .test_small_matmul import matmul_kernel
+from tests.helpers.matmul import matmul_kernel
 
 RNG = np.random.default_rng(11)
 

@@ -10,8 +10,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError
-
-from .test_ops_table_e2e import run_job
+from tests.helpers.ops_table import run_job
 
 RNG = np.random.default_rng(5)
 

@@ -15,7 +15,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import FlowlabError
-from tests.training.test_gradients import flowlab_grads
+from tests.helpers.gradients import flowlab_grads
 
 # OneFlow v0.3.4 ops/pad.py docstring: a (1, 2, 3, 3) input padded with [0, 0, 1, 2] gives (1, 2, 5, 7).
 DOC_OUT = np.array([[[[5, 4, 3, 4, 5, 4, 3], [2, 1, 0, 1, 2, 1, 0], [5, 4, 3, 4, 5, 4, 3], [8, 7, 6, 7, 8, 7, 6],

@@ -8,22 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from flowlab.ir import BlobDesc, OpConf
-from flowlab.ir.dtype import from_numpy
-from flowlab.kernels import make_kernel
 from flowlab.kernels.numba_cpu import nn
+from tests.helpers.matmul import matmul_kernel
 
 from .helpers import run_op
 
 RNG = np.random.default_rng(7)
-
-
-def matmul_kernel(a: np.ndarray, b: np.ndarray, ta: bool, tb: bool):
-    m, n = (a.shape[1] if ta else a.shape[0]), (b.shape[0] if tb else b.shape[1])
-    attrs = {"transpose_a": ta, "transpose_b": tb, "alpha": 1.0}
-    op = OpConf("t", "matmul", {"a": ("x/a",), "b": ("x/b",)}, {"out": ("t/out",)}, attrs)
-    descs = [BlobDesc(a.shape, from_numpy(a.dtype)), BlobDesc(b.shape, from_numpy(b.dtype))]
-    return make_kernel(op, descs, [BlobDesc((m, n), from_numpy(a.dtype))], "numba"), np.empty((m, n), a.dtype)
 
 
 # (m, k, n, transpose_a, transpose_b): the MLP's dW2 = dlogits^T h (10 x 100 x 512), odd sizes, k of 1 to 5

@@ -18,8 +18,8 @@ import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels.numba_cpu import winograd, winograd_conv, winograd_tf
 from flowlab.kernels.numba_cpu.winograd_conv import MAX_PRODUCTS
+from tests.helpers.replay_proof import assert_replayed_and_fused, assert_same, run
 from tests.ops.helpers import op_kernel
-from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, run
 
 F = Fraction
 
@@ -72,7 +72,7 @@ def _kernel(op_type: str, inputs: dict[str, list[np.ndarray]], attrs: dict, wino
     monkeypatch.setenv("FLOWLAB_WINOGRAD", "1" if wino else "0")
     kernel, ins, outs = op_kernel(op_type, inputs, attrs, "numba")
     kernel(ins, outs)
-    return outs[0], getattr(kernel, "winograd", None)
+    return outs[0], kernel.info
 
 
 def _all(x, w, dy, attrs, wino, monkeypatch):
@@ -254,7 +254,7 @@ def test_a_winograd_convnet_replayed_and_fused_is_the_protocol_bit_for_bit(monke
     monkeypatch.setenv("FLOWLAB_WINOGRAD", "1")
     protocol = run(_build_convnet, False, 12, monkeypatch)
     kernels = [a.kernel for a in flow.default_session().runtime.actors.values() if a.kernel is not None]
-    assert sum(getattr(k, "winograd", None) is not None for k in kernels) == 5  # 2 forward, 2 filter, 1 data grad
+    assert sum(k.info is not None for k in kernels) == 5  # 2 forward, 2 filter, 1 data grad
     replayed = run(_build_convnet, True, 12, monkeypatch)
     assert_replayed_and_fused(replayed, "train")
     assert_same(protocol, replayed)

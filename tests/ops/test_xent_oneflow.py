@@ -16,7 +16,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
-from tests.training.test_gradients import flowlab_grads
+from tests.helpers.gradients import flowlab_grads
 
 from .helpers import run_op
 

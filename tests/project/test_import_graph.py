@@ -16,13 +16,9 @@ when there is one, otherwise to ``pkg`` itself.
 
 from __future__ import annotations
 
-import ast
-from dataclasses import dataclass
-from pathlib import Path
-
 import networkx as nx
 
-ROOT = Path(__file__).resolve().parents[2] / "flowlab"
+from tests.helpers.imports import import_edges, module_graph, modules
 
 # (importer, imported): why the function-level import that closes a cycle is deliberate.
 DELIBERATE = {
@@ -36,91 +32,6 @@ DELIBERATE = {
         "blob.batch_axis / split_axis run the SBP pass's inference on the job traced so far (OneFlow infers both "
         "as each op is added)",
 }
-
-
-@dataclass(frozen=True)
-class Edge:
-    importer: str
-    imported: str
-    line: int
-    deferred: bool  # inside a function body
-    names_attr: bool  # `from pkg import name` where name is not a submodule of pkg
-
-
-def _modules() -> dict[str, tuple[Path, bool]]:
-    mods = {}
-    for path in ROOT.rglob("*.py"):
-        parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
-        is_pkg = parts[-1] == "__init__"
-        mods[".".join(parts[:-1] if is_pkg else parts)] = (path, is_pkg)
-    return mods
-
-
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
-
-
-def _imports(tree: ast.Module) -> list[tuple[ast.Import | ast.ImportFrom, bool]]:
-    found: list[tuple[ast.Import | ast.ImportFrom, bool]] = []
-
-    def visit(node: ast.AST, deferred: bool) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.If) and _is_type_checking(child):
-                for sub in child.orelse:
-                    visit_stmt(sub, deferred)
-                continue
-            visit_stmt(child, deferred)
-
-    def visit_stmt(child: ast.AST, deferred: bool) -> None:
-        if isinstance(child, (ast.Import, ast.ImportFrom)):
-            found.append((child, deferred))
-        elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            visit(child, True)
-        else:
-            visit(child, deferred)
-
-    visit(tree, False)
-    return found
-
-
-def import_edges() -> list[Edge]:
-    mods = _modules()
-
-    def owner(name: str) -> str | None:
-        while name and name not in mods:
-            name = name.rpartition(".")[0]
-        return name or None
-
-    edges = []
-    for mod, (path, is_pkg) in mods.items():
-        package = mod if is_pkg else mod.rpartition(".")[0]
-        for node, deferred in _imports(ast.parse(path.read_text(), str(path))):
-            targets: list[tuple[str, bool]] = []
-            if isinstance(node, ast.Import):
-                targets = [(alias.name, False) for alias in node.names]
-            else:
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    full = ".".join(base) + (f".{node.module}" if node.module else "")
-                else:
-                    full = node.module or ""
-                for alias in node.names:
-                    sub = f"{full}.{alias.name}"
-                    targets.append((sub, False) if sub in mods else (full, True))
-            for target, names_attr in targets:
-                resolved = owner(target)
-                if resolved and resolved != mod and resolved.split(".")[0] == "flowlab":
-                    edges.append(Edge(mod, resolved, node.lineno, deferred, names_attr))
-    return edges
-
-
-def module_graph(edges: list[Edge]) -> nx.DiGraph:
-    graph = nx.DiGraph()
-    graph.add_nodes_from(_modules())
-    graph.add_edges_from((e.importer, e.imported) for e in edges if not e.deferred)
-    return graph
 
 
 def test_the_graph_sees_known_edges() -> None:
@@ -144,7 +55,7 @@ def test_no_module_imports_a_name_from_its_half_initialized_ancestor() -> None:
         f"{e.importer}:{e.line} imports a name defined in {e.imported}/__init__.py"
         for e in import_edges()
         if not e.deferred and e.names_attr and e.importer.startswith(e.imported + ".")
-        and _modules()[e.imported][1]
+        and modules()[e.imported][1]
     ]
     assert not bad, "\n".join(bad)
 

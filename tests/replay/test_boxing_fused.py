@@ -12,7 +12,7 @@ import pytest
 import flowlab as flow
 from flowlab.replay.fused import FUSE_AFTER, fused_call_of
 from flowlab.runtime.boxing_kernels import boxing_kernel
-from tests.replay.test_lanes_replay import batches, define_dp, lane_schedules
+from tests.helpers.lanes import batches, define_dp, lane_schedules
 
 
 def task(op_type: str, in_slices: list[list[tuple[int, int]]], out_slice: list[tuple[int, int]]) -> SimpleNamespace:

@@ -22,8 +22,8 @@ from flowlab.errors import KernelError
 from flowlab.replay import fused
 from flowlab.replay.fused import Segment
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_replay import CALLS, B, D, train_session
-from tests.replay.test_replay_proof import assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_proof import assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_sessions import CALLS, B, D, train_session
 
 RELEASE = 13  # the call before which the held compiles are let go (fusion is at the 9th call)
 TOTAL = 20

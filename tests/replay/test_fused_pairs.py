@@ -15,21 +15,9 @@ from flowlab.kernels.numba_cpu.nn import _bias_add_rows
 from flowlab.kernels.numba_cpu.reduce import _sum_leading
 from flowlab.kernels.registry import External, FusedCall
 from flowlab.replay.fused import Segment
-from tests.replay.test_replay_kernels import build_wide_mlp
-from tests.replay.test_replay_proof import CALLS, assert_replayed_and_fused, assert_same, run
-
-SPECIAL = np.array([0.0, -0.0, 1.5, -2.25, np.nan, np.inf, -np.inf, 1e-45, -1e-45, 3e38], np.float32)
-
-
-def data(shape: tuple[int, ...], seed: int) -> np.ndarray:
-    a = np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
-    n = min(a.size, SPECIAL.size)
-    a.reshape(-1)[:n] = SPECIAL[:n]
-    return a
-
-
-def bits(*arrays: np.ndarray) -> list[bytes]:
-    return [a.tobytes() for a in arrays]
+from tests.helpers.fused_pairs import bits, data
+from tests.helpers.replay_proof import CALLS, assert_replayed_and_fused, assert_same, run
+from tests.helpers.wide_mlp import build_wide_mlp
 
 
 def test_copy_twice_is_two_copies() -> None:

@@ -18,7 +18,7 @@ from flowlab.call_guard import task_writes
 from flowlab.errors import KernelError
 from flowlab.replay.fused import Segment, fused_call_of
 from flowlab.replay.lanes import Lanes
-from tests.replay.test_lanes_replay import batches, define_dp
+from tests.helpers.lanes import batches, define_dp
 
 STEP = "System-Train-TrainStep-dp_train"
 

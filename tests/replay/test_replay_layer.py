@@ -23,8 +23,8 @@ from flowlab.replay.state import differences, protocol_state
 from flowlab.runtime.executor import Call
 from flowlab.session import call_instances
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_replay import train_session
-from tests.replay.test_replay_proof import CALLS, LONG, assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_proof import CALLS, LONG, assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_sessions import train_session
 
 # the compiled segment (and the generated call) must run by a given call: compiled in the call that fuses
 pytestmark = pytest.mark.usefixtures("fuse_in_call")
@@ -152,7 +152,7 @@ def test_a_call_that_does_not_end_idle_is_never_replayed_and_stops_being_capture
         if layer.failed[desc.launch_names] < CAPTURE_TRIES:  # the first calls leave work queued; later ones do not
             leftover.append("queued")
 
-    actor.kernel = leaves_work
+    actor.kernel = kernel.wrap(leaves_work)
     got, replays = [], layer.replays
     for k in range(CALLS):
         got.append(_run_eval(rt, desc, k))
@@ -161,7 +161,7 @@ def test_a_call_that_does_not_end_idle_is_never_replayed_and_stops_being_capture
         assert not [s for (name, _), s in layer.schedules.items() if name == key]
     assert layer.failed[key] == CAPTURE_TRIES
     assert layer.replays == replays  # no eval call was replayed
-    assert actor.kernel is leaves_work  # the recorders were taken away after each capture
+    assert actor.fn is leaves_work  # the recorders were taken away after each capture
     for a, b in zip(expected, got):
         np.testing.assert_array_equal(a, b)
     del rt.buffers["test-leftover"]
@@ -177,7 +177,7 @@ def test_a_kernel_raising_during_a_capture_leaves_no_schedule_and_no_recorder(mo
     def fails(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
         raise ValueError("no argmax today")
 
-    actor.kernel = fails
+    actor.kernel = actor.kernel.wrap(fails)
     kernels = {a: a.kernel for a in rt.actors.values()}
     with pytest.raises(KernelError, match=r"op 'argmax_0' \(argmax\).*'eval_job' raised ValueError: no argmax today"):
         _run_eval(rt, desc, 0)

@@ -14,7 +14,7 @@ import pytest
 
 from flowlab.replay import fused
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_replay_proof import CALLS, assert_replayed_and_fused, assert_same, run
+from tests.helpers.replay_proof import CALLS, assert_replayed_and_fused, assert_same, run
 
 
 @pytest.fixture

@@ -12,30 +12,8 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import KernelError, SessionStateError
-from flowlab.kernels import registry
 from flowlab.runtime.checkpoint_io import CheckpointError
-
-B, D, C = 6, 5, 3
-RNG = np.random.default_rng(11)
-BATCHES = [(RNG.standard_normal((B, D)).astype(np.float32), RNG.integers(0, C, B).astype(np.int32))
-           for _ in range(12)]
-
-
-def define_train(optimizer: str = "adam"):
-    """A two-layer classifier whose step updates several variables, optimizer state and the step counter."""
-
-    @flow.global_function(type="train")
-    def train_job(x: tp.Numpy.Placeholder((B, D)), y: tp.Numpy.Placeholder((B,), dtype=flow.int32)) -> tp.Numpy:
-        h = flow.layers.dense(x, 7, activation=flow.nn.relu, kernel_initializer=flow.random_normal_initializer(),
-                              name="hidden")
-        logits = flow.layers.dense(h, C, kernel_initializer=flow.random_normal_initializer(), name="out")
-        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits)
-        schedule = flow.optimizer.PiecewiseConstantScheduler([], [0.05])
-        opt = flow.optimizer.Adam(schedule) if optimizer == "adam" else flow.optimizer.SGD(schedule, momentum=0.9)
-        opt.minimize(loss)
-        return loss
-
-    return train_job
+from tests.helpers.failure_semantics import BATCHES, C, assert_same_variables, define_train, failing_late
 
 
 def run_reference(batches):
@@ -44,12 +22,6 @@ def run_reference(batches):
     job = define_train()
     losses = [job(x, y) for x, y in batches]
     return losses, flow.get_all_variables()
-
-
-def assert_same_variables(got: dict[str, np.ndarray], want: dict[str, np.ndarray]) -> None:
-    assert sorted(got) == sorted(want)
-    for name in want:
-        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
 
 
 @pytest.fixture(params=[True, False], ids=["replay", "protocol"])
@@ -69,7 +41,7 @@ def test_an_out_of_range_label_raises_and_the_session_trains_on(replay, monkeypa
     bad_y = good[5][1].copy()
     bad_y[2] = C + 4
     with pytest.raises(KernelError, match=r"op 'sparse_softmax_cross_entropy\w*' \(sparse_softmax_cross_entropy"
-                                          r"\w*\) \(created at test_failure_semantics.py:\d+\) in job 'train_job' "
+                                          r"\w*\) \(created at failure_semantics.py:\d+\) in job 'train_job' "
                                           r"raised IndexError: label 7"):
         job(good[5][0], bad_y)
     assert flow.default_session().status.value == "RUNNING" and flow.default_session().cancelled_calls == 1
@@ -78,29 +50,6 @@ def test_an_out_of_range_label_raises_and_the_session_trains_on(replay, monkeypa
     for got, want in zip(losses, want_losses):
         np.testing.assert_array_equal(got, want)
     assert_same_variables(flow.get_all_variables(), want_vars)
-
-
-def failing_late(monkeypatch, op_type: str):
-    """Make ``op_type``'s kernel raise, when armed, at its last act of a call (after its other acts updated
-    their variables): as late in the step as a kernel can fail."""
-    monkeypatch.setenv("FLOWLAB_KERNELS", "numba")  # one implementation patched: the run uses only it
-    impl = "numba"
-    factory = registry.get_kernel_factory(op_type, impl)
-    state = {"armed": False, "acts": 0, "per_call": 0}
-
-    def patched(ctx):
-        kernel = factory(ctx)
-
-        def maybe_failing(ins, outs):
-            state["acts"] += 1
-            if state["armed"] and state["acts"] == state["per_call"]:
-                raise OSError("simulated failure of the last update")
-            kernel(ins, outs)
-
-        return maybe_failing
-
-    monkeypatch.setitem(registry._KERNELS, (op_type, impl, "cpu"), patched)
-    return state
 
 
 @pytest.mark.parametrize("optimizer,update", [("adam", "adam_update"), ("momentum", "momentum_update")])

@@ -13,7 +13,7 @@ import pytest
 import flowlab as flow
 from flowlab.errors import KernelError
 from flowlab.replay.fused import FUSE_AFTER, Segment
-from tests.runtime.test_failure_semantics import BATCHES, assert_same_variables, define_train
+from tests.helpers.failure_semantics import BATCHES, assert_same_variables, define_train
 
 STEP = "System-Train-TrainStep-train_job"
 

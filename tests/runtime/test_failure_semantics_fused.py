@@ -13,7 +13,7 @@ import flowlab as flow
 from flowlab.errors import KernelError
 from flowlab.replay import layer as layer_module
 from flowlab.replay.fused import FUSE_AFTER
-from tests.runtime.test_failure_semantics import BATCHES, assert_same_variables, define_train
+from tests.helpers.failure_semantics import BATCHES, assert_same_variables, define_train
 
 STEP = "System-Train-TrainStep-train_job"
 

@@ -73,7 +73,7 @@ def test_a_cleared_sessions_queued_tier_builds_do_not_run(default_mode, monkeypa
         call = define()
         call()
         kernels = [a.kernel.tiered for a in flow.default_session().runtime.actors.values()
-                   if hasattr(a.kernel, "tiered")]
+                   if a.kernel is not None and a.kernel.tiered is not None]
         assert kernels and not any(k.settled for k in kernels)  # their Numba builds wait behind the gate
         del kernels, call
         flow.clear_default_session()

@@ -249,8 +249,9 @@ def test_a_call_run_silently_leaves_the_same_state_as_one_stepped_with_events():
     silent_order: list[int] = []  # the acts that run a kernel, in order
     for actor in silent.actors.values():
         if actor.kernel is not None:
-            actor.kernel = (lambda key, k: lambda ins, outs: (silent_order.append(key), k(ins, outs)))(
-                actor.actor_id, actor.kernel)
+            counted = (lambda key, k: lambda ins, outs: (silent_order.append(key), k(ins, outs)))(actor.actor_id,
+                                                                                                  actor.fn)
+            actor.kernel = actor.kernel.wrap(counted)
     for call in range(3):
         outs: list[list] = [[], []]
         for rt, out in ((silent, outs[0]), (stepped, outs[1])):

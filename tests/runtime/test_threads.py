@@ -286,7 +286,8 @@ def test_sigint_during_a_parallel_call_is_delivered_after_it_and_the_session_goe
             os.kill(os.getpid(), signal.SIGINT)
         inner(ins, outs)
 
-    actor.kernel = kernel  # not a hook: a runtime with subscribers steps; a kernel on device 1's thread sends it
+    # not a hook: a runtime with subscribers steps; a kernel on device 1's thread sends it
+    actor.kernel = inner.wrap(kernel)
     with pytest.raises(KeyboardInterrupt):
         call(1)
     assert fired == ["flowlab-thrd-0:1"]  # raised on device 1's thread, delivered to the caller after the call
@@ -313,7 +314,7 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
     handshake, inside the actors' kernels); stepped, the first spins out alone. A synthetic Plan puts each job's
     compute tasks on threads 50 and 51 (a compiled Plan may put both jobs' tasks on one device thread: OneFlow
     assigns CPU compute tasks round-robin, and a spinning kernel holds its thread)."""
-    from tests.runtime.test_nogil import SPIN_LIMIT, _meet
+    from tests.helpers.nogil import SPIN_LIMIT, _meet
 
     flow.config.cpu_device_num(2)
 
@@ -353,7 +354,7 @@ def test_two_jobs_on_two_devices_compute_at_the_same_time(monkeypatch):
                 met[me] = (bool(_meet(flags, me, 1 - me, limit)), threading.current_thread().name)
                 inner(ins, outs)
 
-            actor.kernel = kernel
+            actor.kernel = actor.kernel.wrap(kernel)
         try:
             rt.run_protocol([JobInstance("System-ModelInit")])
             pulls = [JobInstance("System-Pull-Return_0"), JobInstance("System-Pull-Return_1")]  # either ends first

@@ -17,7 +17,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels import tiered
-from flowlab.kernels.tiered import TieredKernel, tier_of
+from flowlab.kernels.tiered import TieredKernel
 
 CALLS = 4
 TOL = {"rtol": 2e-5, "atol": 1e-6}  # the kernel modes' agreement (tests/ops/test_kernel_nan_agreement.py)
@@ -67,8 +67,7 @@ def batches(n: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 def tiered_kernels() -> list[TieredKernel]:
     rt = flow.default_session().runtime
-    kernels = [getattr(a.kernel, "kernel", a.kernel) for a in rt.actors.values()]  # threads.py: _Unlocked(kernel)
-    return [k.tiered for k in kernels if tier_of(k) is not None]
+    return [a.kernel.tiered for a in rt.actors.values() if a.kernel is not None and a.kernel.tiered is not None]
 
 
 def run(mode: str, monkeypatch, calls: int = CALLS, between=None) -> tuple[list[np.ndarray], dict[str, np.ndarray]]:
@@ -190,7 +189,7 @@ def test_the_act_record_says_which_tier_ran(held) -> None:
     train(x, y)
     train(x, y)
     rt.hooks.remove(events.append)
-    tiered_ids = {a.actor_id for a in rt.actors.values() if tier_of(a.kernel) is not None}
+    tiered_ids = {a.actor_id for a in rt.actors.values() if a.kernel is not None and a.kernel.tiered is not None}
     by_actor: dict[int, list[str | None]] = {}
     for event in events:
         by_actor.setdefault(event.actor_id, []).append(event.tier)
@@ -216,7 +215,7 @@ def test_a_kernel_with_state_of_its_own_is_not_tiered(held) -> None:
     drop(np.ones((4, 6), np.float32))
     rt = flow.default_session().runtime
     (actor,) = [a for a in rt.actors.values() if a.task.exec_sequence[0].op_type == "dropout"]
-    assert tier_of(actor.kernel) is None
+    assert actor.kernel is not None and actor.kernel.tiered is None
     assert rt.kernel_tiers[actor.actor_id] == "numba"
 
 

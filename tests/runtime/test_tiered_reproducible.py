@@ -20,7 +20,6 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.kernels import tiered
-from flowlab.kernels.tiered import tier_of
 
 STEPS = 12
 
@@ -57,7 +56,7 @@ def train_calls(steps: int, after: Callable[[int], None] | None = None) -> tuple
     for k in range(steps):
         losses.append(bits(train(*batch(k))))
         rt = flow.default_session().runtime
-        tiers.append({s.ran for a in rt.actors.values() if (s := tier_of(getattr(a.kernel, "kernel", a.kernel)))
+        tiers.append({s.ran for a in rt.actors.values() if a.kernel and (s := a.kernel.tiered)
                       and s.ran})
         if after is not None:
             after(k)

@@ -17,7 +17,7 @@ import pytest
 
 import flowlab as flow
 from flowlab.runtime.checkpoint_io import CheckpointError
-from tests.training.test_checkpoint_files import saved, unchanged
+from tests.helpers.checkpoint_files import saved, unchanged
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs os.mkfifo")
 

@@ -10,8 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 import flowlab as flow
 import flowlab.typing as tp
-
-from .test_gradients import RNG, check, flowlab_grads, v
+from tests.helpers.gradients import RNG, check, flowlab_grads, v
 
 
 def conv_np(x, w, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), groups=1):

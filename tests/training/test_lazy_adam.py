@@ -11,42 +11,10 @@ import numpy as np
 import pytest
 
 import flowlab as flow
-import flowlab.typing as tp
+from tests.helpers.lazy_adam import FEAT, LR, RNG, ROWS, STEPS, _lazy_adam, _train
 from tests.ops.helpers import run_op
 
-RNG = np.random.default_rng(8)
-ROWS, FEAT, LR = 6, 3, 0.1
 LR32 = float(np.float32(LR))  # the learning-rate blob is float32, as OneFlow's
-STEPS = [np.array([0, 2, 2, 5], np.int32), np.array([1, 5, 5, 5], np.int32), np.array([3, 0, 1, 1], np.int32)]
-
-
-def _train(optimizer, indexed: bool, table: np.ndarray, weight: np.ndarray, devices: int = 1, distribute=None
-           ) -> tuple[list[np.ndarray], list[str]]:
-    flow.clear_default_session()
-    flow.config.cpu_device_num(devices)
-    cfg = flow.FunctionConfig()
-    if indexed:
-        cfg.indexed_slices_optimizer_conf(dict(include_op_names=dict(op_name=["embeddings"])))
-
-    @flow.global_function(type="train", function_config=cfg)
-    def train_job(ids: tp.Numpy.Placeholder((4,), dtype=flow.int32),
-                  weight: tp.Numpy.Placeholder((4, FEAT), dtype=flow.float64)) -> tp.Numpy:
-        emb = flow.get_variable("embeddings", shape=(ROWS, FEAT), dtype=flow.float64, distribute=distribute)
-        loss = flow.math.reduce_sum(flow.gather(emb, ids) * weight)
-        optimizer().minimize(loss)
-        return loss
-
-    flow.load_variables({"embeddings": table})
-    after = []
-    for ids in STEPS:
-        train_job(ids, weight)
-        after.append(flow.get_all_variables()["embeddings"].copy())
-    job = flow.default_session().job_set.job("train_job")
-    ops = [op.op_type for op in job.ops]
-    if devices > 1:
-        ops.append(str(job.sbp_signatures["embeddings_optimizer"]))
-    flow.config.cpu_device_num(1)
-    return after, ops
 
 
 def _np_adam(table, weight, lazy: bool, b1=0.9, b2=0.999, eps=1e-8):
@@ -62,10 +30,6 @@ def _np_adam(table, weight, lazy: bool, b1=0.9, b2=0.999, eps=1e-8):
         w[rows] -= lr * m[rows] / (np.sqrt(v[rows]) + eps)
         out.append(w.copy())
     return out
-
-
-def _lazy_adam():
-    return flow.optimizer.LazyAdam(flow.optimizer.PiecewiseConstantScheduler([], [LR]))
 
 
 @pytest.mark.parametrize("impl", ["reference", "numba"])
@@ -135,13 +99,6 @@ def test_a_malformed_conf_is_refused_where_it_is_set():
     cfg = flow.FunctionConfig()
     with pytest.raises(ValueError, match=r"indexed_slices_optimizer_conf takes dict\(include_op_names=dict\(op_name="):
         cfg.indexed_slices_optimizer_conf(dict(op_name=["embeddings"]))
-
-
-def check_indexed_slices_optimizer_conf() -> None:
-    """tests/frontend/test_config_fields.py's check that the field acts: the embedding's update is the indexed one."""
-    table, weight = RNG.standard_normal((ROWS, FEAT)), RNG.standard_normal((4, FEAT))
-    assert "indexed_slices_adam_update" in _train(_lazy_adam, True, table, weight)[1]
-    assert "indexed_slices_adam_update" not in _train(_lazy_adam, False, table, weight)[1]
 
 
 def _np_indexed_sgd(table, weight, beta: float | None):

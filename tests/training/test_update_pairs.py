@@ -17,11 +17,11 @@ from flowlab.kernels.numba_cpu.optimizer import _momentum_lr
 from flowlab.kernels.registry import FusedCall
 from flowlab.replay.combine import segment_calls
 from flowlab.replay.lane_order import schedule_order, to_reader_lanes
-from tests.compiler.test_optimizer_placement_plan import build_split
+from tests.helpers.fused_pairs import bits, data
+from tests.helpers.lanes import lane_schedules, lanes_run
+from tests.helpers.optimizer_placement_plan import build_split
 from tests.helpers.replay_models import MODELS
-from tests.replay.test_fused_pairs import bits, data
-from tests.replay.test_lanes_replay import lane_schedules, lanes_run
-from tests.replay.test_replay_proof import assert_same
+from tests.helpers.replay_proof import assert_same
 
 F = np.float32
 
@@ -161,7 +161,7 @@ def test_lanes_with_the_update_pairs_are_the_protocol_bit_for_bit(model: str, pa
 def test_the_pushes_run_on_the_last_lane_and_the_pull_on_the_callers(monkeypatch: pytest.MonkeyPatch) -> None:
     """The caller's lane runs the pull, the notifies and the system steps; the pushes' copies of the caller's arrays
     go to the last lane, which evens the lanes' work (the batch's copy was the caller's lane's surplus)."""
-    from tests.replay.test_lanes_replay import batches, define_dp
+    from tests.helpers.lanes import batches, define_dp
 
     monkeypatch.setenv("FLOWLAB_THREADS", "1")
     job = define_dp(2)

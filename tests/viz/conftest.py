@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-import flowlab as flow
-import flowlab.typing as tp
 from flowlab.ir import BlobDesc, Job, OpConf
 from flowlab.ir.dtype import float32
+from tests.helpers.pad_job import run_pad_job
 
 
 def make_small_job(name: str = "pad_job") -> Job:
@@ -38,16 +36,6 @@ def small_job() -> Job:
     return make_small_job()
 
 
-def run_pad_job():
-    @flow.global_function()
-    def pad_Job(x: tp.Numpy.Placeholder((2, 1, 3, 3))) -> tp.Numpy:
-        return flow.reflection_pad2d(x, padding=1)
-
-    out = pad_Job(np.zeros((2, 1, 3, 3), np.float32))
-    assert out.shape == (2, 1, 5, 5)
-    return flow.default_session()
-
-
 @pytest.fixture
 def pad_session():
     return run_pad_job()
@@ -57,7 +45,6 @@ def pad_session():
 def run_pad():
     """The pad job as a function: defines it, calls it once, returns the default session."""
     return run_pad_job
-
 
 
 @pytest.fixture(scope="module")

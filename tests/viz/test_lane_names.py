@@ -11,7 +11,7 @@ from types import SimpleNamespace
 from flowlab.ir import OpConf, ParallelConf
 from flowlab.viz.payload import plan_payload
 from flowlab.viz.payload_devices import lane_names
-from tests.devices.test_multi_device_payload import _dp_train
+from tests.helpers.dp_train import _dp_train
 
 
 def _task(task_type: str, thrd: int, tag: str = "cpu", device: int = 0, machine: int = 0, **attrs: object):

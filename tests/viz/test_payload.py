@@ -14,6 +14,7 @@ import flowlab.typing as tp
 from flowlab.viz.payload import MIME, jobset_payload, plan_payload, run_payload
 from flowlab.viz.payload_graph import CHUNK, VISIBLE_BUDGET, visible_count
 from flowlab.viz.payload_svg import SVG_BUDGET, bounded_state, payload_dot, payload_svg
+from tests.helpers.synthetic_plan import synthetic_plan
 
 
 def by_label(graph, label):
@@ -67,7 +68,7 @@ def test_seed_job_payloads_are_pinned(pad_session):
     detail = g["details"][pad["detail"]]
     assert detail["title"] == "reflection_pad2d_0 (reflection_pad2d)"
     op = rows(detail, "op")
-    assert op["op_type"] == "reflection_pad2d" and op["created by"] == "user" and re.fullmatch(r"conftest\.py:\d+",
+    assert op["op_type"] == "reflection_pad2d" and op["created by"] == "user" and re.fullmatch(r"pad_job\.py:\d+",
                                                                                                op["source"])
     assert rows(detail, "attrs") == {"padding": "[1,1,1,1]"}
     assert rows(detail, "inputs") == {"x": "Input_0/out  f32[2,1,3,3]"}
@@ -237,12 +238,3 @@ def test_a_10000_task_plan_payload_is_fast():
     assert elapsed < 5.0  # the benchmark's target is 1 s; generous here for a loaded 2-core machine
 
 
-def synthetic_plan(n: int):
-    import importlib.util
-    from pathlib import Path
-
-    path = Path(__file__).resolve().parents[2] / "benchmarks" / "plan_svg.py"
-    spec = importlib.util.spec_from_file_location("plan_svg_bench", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.synthetic_plan(n, n_jobs=8, n_threads=4)

@@ -10,7 +10,7 @@ import pytest
 
 from flowlab.viz.payload import jobset_payload, plan_payload, run_payload
 from flowlab.viz.payload_pack import pack, stored, unpack
-from tests.viz.test_payload import synthetic_plan
+from tests.helpers.synthetic_plan import synthetic_plan
 
 
 def notebook_bytes(data: dict) -> int:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from flowlab.debug.sbp import explain_sbp
 from flowlab.viz.payload import plan_payload
-from tests.devices.test_multi_device_payload import _dp_train
+from tests.helpers.dp_train import _dp_train
 
 
 def _sbp_rows(payload: dict, node: dict) -> dict[str, str]:

@@ -14,7 +14,7 @@ import pytest
 
 from flowlab.viz.payload import jobset_payload, plan_payload
 from flowlab.viz.payload_svg import MAX_WIDTH_PT, SVG_BUDGET, payload_svg
-from tests.viz.test_payload import synthetic_plan
+from tests.helpers.synthetic_plan import synthetic_plan
 
 
 def measure(svg: str) -> tuple[float, float, int, list[float]]:

@@ -40,7 +40,7 @@ from typing import Any
 import numpy as np
 
 from ...flags import get
-from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
+from ..registry import FusedCall, Kernel, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from . import conv
 from ._numba import cache_dir, njit
 from .winograd import Winograd, _filter_transform, tile_for, winograd_core, winograd_filter_core
@@ -191,17 +191,16 @@ def _wino_filter_grad(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, 
         conv._conv_filter_grad(dy, x, dw, xp, cols, cg)
 
 
-def _kernel(fn: object, owned: tuple[np.ndarray, ...], plan: Winograd) -> KernelFn:
+def _kernel(fn: object, owned: tuple[np.ndarray, ...], plan: Winograd) -> Kernel:
     """fn(in0, in1, out0, *owned) on the flat registers, and its fused form (owned as Owned arrays); the kernel
-    carries its plan (``kernel.winograd``) for the benchmark."""
+    carries its plan (``Kernel.info``) for the benchmark."""
     def args(ins, outs) -> tuple:
         return ins[0].reshape(-1), ins[1].reshape(-1), outs[0].reshape(-1)
 
     def kernel(ins, outs):
         fn(*args(ins, outs), *owned)  # type: ignore[operator]
 
-    kernel.winograd = plan  # type: ignore[attr-defined]
-    return fusable(kernel, lambda ins, outs: FusedCall(fn, (*args(ins, outs), *(Owned(a) for a in owned))))
+    return fusable(kernel, lambda ins, outs: FusedCall(fn, (*args(ins, outs), *(Owned(a) for a in owned))), plan)
 
 
 def _im2col(c: conv._Conv) -> tuple[np.ndarray, ...]:
