@@ -46,4 +46,6 @@ def attach(runtime: Runtime, execution: ExecutionPolicy | None = None) -> Replay
         return None
     from .layer import ReplayLayer
 
-    return ReplayLayer(runtime, fuse=execution.fuse, lanes=execution.lanes)
+    layer = ReplayLayer(runtime, fuse=execution.fuse, lanes=execution.lanes)
+    layer.execution = execution  # lanes time themselves against one thread and record the verdict there
+    return layer

@@ -141,7 +141,80 @@ def build_lanes(rt: Runtime, schedule: Schedule) -> Lanes | None:
             lane_of.append(0)
     if len(set(lane_of)) < 2:
         return None
-    return Lanes(rt, schedule, keys, lane_of)
+    policy = getattr(rt.layer, "execution", None)  # the session's ExecutionPolicy (None: a layer made by hand)
+    verdict = policy.measured.get("lanes") if policy is not None else None
+    if verdict is not None and not verdict.taken:  # the session's lanes lost to one thread: decided once
+        return None
+    lanes = Lanes(rt, schedule, keys, lane_of)
+    if policy is not None and policy.lanes_trial and verdict is None:
+        same = [s.lanes.trial for s in getattr(rt.layer, "schedules", {}).values()
+                if s.key == schedule.key and s.lanes is not None and s.lanes.trial is not None]
+        lanes.trial = same[0] if same else Trial(policy)
+    return lanes
+
+
+class Trial:
+    """Lanes against one thread, timed on a session's first replays (kernels settled, before fusing) of one
+    launch list (its schedules, one per rotation of the boxing registers, share the trial): the calls alternate
+    between the lanes and the schedule's steps in capture order on the caller's thread (what the replay layer runs
+    without lanes), wall clock each, ``TRIAL_PAIRS`` of each. The first trial to finish decides for the session
+    (``ExecutionPolicy.settle_lanes``, shown by ``print(session.execution)``): lanes stay, or every schedule drops
+    them and the lane threads end. Both ways run the capture's steps, so the results are the same bits; only the
+    time differs."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.serial: list[float] = []
+        self.lanes: list[float] = []
+
+    @staticmethod
+    def timed(run: Callable[[], None], serial: bool) -> float:
+        """Run one call's replay; its wall seconds (``serial``: which way it ran; a test may stand in)."""
+        start = perf_counter()
+        run()
+        return perf_counter() - start
+
+    def call(self, lanes: Lanes) -> None:
+        from ..kernels.tiered import settled
+        from ..runtime.policy import TRIAL_PAIRS, lanes_verdict
+
+        verdict = self.policy.measured.get("lanes")
+        if verdict is None and not all(settled(actor.kernel) for actor in lanes.schedule.kernels):
+            lanes.run()  # tiered kernels still changing tier: a timing now says nothing of the later calls
+            return
+        if verdict is None:
+            serial = len(self.serial) <= len(self.lanes)
+            seconds = self.timed(lanes.run_serial if serial else lanes.run, serial)
+            (self.serial if serial else self.lanes).append(seconds)
+            if len(self.lanes) < TRIAL_PAIRS:
+                return
+            self.policy.settle_lanes(*lanes_verdict(self.serial, self.lanes))
+            verdict = self.policy.measured["lanes"]
+        else:  # another schedule's trial decided
+            lanes.run() if verdict.taken else lanes.run_serial()
+        lanes.trial = None
+        if not verdict.taken:
+            drop_lanes(lanes.rt)
+
+
+def drop_lanes(rt: Runtime) -> None:
+    """One thread runs the runtime's replays from now on: no schedule keeps lanes (one fused already fuses again,
+    serially), no new capture gets any, and the lane threads end (a generated call needs a runtime without)."""
+    from .layer import ReplayLayer
+
+    layer = rt.layer
+    if not isinstance(layer, ReplayLayer):
+        return
+    layer.lanes = False
+    for schedule in layer.schedules.values():
+        if schedule.lanes is not None:
+            schedule.lanes = None
+            schedule.guarded = None  # every variable guarded until the serial fusion works its guard out
+            schedule.fuse_tried = False
+            schedule.note_lowering()
+    if rt.threads is not None:
+        rt.stop_threads()
+        rt.threads = None
 
 
 class Lanes:
@@ -225,6 +298,7 @@ class Lanes:
         self.segment_of: dict[int, Any] = {}  # capture index -> the fused segment that runs it (``fuse``)
         self.segment_starts: set[int] = set()  # the capture index of each segment's first step
         self.raising: set[int] = set()  # the capture indices at which the fused programs can raise (``raises``)
+        self.trial: Trial | None = None  # timing lanes against one thread on the first replays (``build_lanes``)
 
     # -- fusing ------------------------------------------------------------------------------------------
     def fuse(self) -> bool:
@@ -317,6 +391,24 @@ class Lanes:
 
     # -- a replay ----------------------------------------------------------------------------------------
     def __call__(self) -> None:
+        if self.trial is not None:
+            self.trial.call(self)
+        else:
+            self.run()
+
+    def run_serial(self) -> None:
+        """One replay of the schedule's steps in capture order on the caller's thread (the trial's other way)."""
+        steps = self.schedule.steps
+        for index, step in enumerate(steps):
+            try:
+                step()
+            except Exception as err:
+                actor = self.actors[index]
+                if isinstance(err, KernelError) or actor is None:
+                    raise
+                raise kernel_error(self.rt.plan, actor, err) from err
+
+    def run(self) -> None:
         # asked each call: ``stop_threads`` (a closed runtime, a failed protocol call) ends the parked ones
         workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
         self.failures.clear()
