@@ -15,7 +15,10 @@ there; every rung above it is a lowering of a call's captured Schedule (ir/sched
 builds its runtime from the policy, the replay layer reads it, and ``print(session.execution)`` shows it. What
 is still decided per call (and stays so, because it is about that call, not the configuration): a call with a
 subscriber attached, from a state no schedule starts at, or that is not idle, is run by the protocol (captured
-when it starts idle); a job function with a ``Tuple[...]`` parameter gets no generated call.
+when it starts idle); a job function with a ``Tuple[...]`` parameter gets no generated call. One choice is
+confirmed later, once: lanes, taken on the Plan's facts (``_lanes_decision``), are timed against one thread on the
+first replays (replay/lanes.py ``Trial``, ``lanes_verdict``), and the verdict replaces the lanes, threads and
+callgen choices (``measured``): the run mode never keeps lanes that lose to one thread.
 """
 
 from __future__ import annotations
