@@ -154,13 +154,13 @@ def build_lanes(rt: Runtime, schedule: Schedule) -> Lanes | None:
 
 
 class Trial:
-    """Lanes against one thread, timed on a session's first replays (kernels settled, before fusing) of one
+    """Lanes against one thread, timed once the lanes are fused and compiled (``ready``), on the replays of one
     launch list (its schedules, one per rotation of the boxing registers, share the trial): the calls alternate
-    between the lanes and the schedule's steps in capture order on the caller's thread (what the replay layer runs
-    without lanes), wall clock each, ``TRIAL_PAIRS`` of each. The first trial to finish decides for the session
-    (``ExecutionPolicy.settle_lanes``, shown by ``print(session.execution)``): lanes stay, or every schedule drops
-    them and the lane threads end. Both ways run the capture's steps, so the results are the same bits; only the
-    time differs."""
+    between the lanes and the same fused programs merged on the caller's thread (``Lanes.run_merged``: the same
+    kernels and segments, no hand-off, no second core), wall clock each, ``TRIAL_PAIRS`` of each. The first trial
+    to finish decides for the session (``ExecutionPolicy.settle_lanes``, shown by ``print(session.execution)``):
+    lanes stay, or every schedule drops them (fusing again serially) and the lane threads end. Both ways run the
+    capture's steps with every conflicting pair in capture order, so the results are the same bits."""
 
     def __init__(self, policy: Any) -> None:
         self.policy = policy
@@ -174,24 +174,35 @@ class Trial:
         run()
         return perf_counter() - start
 
-    def call(self, lanes: Lanes) -> None:
+    @staticmethod
+    def ready(lanes: Lanes) -> bool:
+        """Whether a timing now says what later calls will take: the kernels are settled (tiered start) and the
+        lanes fused, their segments compiled (or no fusion is coming: flag fuse=off, nothing to fuse)."""
         from ..kernels.tiered import settled
+
+        layer = lanes.rt.layer
+        if getattr(layer, "fuse", False) and not lanes.schedule.fuse_tried:
+            return False
+        return (all(segment.fn is not None or segment.error is not None for segment in lanes.segment_of.values())
+                and all(settled(actor.kernel) for actor in lanes.schedule.kernels))
+
+    def call(self, lanes: Lanes) -> None:
         from ..runtime.policy import TRIAL_PAIRS, lanes_verdict
 
         verdict = self.policy.measured.get("lanes")
-        if verdict is None and not all(settled(actor.kernel) for actor in lanes.schedule.kernels):
-            lanes.run()  # tiered kernels still changing tier: a timing now says nothing of the later calls
+        if verdict is None and not self.ready(lanes):
+            lanes.run()
             return
         if verdict is None:
             serial = len(self.serial) <= len(self.lanes)
-            seconds = self.timed(lanes.run_serial if serial else lanes.run, serial)
+            seconds = self.timed(lanes.run_merged if serial else lanes.run, serial)
             (self.serial if serial else self.lanes).append(seconds)
             if len(self.lanes) < TRIAL_PAIRS:
                 return
-            self.policy.settle_lanes(*lanes_verdict(self.serial, self.lanes))
+            self.policy.settle_lanes(*lanes_verdict(self.serial, self.lanes, bool(lanes.segment_starts)))
             verdict = self.policy.measured["lanes"]
         else:  # another schedule's trial decided
-            lanes.run() if verdict.taken else lanes.run_serial()
+            lanes.run() if verdict.taken else lanes.run_merged()
         lanes.trial = None
         if not verdict.taken:
             drop_lanes(lanes.rt)
@@ -299,6 +310,7 @@ class Lanes:
         self.segment_starts: set[int] = set()  # the capture index of each segment's first step
         self.raising: set[int] = set()  # the capture indices at which the fused programs can raise (``raises``)
         self.trial: Trial | None = None  # timing lanes against one thread on the first replays (``build_lanes``)
+        self.merged: list[tuple[Callable[[], None], int]] | None = None  # ``merged_program``, once fused
 
     # -- fusing ------------------------------------------------------------------------------------------
     def fuse(self) -> bool:
@@ -320,6 +332,7 @@ class Lanes:
             return False
         for lane, entries in zip(self.lanes, programs):
             lane.build(entries)
+        self.merged = None
         return bool(self.segment_starts)
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
@@ -395,6 +408,39 @@ class Lanes:
             self.trial.call(self)
         else:
             self.run()
+
+    def run_merged(self) -> None:
+        """One replay on the caller's thread: every lane's program merged into one sequence (``merged_program``),
+        no locks touched (they stay held, as between calls)."""
+        if not self.segment_starts:
+            self.run_serial()
+            return
+        merged = self.merged
+        if merged is None:
+            merged = self.merged = self.merged_program()
+        for fn, index in merged:
+            try:
+                fn()
+            except Exception as err:
+                actor = self.actors[index]
+                if isinstance(err, KernelError) or actor is None:
+                    raise
+                raise kernel_error(self.rt.plan, actor, err) from err
+
+    def merged_program(self) -> list[tuple[Callable[[], None], int]]:
+        """The lanes' entries as one sequence: each lane's in its own order, the lanes interleaved by the simulated
+        order of their steps (``order``). An entry's key is the latest rank (position in ``order``) of a step
+        that begins an entry up to it on its lane, which is at most the rank of its own last step; an entry waits
+        only on entries whose last step ranks before its first step. So whatever it waits on comes first."""
+        rank = {index: k for k, index in enumerate(self.order)}
+        keyed: list[tuple[int, int, int, Callable[[], None], int]] = []
+        for number, lane in enumerate(self.lanes):
+            latest = -1
+            for position, ((fn, _, _), index) in enumerate(zip(lane.program, lane.indices)):
+                latest = max(latest, rank[index])
+                keyed.append((latest, number, position, fn, index))
+        keyed.sort(key=lambda entry: entry[:3])
+        return [(fn, index) for *_, fn, index in keyed]
 
     def run_serial(self) -> None:
         """One replay of the schedule's steps in capture order on the caller's thread (the trial's other way)."""

@@ -17,7 +17,7 @@ is still decided per call (and stays so, because it is about that call, not the 
 subscriber attached, from a state no schedule starts at, or that is not idle, is run by the protocol (captured
 when it starts idle); a job function with a ``Tuple[...]`` parameter gets no generated call. One choice is
 confirmed later, once: lanes, taken on the Plan's facts (``_lanes_decision``), are timed against one thread on the
-first replays (replay/lanes.py ``Trial``, ``lanes_verdict``), and the verdict replaces the lanes, threads and
+first fused replays (replay/lanes.py ``Trial``, ``lanes_verdict``), and the verdict replaces the lanes, threads and
 callgen choices (``measured``): the run mode never keeps lanes that lose to one thread.
 """
 
@@ -65,7 +65,7 @@ class ExecutionPolicy:
 
     choices: tuple[Choice, ...]
     context: str = "session"  # "session" or "flow.debug"
-    # lanes taken on the Plan's facts, to be confirmed once by timing the first replays (replay/lanes.py ``Trial``)
+    # lanes taken on the Plan's facts, to be confirmed once by timing the first fused replays (lanes.py ``Trial``)
     lanes_trial: bool = False
     callgen_without_lanes: bool = False  # callgen declined only because the calls replay on lanes
     # what that measurement decided (``settle_lanes``): the choices it replaces, once per session
@@ -257,13 +257,14 @@ def _lanes_decision(busy: int) -> tuple[bool, str]:
     return True, f"{busy} Plan threads compute on {cores} cores"
 
 
-def lanes_verdict(serial: list[float], lanes: list[float]) -> tuple[bool, str]:
+def lanes_verdict(serial: list[float], lanes: list[float], fused: bool = True) -> tuple[bool, str]:
     """Lanes or one thread, from the seconds of replays timed each way (alternating, so the box's load meets
-    both): lanes stay only when their median call is at most ``TRIAL_MARGIN`` of one thread's; even, one thread
-    wins (no hand-offs, no second core taken, and a generated call)."""
+    both; ``fused``: the lanes' segments ran, else their steps one by one): lanes stay only when their median call
+    is at most ``TRIAL_MARGIN`` of one thread's; even, one thread wins (no hand-offs, no second core taken, and a
+    generated call)."""
     one, many = statistics.median(serial), statistics.median(lanes)
     said = (f"measured {many * 1e3:.3g} ms a call on lanes vs {one * 1e3:.3g} ms on one thread "
-            f"(medians of {len(lanes)} and {len(serial)} replays, before fusing)")
+            f"(medians of {len(lanes)} and {len(serial)} replays{', fused' if fused else ', not fused'})")
     if many <= TRIAL_MARGIN * one:
         return True, said
     return False, f"{said}: lanes lose or gain under {100 * (1 - TRIAL_MARGIN):.0f} %, one thread runs the calls"

@@ -2,9 +2,10 @@
 execution policy never runs a multi-device Plan's replays on OS-thread lanes where they lose to one thread.
 
 Before any call it declines lanes on what is known (one core available, BLAS calls that already take every core);
-otherwise the first replays time lanes against the schedule on one thread, alternating, and the first schedule
-to finish its trial decides for the session. ``print(session.execution)`` says which and why. Either way the
-results are the protocol's bits: the test compares losses and variables with forced lanes and forced one thread."""
+otherwise, once the lanes are fused and compiled, replays time them against the same programs merged on one thread,
+alternating, and the first trial to finish decides for the session. ``print(session.execution)`` says which and
+why. Either way the results are the protocol's bits: the tests compare losses and variables with forced lanes and
+forced one thread."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from flowlab.runtime import policy as policy_mod
 from flowlab.runtime.policy import TRIAL_PAIRS, lanes_verdict
 
 B = 12
-CALLS = 22  # two schedules (boxing registers rotate) each past the trial (3 + 3 replays) and fusion (8)
+CALLS = 34  # two schedules (the boxing registers rotate) each past fusion (8 replays), then the trial (3 + 3)
 
 
 @pytest.fixture(autouse=True)
@@ -73,9 +74,15 @@ def lanes_line(policy: Any) -> str:
     return next(line.strip() for line in str(policy).splitlines() if line.split()[1:2] == ["lanes"])
 
 
+TIMED: list[tuple[str, bool]] = []  # what the trial ran: (the way, whether the lanes were fused)
+
+
 def slow_lanes(seconds_serial: float, seconds_lanes: float):
     """A stand-in for the trial's clock: it still runs each replay, and reports the given seconds for it."""
+    TIMED.clear()
+
     def timed(run: Any, serial: bool) -> float:
+        TIMED.append((run.__name__, bool(run.__self__.segment_starts)))
         run()
         return seconds_serial if serial else seconds_lanes
     return staticmethod(timed)
@@ -115,8 +122,11 @@ def test_lanes_that_lose_the_trial_give_way_to_one_thread(monkeypatch: pytest.Mo
     assert policy.lanes_trial and not policy.lanes and policy.executor == "callgen"
     line = lanes_line(policy)
     assert line.startswith("no  lanes") and "replays time lanes against one thread" in line
-    assert f"1.5 ms a call on lanes vs 1 ms on one thread (medians of {TRIAL_PAIRS} and {TRIAL_PAIRS}" in line
+    assert f"1.5 ms a call on lanes vs 1 ms on one thread (medians of {TRIAL_PAIRS} and {TRIAL_PAIRS} replays, " \
+        "fused)" in line
     assert lost["threads"] is None and all(lanes is None for lanes in lost["lanes"])  # the lane threads ended
+    # timed once fused: the same segments on lanes and merged on the caller's thread, alternating
+    assert TIMED == [("run_merged", True), ("run", True)] * TRIAL_PAIRS
     assert "dp_job" in lost["generated"]  # and the calls went on to a generated call, as on one thread
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
     serial = run()
@@ -136,10 +146,10 @@ def test_lanes_that_win_the_trial_stay(monkeypatch: pytest.MonkeyPatch, fuse_in_
     same_bits(won, run())
 
 
-def test_the_trial_decides_once_for_the_session(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_trial_decides_once_for_the_session(monkeypatch: pytest.MonkeyPatch, fuse_in_call: None) -> None:
     """The verdict is recorded once: later timings (here: lanes now the faster) change nothing."""
     monkeypatch.setattr(lanes_mod.Trial, "timed", slow_lanes(1e-3, 2e-3))
-    first = run(12)
+    first = run()
     policy = first["policy"]
     assert not policy.lanes
     policy.settle_lanes(True, "a second verdict")
