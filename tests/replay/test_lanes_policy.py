@@ -48,9 +48,9 @@ def train_job(devices: int = 2) -> Any:
     return dp_job
 
 
-def run(calls: int = CALLS) -> dict[str, Any]:
+def run(calls: int = CALLS, devices: int = 2) -> dict[str, Any]:
     """A fresh session's losses and final variables over ``calls`` steps, and what ran them."""
-    job = train_job()
+    job = train_job(devices)
     rng = np.random.default_rng(3)
     losses = [job(rng.standard_normal((B, 6)).astype(np.float32), rng.integers(0, 3, B).astype(np.int32))
               for _ in range(calls)]
@@ -115,9 +115,11 @@ def test_blas_threads_on_every_core_decline_lanes(monkeypatch: pytest.MonkeyPatc
     assert not policy.lanes and "each BLAS call already runs 2 threads on the 2 cores" in lanes_line(policy)
 
 
-def test_lanes_that_lose_the_trial_give_way_to_one_thread(monkeypatch: pytest.MonkeyPatch, fuse_in_call: None) -> None:
+@pytest.mark.parametrize("devices", [2, 3])
+def test_lanes_that_lose_the_trial_give_way_to_one_thread(devices: int, monkeypatch: pytest.MonkeyPatch,
+                                                          fuse_in_call: None) -> None:
     monkeypatch.setattr(lanes_mod.Trial, "timed", slow_lanes(1e-3, 1.5e-3))
-    lost = run()
+    lost = run(devices=devices)
     policy = lost["policy"]
     assert policy.lanes_trial and not policy.lanes and policy.executor == "callgen"
     line = lanes_line(policy)
@@ -129,8 +131,8 @@ def test_lanes_that_lose_the_trial_give_way_to_one_thread(monkeypatch: pytest.Mo
     assert TIMED == [("run_merged", True), ("run", True)] * TRIAL_PAIRS
     assert "dp_job" in lost["generated"]  # and the calls went on to a generated call, as on one thread
     monkeypatch.setenv("FLOWLAB_THREADS", "0")
-    serial = run()
-    same_bits(lost, serial)
+    serial = run(devices=devices)
+    same_bits(lost, serial)  # three of its calls ran the lanes' programs merged on one thread
 
 
 def test_lanes_that_win_the_trial_stay(monkeypatch: pytest.MonkeyPatch, fuse_in_call: None) -> None:
