@@ -120,7 +120,7 @@ def data_parallel_rows() -> list[tuple[str, str]]:
     first: dict[str, list[float]] = {label: [] for label, *_ in DATA_PARALLEL}
     chosen: list[str] = []
     steps = 5 if QUICK else 10
-    for _ in range(1 if QUICK else 3):
+    for _ in range(1 if QUICK else 2):
         for label, devices, threads in DATA_PARALLEL:
             os.environ["FLOWLAB_THREADS"] = threads
             cfg = resnet50.Config(device_num=devices)
@@ -139,6 +139,9 @@ def data_parallel_rows() -> list[tuple[str, str]]:
             if devices == 2 and not threads:
                 chosen.append(flow.default_session().execution.why("lanes").rpartition("; ")[2])
             flow.clear_default_session()
+            recent = statistics.median(wall[label][-steps:]), statistics.median(cpu[label][-steps:])
+            print(f"  {label}: first call {first[label][-1]:.1f} s, step {recent[0] * 1e3:.1f} ms wall, "
+                  f"{recent[1] * 1e3:.1f} ms CPU (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
     os.environ.pop("FLOWLAB_THREADS", None)
     med = {label: statistics.median(w) for label, w in wall.items()}
     rows = [(f"resnet50 data parallel, {label}: first call / step wall / step CPU (all threads), medians",
