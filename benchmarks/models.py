@@ -1,19 +1,24 @@
 """The model zoo's examples (examples/resnet50.py, examples/alexnet.py at their tiny configs): the first call
 (trace, compile, runtime start, first step) and the median train step through flowlab's runtime, beside the same
 step in torch eager (float32, the same layers, torch.optim.SGD with momentum: the timing only; tests/models checks
-the values). One BLAS thread, one torch thread. `--quick`: fewer rounds."""
+the values). One BLAS thread, one torch thread. `--quick`: fewer rounds.
+
+Then ResNet-50 data parallel at the same global batch: 1 CPU device against 2, the 2-device Plan run on one thread
+(FLOWLAB_THREADS=0), on lanes (=1) and as the execution policy chooses (runtime/policy.py: lanes only where its
+trial finds them faster), in interleaved rounds, wall and process CPU (all threads) per step, past fusion."""
 
 from __future__ import annotations
 
 import os
 import platform
+import statistics
 import sys
 import time
 import warnings
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/ beside benchmarks/
 
-from _util import QUICK, median_time, table
+from _util import QUICK, cpu_description, median_time, table
 
 import flowlab as flow
 
@@ -95,12 +100,72 @@ def measure(model_name: str) -> list[tuple[str, str]]:
     return rows
 
 
+POLICY = "2 devices, the policy's choice"
+# (label, devices, FLOWLAB_THREADS): "" is the execution policy's choice
+DATA_PARALLEL = (("1 device", 1, ""), ("2 devices, one thread", 2, "0"), ("2 devices, lanes", 2, "1"),
+                 ("2 devices, the policy's choice", 2, ""))
+
+
+def data_parallel_rows() -> list[tuple[str, str]]:
+    """ResNet-50 (tiny) train steps on 1 and 2 CPU devices, the same global batch: interleaved rounds, a fresh
+    session each, 4 x FUSE_AFTER calls untimed (each schedule past its trial and its fusion), then the steps."""
+    from examples import resnet50
+    from flowlab.replay.fused import FUSE_AFTER
+
+    # segments compiled in the call that fuses: a 2-device serial segment takes long to compile, and in the
+    # background the timed steps would still replay act by act
+    os.environ.setdefault("FLOWLAB_FUSE_BACKGROUND", "0")
+    wall: dict[str, list[float]] = {label: [] for label, *_ in DATA_PARALLEL}
+    cpu: dict[str, list[float]] = {label: [] for label, *_ in DATA_PARALLEL}
+    first: dict[str, list[float]] = {label: [] for label, *_ in DATA_PARALLEL}
+    chosen: list[str] = []
+    steps = 5 if QUICK else 10
+    for _ in range(1 if QUICK else 2):
+        for label, devices, threads in DATA_PARALLEL:
+            os.environ["FLOWLAB_THREADS"] = threads
+            cfg = resnet50.Config(device_num=devices)
+            images, labels = resnet50.synthetic_batch(cfg)
+            start = time.perf_counter()
+            train = resnet50.build(cfg)
+            train(images, labels)
+            first[label].append(time.perf_counter() - start)
+            for _ in range(4 * FUSE_AFTER):
+                train(images, labels)
+            for _ in range(steps):
+                w, c = time.perf_counter(), time.process_time()
+                train(images, labels)
+                wall[label].append(time.perf_counter() - w)
+                cpu[label].append(time.process_time() - c)
+            if devices == 2 and not threads:
+                chosen.append(flow.default_session().execution.why("lanes").rpartition("; ")[2])
+            flow.clear_default_session()
+            recent = statistics.median(wall[label][-steps:]), statistics.median(cpu[label][-steps:])
+            print(f"  {label}: first call {first[label][-1]:.1f} s, step {recent[0] * 1e3:.1f} ms wall, "
+                  f"{recent[1] * 1e3:.1f} ms CPU (load {os.getloadavg()[0]:.1f})", file=sys.stderr, flush=True)
+    os.environ.pop("FLOWLAB_THREADS", None)
+    med = {label: statistics.median(w) for label, w in wall.items()}
+    rows = [(f"resnet50 data parallel, {label}: first call / step wall / step CPU (all threads), medians",
+             f"{statistics.median(first[label]):.2f} s / {med[label] * 1e3:.1f} ms / "
+             f"{statistics.median(cpu[label]) * 1e3:.1f} ms") for label, *_ in DATA_PARALLEL]
+    rows += [(f"resnet50: {label} / 2 devices, one thread (wall; never below 1.0x wanted)",
+              f"{med['2 devices, one thread'] / med[label]:.2f}x") for label in ("2 devices, lanes",
+                                                                         "2 devices, the policy's choice")]
+    rows.append(("resnet50: 2 devices, the policy's choice / 1 device (wall)",
+                 f"{med['1 device'] / med[POLICY]:.2f}x"))
+    rows.append(("resnet50: the policy's choice for 2 devices", f"{chosen[-1] if chosen else 'none'} "
+                 f"({sum('lose' not in c for c in chosen)} of {len(chosen)} rounds kept lanes)"))
+    return rows
+
+
 def main() -> None:
     warnings.filterwarnings("ignore", message="flowlab accepts FunctionConfig")
-    rows = [("CPU", cpu_name())]
-    for name in ("alexnet", "resnet50"):
-        rows += measure(name)
-    table("Model zoo (tiny configs): first call and train step, 1 thread", rows)
+    rows = [("CPU", cpu_description()), ("load average (1 min) at start", f"{os.getloadavg()[0]:.2f}")]
+    if "--data-parallel" not in sys.argv:
+        for name in ("alexnet", "resnet50"):
+            rows += measure(name)
+    rows += data_parallel_rows()
+    rows.append(("load average (1 min) at the end", f"{os.getloadavg()[0]:.2f}"))
+    table("Model zoo (tiny configs): first call and train step, 1 thread; ResNet-50 on 1 and 2 devices", rows)
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from collections.abc import Callable
 import numpy as np
 from _ideal_step import IdealRounds, on_threads
 from _parallel_work import OPTIMIZER_OPS, half_batch_gemms, lane_budget, median_work, serial_work, work_text
-from _util import QUICK, median_time, table
+from _util import QUICK, cpu_description, median_time, table
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -268,7 +268,11 @@ def gemm_pair_round(number: int = 30) -> float:
 
 
 # (label, devices, optimizer_placement_optimization_mode): the variants timed in interleaved rounds
-VARIANTS = (("1 device", 1, None), ("2 devices", 2, None), ("2 devices, distributed_split", 2, "distributed_split"))
+# and FLOWLAB_THREADS: "1" forces lanes (their breakdown below), "0" one thread, "" the execution policy's choice
+# (runtime/policy.py: lanes only when they beat one thread in the first replays' trial)
+VARIANTS = (("1 device", 1, None, ""), ("2 devices", 2, None, "1"),
+            ("2 devices, distributed_split", 2, "distributed_split", "1"),
+            ("2 devices, the policy's choice", 2, None, ""), ("2 devices, one thread", 2, None, "0"))
 
 
 def data_parallel_rows() -> list[tuple[str, str]]:
@@ -284,9 +288,10 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                      f"/ {len(session.plan.tasks)} tasks"))
     # interleaved rounds: a fresh session per round (compile, fusion and warm-up untimed), the variants alternating,
     # so a load change on the shared machine hits each. 1 device: the fused serial replay; 2: lanes.
-    rounds: dict[str, list[float]] = {label: [] for label, _, _ in VARIANTS}
-    cpu: dict[str, list[float]] = {label: [] for label, _, _ in VARIANTS}
-    lane_cpu: dict[str, list[list[float]]] = {label: [] for label, d, _ in VARIANTS if d == 2}
+    rounds: dict[str, list[float]] = {label: [] for label, *_ in VARIANTS}
+    cpu: dict[str, list[float]] = {label: [] for label, *_ in VARIANTS}
+    lane_cpu: dict[str, list[list[float]]] = {label: [] for label, _, _, threads in VARIANTS if threads == "1"}
+    verdicts: list[str] = []  # per round, what the policy's trial chose (and why)
     shares: dict[str, tuple[list[tuple[str, str]], dict]] = {}
     number = 5 if QUICK else 10
     # ... with the hand-written ideal step and two bare GEMM threads in the same rounds: their ratios met the same
@@ -295,8 +300,8 @@ def data_parallel_rows() -> list[tuple[str, str]]:
     for _ in range(2 if QUICK else 7):
         ideal.round()
         gemm_pairs.append(gemm_pair_round())
-        for label, devices, mode in VARIANTS:
-            fresh("")
+        for label, devices, mode, threads in VARIANTS:
+            fresh(threads)
             call = data_parallel(devices, mode=mode)
             # past FUSE_AFTER for every schedule: a SliceBoxing's out has two registers (register_num 2), so calls
             # alternate between a schedule per order of them and each fuses its lanes after its own FUSE_AFTER
@@ -305,16 +310,21 @@ def data_parallel_rows() -> list[tuple[str, str]]:
             wall, process = timed(call, 1, number)
             rounds[label].append(wall)
             cpu[label].append(process)
-            if devices == 2:
+            if label in lane_cpu:
                 lane_cpu[label].append(lane_cpu_per_step(call, number))
                 shares[label] = timeline(lanes_of_session(), call)
+            elif devices == 2 and not threads:
+                verdicts.append(flow.default_session().execution.why("lanes").rpartition("; ")[2])
     wall = {label: float(np.median(r)) for label, r in rounds.items()}
     t1 = float(np.median(cpu["1 device"]))
     # each kernel's own work, alone, in rounds of their own (the variants alternating, as above): per round, the
     # work bound 1-device kernels / the busiest thread's; the medians of the rounds
-    works: dict[str, list[dict[int, dict[str, float]]]] = {label: [] for label, _, _ in VARIANTS}
+    works: dict[str, list[dict[int, dict[str, float]]]] = {label: [] for label, _, _, t in VARIANTS if t != "0"
+                                                           and label != "2 devices, the policy's choice"}
     for _ in range(2 if QUICK else 5):
-        for label, devices, mode in VARIANTS:
+        for label, devices, mode, _ in VARIANTS:
+            if label not in works:
+                continue
             fresh("0", replay="0")
             call = data_parallel(devices, mode=mode)
             call()
@@ -326,7 +336,7 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                                       for t, w in zip(totals, runs)])) for label, runs in works.items()}
     rows.append(("1 device: its kernels one at a time, thread CPU per step (compute + boxing + optimizer)",
                  work_text(work["1 device"])))
-    for label, _, _ in VARIANTS:
+    for label, *_ in VARIANTS:
         rows.append((f"data-parallel MLP, {label}: step (median of {len(rounds[label])} rounds)",
                      f"{wall[label] * 1e3:.2f} ms wall, {float(np.median(cpu[label])) * 1e3:.2f} ms CPU (all threads)"))
     flowlab: dict[str, tuple[float, float]] = {}  # label -> (wall ratio, CPU bound), set beside the ideal step's
@@ -358,6 +368,9 @@ def data_parallel_rows() -> list[tuple[str, str]]:
     gemm_pair = float(np.median(gemm_pairs))
     rows.append(("the box now: two threads' GEMMs vs one thread's (this step's hidden GEMM)",
                  f"{gemm_pair:.2f}x (2.0 on 2 idle cores; below, the lanes cannot overlap either)"))
+    chose = sum(v.startswith("measured") and "lose" not in v for v in verdicts)
+    rows.append(("2 devices, the policy's choice: lanes kept in", f"{chose} of {len(verdicts)} rounds; last: "
+                 f"{verdicts[-1] if verdicts else 'none'}"))
     return rows + ideal.rows(gemm_pair, flowlab) + interleaved_rows(rounds, ideal, gemm_pairs)
 
 
@@ -370,12 +383,17 @@ def interleaved_rows(rounds: dict[str, list[float]], ideal: IdealRounds, gemm_pa
 
     per_round = {label: [a / b for a, b in zip(rounds["1 device"], walls)] for label, walls in rounds.items()
                  if label != "1 device"}
+    never = {label: [a / b for a, b in zip(rounds["2 devices, one thread"], rounds[label])]
+             for label in ("2 devices", "2 devices, the policy's choice")}
     least, shaped = ideal.ratios(), ideal.ratios(True)
     rows = [(f"interleaved: flowlab {label} / 1 device", spread(r)) for label, r in per_round.items()]
+    rows += [(f"interleaved: {label} / 2 devices, one thread (never below 1.0x wanted)", spread(r))
+             for label, r in never.items()]
     rows += [("interleaved: ideal step, least exchange, 2 threads / 1", spread(least)),
              ("interleaved: ideal step, Plan-shaped exchange, 2 threads / 1", spread(shaped)),
              ("interleaved: two bare GEMM threads / one", spread(gemm_pairs))]
-    best = max(per_round, key=lambda label: float(np.median(per_round[label])))
+    best = max((label for label in per_round if label != "2 devices, one thread"),
+               key=lambda label: float(np.median(per_round[label])))
     of_ideal = [f / i for f, i in zip(per_round[best], least)]
     flowlab, bound, box = float(np.median(per_round[best])), float(np.median(least)), float(np.median(gemm_pairs))
     if flowlab >= 1.6:
@@ -392,10 +410,12 @@ def interleaved_rows(rounds: dict[str, list[float]], ideal: IdealRounds, gemm_pa
 
 
 def main() -> None:
+    print(f"CPU: {cpu_description()}; load average {os.getloadavg()[0]:.2f} at start")
     clock = f"medians, OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}, {os.cpu_count()} cores"
     table(f"parallel run mode: per-act overhead, protocol act by act ({clock})", overhead_rows())
     table("two compute threads today: two jobs, one per CPU device, disjoint critical sections", two_job_rows())
     table("data parallel: MLP 784-512-10, global batch 200", data_parallel_rows())
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
     for name in ("FLOWLAB_THREADS", "FLOWLAB_REPLAY"):
         os.environ.pop(name, None)
     flow.clear_default_session()

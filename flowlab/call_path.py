@@ -34,8 +34,9 @@ def make_executor(session: Session, runtime: Runtime) -> Executor:
         return ProtocolExecutor(runtime)
     from .replay.executor import ReplayExecutor
 
-    replay = ReplayExecutor(runtime, fuse=execution.fuse, lanes=execution.lanes)
-    return CallgenExecutor(replay, session) if execution.callgen else replay
+    replay = ReplayExecutor(runtime, fuse=execution.fuse, lanes=execution.lanes, execution=execution)
+    # callgen declined only because the calls replay on lanes: taken if the lanes lose their trial (policy.py)
+    return CallgenExecutor(replay, session) if execution.callgen or execution.callgen_without_lanes else replay
 
 
 class CallgenExecutor:
@@ -66,10 +67,14 @@ class CallgenExecutor:
 
         if schedule.key != desc.launch_names or not callgen.ready(schedule):
             return  # another job's (a watch handler called it), or a segment still compiling: a later call
+        session = self.session
+        execution = session.execution
+        if execution is not None and not execution.callgen:  # lanes kept by their trial (runtime/policy.py)
+            schedule.callgen = f"the execution policy declines callgen: {execution.why('callgen')}"
+            return
         if desc.signature.arg_structure is not None:  # the generated check takes one array per parameter
             schedule.callgen = "a Tuple[...] parameter"
             return
-        session = self.session
         signature, structure, key = desc.signature, desc.return_structure, desc.launch_names
         # type(session.status).RUNNING: SessionStatus.RUNNING without importing the session (it imports this module)
         one = type(structure) is int and signature.returns.kind == "numpy" and not signature.is_callback

@@ -119,7 +119,8 @@ FLAGS: dict[str, Flag] = _flags(
          "when a session starts its runtime (its ExecutionPolicy, docs/run-path.md)", compares=True),
     Flag("threads", "auto-bool", None,
          "Run each Plan thread on its own OS thread (on), all on one scheduler thread (off), or choose from the "
-         "Plan (auto: threads when two or more threads compute).",
+         "Plan (auto: threads when two or more threads compute with two cores available, lanes only if they beat one "
+         "thread in a trial of the first fused replays).",
          "when a runtime starts", compares=True),
     Flag("winograd", "auto-bool", None,
          "Winograd convolutions for 3x3 and 5x5 filters on the CPU: auto, the algorithm (im2col or Winograd's, and "

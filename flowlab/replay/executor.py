@@ -16,6 +16,7 @@ from .layer import ReplayLayer
 if TYPE_CHECKING:
     from ..runtime import Runtime
     from ..runtime.executor import Call
+    from ..runtime.policy import ExecutionPolicy
 
 
 class ReplayExecutor:
@@ -24,9 +25,11 @@ class ReplayExecutor:
 
     entries = NO_ENTRIES
 
-    def __init__(self, runtime: Runtime, fuse: bool | None = None, lanes: bool | None = None) -> None:
+    def __init__(self, runtime: Runtime, fuse: bool | None = None, lanes: bool | None = None,
+                 execution: ExecutionPolicy | None = None) -> None:
         self.runtime = runtime
         self.layer = ReplayLayer(runtime, fuse=fuse, lanes=lanes)
+        self.layer.execution = execution  # lanes time themselves against one thread and record the verdict there
         runtime.executor = "protocol"  # the calls it steps (captures) are stepped on one thread (run_protocol)
         self.name = "lanes" if self.layer.lanes else "fused" if self.layer.fuse else "replay"
 

@@ -147,7 +147,91 @@ def build_lanes(rt: Runtime, schedule: Schedule) -> Lanes | None:
             lane_of.append(0)
     if len(set(lane_of)) < 2:
         return None
-    return Lanes(rt, schedule, keys, lane_of)
+    policy = getattr(rt.layer, "execution", None)  # the session's ExecutionPolicy (None: a layer made by hand)
+    verdict = policy.measured.get("lanes") if policy is not None else None
+    if verdict is not None and not verdict.taken:  # the session's lanes lost to one thread: decided once
+        return None
+    lanes = Lanes(rt, schedule, keys, lane_of)
+    if policy is not None and policy.lanes_trial and verdict is None:
+        same = [s.lanes.trial for s in getattr(rt.layer, "schedules", {}).values()
+                if s.key == schedule.key and s.lanes is not None and s.lanes.trial is not None]
+        lanes.trial = same[0] if same else Trial(policy)
+    return lanes
+
+
+class Trial:
+    """Lanes against one thread, timed once the lanes are fused and compiled (``ready``), on the replays of one
+    launch list (its schedules, one per rotation of the boxing registers, share the trial): the calls alternate
+    between the lanes and the same fused programs merged on the caller's thread (``Lanes.run_merged``: the same
+    kernels and segments, no hand-off, no second core), wall clock each, ``TRIAL_PAIRS`` of each. The first trial
+    to finish decides for the session (``ExecutionPolicy.settle_lanes``, shown by ``print(session.execution)``):
+    lanes stay, or every schedule drops them (fusing again serially) and the lane threads end. Both ways run the
+    capture's steps with every conflicting pair in capture order, so the results are the same bits."""
+
+    def __init__(self, policy: Any) -> None:
+        self.policy = policy
+        self.serial: list[float] = []
+        self.lanes: list[float] = []
+
+    @staticmethod
+    def timed(run: Callable[[], None], serial: bool) -> float:
+        """Run one call's replay; its wall seconds (``serial``: which way it ran; a test may stand in)."""
+        start = perf_counter()
+        run()
+        return perf_counter() - start
+
+    @staticmethod
+    def ready(lanes: Lanes) -> bool:
+        """Whether a timing now says what later calls will take: the kernels are settled (tiered start) and the
+        lanes fused, their segments compiled (or no fusion is coming: flag fuse=off, nothing to fuse)."""
+        from ..kernels.tiered import settled
+
+        layer = lanes.rt.layer
+        if getattr(layer, "fuse", False) and not lanes.schedule.fuse_tried:
+            return False
+        return (all(segment.fn is not None or segment.error is not None for segment in lanes.segment_of.values())
+                and all(settled(actor.kernel) for actor in lanes.schedule.kernels))
+
+    def call(self, lanes: Lanes) -> None:
+        from ..runtime.policy import TRIAL_PAIRS, lanes_verdict
+
+        verdict = self.policy.measured.get("lanes")
+        if verdict is None and not self.ready(lanes):
+            lanes.run()
+            return
+        if verdict is None:
+            serial = len(self.serial) <= len(self.lanes)
+            seconds = self.timed(lanes.run_merged if serial else lanes.run, serial)
+            (self.serial if serial else self.lanes).append(seconds)
+            if len(self.lanes) < TRIAL_PAIRS:
+                return
+            self.policy.settle_lanes(*lanes_verdict(self.serial, self.lanes, bool(lanes.segment_starts)))
+            verdict = self.policy.measured["lanes"]
+        else:  # another schedule's trial decided
+            lanes.run() if verdict.taken else lanes.run_merged()
+        lanes.trial = None
+        if not verdict.taken:
+            drop_lanes(lanes.rt)
+
+
+def drop_lanes(rt: Runtime) -> None:
+    """One thread runs the runtime's replays from now on: no schedule keeps lanes (one fused already fuses again,
+    serially), no new capture gets any, and the lane threads end (a generated call needs a runtime without)."""
+    from .layer import ReplayLayer
+
+    layer = rt.layer
+    if not isinstance(layer, ReplayLayer):
+        return
+    layer.lanes = False
+    for schedule in layer.schedules.values():
+        if schedule.lanes is not None:
+            schedule.lanes = None
+            schedule.guarded = None  # every variable guarded until the serial fusion works its guard out
+            schedule.fuse_tried = False
+            schedule.note_lowering()
+    if rt.threads is not None:
+        rt.stop_threads()
+        rt.threads = None
 
 
 class Lanes:
@@ -231,6 +315,8 @@ class Lanes:
         self.segment_of: dict[int, Any] = {}  # capture index -> the fused segment that runs it (``fuse``)
         self.segment_starts: set[int] = set()  # the capture index of each segment's first step
         self.raising: set[int] = set()  # the capture indices at which the fused programs can raise (``raises``)
+        self.trial: Trial | None = None  # timing lanes against one thread on the first replays (``build_lanes``)
+        self.merged: list[tuple[Callable[[], None], int]] | None = None  # ``merged_program``, once fused
 
     # -- fusing ------------------------------------------------------------------------------------------
     def fuse(self) -> bool:
@@ -252,6 +338,7 @@ class Lanes:
             return False
         for lane, entries in zip(self.lanes, programs):
             lane.build(entries)
+        self.merged = None
         return bool(self.segment_starts)
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
@@ -323,6 +410,57 @@ class Lanes:
 
     # -- a replay ----------------------------------------------------------------------------------------
     def __call__(self) -> None:
+        if self.trial is not None:
+            self.trial.call(self)
+        else:
+            self.run()
+
+    def run_merged(self) -> None:
+        """One replay on the caller's thread: every lane's program merged into one sequence (``merged_program``),
+        no locks touched (they stay held, as between calls)."""
+        if not self.segment_starts:
+            self.run_serial()
+            return
+        merged = self.merged
+        if merged is None:
+            merged = self.merged = self.merged_program()
+        for fn, index in merged:
+            try:
+                fn()
+            except Exception as err:
+                actor = self.actors[index]
+                if isinstance(err, KernelError) or actor is None:
+                    raise
+                raise kernel_error(self.rt.plan, actor, err) from err
+
+    def merged_program(self) -> list[tuple[Callable[[], None], int]]:
+        """The lanes' entries as one sequence: each lane's in its own order, the lanes interleaved by the simulated
+        order of their steps (``order``). An entry's key is the latest rank (position in ``order``) of a step
+        that begins an entry up to it on its lane, which is at most the rank of its own last step; an entry waits
+        only on entries whose last step ranks before its first step. So whatever it waits on comes first."""
+        rank = {index: k for k, index in enumerate(self.order)}
+        keyed: list[tuple[int, int, int, Callable[[], None], int]] = []
+        for number, lane in enumerate(self.lanes):
+            latest = -1
+            for position, ((fn, _, _), index) in enumerate(zip(lane.program, lane.indices)):
+                latest = max(latest, rank[index])
+                keyed.append((latest, number, position, fn, index))
+        keyed.sort(key=lambda entry: entry[:3])
+        return [(fn, index) for *_, fn, index in keyed]
+
+    def run_serial(self) -> None:
+        """One replay of the schedule's steps in capture order on the caller's thread (the trial's other way)."""
+        steps = self.schedule.steps
+        for index, step in enumerate(steps):
+            try:
+                step()
+            except Exception as err:
+                actor = self.actors[index]
+                if isinstance(err, KernelError) or actor is None:
+                    raise
+                raise kernel_error(self.rt.plan, actor, err) from err
+
+    def run(self) -> None:
         # asked each call: ``stop_threads`` (a closed runtime, a failed protocol call) ends the parked ones
         workers = self.rt.threads.lane_workers(len(self.lanes) - 1)  # type: ignore[union-attr]
         self.failures.clear()

@@ -57,6 +57,7 @@ class ReplayLayer:
         self.protocol_calls = 0  # ... and calls the protocol ran
         self.fuse = fusion_enabled() if fuse is None else fuse
         self.lanes = rt.threads is not None if lanes is None else lanes
+        self.execution: Any = None  # the session's ExecutionPolicy, where lanes record their measured verdict
         self.compiling: list[CapturedCall] = []  # fused schedules whose guard was taken before their segments compiled
         rt.layer = self
 

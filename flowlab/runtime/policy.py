@@ -17,12 +17,17 @@ makes its runtime and its one executor (runtime/executor.py; call_path.make_exec
 call, not the configuration): a call from a state no schedule starts at, or that is not idle, is stepped by the
 protocol inside the replay executor (captured when it starts idle); a job function with a ``Tuple[...]``
 parameter gets no generated call. A subscriber does not change the executor: a replayed call's act events are
-built from its Schedule once it ran.
+built from its Schedule once it ran. One choice is confirmed later, once: lanes, taken on the Plan's facts
+(``_lanes_decision``), are timed against one thread on the first fused replays (replay/lanes.py ``Trial``,
+``lanes_verdict``), and the verdict replaces the lanes, threads and callgen choices (``measured``): the run mode
+never keeps lanes that lose to one thread.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import os
+import statistics
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..flags import get as get_flag
@@ -62,15 +67,37 @@ class ExecutionPolicy:
 
     choices: tuple[Choice, ...]
     context: str = "session"  # "session" or "flow.debug"
+    # lanes taken on the Plan's facts, to be confirmed once by timing the first fused replays (lanes.py ``Trial``)
+    lanes_trial: bool = False
+    callgen_without_lanes: bool = False  # callgen declined only because the calls replay on lanes
+    # what that measurement decided (``settle_lanes``): the choices it replaces, once per session
+    measured: dict[str, Choice] = field(default_factory=dict, compare=False, hash=False)
+
+    def current(self) -> tuple[Choice, ...]:
+        """The choices as they stand now: the Plan's and the flags', with the lanes measurement's in their place."""
+        measured = self.measured
+        return tuple(measured.get(c.executor, c) for c in self.choices) if measured else self.choices
 
     def taken(self, executor: str) -> bool:
-        for choice in self.choices:
+        for choice in self.current():
             if choice.executor == executor:
                 return choice.taken
         raise KeyError(f"no executor {executor!r}; the ladder is {', '.join(LADDER)}")
 
     def why(self, executor: str) -> str:
-        return next(c.why for c in self.choices if c.executor == executor)
+        return next(c.why for c in self.current() if c.executor == executor)
+
+    def settle_lanes(self, won: bool, why: str) -> None:
+        """Record the lanes trial's verdict (``lanes_verdict``), once: lanes kept, or declined for one thread (the
+        fused serial replay, and ``callgen`` when the flags allow it, as on a one-thread Plan)."""
+        if "lanes" in self.measured:
+            return
+        self.measured["lanes"] = Choice("lanes", won, f"{self.why('lanes')}; {why}")
+        if not won:
+            self.measured["threads"] = Choice("threads", False, "replay runs the calls, on one thread (lanes lost)")
+            if self.callgen_without_lanes:
+                self.measured["callgen"] = Choice("callgen", True, "lanes lost to one thread: once a job "
+                                                                   "function's schedules are fused and compiled")
 
     @property
     def replay(self) -> bool:
@@ -110,11 +137,11 @@ class ExecutionPolicy:
     def to_payload(self) -> dict[str, Any]:
         return {"context": self.context, "executor": self.executor,
                 "choices": [{"executor": c.executor, "taken": c.taken, "why": c.why, "what": WHAT[c.executor]}
-                            for c in self.choices]}
+                            for c in self.current()]}
 
     def __str__(self) -> str:
         lines = [f"execution ({self.context}): {self.executor} ({WHAT[self.executor]})"]
-        lines.extend(f"  {choice}" for choice in self.choices)
+        lines.extend(f"  {choice}" for choice in self.current())
         if self.replay:
             lines.append("  per call: a call from a state no schedule starts at, or with work queued, is stepped "
                          "by the protocol; one from an idle runtime is captured")
@@ -125,7 +152,7 @@ class ExecutionPolicy:
         return "\n".join(lines)
 
     def __repr__(self) -> str:
-        declined = ", ".join(c.executor for c in self.choices if not c.taken)
+        declined = ", ".join(c.executor for c in self.current() if not c.taken)
         return f"<ExecutionPolicy {self.context}: {self.executor}; declined: {declined or 'none'}>"
 
 
@@ -145,11 +172,8 @@ def decide(plan: Plan, ray: bool = False, debugger: bool = False) -> ExecutionPo
         parallel = (False, "a GPU Plan acts on one host thread (its streams run the kernels asynchronously)")
     elif setting is not None:
         parallel = (setting, f"flag threads={'on' if setting else 'off'}")
-    elif busy >= 2:
-        parallel = (True, f"{busy} Plan threads compute")
     else:
-        parallel = (False, f"{'one Plan thread computes' if busy == 1 else 'no Plan thread computes'}: "
-                           "threads would add hand-offs only")
+        parallel = _lanes_decision(busy)
     # replay: a configuration that runs in this process on the host, with the flag on
     if debugger:
         replay = (False, "flow.debug steps the protocol act by act (the debugger drives it)")
@@ -175,7 +199,8 @@ def decide(plan: Plan, ray: bool = False, debugger: bool = False) -> ExecutionPo
     fuse = get_flag("fuse")
     choices["fused"] = ((True, "flag fuse=on: after a few replays, once the kernels are on Numba") if on and fuse
                         else (False, "no replay" if not on else "flag fuse=off"))
-    choices["lanes"] = ((True, parallel[1]) if on and parallel[0]
+    choices["lanes"] = ((True, parallel[1] + ("; replays time lanes against one thread before keeping them"
+                                              if setting is None else "")) if on and parallel[0]
                         else (False, "no replay" if not on else parallel[1]))
     callgen = get_flag("callgen")
     if not on or not fuse:
@@ -191,7 +216,66 @@ def decide(plan: Plan, ray: bool = False, debugger: bool = False) -> ExecutionPo
     else:
         choices["ray"] = (False, "one machine" if machines == 1 else "Ray off: the machines run in this process")
     return ExecutionPolicy(tuple(Choice(name, *choices[name]) for name in LADDER),
-                           "flow.debug" if debugger else "session")
+                           "flow.debug" if debugger else "session",
+                           lanes_trial=choices["lanes"][0] and setting is None,
+                           callgen_without_lanes=on and fuse and callgen and choices["lanes"][0])
+
+
+# -- lanes or one thread (helper dp's part: ``_lanes_decision``, ``lanes_verdict`` and their constants) ---------
+TRIAL_PAIRS = 3  # replays timed on lanes and as many on one thread, alternating, before the verdict
+TRIAL_MARGIN = 0.9  # lanes are kept only when their median call takes at most this share of one thread's
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity mask: a container or ``taskset`` limits it below
+    ``os.cpu_count()``)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity masks (macOS)
+        return os.cpu_count() or 1
+
+
+def blas_threads() -> int | None:
+    """The most threads a loaded BLAS library runs a call on (threadpoolctl; None where it is not installed)."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    return max((int(info.get("num_threads", 1)) for info in threadpool_info() if info.get("user_api") == "blas"),
+               default=None)
+
+
+def _lanes_decision(busy: int) -> tuple[bool, str]:
+    """Whether a Plan's compute threads run on OS threads at once (lanes when replayed, the protocol's threads
+    otherwise), from what is known before any call: how many Plan threads compute, the cores this process may
+    use, and the threads each BLAS call already takes. Lanes that pass are measured against one thread on the
+    first replays (``lanes_verdict``): what only timing shows (kernels too small for the hand-offs, a loaded box)."""
+    if busy < 2:
+        return False, (f"{'one Plan thread computes' if busy == 1 else 'no Plan thread computes'}: "
+                       "threads would add hand-offs only")
+    cores = available_cores()
+    if cores < 2:
+        return False, (f"{busy} Plan threads compute, but this process may run on 1 core "
+                       "(os.sched_getaffinity): the threads would take turns on it, adding hand-offs only")
+    blas = blas_threads()
+    if blas is not None and blas > 1 and min(busy, cores) * blas > cores:
+        return False, (f"{busy} Plan threads compute, but each BLAS call already runs {blas} threads on the "
+                       f"{cores} cores: {min(busy, cores)} lanes would oversubscribe them "
+                       "(set OPENBLAS_NUM_THREADS=1 for lanes)")
+    return True, f"{busy} Plan threads compute on {cores} cores"
+
+
+def lanes_verdict(serial: list[float], lanes: list[float], fused: bool = True) -> tuple[bool, str]:
+    """Lanes or one thread, from the seconds of replays timed each way (alternating, so the box's load meets
+    both; ``fused``: the lanes' segments ran, else their steps one by one): lanes stay only when their median call
+    is at most ``TRIAL_MARGIN`` of one thread's; even, one thread wins (no hand-offs, no second core taken, and a
+    generated call)."""
+    one, many = statistics.median(serial), statistics.median(lanes)
+    said = (f"measured {many * 1e3:.3g} ms a call on lanes vs {one * 1e3:.3g} ms on one thread "
+            f"(medians of {len(lanes)} and {len(serial)} replays{', fused' if fused else ', not fused'})")
+    if many <= TRIAL_MARGIN * one:
+        return True, said
+    return False, f"{said}: lanes lose or gain under {100 * (1 - TRIAL_MARGIN):.0f} %, one thread runs the calls"
 
 
 def dynamic_blobs(plan: Plan) -> str:

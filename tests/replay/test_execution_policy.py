@@ -11,6 +11,7 @@ import pytest
 
 import flowlab as flow
 import flowlab.typing as tp
+from flowlab.runtime import policy as policy_mod
 from flowlab.runtime.policy import LADDER, ExecutionPolicy, decide
 
 B, D = 4, 6
@@ -68,14 +69,17 @@ def test_one_device_replays_fuses_and_generates_calls() -> None:
     assert rt.layer is not None and rt.layer.fuse and rt.threads is None  # what the policy says is what was built
 
 
-def test_two_devices_replay_on_lanes_and_decline_callgen() -> None:
+def test_two_devices_replay_on_lanes_and_decline_callgen(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(policy_mod, "available_cores", lambda: 2)  # lanes pass the Plan's facts: a trial follows
+    monkeypatch.setattr(policy_mod, "blas_threads", lambda: 1)
     job = mlp(devices=2)
     call(job, 2)
     session = flow.default_session()
     policy = session.execution
     assert policy.executor == "lanes" and policy.parallel
     shown = lines(policy)
-    assert shown["lanes"].startswith("yes lanes") and shown["lanes"].endswith(": 2 Plan threads compute")
+    assert shown["lanes"].startswith("yes lanes") and shown["lanes"].endswith(
+        ": 2 Plan threads compute on 2 cores; replays time lanes against one thread before keeping them")
     assert shown["callgen"].endswith("calls replay on lanes (a generated call runs on the caller's thread only)")
     assert session.runtime.threads is not None
     captured = [c for c in session.runtime.layer.schedules.values() if "train_job" in c.key]
@@ -97,13 +101,15 @@ def test_replay_off_is_protocol_stepping_with_the_flag_as_reason() -> None:
     assert session.schedule_of(job) is None  # no replay layer: nothing captured
 
 
-def test_replay_off_on_two_devices_steps_the_protocol_on_os_threads() -> None:
+def test_replay_off_on_two_devices_steps_the_protocol_on_os_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(policy_mod, "available_cores", lambda: 2)
+    monkeypatch.setattr(policy_mod, "blas_threads", lambda: 1)
     with flow.flags(replay=False):
         job = mlp(devices=2)
         call(job)
     policy = flow.default_session().execution
     assert policy.executor == "threads"
-    assert lines(policy)["threads"].endswith(": 2 Plan threads compute")
+    assert lines(policy)["threads"].endswith(": 2 Plan threads compute on 2 cores")
     assert flow.default_session().runtime.threads is not None
 
 
