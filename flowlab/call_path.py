@@ -45,13 +45,17 @@ class CallgenExecutor:
     arguments. A generated function hands a call it does not take to the session's general path, which comes
     back here (``run``): the replay executor runs it, and this one generates again once a schedule is ready."""
 
-    name = "callgen"
-
     def __init__(self, replay: Any, session: Session) -> None:
         self.replay, self.runtime, self.session = replay, replay.runtime, session
         self.layer = replay.layer
         self.entries: dict[int, Callable[[tuple[Any, ...], dict[str, Any]], Any]] = {}
         self.generated: dict[str, Any] = {}  # by job name: GeneratedCall (its .source, .runs)
+
+    @property
+    def name(self) -> str:
+        """callgen, or the replay's rung while the policy waits on the lanes' trial or the lanes won it."""
+        execution = self.session.execution
+        return "callgen" if execution is None or execution.callgen else self.replay.name
 
     def run(self, call: Call) -> None:
         self.replay.run(call)

@@ -31,7 +31,10 @@ class ReplayExecutor:
         self.layer = ReplayLayer(runtime, fuse=fuse, lanes=lanes)
         self.layer.execution = execution  # lanes time themselves against one thread and record the verdict there
         runtime.executor = "protocol"  # the calls it steps (captures) are stepped on one thread (run_protocol)
-        self.name = "lanes" if self.layer.lanes else "fused" if self.layer.fuse else "replay"
+
+    @property
+    def name(self) -> str:  # lanes until their trial loses (lanes.drop_lanes): then fused on one thread
+        return "lanes" if self.layer.lanes else "fused" if self.layer.fuse else "replay"
 
     def run(self, call: Call) -> None:
         threads = self.runtime.threads
