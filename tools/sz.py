@@ -15,7 +15,9 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "flowlab"
-BUDGET = 30_000  # lines of code in flowlab/; raised from 26,000 for ~90 OneFlow ops (issue 23: kernels on three tiers)
+BUDGET = 32_000  # lines of code in flowlab/; raised from 26,000 for ~90 OneFlow ops (issue 23: kernels on three tiers),
+# then from 30,000 for dynamic blobs and ~10 more ops (issue 23), the conv autotune and AVX-512 micro-kernel (28),
+# the executor protocol and the lanes trial (26, 28), the hang/provenance/schedule views (27)
 
 
 def code_lines(source: str) -> int:

@@ -11,7 +11,7 @@ import pytest
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.errors import OpInferError
-from tests.training.test_gradients import check, v
+from tests.helpers.gradients import check, v
 
 from .helpers import run_op
 
