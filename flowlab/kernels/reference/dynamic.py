@@ -1,5 +1,5 @@
-"""NumPy reference kernels of the dynamic-blob ops (ops/dynamic_ops2.py); the Numba tier runs the same code (they
-move bytes and read shapes: nothing to compile)."""
+"""NumPy reference kernels of the dynamic-blob ops (ops/dynamic_ops2.py); the Numba tier has its own
+(numba_cpu/dynamic.py)."""
 
 from __future__ import annotations
 
