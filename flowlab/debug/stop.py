@@ -19,8 +19,9 @@ class RunFinished(FlowlabError, RuntimeError):
 class Stop:
     """Why continue_/run_to/step_n stopped: 'breakpoint', 'reached' (run_to's target), 'finished', 'interrupted',
     'steps', 'job finished' or 'stuck' (no actor can act and the call has not finished; ``stuck`` is then the
-    wait-for graph's text, as ``dbg.why_stuck()`` gives it). For a blob breakpoint (NaN, Inf, predicate, blob), ``op``/``actor`` name the act
-    that WROTE the blob, ``lbn``/``regst`` the blob and its register, ``blob`` its statistics at the stop."""
+    wait-for graph's text, as ``dbg.why_stuck()`` gives it). For a blob breakpoint (NaN, Inf, predicate, blob),
+    ``op``/``actor`` name the act that WROTE the blob, ``lbn``/``regst`` the blob and its register, ``blob`` its
+    statistics at the stop."""
 
     reason: str
     event: ActEvent | None = None  # the last act performed

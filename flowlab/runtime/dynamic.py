@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..ir import BlobDesc, OpConf
-from ..ir.slice_box import Box
 from ..ir.mirrored import MirroredList
+from ..ir.slice_box import Box
 
 if TYPE_CHECKING:
     from collections import deque

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import flowlab as flow
+import flowlab.typing as tp
 from tests.helpers.lazy_adam import FEAT, LR, RNG, ROWS, STEPS, _lazy_adam, _train
 from tests.ops.helpers import run_op
 
