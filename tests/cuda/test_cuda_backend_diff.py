@@ -58,8 +58,10 @@ def test_numba_against_cuda_rows_are_a_direct_comparison_of_a_cpu_and_a_gpu_sess
     job(X)
     # values no initializer gives (a seeded initializer would give the GPU session the same ones): copied across
     flow.load_variables({"fc-weight": np.linspace(-1.1, 0.9, 12, dtype=np.float32).reshape(3, 4)})
+    before = flow.get_all_variables()
     bd = flow.debug.backend_diff(job, X, backends=("numba", "cuda"))
     variables = flow.get_all_variables()
+    assert all(np.array_equal(before[k], variables[k]) for k in before)  # copied out, never written back
     with flow.flags(kernels="numba"):
         cpu, where = outputs(job, X)
     flow.clear_default_session()
