@@ -13,7 +13,8 @@ import pytest
 
 import flowlab as flow
 from tests.e2e.harness import MOUNT, harness_page, missing, png_pixels
-from tests.helpers.hang_plans import X, call, cycle_plan, leak
+from tests.helpers.deep_mlp import build_deep_mlp
+from tests.helpers.hang_plans import X, call, cycle_of, cycle_plan, leak
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
@@ -102,6 +103,37 @@ def _judge(page, payload: dict, graph) -> None:
     assert page.locator(".fl-detail .fl-stuck-reason").text_content() == str(by_id[first])
     waits = page.locator(".fl-detail .fl-stuck-waits a").all_text_contents()
     assert set(waits) == set(by_id[first].waits_for)
+
+
+def _deep_cycle_payload():
+    """The 30-layer MLP train job's Plan (754 tasks) with a register cycle between its loss and Return_0, hung by
+    a real call on a Runtime of the edited Plan."""
+    import numpy as np
+
+    from flowlab.runtime import JobInstance, Runtime
+
+    plan, _ctrl = cycle_of(build_deep_mlp().plan, "deep_train", "loss")
+    rt = Runtime(plan)
+    x, y = np.zeros((50, 64), np.float32), np.zeros(50, np.int32)
+    instances = [JobInstance("System-Push-Input_0", push_array=x), JobInstance("System-Push-Input_1", push_array=y),
+                 JobInstance("deep_train"), JobInstance("System-Pull-Return_0", on_pull=lambda a: None)]
+    with pytest.raises(flow.debug.HangError) as err:
+        rt.run_call(instances)
+    view = flow.debug.show_stuck(err.value, plan=plan)
+    flow.clear_default_session()
+    return json.loads(json.dumps(view.payload)), err.value.graph
+
+
+def test_a_register_cycle_in_the_30_layer_train_job_is_drawn_on_its_plan():
+    payload, graph = _deep_cycle_payload()
+    assert set(graph.cycle) == {"loss", "Return_0"}
+    with harness_page(1300, 1000) as page:
+        page.evaluate(MOUNT, payload)
+        page.wait_for_selector(".fl-graph[data-stuck='ready']")
+        page.wait_for_selector(".fl-canvas[data-layout='idle']")
+        _judge(page, payload, graph)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "stuck_cycle_30_layers.png"), full_page=True)
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])

@@ -39,8 +39,13 @@ def task(plan, job: str, name: str):
 def cycle_plan():
     """The pad job's plan with one edit: reflection_pad2d_0 also consumes Return_0's out_ctrl register, while
     Return_0 consumes reflection_pad2d_0's output: each waits for the other, a register cycle."""
-    plan = pad_plan()
-    pad, ret = task(plan, "pad_Job", "reflection_pad2d_0"), task(plan, "pad_Job", "Return_0")
+    return cycle_of(pad_plan(), "pad_Job", "reflection_pad2d_0")
+
+
+def cycle_of(plan, job: str, producer: str, ret_name: str = "Return_0"):
+    """``plan`` with one edit: ``producer`` (whose output ``ret_name`` returns) also consumes ``ret_name``'s
+    out_ctrl register: a register cycle of the two. Returns the edited plan and that register's id."""
+    pad, ret = task(plan, job, producer), task(plan, job, ret_name)
     ctrl = ret.produced_regst_desc["out_ctrl"]
     new_ctrl = dataclasses.replace(ctrl, consumer_task_ids=(*ctrl.consumer_task_ids, pad.task_id))
     new_ret = dataclasses.replace(ret, produced_regst_desc={**ret.produced_regst_desc, "out_ctrl": new_ctrl})
