@@ -18,8 +18,10 @@ if missing():
 import flowlab as flow
 import flowlab.typing as tp
 from flowlab.notebook.compare import COMPARE_MIME, show_diff, show_pass
+from tests.helpers import e2e_compare
 from tests.helpers.e2e_compare import ADDED, CHANGED, DARK, share_of
 
+page = e2e_compare.page  # the module's browser page (a pytest fixture)
 SHOTS = Path(os.environ.get("FLOWLAB_E2E_SHOTS", "")) if os.environ.get("FLOWLAB_E2E_SHOTS") else None
 
 

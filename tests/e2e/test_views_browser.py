@@ -9,7 +9,10 @@ import time
 import pytest
 
 from tests.e2e.harness import missing
+from tests.helpers import e2e_views
 from tests.helpers.e2e_views import inside, mount, shot
+
+page = e2e_views.page  # the module's browser page (a pytest fixture)
 
 if missing():
     pytest.skip(missing(), allow_module_level=True)
