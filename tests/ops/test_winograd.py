@@ -297,7 +297,7 @@ def test_every_algorithm_the_autotune_may_choose_against_the_float64_direct_conv
              ("conv2d_filter_grad", {"dy": [dy], "x": [x], "like": [wt]})),
             _direct64(x, wt, dy, pads)):
         kernel, ins, outs = op_kernel(op_type, inputs, attrs, "numba")
-        plan = getattr(kernel, "winograd", None)
+        plan = kernel.info  # a Winograd kernel carries its plan (kernels.Kernel)
         assert (0 if plan is None else int(plan.geo[winograd.M])) == m, name
         kernel(ins, outs)
         tol = 5e-5 if dtype == np.float32 else 1e-12
@@ -332,7 +332,7 @@ def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monk
     tiny = {"in": [np.ones((1, 2, 4, 4), np.float32)], "weight": [np.ones((2, 2, 3, 3), np.float32)]}
     monkeypatch.setattr(winograd_conv, "_measure", fail)  # too small to time: im2col, unmeasured
     kernel, _, _ = op_kernel("conv2d", tiny, _attrs((1, 1, 1, 1)), "numba")
-    assert getattr(kernel, "winograd", None) is None
+    assert kernel.info is None  # im2col: no Winograd plan
 
     monkeypatch.setattr(winograd_conv, "_measure", fail)
     for m, chunk in [(record["m"], record["chunk_tiles"]), (2, 128), (0, 0)]:
@@ -340,6 +340,6 @@ def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monk
         winograd_conv._cache_file().write_text(json.dumps(table))
         monkeypatch.setattr(winograd_conv, "_chosen", {})
         kernel, _, _ = op_kernel("conv2d", inputs, _attrs((1, 1, 1, 1)), "numba")
-        plan = getattr(kernel, "winograd", None)
+        plan = kernel.info  # a Winograd kernel carries its plan (kernels.Kernel)
         assert (0 if plan is None else int(plan.geo[winograd.M])) == m
         assert winograd_conv.chosen()[key] == table[key]
