@@ -65,6 +65,18 @@ def compare(a: np.ndarray, b: np.ndarray) -> tuple[float, float, int]:
     return worst, rel, int(np.count_nonzero(diff))
 
 
+def output_diff(task_id: int, names: dict[str, str], lbn: str, arrays: list[np.ndarray],
+                other: list[np.ndarray]) -> OutputDiff:
+    """One output's row: the greatest differences over the act's writes of it on the two backends (``arrays``,
+    ``other``: the copies after each act that wrote it, in act order)."""
+    worst = rel = 0.0
+    differing = 0
+    for a, b in zip(arrays, other, strict=True):
+        w, r, d = compare(a, b)
+        worst, rel, differing = max(worst, w), max(rel, r), differing + d
+    return OutputDiff(f"t:{task_id}", names[f"t:{task_id}"], lbn, worst, rel, differing, sum(a.size for a in arrays))
+
+
 def run_outputs(desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any], kernels: str, session: Any = None
                 ) -> tuple[Any, dict[tuple[int, str], list[np.ndarray]]]:
     """One call on a Debugger (of ``session``, the default one unless given) with the ``kernels`` flag: every act's
@@ -156,15 +168,7 @@ def backend_diff(job_fn: Any, *args: Any, backends: tuple[str, str] = BACKENDS, 
                            "the kernels (please report this)")
     plan = dbg_a.plan
     names = task_labels(plan)
-    rows = []
-    for (task_id, lbn), arrays in out_a.items():
-        worst = rel = 0.0
-        differing = 0
-        for a, b in zip(arrays, out_b[(task_id, lbn)], strict=True):
-            w, r, d = compare(a, b)
-            worst, rel, differing = max(worst, w), max(rel, r), differing + d
-        rows.append(OutputDiff(f"t:{task_id}", names[f"t:{task_id}"], lbn, worst, rel, differing,
-                               sum(a.size for a in arrays)))
+    rows = [output_diff(task_id, names, lbn, arrays, out_b[(task_id, lbn)]) for (task_id, lbn), arrays in out_a.items()]
     tiers = tuple({a["tier"] for a in d.recording().acts if a.get("tier")} for d in (dbg_a, dbg_b))
     return BackendDiff(plan, session.job_set, rows, (dbg_a.result if dbg_a.finished else None,
                                                      dbg_b.result if dbg_b.finished else None),
@@ -228,13 +232,7 @@ def cuda_diff(session: Any, desc: Any, args: tuple[Any, ...], kwargs: dict[str, 
             raise FlowlabError(f"backend_diff: {lbn} was written {len(arrays)} times on the CPU Plan and "
                                f"{len(other)} on the GPU Plan; the job's schedule should not depend on the device "
                                "(please report this)")
-        worst = rel = 0.0
-        differing = 0
-        for a, b in zip(arrays, other, strict=True):
-            w, r, d = compare(a, b)
-            worst, rel, differing = max(worst, w), max(rel, r), differing + d
-        rows.append(OutputDiff(f"t:{task_id}", names[f"t:{task_id}"], lbn, worst, rel, differing,
-                               sum(a.size for a in arrays)))
+        rows.append(output_diff(task_id, names, lbn, arrays, other))
     tier_cpu = {a["tier"] for a in dbg_cpu.recording().acts if a.get("tier")}
     return BackendDiff(dbg_cpu.plan, session.job_set, rows, (dbg_cpu.result if dbg_cpu.finished else None,
                                                              result_gpu), (tier_cpu, tier_gpu), ("numba", "cuda"))
