@@ -7,6 +7,7 @@ directory is therefore named by flowlab's version and a digest of every Numba ke
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 from pathlib import Path
@@ -15,6 +16,7 @@ from ..._version import __version__
 from ...flags import get
 
 
+@functools.cache  # read once a process: cache_dir() is asked per conv kernel build and per fused segment
 def kernel_digest() -> str:
     digest = hashlib.sha256()
     for path in sorted(Path(__file__).parent.glob("*.py")):
