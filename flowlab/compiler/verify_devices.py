@@ -36,7 +36,7 @@ def check_devices(plan: Plan, job_set: JobSet | None = None) -> None:
                     f"{producer.machine_id}; a register crosses machines only through a CopyCommNet task")
             if regst.is_ctrl or t.is_boxing or producer.is_boxing:
                 continue
-            for lbn in _lbns_read(t, regst.lbi2blob_desc):
+            for lbn in _lbns_read(t, rid, regst.lbi2blob_desc):
                 src, dst = _sbp(producer, lbn, out=True), _sbp(t, lbn, out=False)
                 if _whole(producer, src) and _whole(t, dst):
                     continue
@@ -53,8 +53,17 @@ def _name(t: TaskProto) -> str:
     return f"{t.name}{where}"
 
 
-def _lbns_read(t: TaskProto, blobs: Mapping[str, object]) -> list[str]:
-    return [lbn for lbn in t.exec_sequence[0].input_lbns if lbn in blobs] if t.exec_sequence else []
+def _lbns_read(t: TaskProto, rid: int, blobs: Mapping[str, object]) -> list[str]:
+    """The blobs ``t``'s op reads from register ``rid``. Where the Plan records each argument's register, by that
+    record: a register of a multi-output op holds blobs the task reads through boxing from another register.
+    Otherwise (no record, or one naming a register the task does not consume) the runtime binds by blob name
+    (runtime/binding.py ``input_regsts``), so every blob of the register is read."""
+    if not t.exec_sequence:
+        return []
+    lbns = t.exec_sequence[0].input_lbns
+    if len(t.input_regst_ids) == len(lbns) and set(t.input_regst_ids) <= set(t.consumed_ids):
+        return [lbn for lbn, read_from in zip(lbns, t.input_regst_ids) if read_from == rid]
+    return [lbn for lbn in lbns if lbn in blobs]
 
 
 def _sbp(t: TaskProto, lbn: str, out: bool) -> SbpParallel | None:

@@ -392,3 +392,36 @@ def test_control_edges_cross_machines_through_copy_comm_net():
     slot = next(k for k, ids in dst.consumed_regst_desc_id.items() if out.regst_desc_id in ids)
     with pytest.raises(CompileError, match="crosses machines only through a CopyCommNet task"):
         check_plan(_rewire(plan, dst, slot, out.regst_desc_id, remote))
+
+
+@pytest.mark.parametrize("devices", [2, 3])
+def test_an_op_reading_two_outputs_of_one_op_with_only_one_boxed(devices: int) -> None:
+    """``matmul(a, b.T)`` over the two outputs of one ``identity_n`` on S(0): one argument stays the local piece, the
+    other is boxed to B. Both outputs share the identity_n task's register, so the verifier (which checked every blob
+    of a consumed register) refused the Plan; it now checks what each argument reads by the Plan's per-argument
+    record (TaskProto.input_regst_ids), and still refuses a boxed argument rewired to read the piece directly."""
+    flow.config.cpu_device_num(devices)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((6, 3)).astype(np.float32), rng.standard_normal((5, 3)).astype(np.float32)
+
+    @flow.global_function()
+    def job(x: tp.Numpy.Placeholder((6, 3)), y: tp.Numpy.Placeholder((5, 3))) -> tp.Numpy:
+        with flow.scope.placement("cpu", f"0:0-{devices - 1}"):
+            a, b = flow.identity_n([x, y])
+            return flow.matmul(a, b, transpose_b=True)
+
+    np.testing.assert_allclose(job(x, y), x.astype(np.float64) @ y.T.astype(np.float64), rtol=1e-5, atol=1e-6)
+    session = flow.default_session()
+    plan = session.plan
+    check_plan(plan, session.job_set)
+    matmul = plan.tasks_of_op("job", "matmul_0")[0]
+    (identity_out,) = {r.regst_desc_id for t in plan.tasks_of_op("job", "tuple_identity_0")[:1]
+                       for r in t.produced_regst_desc.values() if not r.is_ctrl}
+    boxed = [i for i, rid in enumerate(matmul.input_regst_ids) if rid != identity_out]
+    assert len(boxed) == 1, matmul.input_regst_ids  # one argument from boxing, one straight from identity_n
+    ids = list(matmul.input_regst_ids)
+    ids[boxed[0]] = identity_out
+    tampered = dataclasses.replace(matmul, input_regst_ids=tuple(ids))
+    plan = dataclasses.replace(plan, tasks=tuple(tampered if t.task_id == matmul.task_id else t for t in plan.tasks))
+    with pytest.raises(CompileError, match=r"matmul_0 \[0/\d\] reads blob 'tuple_identity_0/out_\d' as B directly"):
+        check_plan(plan)
