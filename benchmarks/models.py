@@ -1,7 +1,7 @@
-"""The model zoo's examples (examples/resnet50.py, examples/alexnet.py at their tiny configs): the first call
-(trace, compile, runtime start, first step) and the median train step through flowlab's runtime, beside the same
-step in torch eager (float32, the same layers, torch.optim.SGD with momentum: the timing only; tests/models checks
-the values). One BLAS thread, one torch thread. `--quick`: fewer rounds.
+"""The model zoo's examples at their tiny configs (examples/alexnet.py, resnet50.py, bert_pretrain.py): the first
+call (trace, compile, runtime start, first step) and the median train step through flowlab's runtime, beside the
+same step in torch eager (float32, the same layers and initial values; SGD with momentum, BERT's AdamW as OneFlow
+updates: the timing only; tests/models checks the values). One BLAS thread, one torch thread. `--quick`: fewer rounds.
 
 Then ResNet-50 data parallel at the same global batch: 1 CPU device against 2, the 2-device Plan run on one thread
 (FLOWLAB_THREADS=0), on lanes (=1) and as the execution policy chooses (runtime/policy.py: lanes only where its
@@ -15,6 +15,7 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/ beside benchmarks/
 
@@ -75,6 +76,50 @@ def torch_step(model_name: str, cfg, images, labels):
         return loss
 
     return step
+
+
+def bert_steps() -> tuple[Callable[[], object], Callable[[], object]]:
+    """examples/bert_pretrain.py's train step and the same step in torch eager, float32, from flowlab's initial
+    values: tests/models/test_bert_pretrain.py's torch BERT and its AdamW as OneFlow updates (clipping included)."""
+    import torch
+
+    from examples import bert_pretrain as model
+    from tests.models.test_bert_pretrain import adamw_step, torch_losses
+
+    torch.set_num_threads(1)
+    cfg = model.Config()
+    batch = model.synthetic_batch(cfg)
+    train = model.build(cfg)
+    flow_step = lambda: train(**batch)
+    flow_step()  # the first call is timed by the caller's measure of the whole; here: past it
+    params = {k: torch.tensor(v, requires_grad=True) for k, v in flow.get_all_variables().items()
+              if k.startswith(("bert-", "cls-")) and not k.endswith(("-m", "-v"))}
+    state: dict = {}
+
+    def torch_step() -> object:
+        total = torch_losses(params, batch, cfg)[0]
+        total.backward()
+        adamw_step(params, state, cfg.learning_rate, cfg)
+        return total
+
+    return flow_step, torch_step
+
+
+def measure_bert() -> list[tuple[str, str]]:
+    start = time.perf_counter()
+    try:
+        flow_step, torch_step = bert_steps()
+    except ImportError:
+        return [("bert_pretrain", "torch not installed")]
+    first = time.perf_counter() - start
+    step = median_time(flow_step, 3 if QUICK else 7)
+    torch_step()
+    torch_time = median_time(torch_step, 3 if QUICK else 7)
+    flow.clear_default_session()
+    return [("bert_pretrain: first call (trace + compile + start + step)", f"{first:.2f} s"),
+            ("bert_pretrain: flowlab step, median", f"{step * 1e3:.1f} ms"),
+            ("bert_pretrain: torch eager step (float32, AdamW as OneFlow), median", f"{torch_time * 1e3:.1f} ms"),
+            ("bert_pretrain: flowlab / torch", f"{step / torch_time:.2f}")]
 
 
 def measure(model_name: str) -> list[tuple[str, str]]:
@@ -163,6 +208,7 @@ def main() -> None:
     if "--data-parallel" not in sys.argv:
         for name in ("alexnet", "resnet50"):
             rows += measure(name)
+        rows += measure_bert()
     rows += data_parallel_rows()
     rows.append(("load average (1 min) at the end", f"{os.getloadavg()[0]:.2f}"))
     table("Model zoo (tiny configs): first call and train step, 1 thread; ResNet-50 on 1 and 2 devices", rows)

@@ -33,13 +33,14 @@ def dense(x, p, prefix):
 
 
 def torch_losses(p: dict, batch: dict, cfg: model.Config):
+    """In the parameters' dtype (float64 here; benchmarks/models.py times it in float32)."""
     b, s, h, heads = cfg.batch_size, cfg.seq_length, cfg.hidden_size, cfg.num_attention_heads
     ids = torch.tensor(batch["input_ids"]).long()
     x = p["bert-embeddings-word_embeddings"][ids]
     x = x + p["bert-embeddings-token_type_embeddings"][torch.tensor(batch["segment_ids"]).long()]
     x = x + p["bert-embeddings-position_embeddings"][:, :s]
     x = layer_norm(x, p, "bert-embeddings").reshape(b * s, h)
-    mask = torch.tensor(batch["input_mask"], dtype=torch.float64).reshape(b, 1, 1, s)
+    mask = torch.tensor(batch["input_mask"], dtype=x.dtype).reshape(b, 1, 1, s)
     d = h // heads
     for layer in range(cfg.num_hidden_layers):
         pre = f"bert-encoder-layer_{layer}"
@@ -60,7 +61,7 @@ def torch_losses(p: dict, batch: dict, cfg: model.Config):
     t = layer_norm(F.gelu(dense(gathered, p, "cls-predictions-transform-dense")), p, "cls-predictions-transform")
     logits = t @ p["bert-embeddings-word_embeddings"].T + p["cls-predictions-output_bias"]
     per = F.cross_entropy(logits, torch.tensor(batch["masked_lm_ids"]).long().reshape(-1), reduction="none")
-    weights = torch.tensor(batch["masked_lm_weights"], dtype=torch.float64)
+    weights = torch.tensor(batch["masked_lm_weights"], dtype=x.dtype)
     denominator = weights.sum() / b + 1e-5
     lm_loss = ((per.reshape(b, -1) * weights).sum(-1) / denominator).mean()
     pooled = torch.tanh(dense(seq[:, 0], p, "bert-pooler-dense"))
