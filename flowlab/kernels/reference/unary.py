@@ -4,7 +4,6 @@ their backward, in the blob's dtype. log_sigmoid and softplus use OneFlow's dire
 from __future__ import annotations
 
 import numpy as np
-from scipy import special
 
 from ..registry import KernelCtx, KernelFn, register_kernel
 
@@ -14,8 +13,19 @@ def _reciprocal_no_nan(x: np.ndarray) -> np.ndarray:
         return np.where(np.abs(x) <= 0, 0, 1 / x).astype(x.dtype)
 
 
+def _special(name: str):
+    """scipy.special's ``name``, imported at the first call: importing scipy.special takes 0.5 s, which every
+    fresh process's first job call paid (the reference kernels are imported at the first kernel build)."""
+    def fn(x: np.ndarray) -> np.ndarray:
+        from scipy import special
+
+        return getattr(special, name)(x)
+
+    return fn
+
+
 def _lgamma(x: np.ndarray) -> np.ndarray:
-    return np.where(np.isneginf(x), np.inf, special.gammaln(x))  # C's lgamma(-inf) is +inf; SciPy says -inf
+    return np.where(np.isneginf(x), np.inf, _special("gammaln")(x))  # C's lgamma(-inf) is +inf; SciPy says -inf
 
 
 def _zero(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
@@ -25,7 +35,8 @@ def _zero(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
 _2_SQRT_PI = 2 / np.sqrt(np.pi)
 FORWARD = {
     "acos": np.arccos, "acosh": np.arccosh, "asin": np.arcsin, "asinh": np.arcsinh, "atan": np.arctan,
-    "atanh": np.arctanh, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh, "erf": special.erf, "erfc": special.erfc,
+    "atanh": np.arctanh, "ceil": np.ceil, "cos": np.cos, "cosh": np.cosh,
+    "erf": _special("erf"), "erfc": _special("erfc"),
     "expm1": np.expm1, "floor": np.floor, "lgamma": _lgamma, "log1p": np.log1p,
     "log_sigmoid": lambda x: -np.log(1 + np.exp(-x)), "reciprocal_no_nan": _reciprocal_no_nan, "rint": np.rint,
     "round": np.rint,  # nearbyint: halves to even
