@@ -42,6 +42,7 @@ bench: $(STAMP)
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/parallel_runtime.py  # a thread per Plan thread vs one; 2 devices vs 1
 	$(PY) benchmarks/mlp_vs_torch.py  # 1 and 2 threads side by side (needs the bench extra: torch, threadpoolctl)
 	$(PY) benchmarks/lenet_vs_torch.py  # 1 thread (needs the bench extra: torch, threadpoolctl)
+	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/models.py --quick  # AlexNet, ResNet-50, BERT (tiny) vs torch; ResNet-50 on 1 and 2 devices
 	$(PY) benchmarks/plan_svg.py
 	OPENBLAS_NUM_THREADS=1 $(PY) benchmarks/ray_machines.py  # two Ray nodes on this box (the distributed extra)
 
