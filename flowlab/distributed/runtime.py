@@ -40,7 +40,7 @@ class RayRuntime(Runtime):
                  addresses: tuple[str, ...] = ()) -> None:
         super().__init__(plan, kernel_impl, arenas=arenas)
         self.link = Link(0)
-        localize(self, 0, self.link)
+        self.remote_producers = localize(self, 0, self.link)  # their names say what is in flight (stepper.py)
         self.inbox = Inbox(self)
         self.addresses = addresses
         self.stall_s = get("machine_timeout")
@@ -158,7 +158,7 @@ class RayRuntime(Runtime):
         if self.stopped or not self.hosts:
             return
         per_machine: dict[int, dict[int, dict[str, np.ndarray]]] = {}
-        for actor in self.remote_actors.values():  # type: ignore[attr-defined]
+        for actor in self.remote_actors.values():
             op = actor.task.exec_sequence[0] if actor.task.exec_sequence else None
             if op is not None and op.op_type == "variable" and not actor.task.is_boxing:
                 rid = next(iter(actor.writable))

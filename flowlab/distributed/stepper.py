@@ -31,7 +31,7 @@ class RayStepper:
         self.flight: list[tuple[int, Batch]] = []  # (to machine, batch) sent and not yet delivered
         self.next_remote: dict[int, tuple[int, str] | None] = dict.fromkeys(runtime.hosts)  # machine -> next actor
         self.last_machine = -1
-        for producer in runtime.remote_producers.values():  # type: ignore[attr-defined]
+        for producer in runtime.remote_producers.values():
             producer.flight = self._flight_regsts  # blocked_reason() names registers in flight
 
     # -- what is between machines ----------------------------------------------------------------------
@@ -53,7 +53,7 @@ class RayStepper:
 
     def _name(self, task_id: int) -> str:
         rt = self.runtime
-        actor = rt.actors.get(task_id) or rt.remote_actors[task_id]  # type: ignore[attr-defined]
+        actor = rt.actors.get(task_id) or rt.remote_actors[task_id]
         return actor.name
 
     # -- the order --------------------------------------------------------------------------------------
@@ -107,7 +107,7 @@ class RayStepper:
         if machine == 0:
             return self.runtime.peek()
         task_id, _ = self.next_remote[machine]  # type: ignore[misc]
-        return self.runtime.remote_actors[task_id]  # type: ignore[attr-defined,no-any-return]
+        return self.runtime.remote_actors[task_id]
 
     def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent | None:
         _one_thread_only(thread)

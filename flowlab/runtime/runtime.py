@@ -92,6 +92,9 @@ class Runtime:
         self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
         self._notifiers: dict[int, deque[Any]] = {}  # section id -> its job's CallbackNotifier buffer
         self.actors: dict[int, Actor] = {}
+        # The Plan's actors on other machines, by task id: none in one process; flowlab.distributed's wiring moves
+        # them here (and puts stand-ins on the edges) when this runtime is one machine of several
+        self.remote_actors: dict[int, Actor] = {}
         for task in plan.tasks:
             cls = ACTOR_CLASSES.get(task.task_type, Actor)
             self.actors[task.task_id] = cls(self, task, self.regsts)
