@@ -108,6 +108,10 @@ class RemoteConsumer:
     def is_ready(self) -> bool:
         return False
 
+    def ready_on_arrival(self, regst_id: int) -> None:
+        """Never made ready by an arrival here (Actor's edges ask every consumer): it acts on its own machine."""
+        return None
+
     def on_regst(self, regst: Regst) -> None:
         self.readable[regst.desc.regst_desc_id].append(regst)
 
@@ -143,6 +147,7 @@ class RemoteProducer:
         self.total_reading_cnt = 0
         self.queued = True
         self.state = "normal"
+        self.ready_slots = None  # a register returned here never makes it ready: it acts on its own machine
 
     @property
     def name(self) -> str:
