@@ -146,9 +146,14 @@ class Session:
 
         if arenas is not None:
             return distributed.StoppedExecutor(Runtime(self.plan, arenas=arenas))
-        machine_num = max(t.machine_id for t in self.plan.tasks) + 1
-        distributed.connect(scope.ENV.ray_address, machine_num)
-        return distributed.RayExecutor(distributed.RayRuntime(self.plan, addresses=scope.ENV.machines))
+        return distributed.RayExecutor(self._ray_machines())
+
+    def _ray_machines(self) -> Runtime:
+        """The Ray backend: machine 0 here, wired to a host actor per other machine (flowlab.distributed)."""
+        from . import distributed
+
+        distributed.connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
+        return distributed.RayRuntime(self.plan, addresses=scope.ENV.machines)
 
     @property
     def generated_calls(self) -> dict[str, Any]:
@@ -157,14 +162,10 @@ class Session:
         return getattr(self.executor, "generated", {})
 
     def debug_runtime(self) -> Runtime:
-        """A fresh runtime over the Plan for ``flow.debug`` to step: in-process, or on the session's Ray machines
-        in one deterministic order (flowlab.distributed.stepping)."""
+        """A fresh runtime over the Plan for ``flow.debug`` to step (with ``runtime.stepper()``): in-process, or
+        machine 0 of the session's Ray machines (flowlab.distributed; its stepper drives every machine)."""
         if self.debug_execution().ray:
-            from .distributed import connect
-            from .distributed.stepping import SteppingRayRuntime
-
-            connect(scope.ENV.ray_address, max(t.machine_id for t in self.plan.tasks) + 1)
-            runtime = SteppingRayRuntime(self.plan, addresses=scope.ENV.machines)
+            runtime = self._ray_machines()
             self._stepping_runtimes.add(runtime)  # their machine actors stop when the session closes
         else:
             runtime = Runtime(self.plan)

@@ -89,7 +89,7 @@ def run_outputs(desc: Any, args: tuple[Any, ...], kwargs: dict[str, Any], kernel
     with flags.scoped(kernels=kernels):  # the kernels are bound when the runtime is built and as it acts
         dbg = Debugger(session or default_session(), desc, args, kwargs)
         dbg.record_stats = False
-        while not dbg.finished and dbg.runtime.peek() is not None:
+        while not dbg.finished and dbg.stepper.peek() is not None:
             event = dbg.step()
             for regst_id, index in event.written:
                 for lbn, array in dbg.runtime.regsts[regst_id][index].blobs.items():

@@ -63,6 +63,7 @@ class Debugger(TimeTravel, LiveState):
         if old is not None:
             old.shutdown()  # machines in other processes (flowlab.distributed); nothing for an in-process runtime
         self.runtime = self.session.debug_runtime()
+        self.stepper = self.runtime.stepper()  # what steps it: the protocol here, every machine's acts on Ray
         with self.session.lock:  # the values between two calls, even while other threads call jobs
             live = self.session.variables()
             for name, pieces in variable_pieces(self.runtime).items():  # every device's piece, not only the first
@@ -99,7 +100,7 @@ class Debugger(TimeTravel, LiveState):
     # -- stepping ----------------------------------------------------------------------------------
     def next_actor(self, thread: int | tuple[int, int] | None = None) -> str | None:
         """The actor the next ``step(thread)`` acts (``thread``: a Plan ``thrd_id`` or ``(machine_id, thrd_id)``)."""
-        actor = None if self.finished else self.runtime.peek(thread)
+        actor = None if self.finished else self.stepper.peek(thread)
         return self.qualified(actor) if actor else None
 
     def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent:
@@ -109,12 +110,11 @@ class Debugger(TimeTravel, LiveState):
             raise RunFinished(f"the run is finished ({self.acts} acts); restart() runs it again")
         before = self._before_step(thread)  # the act's undo record (history.py)
         start = time.perf_counter()
-        event = self.runtime.step(thread=thread)
+        event = self.stepper.step(thread)
         if event is None and thread is not None:
             raise FlowlabError(f"no actor of thread {thread!r} can act now; next_actor() names the one that can")
         if event is None:
             raise RunFinished(f"no actor can act:\n{self.why_stuck()}")
-        assert isinstance(event, ActEvent)
         self.timeline_entries.append(TimelineEntry(event, start - self._t0, time.perf_counter() - start))
         mark = self.recorder.undo_mark(event) if before is not None else None
         self.recorder.record(event, self.record_stats)
@@ -145,7 +145,7 @@ class Debugger(TimeTravel, LiveState):
 
     def run_to_end_of_job(self) -> Stop:
         """Run until the job of the next act has finished its current run (its CallbackNotify acted)."""
-        actor = self.runtime.peek()
+        actor = self.stepper.peek()
         if actor is None or self.finished:
             return Stop("finished")
         job_id = actor.task.job_id
@@ -166,7 +166,7 @@ class Debugger(TimeTravel, LiveState):
             while True:
                 if self.finished:
                     return Stop("finished", event, steps=done)
-                actor = self.runtime.peek()
+                actor = self.stepper.peek()
                 if actor is None:  # no actor can act and the call has not finished: it hangs
                     return Stop("stuck", event, steps=done, stuck=str(self.why_stuck()))
                 if actor is not self._resume_past:

@@ -63,8 +63,8 @@ def trace_events(dbg: Debugger) -> dict[str, Any]:
     events = []
     for entry in dbg.timeline_entries:
         e = entry.event
-        actor = dbg.runtime.actors.get(e.actor_id) or getattr(dbg.runtime, "remote_actors", {})[e.actor_id]
-        task = actor.task  # an actor on another (Ray) machine is known to the stepping runtime as remote
+        actor = dbg.runtime.actors.get(e.actor_id) or dbg.runtime.remote_actors[e.actor_id]
+        task = actor.task  # an actor on another (Ray) machine is one of the runtime's remote_actors
         events.append({
             "name": e.actor_name, "cat": e.task_type, "ph": "X", "pid": task.machine_id, "tid": task.thrd_id,
             "ts": entry.start_s * 1e6, "dur": max(entry.duration_s * 1e6, 0.001),

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..errors import FlowlabError
 from ..runtime import ActEvent, Actor, Runtime
+from ..runtime.executor import Stepper
 from .undo import ActUndo, UndoTaker
 
 DEFAULT_HISTORY = 1000  # acts kept by default: the 30-layer train job keeps ~16 KB an act (docs/time-travel.md)
@@ -61,6 +62,7 @@ class TimeTravel:
     """The debugger's history (a mixin of ``Debugger``, which sets the attributes annotated here)."""
 
     runtime: Runtime
+    stepper: Stepper  # what steps ``runtime`` (Runtime.stepper())
     timeline_entries: list
     recorder: Any
     instances: list
@@ -97,7 +99,7 @@ class TimeTravel:
         if taker is None or self._history_limit == 0:
             return None
         state = taker.runtime_state()  # before peek: it may drop stale ready entries
-        actor = self.runtime.peek(thread)
+        actor = self.stepper.peek(thread)
         if actor is None:
             return None
         own = ([(bp, bp.hits) for bp in self._breakpoints], self._resume_past,

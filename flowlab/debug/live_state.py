@@ -14,6 +14,7 @@ import numpy as np
 from ..ir import Plan
 from ..runtime import Actor, Runtime
 from ..runtime.dynamic import pieces_of
+from ..runtime.executor import Stepper
 from ..runtime.gpu import on_device
 from ..runtime.variables import variable_pieces
 from .inspect import BlobStats, blob_stats
@@ -35,6 +36,7 @@ class LiveState:
     appends to its ``injections``."""
 
     runtime: Runtime
+    stepper: Stepper  # what steps ``runtime`` (Runtime.stepper())
     plan: Plan
     injections: list[tuple[int, str]]
     finished: bool  # a Debugger property
@@ -46,7 +48,7 @@ class LiveState:
 
     def actors(self, full: bool = False) -> list[ActorRow]:
         """One row per actor, the next one marked ``  <- next``; ``full`` builds every row anew (see actor_rows)."""
-        nxt = None if self.finished else self.runtime.peek()
+        nxt = None if self.finished else self.stepper.peek()
         return [replace(row, name=row.name + "  <- next") if actor is nxt else row
                 for actor, row in zip(self.runtime.actors.values(), self.actor_rows(full))]
 

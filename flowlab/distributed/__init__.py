@@ -4,8 +4,10 @@ Imported only by the Session when ``flow.env.ray(...)`` named a cluster; nothing
 """
 
 from .cluster import ClusterError, connect
+from .errors import MachineError, MachineHangError
 from .executor import RayExecutor, StoppedExecutor
-from .runtime import MachineError, MachineHangError, RayRuntime
+from .runtime import RayRuntime
+from .stepper import RayStepper
 
-__all__ = ["ClusterError", "MachineError", "MachineHangError", "RayExecutor", "RayRuntime", "StoppedExecutor",
-           "connect"]
+__all__ = ["ClusterError", "MachineError", "MachineHangError", "RayExecutor", "RayRuntime", "RayStepper",
+           "StoppedExecutor", "connect"]

@@ -1,9 +1,10 @@
 """The Ray executor: protocol stepping over a Plan's machines, machine 0 here and the others in Ray actors.
 
 The machines are a backend (``RayRuntime``: machine 0's runtime wired to the host actors); this is the loop that
-runs a call over them. A call launches its job instances here, acts locally until nothing is ready, hands what
-it sent to the other machines to Ray (fire-and-forget), and waits for the first of: batches from other machines
-(each host's ``take`` long poll), a host failing, a host dying. Each act is machine 0's ``Runtime.step``, so a
+runs a call over them (flow.debug steps them with a RayStepper instead: stepper.py). The executor starts the hosts'
+loops; a call launches its job instances here, acts locally until nothing is ready, hands what it sent to the other
+machines to Ray (fire-and-forget), and waits for the first of: batches from other machines (each host's ``take``
+long poll), a host failing, a host dying. Each act is machine 0's ``Runtime.step``, so a
 subscriber sees it (``ActEvent.executor`` is "ray").
 """
 
@@ -15,7 +16,8 @@ from typing import Any
 
 from ..runtime.executor import NO_ENTRIES, Call
 from ..runtime.runtime import Runtime, RuntimeIdle
-from .runtime import CLOSE_S, POLL_S, MachineError, MachineHangError, RayRuntime, _first_line
+from .errors import MachineError, MachineHangError
+from .runtime import CLOSE_S, POLL_S, RayRuntime, _first_line
 
 
 class RayExecutor:
@@ -27,6 +29,9 @@ class RayExecutor:
 
     def __init__(self, runtime: RayRuntime) -> None:
         self.runtime = runtime
+        # Each host runs its machine's acts on a loop of its own (a RayStepper would drive them instead)
+        hosts = runtime.hosts
+        runtime._get([h.start.remote() for h in hosts.values()], list(hosts), "start its loop")
 
     def run(self, call: Call) -> None:
         rt = self.runtime

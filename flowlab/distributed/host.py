@@ -1,7 +1,9 @@
 """The processes of a Ray run: one ``MachineHost`` per Plan machine other than 0.
 
-A host runs flowlab's own Runtime for its machine's actors (``wiring.localize``) on a thread of its own; registers
-from other machines arrive by fire-and-forget ``deliver`` calls and are applied by that thread between acts. The
+A host runs flowlab's own Runtime for its machine's actors (``wiring.localize``): on a thread of its own once
+``start()``ed (the RayExecutor's calls), or act by act as the driver says (``apply``/``step``: flow.debug's
+RayStepper). On its thread, registers from other machines arrive by fire-and-forget ``deliver`` calls and are
+applied between acts. The
 driver (the user's process) runs machine 0 itself, as OneFlow's master does; since a Ray driver cannot be called,
 what a host sends to machine 0 waits in that host's outbox until the driver takes it (a long-poll ``take`` call
 that returns as soon as something is there). No separate mailbox actor: each Ray actor is a new Python process
@@ -45,17 +47,20 @@ class MachineHost:
         self.peers: dict[int, Any] = {}
         self.outbox: list[Batch] = []  # batches for machine 0, until the driver takes them
         self.out_cond = threading.Condition()
-        self.thread: threading.Thread | None = None
-        self.stepping = False
+        self.thread: threading.Thread | None = None  # the run-mode loop, once started
         self.busy_s = 0.0
 
     # -- set-up and the run-mode loop ----------------------------------------------------------------
-    def connect(self, peers: dict[int, Any], stepping: bool = False) -> int:
-        self.peers, self.stepping = peers, stepping
-        if not stepping:
+    def connect(self, peers: dict[int, Any]) -> int:
+        self.peers = peers
+        return self.machine
+
+    def start(self) -> None:
+        """Run this machine's acts on a thread of its own (the RayExecutor's calls). A host never started is
+        driven act by act instead (the RayStepper's ``apply``/``step``)."""
+        if self.thread is None:
             self.thread = threading.Thread(target=self._loop, name=f"flowlab-machine-{self.machine}", daemon=True)
             self.thread.start()
-        return self.machine
 
     def deliver(self, batch: Batch) -> None:
         """Fire-and-forget from another machine: applied by the loop thread between acts."""
@@ -121,7 +126,7 @@ class MachineHost:
         for actor in self.rt.actors.values():
             actor.update_state()
 
-    # -- stepping: the driver orders every act and every delivery ------------------------------------
+    # -- stepping (never started): the driver orders every act and every delivery ----------------------
     def apply(self, batches: list[Batch]) -> tuple[int, str] | None:
         """Apply batches now; -> the actor that acts next here (task id, name), if any."""
         for batch in batches:
@@ -130,6 +135,8 @@ class MachineHost:
 
     def step(self) -> tuple[Any, list[tuple[int, Batch]], tuple[int, str] | None]:
         """One act here -> (its event, the batches it sent, the actor that acts next here)."""
+        if self.thread is not None:  # two schedulers over one runtime would interleave its acts at random
+            raise RuntimeError(f"machine {self.machine} runs its own loop (start()); it cannot also be stepped")
         try:
             event = self.rt.step()
         except BaseException as err:  # every failure goes to the driver, with the op it names

@@ -2,9 +2,10 @@
 
 The driver runs machine 0's actors (push, pull, main jobs and machine 0's compute, as OneFlow's master does);
 ``MachineHost`` actors run the others. ``RayRuntime`` is machine 0's runtime wired to the others (its links,
-inbox and host actors) and what can be asked of them (their wait graphs, variables, counters); the loop that runs
-a call over them is the executor's (executor.RayExecutor). ``stepping=True`` (the debugger) instead orders every
-act and every delivery from the driver: see ``stepping.py``.
+inbox and host actors) and what can be asked of them (their wait graphs, variables, counters): a backend, whose
+act loop is Runtime's own. What drives it is composed with it: the RayExecutor (executor.py) runs calls, the hosts
+on loops of their own; the RayStepper (stepper.py, ``stepper()``) steps one call for flow.debug, ordering every
+act and every delivery from the driver.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import FlowlabError
 from ..flags import get
 from ..ir import Plan
-from ..runtime.hang import Blocked, HangError, WaitGraph, wait_graph
+from ..runtime.executor import Stepper
+from ..runtime.hang import Blocked, WaitGraph, wait_graph
 from ..runtime.runtime import Runtime
 from .cluster import import_ray, remote_host_class
+from .errors import MachineError
+from .stepper import RayStepper
 from .wiring import Inbox, Link, localize
 
 START_TIMEOUT_S = 120.0  # host actors start and compile their kernels (Numba's cache makes it seconds)
@@ -29,27 +32,17 @@ ASK_S = 5.0  # how long a diagnosis (why_stuck, a HangError) waits for each othe
 POLL_S = 2.0  # a host's take() wait: returns at once when a batch arrives; a fault ends the wait through its watch
 
 
-class MachineError(FlowlabError, RuntimeError):
-    """A machine of a multi-machine run failed or died; the call is cancelled and the other machines stopped."""
-
-
-class MachineHangError(MachineError, HangError):
-    """No machine made progress for FLOWLAB_MACHINE_TIMEOUT seconds: ``graph`` has every machine's blocked actors
-    (a machine that did not answer is listed in ``graph.silent``) and each machine's last acts."""
-
-
 class RayRuntime(Runtime):
     executor = "ray"  # its act events (flow.debug steps it, or a subscriber watches a call) name the Ray machines
     remote = True  # the machines' actors and variables are in their processes (Runtime's declared capabilities)
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None, arenas: dict[int, np.ndarray] | None = None,
-                 addresses: tuple[str, ...] = (), stepping: bool = False) -> None:
+                 addresses: tuple[str, ...] = ()) -> None:
         super().__init__(plan, kernel_impl, arenas=arenas)
         self.link = Link(0)
-        localize(self, 0, self.link)
+        self.remote_producers = localize(self, 0, self.link)  # their names say what is in flight (stepper.py)
         self.inbox = Inbox(self)
         self.addresses = addresses
-        self.stepping = stepping
         self.stall_s = get("machine_timeout")
         self.machines = sorted({t.machine_id for t in plan.tasks if t.machine_id != 0})
         self.hosts: dict[int, Any] = {}
@@ -67,7 +60,7 @@ class RayRuntime(Runtime):
                 options["num_gpus"] = n_gpu
             self.hosts[m] = host_cls.options(**options).remote(plan, m, kernel_impl)
         try:
-            ray.get([h.connect.remote(self.hosts, stepping) for h in self.hosts.values()],
+            ray.get([h.connect.remote(self.hosts) for h in self.hosts.values()],
                     timeout=START_TIMEOUT_S)
         except Exception as err:
             self.shutdown()
@@ -80,6 +73,10 @@ class RayRuntime(Runtime):
 
     def machine_name(self, m: int) -> str:
         return f"machine {m}" + (f" ({self.addresses[m]})" if m < len(self.addresses) else "")
+
+    def stepper(self) -> Stepper:
+        """flow.debug's stepper over every machine: the hosts stay unstarted, driven act by act (stepper.py)."""
+        return RayStepper(self)
 
     def shutdown(self, why: str = "stopped") -> None:
         """Stop every host (idempotent)."""
@@ -161,11 +158,25 @@ class RayRuntime(Runtime):
         if self.stopped or not self.hosts:
             return
         per_machine: dict[int, dict[int, dict[str, np.ndarray]]] = {}
-        for actor in self.remote_actors.values():  # type: ignore[attr-defined]
+        for actor in self.remote_actors.values():
             op = actor.task.exec_sequence[0] if actor.task.exec_sequence else None
             if op is not None and op.op_type == "variable" and not actor.task.is_boxing:
                 rid = next(iter(actor.writable))
                 per_machine.setdefault(actor.task.machine_id, {})[rid] = dict(self.regsts[rid][0].blobs)
+        self._get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], list(per_machine),
+                  "take its variables")
+
+    def load_variables(self, pieces: dict[str, Any]) -> None:
+        """Give every machine the session's variable values: each task's own piece (``session.variables()``)."""
+        per_machine: dict[int, dict[int, dict[str, Any]]] = {}
+        for task in self.plan.tasks:
+            op = task.exec_sequence[0] if task.exec_sequence else None
+            if task.machine_id == 0 or op is None or op.op_type != "variable" or task.is_boxing:
+                continue
+            if op.name in pieces:
+                rid = next(iter(task.produced_regst_desc.values())).regst_desc_id
+                value = pieces[op.name].arrays[max(task.parallel_id, 0)]
+                per_machine.setdefault(task.machine_id, {})[rid] = {op.output_lbns[0]: value}
         self._get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], list(per_machine),
                   "take its variables")
 

@@ -108,6 +108,10 @@ class RemoteConsumer:
     def is_ready(self) -> bool:
         return False
 
+    def ready_on_arrival(self, regst_id: int) -> None:
+        """Never made ready by an arrival here (Actor's edges ask every consumer): it acts on its own machine."""
+        return None
+
     def on_regst(self, regst: Regst) -> None:
         self.readable[regst.desc.regst_desc_id].append(regst)
 
@@ -143,6 +147,7 @@ class RemoteProducer:
         self.total_reading_cnt = 0
         self.queued = True
         self.state = "normal"
+        self.ready_slots = None  # a register returned here never makes it ready: it acts on its own machine
 
     @property
     def name(self) -> str:
@@ -174,9 +179,9 @@ class CopyTransport(Transport):
             np.copyto(dst, src, casting="no")
 
 
-def localize(rt: Runtime, machine: int, link: Link) -> None:
+def localize(rt: Runtime, machine: int, link: Link) -> dict[int, RemoteProducer]:
     """Keep ``machine``'s actors in ``rt.actors`` (the others move to ``rt.remote_actors``) and put stand-ins on
-    every edge between machines."""
+    every edge between machines; -> the stand-ins for producers on other machines, by task id."""
     local = {tid: a for tid, a in rt.actors.items() if a.task.machine_id == machine}
     remote = {tid: a for tid, a in rt.actors.items() if a.task.machine_id != machine}
     consumers: dict[int, RemoteConsumer] = {}
@@ -193,13 +198,12 @@ def localize(rt: Runtime, machine: int, link: Link) -> None:
                 actor.producer_of[rid] = producers[producer.actor_id]  # type: ignore[assignment]
         actor.finish_wiring()
     rt.actors = local
-    rt.remote_actors = remote  # type: ignore[attr-defined]
-    rt.remote_consumers = consumers  # type: ignore[attr-defined]
-    rt.remote_producers = producers  # type: ignore[attr-defined]
+    rt.remote_actors = remote
     rt.transport = CopyTransport()
     for actor in local.values():  # the CopyCommNet kernels were bound to the in-process transport
         if actor.task.task_type == "CopyCommNet":
             rt._setup_boxing(actor)
+    return producers
 
 
 class Inbox:

@@ -272,7 +272,7 @@ class DebuggerWidget(anywidget.AnyWidget):
         from ..viz.payload_sections import stuck_section
 
         dbg = self.dbg
-        hung = not dbg.finished and dbg.runtime.peek() is None
+        hung = not dbg.finished and dbg.stepper.peek() is None
         graph = dbg.why_stuck() if hung else None
         if graph is not None and graph.blocked:
             lines = str(graph).splitlines()  # the whole text is under the graph: the status says the headline
@@ -291,7 +291,7 @@ class DebuggerWidget(anywidget.AnyWidget):
 
     def _publish(self, error: str | None, full: bool = False) -> None:
         dbg = self.dbg
-        nxt = None if dbg.finished else dbg.runtime.peek()
+        nxt = None if dbg.finished else dbg.stepper.peek()
         if (nxt is None and not dbg.finished) or "stuck" in self.payload:  # hung, or no longer: redraw the Plan
             self.show_stuck()
         inspected = None

@@ -92,10 +92,10 @@ class Actor:
         by regst id in each act. ``out_edges``: (regst id, own free slot, reading count, ((consumer, its slot for
         the register, its ready_on_arrival), ...)); ``in_edges``: (regst id, own slot, producer, the producer's
         free slot, its ready_slots). Stand-ins for actors on other machines are never asked (always ``queued``)."""
-        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i], _on_arrival(c, i))
+        self.out_edges = tuple((i, q, len(self.consumers[i]), tuple((c, c.readable[i], c.ready_on_arrival(i))
                                                                      for c in self.consumers[i]))
                                for i, q in self.writable.items())
-        self.in_edges = tuple((i, q, p, p.writable[i], getattr(p, "ready_slots", None))
+        self.in_edges = tuple((i, q, p, p.writable[i], p.ready_slots)
                               for i, q in self.readable.items() for p in (self.producer_of[i],))
         self.out_by_id = {edge[0]: edge for edge in self.out_edges}
         self.in_by_id = {edge[0]: edge for edge in self.in_edges}
@@ -252,9 +252,3 @@ class Actor:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} act {self.act_id} {self.state}>"
-
-
-def _on_arrival(consumer: Any, regst_id: int) -> list[Any] | None:
-    """``consumer.ready_on_arrival(regst_id)``; None for a stand-in for an actor on another machine (never asked)."""
-    ask = getattr(consumer, "ready_on_arrival", None)
-    return ask(regst_id) if ask is not None else None

@@ -11,6 +11,10 @@ call: ``executor.run(call)``, nothing else. Each executor is a lowering of the s
 
 Every executor prints what it is (``str``) and names itself (``name``); the act events of the calls it runs name
 it too (``ActEvent.executor``).
+
+flow.debug does not run calls: it steps one, act by act, through a ``Stepper`` the backend gives
+(``Runtime.stepper()``): ``ProtocolStepper`` here, ``distributed.RayStepper`` over Ray machines. No backend
+overrides the act loop (tests/project/test_act_loop.py).
 """
 
 from __future__ import annotations
@@ -20,6 +24,8 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from .actor import Actor
+    from .events import ActEvent
     from .job_instance import JobInstance
     from .runtime import Runtime
 
@@ -92,4 +98,30 @@ class ProtocolExecutor:
         return f"<ProtocolExecutor {self.name}>"
 
 
-__all__ = ["NO_ENTRIES", "Call", "Executor", "ProtocolExecutor"]
+class Stepper(Protocol):
+    """What flow.debug drives, one act at a time, over ``runtime`` (whose launched instances it steps). ``peek``:
+    the actor the next ``step`` acts, None when none can; ``step``: perform that act and return its event (None
+    when none can act). ``thread`` (a ``thrd_id`` or ``(machine_id, thrd_id)``): only that Plan thread's next act."""
+
+    runtime: Runtime
+
+    def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None: ...
+
+    def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent | None: ...
+
+
+class ProtocolStepper:
+    """Protocol stepping in this process: ``Runtime.step``/``peek`` themselves (what every executor is proven
+    equal to)."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+
+    def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
+        return self.runtime.peek(thread)
+
+    def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent | None:
+        return self.runtime.step(True, thread)  # type: ignore[return-value]  # record=True: an event or None
+
+
+__all__ = ["NO_ENTRIES", "Call", "Executor", "ProtocolExecutor", "ProtocolStepper", "Stepper"]

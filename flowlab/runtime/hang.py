@@ -185,7 +185,7 @@ def _not_returned(rt: Runtime, actor: Actor, regst_id: int) -> tuple[list[Any], 
     consumers = actor.consumers.get(regst_id, [])
     out = [r for r in rt.regsts.get(regst_id, ()) if r.reading_cnt > 0]
     holders = [c for c in consumers if any(_holds(c, regst_id, r) for r in out)]
-    local = all(isinstance(getattr(c, "readable", {}).get(regst_id), deque) for c in consumers)
+    local = all(isinstance(c.readable.get(regst_id), deque) for c in consumers)
     free = actor.writable[regst_id]
     lost = [r for r in rt.regsts.get(regst_id, ()) if local and r not in free
             and not any(_holds(c, regst_id, r) for c in consumers)]
@@ -198,7 +198,7 @@ def _not_returned(rt: Runtime, actor: Actor, regst_id: int) -> tuple[list[Any], 
 
 def _holds(consumer: Any, regst_id: int, regst: Any) -> bool:
     """Whether ``regst`` waits in the consumer's slot (never for a stand-in for another machine's actor)."""
-    slot = getattr(consumer, "readable", {}).get(regst_id)
+    slot = consumer.readable.get(regst_id)
     return isinstance(slot, deque) and regst in slot
 
 

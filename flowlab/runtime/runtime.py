@@ -32,6 +32,7 @@ from ..kernels.tiered import TierPhase
 from .actor import MSG_REGST, MSG_RETURN, Actor
 from .binding import ACTOR_CLASSES, WAIT_BUFFER, setup_boxing, wire
 from .events import EVENT_ONLY, ActEvent, EventSink, HookList, RuntimeIdle
+from .executor import ProtocolStepper, Stepper
 from .gpu import GpuStreams
 from .hang import WaitGraph, hang_error, new_ring, wait_graph
 from .job_instance import JobInstance
@@ -55,8 +56,8 @@ class CallLayer(Protocol):
 class Runtime:
     executor = "protocol"  # what its act events name as their executor ("threads" when its executor is; Ray's: "ray")
     # What a backend can do, declared rather than probed. ``remote``: its actors, registers and variables live in
-    # other processes (flowlab.distributed's RayRuntime), which override the four methods below; here they are
-    # no-ops, as everything is in this process.
+    # other processes (flowlab.distributed's RayRuntime), which override the five methods below (``stepper`` and
+    # four no-ops here, as everything is in this process). None of them is the act loop.
     remote = False
 
     def __init__(self, plan: Plan, kernel_impl: str | None = None,
@@ -91,6 +92,9 @@ class Runtime:
         self._routes: dict[str, tuple[int, tuple[deque[Any], ...]]] = {}
         self._notifiers: dict[int, deque[Any]] = {}  # section id -> its job's CallbackNotifier buffer
         self.actors: dict[int, Actor] = {}
+        # The Plan's actors on other machines, by task id: none in one process; flowlab.distributed's wiring moves
+        # them here (and puts stand-ins on the edges) when this runtime is one machine of several
+        self.remote_actors: dict[int, Actor] = {}
         for task in plan.tasks:
             cls = ACTOR_CLASSES.get(task.task_type, Actor)
             self.actors[task.task_id] = cls(self, task, self.regsts)
@@ -192,6 +196,11 @@ class Runtime:
             job_name = self.plan.job_names[self.plan.critical_sections[section_id].job_id]
             queue = self._notifiers[section_id] = self._route(job_name)[1][-1]
         return queue
+
+    def stepper(self) -> Stepper:
+        """What flow.debug steps this runtime with, act by act: protocol stepping here (``ProtocolStepper``); a
+        backend whose actors live in other processes gives its own (flowlab.distributed's ``RayStepper``)."""
+        return ProtocolStepper(self)
 
     def shutdown(self, why: str = "stopped") -> None:
         """Stop the machines in other processes this runtime drives (none here)."""

@@ -1,40 +1,47 @@
-"""Stepping a run on several Ray machines act by act, in one deterministic order (the debugger's runtime).
+"""Stepping a run on several Ray machines act by act, in one deterministic order: flow.debug's stepper.
 
-The driver orders everything: the hosts do not run loops (``connect(stepping=True)``); each ``step()`` acts on one
-machine, chosen round-robin among the machines with a ready actor (machine 0 first), and what that act sent to
-other machines stays *in flight* until the end of the next step (or until nothing else can act), when it is
-delivered. So one act's registers are visibly between machines for one step: ``blocked_reason()`` of their
-consumer says so, and ``in_flight()`` lists them.
+``RayStepper`` is composed with a ``RayRuntime`` (the backend: machine 0's Runtime wired to the host actors) and
+drives it; it overrides nothing of the Runtime. The driver orders everything: the hosts run no loops (they are
+never ``start()``ed); each ``step()`` acts on one machine, chosen round-robin among the machines with a ready actor
+(machine 0 first): machine 0's act is its Runtime's own ``step``, another machine's is its host's ``step``. What
+that act sent to other machines stays *in flight* until the end of the next step (or until nothing else can act),
+when it is delivered. So one act's registers are visibly between machines for one step: ``blocked_reason()`` of
+their consumer says so, and ``in_flight()`` lists them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import FlowlabError
 from ..runtime.actor import Actor
 from ..runtime.events import ActEvent
-from .runtime import MachineError, MachineHangError, RayRuntime
+from .errors import MachineError, MachineHangError
 from .wiring import Batch
 
+if TYPE_CHECKING:
+    from .runtime import RayRuntime
 
-class SteppingRayRuntime(RayRuntime):
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs["stepping"] = True
-        super().__init__(*args, **kwargs)
+
+class RayStepper:
+    """flow.debug's ``Stepper`` (runtime/executor.py) over ``runtime``'s machines."""
+
+    def __init__(self, runtime: RayRuntime) -> None:
+        self.runtime = runtime
         self.flight: list[tuple[int, Batch]] = []  # (to machine, batch) sent and not yet delivered
-        self.next_remote: dict[int, tuple[int, str] | None] = dict.fromkeys(self.hosts)  # machine -> next actor
+        self.next_remote: dict[int, tuple[int, str] | None] = dict.fromkeys(runtime.hosts)  # machine -> next actor
         self.last_machine = -1
-        for producer in self.remote_producers.values():  # type: ignore[attr-defined]
+        for producer in runtime.remote_producers.values():
             producer.flight = self._flight_regsts  # blocked_reason() names registers in flight
 
     # -- what is between machines ----------------------------------------------------------------------
     def in_flight(self) -> list[str]:
+        """The registers and register returns sent by the last act and not yet delivered, one line each."""
         out = []
         for to_machine, (sender, _, messages) in self.flight:
             for m in messages:
                 if m[0] == "regst":
-                    producer = self.plan.regst_descs[m[1]].producer_task_id
+                    producer = self.runtime.plan.regst_descs[m[1]].producer_task_id
                     out.append(f"register r{m[1]} (piece {m[2]}, act {m[3]}) of {self._name(producer)} "
                                f"from machine {sender} to machine {to_machine}")
                 elif m[0] == "return":
@@ -45,12 +52,13 @@ class SteppingRayRuntime(RayRuntime):
         return {m[1] for to, (_, _, ms) in self.flight if to == 0 for m in ms if m[0] == "regst"}
 
     def _name(self, task_id: int) -> str:
-        actor = self.actors.get(task_id) or self.remote_actors[task_id]  # type: ignore[attr-defined]
+        rt = self.runtime
+        actor = rt.actors.get(task_id) or rt.remote_actors[task_id]
         return actor.name
 
     # -- the order --------------------------------------------------------------------------------------
     def _candidates(self) -> list[int]:
-        ready = [0] if super().peek() is not None else []
+        ready = [0] if self.runtime.peek() is not None else []
         ready += [m for m, nxt in self.next_remote.items() if nxt is not None]
         return ready
 
@@ -65,6 +73,7 @@ class SteppingRayRuntime(RayRuntime):
         return after[0] if after else ready[0]
 
     def _deliver(self) -> None:
+        rt = self.runtime
         flight, self.flight = self.flight, []
         by_machine: dict[int, list[Batch]] = {}
         for to_machine, batch in flight:
@@ -72,22 +81,23 @@ class SteppingRayRuntime(RayRuntime):
         for to_machine, batches in by_machine.items():
             if to_machine == 0:
                 for batch in batches:
-                    self.inbox.apply(batch)
+                    rt.inbox.apply(batch)
             else:
-                self.next_remote[to_machine] = self._call(to_machine, self.hosts[to_machine].apply.remote(batches))
+                self.next_remote[to_machine] = self._call(to_machine, rt.hosts[to_machine].apply.remote(batches))
 
     def _call(self, machine: int, ref: Any) -> Any:
-        ray = self._ray
+        rt = self.runtime
+        ray = rt._ray
         try:
-            return ray.get(ref, timeout=self.stall_s)
+            return ray.get(ref, timeout=rt.stall_s)
         except ray.exceptions.RayActorError:
-            self.shutdown("a machine died while stepping")
-            raise MachineError(f"{self.machine_name(machine)} died while stepping; the other machines were "
+            rt.shutdown("a machine died while stepping")
+            raise MachineError(f"{rt.machine_name(machine)} died while stepping; the other machines were "
                                "stopped") from None
         except ray.exceptions.GetTimeoutError:
-            raise MachineHangError(f"{self.machine_name(machine)} did not answer a step within {self.stall_s:.0f} s "
+            raise MachineHangError(f"{rt.machine_name(machine)} did not answer a step within {rt.stall_s:.0f} s "
                                    "(FLOWLAB_MACHINE_TIMEOUT); check that its Ray node is alive (`ray status`)",
-                                   self.wait_graph()) from None
+                                   rt.wait_graph()) from None
 
     def peek(self, thread: int | tuple[int, int] | None = None) -> Actor | None:
         _one_thread_only(thread)
@@ -95,51 +105,38 @@ class SteppingRayRuntime(RayRuntime):
         if machine is None:
             return None
         if machine == 0:
-            return super().peek()
+            return self.runtime.peek()
         task_id, _ = self.next_remote[machine]  # type: ignore[misc]
-        return self.remote_actors[task_id]  # type: ignore[attr-defined,no-any-return]
+        return self.runtime.remote_actors[task_id]
 
-    def step(self, record: bool = True, thread: int | tuple[int, int] | None = None) -> ActEvent | bool | None:
+    def step(self, thread: int | tuple[int, int] | None = None) -> ActEvent | None:
         _one_thread_only(thread)
-        if self.stopped:
-            raise MachineError(self.stopped)
+        rt = self.runtime
+        if rt.stopped:
+            raise MachineError(rt.stopped)
         machine = self._pick()
         if machine is None:
             return None
         earlier, self.flight = self.flight, []
         if machine == 0:
-            event = super().step(True)
-            sent = self.link.take()
+            event = rt.step(True)
+            sent = rt.link.take()
         else:
-            event, sent, self.next_remote[machine] = self._call(machine, self.hosts[machine].step.remote())
+            event, sent, self.next_remote[machine] = self._call(machine, rt.hosts[machine].step.remote())
             if isinstance(event, dict):  # the host's kernel raised: its report
-                self.shutdown("a machine failed while stepping")
+                rt.shutdown("a machine failed while stepping")
                 where = f" in task {event['task']!r} (op {event['op']!r})" if event.get("task") else ""
-                raise MachineError(f"{self.machine_name(machine)} failed{where}: {event['type']}: "
+                raise MachineError(f"{rt.machine_name(machine)} failed{where}: {event['type']}: "
                                    f"{event['message']}; the other machines were stopped")
             if event is not None:
-                event.executor = self.executor  # the host stepped it as a plain Runtime: name this one's
-                for hook in self.hooks:
+                event.executor = rt.executor  # the host stepped it as a plain Runtime: name this one's
+                for hook in rt.hooks:
                     hook(event)
         self.last_machine = machine
         self.flight = earlier
         self._deliver()  # what the act before sent arrives now
         self.flight = [(to, batch) for to, batch in sent]
-        return event
-
-    def load_variables(self, pieces: dict[str, Any]) -> None:
-        """Give every machine the session's variable values: each task's own piece (``session.variables()``)."""
-        per_machine: dict[int, dict[int, dict[str, Any]]] = {}
-        for task in self.plan.tasks:
-            op = task.exec_sequence[0] if task.exec_sequence else None
-            if task.machine_id == 0 or op is None or op.op_type != "variable" or task.is_boxing:
-                continue
-            if op.name in pieces:
-                rid = next(iter(task.produced_regst_desc.values())).regst_desc_id
-                value = pieces[op.name].arrays[max(task.parallel_id, 0)]
-                per_machine.setdefault(task.machine_id, {})[rid] = {op.output_lbns[0]: value}
-        self._get([self.hosts[m].set_registers.remote(v) for m, v in per_machine.items()], list(per_machine),
-                  "take its variables")
+        return event  # type: ignore[return-value]  # Runtime.step(True): an event or None
 
 
 def _one_thread_only(thread: int | tuple[int, int] | None) -> None:
