@@ -104,7 +104,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
 
         return Kernel(callback_notify, notifies=True)  # a replay notifies directly
     if kind == "model_init":
-        from ..ops.initializers import initialize
+        from ..kernels.initializers import initialize
 
         conf, seed = op.attrs["initializer"], op.attrs["random_seed"]
         part = _ref_part(op)
@@ -205,7 +205,7 @@ def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: in
     """OneFlow's ModelLoad kernel: read the variable, or initialize it when the checkpoint has no ``out`` for it
     (the session has checked every file and warned before launching the job). ``part``: a variable split over
     devices reads (or draws) its logical value and keeps this device's slice."""
-    from ..ops.initializers import initialize
+    from ..kernels.initializers import initialize
     from .checkpoint_io import check_variable, read_data
 
     def model_load(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
