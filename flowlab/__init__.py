@@ -12,8 +12,9 @@ from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
+from .compiler.sbp_explain import explain_job_sbp as _explain_job_sbp
+from .compiler.sbp_explain import explain_sbp as _explain_sbp
 from .debug import debug
-from .debug.sbp import explain_sbp as _explain_sbp
 from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
 from .frontend import scope as _frontend_scope
@@ -33,10 +34,12 @@ from .session import (
                get_all_variables,
                sync_default_session,
 )
+from .viz.payload_details import use_sbp_explainer as _use_sbp_explainer
 
 float = float32
 double = float64
 debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
+_use_sbp_explainer(_explain_job_sbp)  # the views' "sbp" sections: viz may not import compiler/
 _frontend_scope.CUDA = _frontend_scope.CudaCapability(_cuda_available, _cuda_device_count)  # the kernels answer
 
 __all__ = [

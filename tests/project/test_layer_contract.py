@@ -42,8 +42,6 @@ KNOWN_BREAKS = {
                               "(OneFlow infers both as each op is added; see test_import_graph.DELIBERATE)",
     ("frontend", "session"): "calling a job function reaches up for the default session "
                              "(see test_import_graph.DELIBERATE)",
-    ("viz", "debug"): "viz/payload_details.py puts explain_sbp's reasoning in the detail pane; the explanation is "
-                      "SBP inference's own and belongs in compiler/ (which viz may then read through the Plan)",
     ("debug", "notebook"): "flow.debug.compare returns the notebook's compare view; the Python API should return "
                            "a diff value that the notebook displays",
 }
