@@ -169,9 +169,10 @@ class Rewrites(Sequence[Rewrite]):
         printer.text(str(self))
 
     def show(self, index: int = 0) -> Any:
-        from ..notebook.rewrites_view import show_rewrites
+        """The stepper through these rewrites (notebook/rewrites_view.py), starting at ``index``."""
+        from .display import show
 
-        return show_rewrites(self, index)
+        return show("rewrites", self, index)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self.show()._repr_mimebundle_(include, exclude)
