@@ -26,8 +26,12 @@ from .ir.dtype import char, convert_oneflow_dtype_to_numpy_dtype, float16, float
 from .kernels import cuda_available as _cuda_available
 from .kernels import cuda_device_count as _cuda_device_count
 from .ops.logical_view import parallel_cast
+from .ops.registry import SHAPE_FROM_DATA as _SHAPE_FROM_DATA
+from .ops.registry import infer_op as _infer_op
 from .ops.variable import get_variable
 from .ops.watch import watch, watch_diff
+from .runtime.dynamic import OpShapeRules as _OpShapeRules
+from .runtime.dynamic import use_op_shape_rules as _use_op_shape_rules
 from .session import (
                clear_default_session,
                default_session,
@@ -39,7 +43,9 @@ from .viz.payload_details import use_sbp_explainer as _use_sbp_explainer
 float = float32
 double = float64
 debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
+# the layers above hand the layers below what they may not import (ARCHITECTURE's table):
 _use_sbp_explainer(_explain_job_sbp)  # the views' "sbp" sections: viz may not import compiler/
+_use_op_shape_rules(_OpShapeRules(_infer_op, _SHAPE_FROM_DATA))  # dynamic blobs' kernels: runtime may not import ops/
 _frontend_scope.CUDA = _frontend_scope.CudaCapability(_cuda_available, _cuda_device_count)  # the kernels answer
 
 __all__ = [

@@ -34,10 +34,6 @@ NOTEBOOK_ENTRIES = frozenset({"_ipython"})  # the one way in: the magics, and fl
 
 # (importer package, imported package): why the edge exists and where the seam should go.
 KNOWN_BREAKS = {
-    ("runtime", "ops"): "a dynamic blob's kernel reruns its op's shape inference on each act's current shapes "
-                        "(runtime/dynamic.py, OneFlow's kernel-time InferShape) and asks which ops take their output "
-                        "shape from the data (runtime/binding.py): the session should hand the runtime that "
-                        "inference (or the Plan name it per task) instead of the runtime reaching into ops",
     ("frontend", "compiler"): "blob.batch_axis / split_axis run the SBP pass's inference on the job traced so far "
                               "(OneFlow infers both as each op is added; see test_import_graph.DELIBERATE)",
     ("frontend", "session"): "calling a job function reaches up for the default session "
