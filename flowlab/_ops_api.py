@@ -25,7 +25,7 @@ from .ops.initializers import (
     zeros_initializer,
 )
 from .ops.logical_view import cast_to_current_logical_view
-from .ops.loss_ops2 import smooth_l1_loss
+from .ops.loss_ops import smooth_l1_loss
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
 from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update
