@@ -32,8 +32,7 @@ from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
-from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
-from .ops.reduce_ops2 import count_not_finite, multi_count_not_finite
+from .ops.reduce_ops import argmax, count_not_finite, multi_count_not_finite, reduce_max, reduce_mean, reduce_sum
 from .ops.segment_ops import unsorted_segment_sum, unsorted_segment_sum_like
 from .ops.slice_update_ops import slice_update
 from .ops.sort_ops import argsort, in_top_k, sort
