@@ -36,7 +36,7 @@ from .ops.math_ops import (
 )
 from .ops.more_ops import gelu  # OneFlow exports its (erf) gelu as flow.math.gelu
 from .ops.nary_ops import add_n
-from .ops.norm_functional import reduce_variance
+from .ops.norm_functional import reduce_std, reduce_variance
 from .ops.reduce_ops import (
     argmax,
     polyval,
@@ -48,7 +48,6 @@ from .ops.reduce_ops import (
     reduce_mean,
     reduce_min,
     reduce_prod,
-    reduce_std,
     reduce_sum,
 )
 from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like

@@ -195,19 +195,6 @@ def reduce_logsumexp(input_tensor: LazyBlob, axis: Axis = None, keepdims: bool =
     return log(reduce_sum(exp(require_blob(input_tensor, "input_tensor")), axis, keepdims), name)
 
 
-def reduce_std(input_tensor: LazyBlob, axis: Axis = None, keepdims: bool = False, name: str | None = None
-               ) -> LazyBlob:
-    """sqrt(reduce_variance(x)); an empty axis list gives zeros like x, as OneFlow."""
-    from .array_ops import zeros_like
-    from .math_ops import sqrt
-    from .norm_functional import reduce_variance
-
-    input_tensor = require_blob(input_tensor, "input_tensor")
-    if _empty(axis):
-        return zeros_like(input_tensor)
-    return sqrt(reduce_variance(input_tensor, axis, keepdims), name)
-
-
 # -- count_not_finite, polyval --------------------------------------------------------------------------------
 def _infer_count(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
     xs = ctx.inputs["x"]
