@@ -12,8 +12,9 @@ from ._ops_api import *  # noqa: F403
 from ._ops_api import __all__ as _ops_all
 from ._version import __version__ as __version__
 from .checkpoint import load_variables
+from .compiler.sbp_explain import explain_job_sbp as _explain_job_sbp
+from .compiler.sbp_explain import explain_sbp as _explain_sbp
 from .debug import debug
-from .debug.sbp import explain_sbp as _explain_sbp
 from .eager import eager_execution_enabled, enable_eager_execution
 from .errors import KernelError, WatchHandlerError
 from .frontend import scope as _frontend_scope
@@ -25,18 +26,26 @@ from .ir.dtype import char, convert_oneflow_dtype_to_numpy_dtype, float16, float
 from .kernels import cuda_available as _cuda_available
 from .kernels import cuda_device_count as _cuda_device_count
 from .ops.logical_view import parallel_cast
+from .ops.registry import SHAPE_FROM_DATA as _SHAPE_FROM_DATA
+from .ops.registry import infer_op as _infer_op
 from .ops.variable import get_variable
 from .ops.watch import watch, watch_diff
+from .runtime.dynamic import OpShapeRules as _OpShapeRules
+from .runtime.dynamic import use_op_shape_rules as _use_op_shape_rules
 from .session import (
                clear_default_session,
                default_session,
                get_all_variables,
                sync_default_session,
 )
+from .viz.payload_details import use_sbp_explainer as _use_sbp_explainer
 
 float = float32
 double = float64
 debug.explain_sbp = _explain_sbp  # type: ignore[attr-defined]  # flow.debug is the debugger's entry function
+# the layers above hand the layers below what they may not import (ARCHITECTURE's table):
+_use_sbp_explainer(_explain_job_sbp)  # the views' "sbp" sections: viz may not import compiler/
+_use_op_shape_rules(_OpShapeRules(_infer_op, _SHAPE_FROM_DATA))  # dynamic blobs' kernels: runtime may not import ops/
 _frontend_scope.CUDA = _frontend_scope.CudaCapability(_cuda_available, _cuda_device_count)  # the kernels answer
 
 __all__ = [

@@ -25,15 +25,14 @@ from .ops.initializers import (
     zeros_initializer,
 )
 from .ops.logical_view import cast_to_current_logical_view
-from .ops.loss_ops2 import smooth_l1_loss
+from .ops.loss_ops import smooth_l1_loss
 from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
 from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update
 from .ops.nn_ops import matmul
 from .ops.pad import reflection_pad2d, zero_pad2d
 from .ops.pad_nd import pad
-from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
-from .ops.reduce_ops2 import count_not_finite, multi_count_not_finite
+from .ops.reduce_ops import argmax, count_not_finite, multi_count_not_finite, reduce_max, reduce_mean, reduce_sum
 from .ops.segment_ops import unsorted_segment_sum, unsorted_segment_sum_like
 from .ops.slice_update_ops import slice_update
 from .ops.sort_ops import argsort, in_top_k, sort

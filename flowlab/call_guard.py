@@ -26,7 +26,7 @@ from .ir import Plan
 class InterruptDeferral:
     """Defers SIGINT while a job call runs in the main thread (signal handlers only ever run there).
 
-    A ``_Wrapper`` is installed over whatever handler is there on the first call; when no call runs it hands the
+    A ``DeferringHandler`` is installed over whatever handler is there on the first call; when no call runs it hands the
     signal to that handler. A handler installed over it later is wrapped the same way on the next call, by a new
     wrapper, so one that is later restored still hands on to the handler it wrapped. No signal syscall happens per
     call: only a lookup of the current handler.
@@ -41,9 +41,9 @@ class InterruptDeferral:
         if threading.get_ident() != MAIN_THREAD:
             return False
         current = _signal.getsignal(SIGINT)  # signal.getsignal's enum conversion costs ~4 us
-        if type(current) is not _Wrapper:
+        if type(current) is not DeferringHandler:
             try:
-                signal.signal(SIGINT, _Wrapper(self, current))
+                signal.signal(SIGINT, DeferringHandler(self, current))
             except (ValueError, OSError):  # an embedding that owns signals: calls are still cancelled cleanly
                 return False
         self.depth += 1
@@ -61,7 +61,7 @@ class InterruptDeferral:
         _deliver(target, SIGINT, None)
 
 
-class _Wrapper:
+class DeferringHandler:
     """flowlab's SIGINT handler over ``previous``: defers during a call, else hands the signal on."""
 
     __slots__ = ("owner", "previous")

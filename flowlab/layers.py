@@ -6,8 +6,8 @@ from .ops.conv_ops2 import conv3d_layer as conv3d
 from .ops.encode_ops import categorical_ordinal_encoder
 from .ops.layers import dense
 from .ops.norm_functional import layer_norm
+from .ops.norm_layers import batch_normalization_add_relu, batch_normalization_relu, prelu
 from .ops.norm_ops import batch_normalization
-from .ops.norm_ops2 import batch_normalization_add_relu, batch_normalization_relu, prelu
 from .ops.resize_ops2 import upsample_2d
 
 __all__ = ["batch_normalization", "conv2d", "dense", "layer_norm", "prelu", "conv1d", "conv3d", "upsample_2d",

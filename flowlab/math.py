@@ -36,17 +36,19 @@ from .ops.math_ops import (
 )
 from .ops.more_ops import gelu  # OneFlow exports its (erf) gelu as flow.math.gelu
 from .ops.nary_ops import add_n
-from .ops.norm_functional import reduce_variance
-from .ops.reduce_ops import argmax, reduce_max, reduce_mean, reduce_sum
-from .ops.reduce_ops2 import (
+from .ops.norm_functional import reduce_std, reduce_variance
+from .ops.reduce_ops import (
+    argmax,
     polyval,
     reduce_all,
     reduce_any,
     reduce_euclidean_norm,
     reduce_logsumexp,
+    reduce_max,
+    reduce_mean,
     reduce_min,
     reduce_prod,
-    reduce_std,
+    reduce_sum,
 )
 from .ops.segment_ops import unsorted_batch_segment_sum, unsorted_segment_sum, unsorted_segment_sum_like
 from .ops.sort_ops import in_top_k, top_k

@@ -3,13 +3,13 @@
 from .ops.act_ops2 import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
 from .ops.conv_ops2 import compat_conv2d, conv1d, conv2d_transpose, conv3d
-from .ops.loss_ops2 import sparse_cross_entropy
+from .ops.loss_ops import sparse_cross_entropy
 from .ops.losses2 import BCELoss, BCEWithLogitsLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, TripletMarginLoss
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
 from .ops.norm_functional import batch_normalization, moments
-from .ops.norm_ops2 import (
+from .ops.norm_layers import (
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,

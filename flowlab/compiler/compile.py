@@ -54,7 +54,7 @@ def compile_job_set(user_jobs: Sequence[Job]) -> tuple[list[Job], list[PassRecor
     for job in user_jobs:
         job, recs = run_pipeline(job, [*USER_JOB_PASSES, *JOB_COMPLETER, SBP_PASS], made_by="as traced")
         records.extend(recs)
-        completed_user.append(_watch_pieces(job))
+        completed_user.append(watch_pieces(job))
     check_not_sharing_moved_variables(completed_user)
     system: list[Job] = []
     for job in completed_user:
@@ -99,7 +99,7 @@ def compile_jobs(user_jobs: Sequence[Job], cpu_device_num: int = 1, gpu_device_n
                          {job_id: tuple(rows) for job_id, rows in boxing_log.items()}, (cpu_device_num, gpu_device_num))
 
 
-def _watch_pieces(job: Job) -> Job:
+def watch_pieces(job: Job) -> Job:
     """A watch whose handler asks for tp.ListNumpy gets its blob per device, cut as a mirrored return is (OneFlow's
     ``numpy_list()`` of the watched blob); a consistent blob is one local blob, a list of one."""
     changed = {}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import display
 from .backend_diff import BackendDiff, backend_diff
 from .breakpoints import Breakpoint
+from .comparison import Comparison, compare
 from .debugger import ActorRow, Debugger, RunFinished, Stop, TimelineEntry
 from .diff import PlanDiff, diff
 from .history import HistoryStats
@@ -30,14 +32,6 @@ def debug(job_fn: Any, *args: Any, **kwargs: Any) -> Debugger:
     return Debugger(session, desc, args, kwargs)
 
 
-def compare(a: Any, b: Any = None, **kwargs: Any) -> Any:
-    """Two compilations (Plans, sessions, Jobs, JobSets) or one pass record side by side, as a notebook output:
-    ``flow.debug.compare(plan_a, plan_b)``, ``flow.debug.compare(session.passes[4])`` (see notebook/compare.py)."""
-    from ..notebook.compare import show_diff
-
-    return show_diff(a, b, **kwargs)
-
-
 def show_rewrites(what: Any, index: int = 0) -> Any:
     """A stepper (←/→) through every rewrite of a compile, each drawn as the compare view draws a diff:
     ``flow.debug.show_rewrites(session)`` (see notebook/rewrites_view.py)."""
@@ -47,25 +41,19 @@ def show_rewrites(what: Any, index: int = 0) -> Any:
 def show_stuck(what: Any = None, **kwargs: Any) -> Any:
     """A hang drawn on the Plan (blocked actors by kind, the wait-for edges, the cycle in view):
     ``flow.debug.show_stuck(session)``, ``show_stuck(err)`` for a HangError (see notebook/plan_views.py)."""
-    from ..notebook.plan_views import show_stuck as show
-
-    return show(what, **kwargs)
+    return display.show("stuck", what, **kwargs)
 
 
 def show_schedule(session: Any = None, job_fn: Any = None) -> Any:
     """A job function's captured Schedule (fused segments, lanes) beside its Plan, with the execution policy:
     ``flow.debug.show_schedule(session, job_fn)`` or ``show_schedule(job_fn)`` (see notebook/plan_views.py)."""
-    from ..notebook.plan_views import show_schedule as show
-
-    return show(session, job_fn)
+    return display.show("schedule", session, job_fn)
 
 
 def show_provenance(what: Any = None) -> Any:
     """The Plan whose tasks' detail panes link to the rewrite that made each ("made by #k"), opening the rewrites
     stepper there: ``flow.debug.show_provenance(session)`` (see notebook/plan_views.py)."""
-    from ..notebook.plan_views import show_provenance as show
-
-    return show(what)
+    return display.show("provenance", what)
 
 
 # ``flow.debug`` is this function; its helpers hang on it: ``flow.debug.catch_nan()``, ``flow.debug.diff(a, b)``.
@@ -85,8 +73,8 @@ debug.show_schedule = show_schedule  # type: ignore[attr-defined]
 debug.show_provenance = show_provenance  # type: ignore[attr-defined]
 
 
-__all__ = ["ActorRow", "BackendDiff", "BlobStats", "Breakpoint", "Debugger", "HangError", "HistoryStats", "Lifetime",
-           "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording", "Rewrite", "Rewrites",
-           "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats", "catch_nan", "debug",
-           "diff", "overlay", "rewrites", "show_provenance", "show_rewrites", "show_schedule", "show_stuck",
-           "why_stuck"]
+__all__ = ["ActorRow", "BackendDiff", "BlobStats", "Breakpoint", "Comparison", "Debugger", "HangError",
+           "HistoryStats", "Lifetime", "Memory", "NanCatcher", "NanCaught", "Overlay", "PlanDiff", "Recording",
+           "Rewrite", "Rewrites", "RunFinished", "Stop", "TimelineEntry", "WaitGraph", "backend_diff", "blob_stats",
+           "catch_nan", "compare", "debug", "diff", "overlay", "rewrites", "show_provenance", "show_rewrites",
+           "show_schedule", "show_stuck", "why_stuck"]

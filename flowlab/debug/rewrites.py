@@ -169,9 +169,10 @@ class Rewrites(Sequence[Rewrite]):
         printer.text(str(self))
 
     def show(self, index: int = 0) -> Any:
-        from ..notebook.rewrites_view import show_rewrites
+        """The stepper through these rewrites (notebook/rewrites_view.py), starting at ``index``."""
+        from .display import show
 
-        return show_rewrites(self, index)
+        return show("rewrites", self, index)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return self.show()._repr_mimebundle_(include, exclude)
@@ -233,8 +234,8 @@ def rewrites(what: Any) -> Rewrites:
                     record.before, builder)
         add(record.name, record.job_name, record.before, record.after, _pass_function(record.name, kind))
         if last_of[record.job_name] == i and final[record.job_name] != record.after:
-            # compile gives a tp.ListNumpy watch its pieces after the passes (compile._watch_pieces)
-            add("WatchPieces", record.job_name, record.after, final[record.job_name], compile_module._watch_pieces)
+            # compile gives a tp.ListNumpy watch its pieces after the passes (compile.watch_pieces)
+            add("WatchPieces", record.job_name, record.after, final[record.job_name], compile_module.watch_pieces)
     names, kinds = result.plan.job_names, result.plan.job_kinds
     tables: dict[int, PlanTables] = {}  # by snapshot: a stage's after is the next one's before, made once
     for stage in plan_stages(result):

@@ -1,6 +1,6 @@
 """The rewrite stepper: ``flow.debug.show_rewrites(session)`` (or a ``Rewrites`` as a cell's value).
 
-Each rewrite is drawn as the compare view draws a diff (notebook/compare.py): the job (or the Plan so far) before
+Each rewrite is drawn as the compare view draws a diff (debug/comparison.py): the job (or the Plan so far) before
 and after it side by side, added / removed / changed in the compare view's colours with its legend. The payload is
 a sequence of compare payloads and an index, ``kind: "rewrites"``, under the compare mime type (so every front end
 that stores or exports a compare output carries it); the front end (extension/src/rewrites.ts) steps through them
@@ -16,7 +16,7 @@ import linecache
 import os
 from typing import TYPE_CHECKING, Any
 
-from .compare import COMPARE_MIME, compare_payload
+from ..debug.comparison import COMPARE_MIME, compare_payload
 from .views import PayloadView
 
 if TYPE_CHECKING:  # debug.rewrites draws itself through this module (Rewrites.show)

@@ -8,9 +8,9 @@ OP_MODULES = (
     "system", "variable", "optimizer_ops", "pad", "math_ops", "array_ops", "nn_ops", "reduce_ops", "watch",
     "more_ops", "cnn_ops", "norm_ops", "model_parallel", "distribute_ops",
     "index_ops", "nary_ops", "pad_nd",
-    "compare_ops", "unary_ops", "binary_ops", "reduce_ops2", "creation_ops", "sort_ops",
+    "compare_ops", "unary_ops", "binary_ops", "creation_ops", "sort_ops",
     "segment_ops", "nd_index_ops", "random_ops", "slice_update_ops", "encode_ops",
-    "act_ops2", "loss_ops2", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2", "random_ops2",
+    "act_ops2", "loss_ops", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2", "random_ops2",
     "dynamic_ops2",
     "two_stage_ops", "unique_ops",
 )

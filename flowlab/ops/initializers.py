@@ -1,5 +1,5 @@
 """Initializers (``flow.truncated_normal(0.1)``, ...): plain dicts on the variable op, turned into values by
-``initialize`` when System-ModelInit runs. Deterministic for a given seed.
+the initializer kernel (kernels/initializers.py's ``initialize``) when System-ModelInit runs.
 
 The dicts mirror OneFlow's ``InitializerConf`` (``initializer_conf.proto``): the type names its conf
 (``constant``, ``constant_int``, ``random_uniform``, ``random_uniform_int``, ``random_normal``,
@@ -13,14 +13,11 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from ..ir import DType
 from ..ir.dtype import as_dtype
+from ..ir.initializer import fan, normalize_data_format
 
 VARIANCE_NORMS = ("fan_in", "fan_out", "fan_avg")
 DISTRIBUTIONS = ("truncated_normal", "random_normal", "random_uniform")
-TRUNCATED_STD = 0.87962566103423978  # std of a standard normal truncated to [-2, 2]
 
 
 def _is_integer(dtype: Any) -> bool:
@@ -73,22 +70,9 @@ def truncated_normal(stddev: float = 1.0) -> dict[str, Any]:
     return truncated_normal_initializer(0.0, stddev)
 
 
-def normalize_data_format(data_format: str) -> str:
-    """OneFlow's ``_get_data_format``: ``"NC..."`` → channels_first, ``"N...C"`` → channels_last, or ``""``."""
-    if not isinstance(data_format, str):
-        raise TypeError(f"data_format must be a string; got {data_format!r}")
-    if data_format in ("", "channels_first", "channels_last"):
-        return data_format
-    if data_format.startswith("NC"):
-        return "channels_first"
-    if data_format.startswith("N") and data_format.endswith("C"):
-        return "channels_last"
-    raise ValueError(f"data_format must be 'NC...' (e.g. 'NCHW'), 'N...C' (e.g. 'NHWC') or ''; got {data_format!r}")
-
-
 def variance_scaling_initializer(scale: float = 1.0, mode: str = "fan_in", distribution: str = "truncated_normal",
                                  data_format: str = "") -> dict[str, Any]:
-    """Values with variance ``scale / n``, ``n`` the fan picked by ``mode`` (see ``fans``)."""
+    """Values with variance ``scale / n``, ``n`` the fan picked by ``mode`` (see ir/initializer.py's ``fans``)."""
     if scale <= 0:
         raise ValueError(f"variance_scaling_initializer needs scale > 0; got {scale}")
     if mode.lower() not in VARIANCE_NORMS:
@@ -147,61 +131,3 @@ def kaiming_initializer(shape: Sequence[int], distribution: str = "random_normal
         return random_normal_initializer(0.0, std)
     bound = math.sqrt(3.0) * std
     return random_uniform_initializer(-bound, bound)
-
-
-def fans(shape: tuple[int, ...], data_format: str = "") -> tuple[float, float]:
-    """(fan_in, fan_out) as OneFlow's ``GenInitialFan``: fan_in is everything but axis 0; fan_out is axis 0 times
-    the receptive field. A dense weight (units, in) has (in, units); a conv weight (out, in, kh, kw) for
-    channels_first (NCHW) or (out, kh, kw, in) for channels_last. OneFlow accepts ``data_format=""`` only for
-    2-D weights; flowlab reads it as channels_first for other ranks."""
-    if not shape:
-        return 1.0, 1.0
-    fmt = normalize_data_format(data_format)
-    receptive = math.prod(shape[1:-1]) if fmt == "channels_last" else math.prod(shape[2:])
-    return float(math.prod(shape[1:])), float(shape[0] * receptive)
-
-
-def fan(shape: tuple[int, ...], mode: str, data_format: str = "") -> float:
-    fan_in, fan_out = fans(shape, data_format)
-    return {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
-
-
-def _truncated(rng: np.random.Generator, mean: float, std: float, shape: tuple[int, ...]) -> np.ndarray:
-    """Normal(mean, std) redrawn until every value lies strictly within 2 std of the mean."""
-    values = rng.normal(0.0, 1.0, shape)
-    outside = np.abs(values) >= 2.0
-    while outside.any():
-        values[outside] = rng.normal(0.0, 1.0, int(outside.sum()))
-        outside = np.abs(values) >= 2.0
-    return mean + std * values
-
-
-def initialize(conf: dict[str, Any], shape: tuple[int, ...], dtype: DType, seed: int) -> np.ndarray:
-    """The values ``conf`` gives a variable of ``shape`` and ``dtype``, drawn from PCG64(``seed``)."""
-    rng = np.random.Generator(np.random.PCG64(seed))
-    shape = tuple(shape)
-    kind = conf["type"]
-    if kind in ("constant", "constant_int"):
-        values = np.full(shape, conf["value"])
-    elif kind == "random_uniform":
-        values = rng.uniform(conf["min"], conf["max"], shape)
-    elif kind == "random_uniform_int":
-        values = rng.integers(conf["min"], max(conf["max"], conf["min"] + 1), shape)
-    elif kind == "random_normal":
-        values = rng.normal(conf["mean"], conf["std"], shape)
-    elif kind == "truncated_normal":
-        values = _truncated(rng, conf["mean"], conf["std"], shape)
-    elif kind in ("variance_scaling", "xavier_uniform"):  # "xavier_uniform": the dict of older flowlab versions
-        if kind == "xavier_uniform":
-            conf = xavier_uniform_initializer(conf.get("data_format", ""))
-        scale = conf["scale"] / fan(shape, conf["variance_norm"], conf.get("data_format", ""))
-        if conf["distribution"] == "truncated_normal":
-            values = _truncated(rng, 0.0, math.sqrt(scale) / TRUNCATED_STD, shape)
-        elif conf["distribution"] == "random_normal":
-            values = rng.normal(0.0, math.sqrt(scale), shape)
-        else:
-            limit = math.sqrt(3.0 * scale)
-            values = rng.uniform(-limit, limit, shape)
-    else:
-        raise ValueError(f"unknown initializer type {kind!r}")
-    return values.astype(dtype.np)

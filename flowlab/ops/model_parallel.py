@@ -51,7 +51,7 @@ def _grad_xent_ms(ctx: Any) -> None:
 
 
 def _grad_cross_entropy_ms(ctx: Any) -> None:
-    # flow.nn.sparse_cross_entropy of a class-split prediction; ops/loss_ops2.py registers the grad op
+    # flow.nn.sparse_cross_entropy of a class-split prediction; ops/loss_ops.py registers the grad op
     dx = add_op("sparse_cross_entropy_ms_grad", {"prediction": [ctx.x("prediction")], "label": [ctx.x("label")],
                                                  "dy": [ctx.dy("out")]}, {"depth": ctx.attrs["depth"]})[0]
     ctx.set_dx("prediction", dx)

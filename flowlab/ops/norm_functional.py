@@ -1,6 +1,7 @@
-"""``flow.nn.moments``, ``flow.math.reduce_variance``, ``flow.nn.batch_normalization`` (the functional one) and
-``flow.layers.layer_norm``, built of existing ops as OneFlow v0.3.4 builds them on the CPU (``nn_ops.py``,
-``reduce_ops.py``, ``layers.py``): their gradients, SBP signatures and kernels are those of the ops they are made of.
+"""``flow.nn.moments``, ``flow.math.reduce_variance`` and ``reduce_std``, ``flow.nn.batch_normalization`` (the
+functional one) and ``flow.layers.layer_norm``, built of existing ops as OneFlow v0.3.4 builds them on the CPU
+(``nn_ops.py``, ``reduce_ops.py``, ``layers.py``): their gradients, SBP signatures and kernels are those of the ops
+they are made of.
 
 One deliberate difference (docs/deviations.md): OneFlow's CPU ``layer_norm`` multiplies by the Python bool
 ``scale`` where it means ``gamma`` (``affined *= scale``), so on the CPU its gamma is never applied; its GPU op
@@ -48,6 +49,15 @@ def reduce_variance(input_tensor: LazyBlob, axis: int | Sequence[int] | None = N
         return zeros_like(input_tensor)
     return subtract(reduce_mean(square(input_tensor), axes, keepdims),
                     square(reduce_mean(input_tensor, axes, keepdims)), name=name)
+
+
+def reduce_std(input_tensor: LazyBlob, axis: int | Sequence[int] | None = None, keepdims: bool = False,
+               name: str | None = None) -> LazyBlob:
+    """OneFlow's ``flow.math.reduce_std``: sqrt(reduce_variance(x)); an empty axis list gives zeros like x."""
+    input_tensor = require_blob(input_tensor, "input_tensor")
+    if isinstance(axis, (list, tuple)) and len(axis) == 0:
+        return zeros_like(input_tensor)
+    return sqrt(reduce_variance(input_tensor, axis, keepdims), name)
 
 
 def moments(x: LazyBlob, axes: list[int], keepdims: bool = False, name: str | None = None
@@ -128,4 +138,4 @@ def layer_norm(inputs: LazyBlob, center: bool = True, scale: bool = True, traina
     return out
 
 
-__all__ = ["batch_normalization", "layer_norm", "moments", "reduce_variance"]
+__all__ = ["batch_normalization", "layer_norm", "moments", "reduce_std", "reduce_variance"]

@@ -1,5 +1,5 @@
 """OneFlow v0.3.4's ``prelu`` op (``user/ops/prelu_op.cpp``, ``user/kernels/prelu_kernel.cpp``), which
-``flow.layers.prelu`` (ops/norm_ops2.py) builds: y = x for x > 0, alpha * x otherwise, alpha of x's shape without
+``flow.layers.prelu`` (ops/norm_layers.py) builds: y = x for x > 0, alpha * x otherwise, alpha of x's shape without
 its first axis (1 on shared axes, broadcast). Its gradient op ``prelu_grad`` gives dx and alpha_diff (the
 x <= 0 terms dy * x summed over the axes alpha is broadcast on), with OneFlow's SBP signatures."""
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OpInferError
-from ..ir import BlobDesc
+from ..ir import BlobDesc, OpConf
 from ..ir.dtype import DType, char, float16, float32, float64, int8, int32, int64, uint8
 
 # The dtype sets an op declares per input (OneFlow's FLOATING_DATA_TYPE_SEQ, INT_DATA_TYPE_SEQ, ...). Every
@@ -138,6 +138,12 @@ def get_op_def(op_type: str) -> OpDef:
         return _OPS[op_type]
     except KeyError:
         raise KeyError(f"no op type {op_type!r} is registered; known: {sorted(_OPS)}") from None
+
+
+def infer_op(op: OpConf, inputs: dict[str, tuple[BlobDesc, ...]]) -> dict[str, list[BlobDesc]]:
+    """``op``'s own shape and dtype inference on ``inputs`` (arg -> descs): what a dynamic blob's kernel reruns on
+    each act's current shapes (runtime/dynamic.py, handed this by ``import flowlab``)."""
+    return get_op_def(op.op_type).infer(InferCtx(op.name, op.op_type, inputs, dict(op.attrs)))
 
 
 def registered_op_types() -> tuple[str, ...]:

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, _Wrapper, cancel_then_deliver
+from ..call_guard import INTERRUPTS, MAIN_THREAD, SIGINT, CallGuard, DeferringHandler, cancel_then_deliver
 from ..errors import KernelError, kernel_error
 from ..flags import get
 from .fused import Segment
@@ -156,7 +156,7 @@ def generate_call(site: CallSite, layer: ReplayLayer, key: tuple[str, ...]) -> G
         runs=0, general=site.general, ndarray=np.ndarray, empty=np.empty, copyto=np.copyto, lock=site.session.lock,
         concatenate=np.concatenate,
         session=site.session, RUNNING=site.running, rt=rt, layer=layer, get_ident=get_ident, MAIN_THREAD=MAIN_THREAD,
-        getsignal=getsignal, SIGINT=SIGINT, Wrapper=_Wrapper, interrupts=INTERRUPTS, guard=site.guard,
+        getsignal=getsignal, SIGINT=SIGINT, Wrapper=DeferringHandler, interrupts=INTERRUPTS, guard=site.guard,
         MAX_PENDING_RUNS=MAX_PENDING_RUNS, watch_buffer=rt.buffers[_watch_buffer_name()], dispatch=site.dispatch,
         finish=site.finish, kernel_failed=_kernel_failed(rt.plan), fail=_fail(layer, site.cancel),
         mirrored_list=_mirrored_list())
@@ -379,9 +379,9 @@ def _launch_of(rt: Any, actor: Actor) -> Any:
 
 
 def _mirrored_list() -> Callable[[np.ndarray, int, int | None], Any]:
-    from ..runtime.system_kernels import _mirrored_list
+    from ..runtime.system_kernels import mirrored_list
 
-    return _mirrored_list
+    return mirrored_list
 
 
 def _watch_buffer_name() -> str:

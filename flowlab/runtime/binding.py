@@ -14,7 +14,7 @@ from .actor import Actor
 from .boxing_kernels import boxing_kernel
 from .dynamic import boxing_kernel as dynamic_boxing_kernel
 from .dynamic import copy_kernel as dynamic_copy_kernel
-from .dynamic import has_dynamic_input
+from .dynamic import has_dynamic_input, op_shape_rules
 from .dynamic import op_kernel as dynamic_op_kernel
 from .dynamic import push_kernel as dynamic_push_kernel
 from .gpu import copy_hd_kernel, device_kernel, host_after_gpu, system_on_gpu
@@ -66,11 +66,9 @@ def setup(rt: Runtime, actor: Actor) -> None:
     if task.task_type not in COMPUTE_TASK_TYPES and task.task_type not in ("ForeignInput", "ForeignOutput",
                                                                           "CallbackNotify"):
         return
-    from ..ops.registry import SHAPE_FROM_DATA
-
     on_gpu = task.gpu_device is not None
     system = task.system_op
-    dynamic = has_dynamic_input(rt, actor) or op.op_type in SHAPE_FROM_DATA
+    dynamic = has_dynamic_input(rt, actor) or op.op_type in op_shape_rules().from_data
     if system:  # on a GPU, a copy's header follows the device copy (below)
         made = dynamic_system_kernel(rt, actor) if (dynamic or op.attrs.get("is_dynamic")) and not on_gpu \
             else system_kernel(rt, op, task.parallel_id)

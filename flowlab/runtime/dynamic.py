@@ -18,7 +18,8 @@ Static blobs never pay for any of this: an actor without a dynamic input keeps i
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -36,6 +37,31 @@ if TYPE_CHECKING:
 
 Kernel = Callable[[list[Any], list[Any]], None]
 DOCS = "docs/oneflow-api.md, 'Dynamic shapes'"
+
+
+@dataclass(frozen=True)
+class OpShapeRules:
+    """What a dynamic blob's kernel asks of its op: its shape inference (``infer(op, {arg: descs})``, ops/registry's
+    ``infer_op``) and, for the ops whose output shape is in the input's values, how to read it (``from_data``, by
+    op type). The op registry sits above the runtime, so ``import flowlab`` hands these in (``use_op_shape_rules``)."""
+
+    infer: Callable[[OpConf, dict[str, tuple[BlobDesc, ...]]], Mapping[str, Sequence[BlobDesc]]]
+    from_data: Mapping[str, Callable[[list[Any]], list[tuple[int, ...]]]]
+
+
+_RULES: OpShapeRules | None = None
+
+
+def use_op_shape_rules(rules: OpShapeRules) -> None:
+    global _RULES
+    _RULES = rules
+
+
+def op_shape_rules() -> OpShapeRules:
+    if _RULES is None:
+        raise RuntimeError("runtime.dynamic has no op shape rules: import flowlab (it hands in the op registry's "
+                           "inference with use_op_shape_rules) before running a Plan")
+    return _RULES
 
 
 class Pieces(tuple):
@@ -77,10 +103,9 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
     """The kernel of an op that reads a dynamic blob: per act, its outputs' shapes by the op's inference on the
     current input shapes (``ins``: (register or -1, lbn) per input), and a kernel built for them (``build``)."""
     from ..errors import OpInferError
-    from ..ops.registry import SHAPE_FROM_DATA, InferCtx, get_op_def
 
     op = actor.task.exec_sequence[0]
-    op_def = get_op_def(op.op_type)
+    rules = op_shape_rules()
     in_slots = [_slot(rt, actor.readable, lbn, rid) for rid, lbn in ins]
     out_lbns = op.output_lbns
     out_slots = [_slot(rt, actor.writable, lbn) for lbn in out_lbns]
@@ -103,7 +128,7 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
         it = iter(current)
         grouped = {arg: tuple(next(it) for _ in lbns) for arg, lbns in op.inputs.items()}
         try:
-            inferred = op_def.infer(InferCtx(op.name, op.op_type, grouped, dict(op.attrs)))
+            inferred = rules.infer(op, grouped)
         except OpInferError as err:
             where = f"{op.loc}: " if op.loc else ""
             raise OpInferError(f"{where}op {op.name!r} ({op.op_type}) on its dynamic inputs' current shapes "
@@ -117,7 +142,7 @@ def op_kernel(rt: Runtime, actor: Actor, ins: Sequence[tuple[int, str]], in_desc
                                    f"which does not fit its static shape {list(static.shape)}")
         return build(current, outs), tuple(d.shape for d in outs)
 
-    from_data = SHAPE_FROM_DATA.get(op.op_type)
+    from_data = rules.from_data.get(op.op_type)
 
     def dynamic(in_arrays: list[Any], out_arrays: list[Any], *stream: Any) -> None:  # a CUDA kernel takes a stream
         shapes = tuple(q[0].header.get(lbn, s) for q, (_, lbn), s in zip(in_slots, ins, statics))

@@ -49,7 +49,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
 
         def deliver(array: np.ndarray, split: bool = True) -> None:  # a mirrored return: its devices' blobs
             instance = buffer.popleft()
-            instance.pulled = pulled = _mirrored_list(array, parts, axis) if parts and split else array
+            instance.pulled = pulled = mirrored_list(array, parts, axis) if parts and split else array
             if instance.on_pull is not None:  # instance.pull()
                 instance.on_pull(pulled)
 
@@ -76,7 +76,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
         parts, axis = op.attrs.get("mirrored_parts", 0), op.attrs.get("mirrored_axis", 0)
 
         def hand_over(array: np.ndarray) -> None:  # a tp.ListNumpy handler gets the blob per device
-            buffer.append((uuid, _mirrored_list(array, parts, axis) if parts else array))
+            buffer.append((uuid, mirrored_list(array, parts, axis) if parts else array))
 
         if header is not None:
             from .dynamic import pulled
@@ -104,7 +104,7 @@ def system_kernel(rt: Runtime, op: OpConf, parallel_id: int = 0,
 
         return Kernel(callback_notify, notifies=True)  # a replay notifies directly
     if kind == "model_init":
-        from ..ops.initializers import initialize
+        from ..kernels.initializers import initialize
 
         conf, seed = op.attrs["initializer"], op.attrs["random_seed"]
         part = _ref_part(op)
@@ -135,7 +135,7 @@ def _ref_part(op: OpConf) -> tuple[tuple[int, ...], tuple[slice, ...]] | None:
     return tuple(op.attrs["logical_shape"]), tuple(slice(lo, hi) for lo, hi in op.attrs["ref_slice"])
 
 
-def _mirrored_list(array: np.ndarray, parts: int, axis: int | None) -> MirroredList:
+def mirrored_list(array: np.ndarray, parts: int, axis: int | None) -> MirroredList:
     """A mirrored return's blob per device: the pulled logical blob cut on ``axis`` (np.array_split cuts as
     OneFlow's balanced splitter: the first pieces one row longer), or the whole blob for each device where it lies
     B (a copy each, so that writing one leaves the others as the devices held them)."""
@@ -160,9 +160,9 @@ def _copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:
 def _fused_copy(ins: list[np.ndarray], outs: list[np.ndarray]) -> FusedCall | None:
     if ins[0].dtype != outs[0].dtype or ins[0].shape != outs[0].shape:
         return None
-    from ..kernels.numba_cpu.array import _copy_flat  # Numba only once a schedule is fused
+    from ..kernels.numba_cpu.array import copy_flat  # Numba only once a schedule is fused
 
-    return FusedCall(_copy_flat, (ins[0], outs[0]))
+    return FusedCall(copy_flat, (ins[0], outs[0]))
 
 
 _COPY = fusable(_copy, _fused_copy)
@@ -170,23 +170,23 @@ _COPY = fusable(_copy, _fused_copy)
 
 def _fused_push(buffer: deque[Any], out: np.ndarray) -> FusedCall:
     """The push copy inside a fused segment: the launched instance's array is the segment's argument."""
-    from ..kernels.numba_cpu.array import _copy_flat
+    from ..kernels.numba_cpu.array import copy_flat
 
     def fetch() -> np.ndarray:  # _pushed, inlined: one Python call less per pushed array and call
         value = buffer.popleft().push_array
         return np.concatenate(value) if isinstance(value, (list, tuple)) else value
 
     pushed = External(fetch, np.empty(out.shape, out.dtype), launch=buffer)
-    return FusedCall(_copy_flat, (pushed, out))
+    return FusedCall(copy_flat, (pushed, out))
 
 
 def _fused_copy_out(blob: np.ndarray, deliver: Callable[[np.ndarray], None], launch: Any = None) -> FusedCall:
     """A copy out of the runtime (a pull, a watch) inside a fused segment: the segment fills a fresh array, and
     ``deliver`` gets it once the segment's kernels all ran. ``launch``: a pull's ForeignOutput buffer."""
-    from ..kernels.numba_cpu.array import _copy_flat
+    from ..kernels.numba_cpu.array import copy_flat
 
     shape, dtype = blob.shape, blob.dtype
-    return FusedCall(_copy_flat, (blob, External(lambda: np.empty(shape, dtype), np.empty(shape, dtype), deliver,
+    return FusedCall(copy_flat, (blob, External(lambda: np.empty(shape, dtype), np.empty(shape, dtype), deliver,
                                                  launch)))
 
 
@@ -205,7 +205,7 @@ def _model_load_kernel(variable_name: str, initializer: dict[str, Any], seed: in
     """OneFlow's ModelLoad kernel: read the variable, or initialize it when the checkpoint has no ``out`` for it
     (the session has checked every file and warned before launching the job). ``part``: a variable split over
     devices reads (or draws) its logical value and keeps this device's slice."""
-    from ..ops.initializers import initialize
+    from ..kernels.initializers import initialize
     from .checkpoint_io import check_variable, read_data
 
     def model_load(ins: list[np.ndarray], outs: list[np.ndarray]) -> None:

@@ -177,15 +177,27 @@ ORDER_VALUE = ("the smallest order value wins, then the smallest copy cost. Orde
                "has no batch axis and neither side splits it; per output, -1 where it splits on the batch axis")
 
 
+# Job -> {op name: SbpExplanation}: compiler/sbp_explain.py's ``explain_job_sbp``. viz may import only ir, so the
+# package above both hands it in (flowlab/__init__.py, at import); the explanation is SBP inference's, not viz's.
+_explain_job_sbp: Callable[[Job], Mapping[str, Any]] | None = None
+
+
+def use_sbp_explainer(explain_job_sbp: Callable[[Job], Mapping[str, Any]]) -> None:
+    """Where ``sbp_sections`` gets each op's explanation (``import flowlab`` passes compiler's)."""
+    global _explain_job_sbp
+    _explain_job_sbp = explain_job_sbp
+
+
 def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
     """Per op of a job on several devices, an "sbp" section: the signature chosen and ``explain_sbp``'s reasoning
     (each candidate's order value and copy cost, the boxing it causes). Empty for a one-device job."""
     if all(len(op.parallel_conf.devices) == 1 for op in job.ops):
         return {}
-    from ..debug.sbp import explain_job_sbp, format_cost  # debug imports viz: import when a view needs it
-
+    if _explain_job_sbp is None:
+        raise RuntimeError("viz.payload_details has no SBP explainer: import flowlab (it passes compiler's "
+                           "explain_job_sbp to use_sbp_explainer) before building a multi-device view")
     out = {}
-    for name, why in explain_job_sbp(job).items():
+    for name, why in _explain_job_sbp(job).items():
         d = why.decision
         rows: Rows = [["placement", why.placement], ["chosen", ", ".join(
             f"{bn}: {s}" for bn, s in d.chosen.bn_in_op2sbp_parallel.items())]]
@@ -193,7 +205,7 @@ def sbp_sections(job: Job) -> dict[str, dict[str, Any]]:
         rows += [[f"hint {bn}", str(s)] for bn, s in d.hints.items()]
         for k, c in enumerate(d.candidates):
             mark = " (chosen)" if c.signature == d.chosen and not c.excluded else ""
-            cost = format_cost(c.copy_cost)
+            cost = why.format_cost(c.copy_cost)
             rows.append([f"candidate {k}", f"{c.signature}  order {c.order_value}  cost {cost}{mark}"
                          + (f"  excluded: {c.excluded}" if c.excluded else "")])
         rows.append(["how chosen", ORDER_VALUE])

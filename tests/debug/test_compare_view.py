@@ -148,3 +148,29 @@ def test_a_flowjob_result_compares_itself():
     assert p["counts"] == {"added": 0, "removed": 0, "changed": 1}
     q = res_a.compare(pass_name="AutoSourceTick", job="mlp").payload
     assert q["labels"] == ["before AutoSourceTick", "after AutoSourceTick"] and q["counts"]["added"] >= 1
+
+
+def test_flow_debug_compare_is_a_value_that_needs_no_notebook():
+    """flow.debug.compare returns the diff itself (debug/comparison.py): it prints as text and is the compare
+    output, and neither IPython nor flowlab.notebook is imported to make it (a script or a test can use it)."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+import flowlab as flow
+from flowlab.ir import BlobDesc, Job, OpConf, dtype
+x = OpConf("x", "input", outputs={"out": ("x/out",)})
+relu = OpConf("act", "relu", inputs={"x": ("x/out",)}, outputs={"y": ("act/y_0",)})
+descs = {"x/out": BlobDesc((2, 3), dtype.float32), "act/y_0": BlobDesc((2, 3), dtype.float32)}
+a = Job("j", "user", (x, relu), descs)
+b = Job("j", "user", (x, relu.replace(op_type="sigmoid")), descs)
+c = flow.debug.compare(a, b)
+print(type(c).__name__, sorted(c._repr_mimebundle_()), c.payload["counts"])
+print(c)
+print("notebook" if "flowlab.notebook" in sys.modules or "IPython" in sys.modules else "no notebook")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.splitlines()[0] == ("Comparison ['application/vnd.flowlab.compare+json', 'text/plain'] "
+                                   "{'added': 0, 'removed': 0, 'changed': 1}")
+    assert "act" in out and "relu -> sigmoid" in out and out.splitlines()[-1] == "no notebook"

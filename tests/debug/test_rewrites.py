@@ -268,7 +268,7 @@ def test_a_slice_shows_its_own_steps():
 
 
 def test_a_list_numpy_watch_gets_its_pieces_as_a_rewrite():
-    """Compile gives a tp.ListNumpy watch its per-device pieces after the passes (compile._watch_pieces): listed
+    """Compile gives a tp.ListNumpy watch its per-device pieces after the passes (compile.watch_pieces): listed
     as WatchPieces, right after the job's last pass, ending at the job as compiled."""
     flow.config.cpu_device_num(2)
 

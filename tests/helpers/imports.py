@@ -100,3 +100,43 @@ def module_graph(edges: list[Edge]) -> nx.DiGraph:
     graph.add_nodes_from(modules())
     graph.add_edges_from((e.importer, e.imported) for e in edges if not e.deferred)
     return graph
+
+
+@dataclass(frozen=True)
+class PrivateImport:
+    importer: str
+    module: str  # the module the name is imported from (or read from, as ``module._name``)
+    name: str
+    line: int
+
+
+def private_imports(root: Path = ROOT) -> list[PrivateImport]:
+    """Every private name one module takes from another under ``root``: ``from X import _name`` (module level or in
+    a function; ``_name`` not a submodule: ``from . import _version`` is a module) and ``alias._name`` where
+    ``alias`` names an imported module (``from . import compile as c`` ... ``c._helper``)."""
+    mods = modules(root)
+    found = []
+    for mod, (path, is_pkg) in mods.items():
+        package = mod if is_pkg else mod.rpartition(".")[0]
+        tree = ast.parse(path.read_text(), str(path))
+        aliases: dict[str, str] = {}  # local name -> the module it is bound to
+        for node, _ in _imports(tree):
+            if isinstance(node, ast.Import):
+                aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in mods})
+                continue
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                full = ".".join(base) + (f".{node.module}" if node.module else "")
+            else:
+                full = node.module or ""
+            for alias in node.names:
+                sub = f"{full}.{alias.name}"
+                if sub in mods:
+                    aliases[alias.asname or alias.name] = sub
+                elif alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(PrivateImport(mod, full, alias.name, node.lineno))
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                found.append(PrivateImport(mod, aliases[node.value.id], node.attr, node.lineno))
+    return found

@@ -239,7 +239,7 @@ SAMPLES: dict[str, Callable[[Any], tuple[Inputs, dict]]] = {
     "scalar_pow_grad": lambda dt: ({"x": [val(_X, dt, 0.5, 2)], "dy": [val(_X, dt)]}, {"exponent": 2.5}),
     **{t: (lambda dt, t=t: ({"x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
     **{f"{t}_grad": (lambda dt, t=t: ({"dy": [val(_X, dt)], "x": [val(_X, dt)]}, _clip_attrs(t))) for t in _CLIPS},
-    # reduce_ops2 (issue 23): integers round, so all/any see zeros
+    # reduce_min/prod/all/any (issue 23): integers round, so all/any see zeros
     **{t: (lambda dt: ({"input_tensor": [val((3, 4, 2), dt)]}, {"axis": (0, 2), "keepdims": False}))
        for t in ("reduce_min", "reduce_prod", "reduce_all", "reduce_any")},
     "count_not_finite": lambda dt: ({"x": [val(_X, dt)]}, {}),

@@ -9,7 +9,8 @@ import pytest
 
 import flowlab as flow
 from flowlab.ir.dtype import float32, float64
-from flowlab.ops.initializers import fans, initialize
+from flowlab.ir.initializer import fans
+from flowlab.kernels.initializers import initialize
 
 SHAPE = (200, 300)
 

@@ -1,4 +1,4 @@
-"""reduce_min/prod/all/any and the composite reductions (ops/reduce_ops2.py): gradients against finite
+"""reduce_min/prod/all/any and the composite reductions (ops/reduce_ops.py): gradients against finite
 differences, a 2-device run of the kept-axis split against one device, NaN and integer wrapping in both CPU
 kernels. (CUDA kernels and dtypes: op_samples.py's suites; OneFlow's own test: tests/oneflow/test_reduce_ops.py.)"""
 

@@ -30,21 +30,14 @@ ALLOWED: dict[str, frozenset[str]] = {
 # Above these, the session layer (session, job_call, call_guard, replay, distributed, debug, notebook, the
 # user-facing modules) may import what is below it; only one rule holds for all of them:
 NOBODY_IMPORTS = frozenset({"notebook"})  # the runtime never knows a widget exists
-NOTEBOOK_ENTRIES = frozenset({"_ipython"})  # `%load_ext flowlab` loads the magics: the one way in
+NOTEBOOK_ENTRIES = frozenset({"_ipython"})  # the one way in: the magics, and flow.debug's views (debug/display.py)
 
 # (importer package, imported package): why the edge exists and where the seam should go.
 KNOWN_BREAKS = {
-    ("runtime", "ops"): "runtime/system_kernels.py runs model_init's and model_load's initializer confs with "
-                        "ops/initializers.py's ``initialize``: the NumPy half of that module (initialize, fans) is a "
-                        "kernel and belongs in kernels/, the conf builders stay in ops",
     ("frontend", "compiler"): "blob.batch_axis / split_axis run the SBP pass's inference on the job traced so far "
                               "(OneFlow infers both as each op is added; see test_import_graph.DELIBERATE)",
     ("frontend", "session"): "calling a job function reaches up for the default session "
                              "(see test_import_graph.DELIBERATE)",
-    ("viz", "debug"): "viz/payload_details.py puts explain_sbp's reasoning in the detail pane; the explanation is "
-                      "SBP inference's own and belongs in compiler/ (which viz may then read through the Plan)",
-    ("debug", "notebook"): "flow.debug.compare returns the notebook's compare view; the Python API should return "
-                           "a diff value that the notebook displays",
 }
 
 

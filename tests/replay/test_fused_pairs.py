@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from flowlab.kernels.numba_cpu import pairs
-from flowlab.kernels.numba_cpu.array import _copy_flat
+from flowlab.kernels.numba_cpu.array import copy_flat
 from flowlab.kernels.numba_cpu.math import _relu, _relu_grad
 from flowlab.kernels.numba_cpu.nn import _bias_add_rows
 from flowlab.kernels.numba_cpu.reduce import _sum_leading
@@ -23,8 +23,8 @@ from tests.helpers.wide_mlp import build_wide_mlp
 def test_copy_twice_is_two_copies() -> None:
     x = data((7, 9), 0)
     y1, z1, y2, z2 = (np.full_like(x, 5.0) for _ in range(4))
-    _copy_flat(x, y1), _copy_flat(y1, z1)
-    call = pairs.pair_call(FusedCall(_copy_flat, (x, y2)), FusedCall(_copy_flat, (y2, z2)))
+    copy_flat(x, y1), copy_flat(y1, z1)
+    call = pairs.pair_call(FusedCall(copy_flat, (x, y2)), FusedCall(copy_flat, (y2, z2)))
     assert call is not None and call.fn is pairs._copy_twice
     call.fn(*call.args)
     assert bits(y1, z1) == bits(y2, z2)
@@ -68,11 +68,11 @@ def test_one_pass_over_overlapping_arrays_is_refused() -> None:
     block = data((20,), 5)
     x, y, z = block[0:10], np.empty(10, np.float32), block[1:11]
     sequential = block.copy()
-    _copy_flat(sequential[0:10], y), _copy_flat(y, sequential[1:11])
+    copy_flat(sequential[0:10], y), copy_flat(y, sequential[1:11])
     one_pass = block.copy()
     pairs._copy_twice(one_pass[0:10], np.empty(10, np.float32), one_pass[1:11])
     assert bits(one_pass) != bits(sequential)
-    assert pairs.pair_call(FusedCall(_copy_flat, (x, y)), FusedCall(_copy_flat, (y, z))) is None
+    assert pairs.pair_call(FusedCall(copy_flat, (x, y)), FusedCall(copy_flat, (y, z))) is None
 
     a, b, t = data((4, 8), 6), data((8,), 7), np.empty((4, 8), np.float32)
     shifted = np.empty(40, np.float32)
@@ -89,12 +89,12 @@ def test_one_pass_over_overlapping_arrays_is_refused() -> None:
 def test_no_pair_across_a_cast_a_checked_act_or_other_arrays() -> None:
     x = data((3, 4), 10)
     y64, z = np.empty((3, 4), np.float64), np.empty((3, 4), np.float32)
-    assert pairs.pair_call(FusedCall(_copy_flat, (x, y64)), FusedCall(_copy_flat, (y64, z))) is None  # a cast
+    assert pairs.pair_call(FusedCall(copy_flat, (x, y64)), FusedCall(copy_flat, (y64, z))) is None  # a cast
     y = np.empty_like(x)
-    assert pairs.pair_call(FusedCall(_copy_flat, (x, y)), FusedCall(_copy_flat, (y, z), True)) is None
-    assert pairs.pair_call(FusedCall(_copy_flat, (x, y)), FusedCall(_copy_flat, (y.copy(), z))) is None
+    assert pairs.pair_call(FusedCall(copy_flat, (x, y)), FusedCall(copy_flat, (y, z), True)) is None
+    assert pairs.pair_call(FusedCall(copy_flat, (x, y)), FusedCall(copy_flat, (y.copy(), z))) is None
     pushed = External(lambda: x, x)  # the caller's array: read once, written to both registers
-    call = pairs.pair_call(FusedCall(_copy_flat, (pushed, y)), FusedCall(_copy_flat, (y, z)))
+    call = pairs.pair_call(FusedCall(copy_flat, (pushed, y)), FusedCall(copy_flat, (y, z)))
     assert call is not None and call.args == (pushed, y, z)
     # ... but no other pair reads one: no pair (an exception here would leave the whole schedule unfused)
     b, t = data((4,), 11), np.empty((3, 4), np.float32)

@@ -259,7 +259,7 @@ def test_an_interrupted_calls_watched_values_do_not_reach_the_next_call(monkeypa
 
 
 def test_an_interrupt_while_the_session_starts_leaves_it_to_start_again(monkeypatch):
-    from flowlab.ops import initializers
+    from flowlab.kernels import initializers
 
     real, armed = initializers.initialize, [True]
 

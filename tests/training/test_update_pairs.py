@@ -11,7 +11,7 @@ import pytest
 
 import flowlab as flow
 from flowlab.kernels.numba_cpu import pairs
-from flowlab.kernels.numba_cpu.array import _copy_flat
+from flowlab.kernels.numba_cpu.array import copy_flat
 from flowlab.kernels.numba_cpu.boxing import box_add2, box_copy1, box_copy2
 from flowlab.kernels.numba_cpu.optimizer import _momentum_lr
 from flowlab.kernels.registry import FusedCall
@@ -94,8 +94,8 @@ def test_no_update_pair_where_one_pass_could_differ() -> None:
 def test_a_boxing_copy_of_one_piece_then_a_copy_is_a_copy_twice() -> None:
     x = data((12,), 16)
     y1, z1, y2, z2 = (np.full(6, 5.0, F) for _ in range(4))
-    box_copy1(x[6:], y1), _copy_flat(y1, z1)
-    call = pairs.pair_call(FusedCall(box_copy1, (x[6:], y2)), FusedCall(_copy_flat, (y2.reshape(2, 3), z2)))
+    box_copy1(x[6:], y1), copy_flat(y1, z1)
+    call = pairs.pair_call(FusedCall(box_copy1, (x[6:], y2)), FusedCall(copy_flat, (y2.reshape(2, 3), z2)))
     assert call is not None and call.fn is pairs._copy_twice
     call.fn(*call.args)
     assert bits(y1, z1) == bits(y2, z2)

@@ -9,7 +9,7 @@ from ._numba import njit
 
 
 @njit
-def _copy_flat(x, y):
+def copy_flat(x, y):
     x, y = x.ravel(), y.ravel()
     for i in range(y.size):
         y[i] = x[i]
@@ -33,9 +33,9 @@ def _copy_nd(x, y):
 @register_kernel("cast", "numba")
 def _copy(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
-        _copy_flat(ins[0], outs[0])  # C order is the same in both shapes; cast converts on assignment
+        copy_flat(ins[0], outs[0])  # C order is the same in both shapes; cast converts on assignment
 
-    return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[0], outs[0])))
+    return fusable(kernel, lambda ins, outs: FusedCall(copy_flat, (ins[0], outs[0])))
 
 
 @register_kernel("transpose", "numba")

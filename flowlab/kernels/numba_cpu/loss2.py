@@ -1,4 +1,4 @@
-"""Numba CPU kernels of ops/loss_ops2.py (smooth_l1_loss, sparse_cross_entropy and their gradients); see
+"""Numba CPU kernels of ops/loss_ops.py (smooth_l1_loss, sparse_cross_entropy and their gradients); see
 kernels/reference/loss2.py for what each computes."""
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from ._numba import njit
 
 @njit
 def _copy_twice(x, y, z):
-    """y = x, then z = y (as two _copy_flat), in one pass."""
+    """y = x, then z = y (as two copy_flat), in one pass."""
     x, y, z = x.ravel(), y.ravel(), z.ravel()
     for i in range(y.size):
         v = x[i]
@@ -244,8 +244,8 @@ def _copy_momentum(first: FusedCall, second: FusedCall) -> FusedCall | None:
 
 
 PAIRS: dict[tuple[Any, Any], Callable[[FusedCall, FusedCall], FusedCall | None]] = {
-    (array._copy_flat, array._copy_flat): _copies,
-    (boxing.box_copy1, array._copy_flat): _copies,  # a device's piece of the pushed batch, then its Input copy
+    (array.copy_flat, array.copy_flat): _copies,
+    (boxing.box_copy1, array.copy_flat): _copies,  # a device's piece of the pushed batch, then its Input copy
     (nn._bias_add_rows, math._relu): _bias_relu,
     (math._relu_grad, reduce._sum_leading): _relu_grad_sum,
     (boxing.box_add2, optimizer._momentum_lr): _add_momentum,

@@ -8,7 +8,7 @@ import numpy as np
 from ..reference.random import op_stream
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
-from .array import _copy_flat
+from .array import copy_flat
 
 
 @njit
@@ -27,4 +27,4 @@ def _bernoulli_f(ctx: KernelCtx) -> KernelFn:
 @register_kernel("generate_random_batch_permutation_indices", "numba")
 def _permutation_f(ctx: KernelCtx) -> KernelFn:
     rng, n = op_stream(ctx), ctx.out_descs[0].shape[0]
-    return lambda ins, outs: _copy_flat(rng.permutation(n).astype(np.int32), outs[0])
+    return lambda ins, outs: copy_flat(rng.permutation(n).astype(np.int32), outs[0])

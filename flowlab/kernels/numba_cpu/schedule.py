@@ -17,7 +17,7 @@ from ..reference.optimizer import _assign as _assign_reference
 from ..reference.optimizer import _lr as _lr_reference
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
-from .array import _copy_flat
+from .array import copy_flat
 
 WARMUPS = {"linear": 1, "constant": 2}
 DECAYS = {"piecewise_constant": 1, "polynomial": 2, "cosine": 3, "linear_cosine": 4, "exponential": 5,
@@ -125,4 +125,4 @@ def _assign(ctx: KernelCtx) -> KernelFn:
     kernel = _assign_reference(ctx)  # the same act; what Numba adds is its fused form
     if ctx.in_descs[0].dtype != ctx.in_descs[1].dtype or ctx.in_descs[0].shape != ctx.in_descs[1].shape:
         return kernel
-    return fusable(kernel, lambda ins, outs: FusedCall(_copy_flat, (ins[1], ins[0])))
+    return fusable(kernel, lambda ins, outs: FusedCall(copy_flat, (ins[1], ins[0])))

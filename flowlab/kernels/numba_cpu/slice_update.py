@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..reference.more import slices
 from ..registry import KernelCtx, KernelFn, register_kernel
-from .array import _copy_flat, _copy_nd
+from .array import _copy_nd, copy_flat
 
 
 @register_kernel("slice_update", "numba")
@@ -12,7 +12,7 @@ def _slice_update_f(ctx: KernelCtx) -> KernelFn:
     index = slices(ctx, ctx.in_descs[0].shape)
 
     def kernel(ins, outs):
-        _copy_flat(ins[0], outs[0])
+        copy_flat(ins[0], outs[0])
         _copy_nd(ins[1], outs[0][index])
 
     return kernel

@@ -7,7 +7,7 @@ from ..checks import raise_out_of_range
 from ..reference.zoo import batch_dims, one_hot_values, pad_value, pad_window
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
-from .array import _copy_flat, _copy_nd, _fill
+from .array import _copy_nd, _fill, copy_flat
 from .nn import first_out_of_range
 
 
@@ -109,7 +109,7 @@ def _add_n_f(ctx: KernelCtx) -> KernelFn:
 def _tuple_identity_f(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         for x, y in zip(ins, outs):
-            _copy_flat(x, y)
+            copy_flat(x, y)
 
     return kernel
 

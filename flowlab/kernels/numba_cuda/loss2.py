@@ -1,4 +1,4 @@
-"""CUDA kernels of ops/loss_ops2.py: smooth_l1_loss, sparse_cross_entropy and their gradients (see
+"""CUDA kernels of ops/loss_ops.py: smooth_l1_loss, sparse_cross_entropy and their gradients (see
 kernels/reference/loss2.py for what each computes); labels are range-checked on the device first, as the other
 sparse losses' kernels do."""
 

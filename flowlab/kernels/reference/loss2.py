@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/loss_ops2.py: smooth_l1_loss and its gradient (smooth_l1_loss_kernel.cpp), and
+"""NumPy reference kernels of ops/loss_ops.py: smooth_l1_loss and its gradient (smooth_l1_loss_kernel.cpp), and
 sparse_cross_entropy's gradients (sparse_cross_entropy_kernel_util.cpp: -dy / max(p, 1e-20) at the label, 0
 elsewhere); sparse_cross_entropy's forward is -log(max(p, 1e-20)) (OneFlow's SafeLog). A ``_ms`` kernel sees its
 device's slice of the class axis (class_offset); a label outside it adds nothing there."""
