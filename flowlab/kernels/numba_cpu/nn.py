@@ -6,9 +6,12 @@ from __future__ import annotations
 import json
 import math as _m
 import os
+import threading
 import time
+from pathlib import Path
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
@@ -108,11 +111,11 @@ _few_rows_chosen: dict[str, bool] = {}
 ROUNDS = 15  # calls timed per candidate (the fastest counts): ~1 ms in all at the MLP's shapes
 
 
-def _choice_file():
+def _choice_file() -> Path:
     return cache_dir() / "matmul_choice.json"
 
 
-def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: np.dtype) -> bool:
+def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
     """Whether _dot_few_rows runs out[m, n] = op(a)[m, k] @ b[k, n] faster than BLAS (_dot_gemm) on this machine:
     measured on random operands (thread CPU time, the fastest of ROUNDS calls each, after a warm-up call) the first
     time, read back from the cache file after that."""
@@ -149,7 +152,7 @@ def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: np.dtype) -> bool:
                 table = {**json.loads(path.read_text()), key: table[key]}
             except (OSError, ValueError):
                 pass
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one writer each
             tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
             os.replace(tmp, path)
         except OSError:
