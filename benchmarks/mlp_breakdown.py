@@ -165,9 +165,10 @@ def copy_rate(nbytes: int) -> float:
 
 
 def breakdown_rows(label: str, per_kernel: list[tuple[str, float, int, int]], t_floor: float,
-                   rate: float) -> list[tuple[str, str]]:
+                   rate: float, python: float | None = None, target: float = 1.15) -> list[tuple[str, str]]:
     """The step's kernels, biggest first (those over 0.5 % of the sum), the GEMMs against the floor and the
-    others against the memory-traffic bound of their arrays at the copy rate measured here."""
+    others against the memory-traffic bound of their arrays at the copy rate measured here; with ``python`` (the
+    call's time outside its segment), the bound of the whole call and whether ``target`` lies below it."""
     total = sum(t for _, t, _, _ in per_kernel)
     gemms = [k for k in per_kernel if k[2] >= BIG_GEMM]  # the two mandatory GEMMs (the small ones are "others")
     others = [k for k in per_kernel if k[2] < BIG_GEMM]
@@ -189,4 +190,12 @@ def breakdown_rows(label: str, per_kernel: list[tuple[str, float, int, int]], t_
     rows.append((f"{label}: bound: the floor + the others' arrays each read or written once at the copy rate",
                  f"{traffic / 1e6:.1f} MB at {rate / 1e9:.0f} GB/s = {traffic / rate * 1e6:.0f} us: "
                  f"step / floor >= {bound:.2f}; the others take {t_others / (traffic / rate):.1f}x that"))
+    if python is not None:  # the generated call's Python around its one Numba call (replay/callgen.py)
+        call_bound = bound + python / t_floor
+        verdict = (f"the target {target} is below it: every op's output is a register of the protocol state "
+                   "(the replay proof compares them), so each kernel must write its arrays; only a Plan-level "
+                   "change (aliasing registers, SGD folded into the weight-gradient GEMM) moves this bound"
+                   if call_bound > target else f"the target {target} is above it")
+        rows.append((f"{label}: bound of this design: the above + the call's Python outside its segment",
+                     f"{python * 1e6:.0f} us: step / floor >= {call_bound:.2f}; {verdict}"))
     return rows

@@ -45,7 +45,7 @@ import time
 from collections.abc import Callable
 
 import numpy as np
-from _util import CPU, QUICK, median_time, python_calls, table
+from _util import CPU, QUICK, cpu_description, median_time, python_calls, table
 from mlp_breakdown import breakdown_rows, copy_rate, fused_segment_alone, general_path, python_around, segment_breakdown
 
 import flowlab as flow
@@ -230,7 +230,8 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
         set_threads(1)
         per_kernel = segment_breakdown(5 if QUICK else 40)
         if per_kernel is not None:
-            breakdown = breakdown_rows(label, *per_kernel, copy_rate(hidden * d_in * 4))
+            breakdown = breakdown_rows(label, *per_kernel, copy_rate(hidden * d_in * 4), python,
+                                       floor_target or 1.15)
     for threads in THREADS:
         t_flowlab, t_torch, t_protocol = (med[(k, threads)] for k in ("flowlab", "torch", "protocol"))
         at = f"{threads} thread{'s' * (threads > 1)}"
@@ -272,12 +273,15 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
 
 
 def main() -> None:
+    # first: figures from different machines are not one series (issue 28)
+    print(f"CPU: {cpu_description()}; load average {os.getloadavg()[0]:.2f} at start")
     rows = compare("MLP 784-512-10, batch 100", 784, 512, 100, 0.85, 1.15)
     rows += compare("tiny MLP 64-32-10, batch 8", 64, 32, 8, 0.05)
     counts = " and ".join(str(t) for t in THREADS)
     clock = "CPU time of the calling thread" if CPU else "wall clock"
     table(f"MLP SGD train step through the full runtime vs torch eager ({counts} thread(s), medians, {clock})",
           rows)
+    print(f"load average {os.getloadavg()[0]:.2f} at the end")
     flow.clear_default_session()
 
 

@@ -15,6 +15,7 @@ from tests.helpers.wide_mlp import build_wide_mlp
 
 def test_the_few_rows_matmul_fused_is_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FLOWLAB_FUSE_BACKGROUND", "0")
+    monkeypatch.setattr(nn, "few_rows_faster", lambda *shape: True)  # whatever this machine measured faster
     protocol = run(build_wide_mlp, False, CALLS, monkeypatch)
     replayed = run(build_wide_mlp, True, CALLS, monkeypatch)
     assert_replayed_and_fused(replayed, "train")

@@ -3,14 +3,20 @@ sparse softmax cross entropy."""
 
 from __future__ import annotations
 
+import json
 import math as _m
+import os
+import threading
+import time
+from pathlib import Path
 
 import numpy as np
+from numpy.typing import DTypeLike
 
 from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
-from ._numba import njit
-from .blas import blas_ready, gemm
+from ._numba import cache_dir, njit
+from .blas import blas_ready, blas_source, gemm
 
 blas_ready()  # before _dot_gemm is compiled or loaded from the cache: gemm's BLAS symbol is resolved by name
 
@@ -89,10 +95,70 @@ def _dot_few_rows(a, b, out):
             _add_rows(out, i, a, k, min(k + 4, a.shape[1]), b)
 
 
-FEW_ROWS = 16  # out rows up to which _dot_few_rows replaces BLAS ...
+FEW_ROWS = 16  # out rows up to which _dot_few_rows may replace BLAS ...
 LONG_ROWS = 64  # ... when rows are at least this long (shorter ones do not fill the vector loop)
 # the 2-D product kernels, each called (a, b, out): the benchmarks count their FLOPs
 PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows})
+
+
+# Which of _dot_few_rows and BLAS runs a few-rows product is measured, not fixed: it differs by machine. The MLP's
+# dW2 (10 x 100 x 512): on the AMD EPYC (AVX2) BLAS ran it at 18 GFLOP/s and the loop 1.7x faster; on an AVX-512
+# Xeon (Rocket Lake cores) NumPy's OpenBLAS ran it in 15 us hot / 18-23 us in the step, the loop in 38 / 44. The
+# choice is measured once per CPU, BLAS library, shape and dtype, and kept beside Numba's cache (whose directory is
+# named by the kernels' sources, so an edited kernel measures again): a later process reads it back and computes
+# the same bits.
+_few_rows_chosen: dict[str, bool] = {}
+ROUNDS = 15  # calls timed per candidate (the fastest counts): ~1 ms in all at the MLP's shapes
+
+
+def _choice_file() -> Path:
+    return cache_dir() / "matmul_choice.json"
+
+
+def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
+    """Whether _dot_few_rows runs out[m, n] = op(a)[m, k] @ b[k, n] faster than BLAS (_dot_gemm) on this machine:
+    measured on random operands (thread CPU time, the fastest of ROUNDS calls each, after a warm-up call) the first
+    time, read back from the cache file after that."""
+    import llvmlite.binding as llvm
+
+    if m * k * n == 0 or np.dtype(dtype) not in (np.float32, np.float64):  # BLAS has no integer GEMM
+        return True
+    key = f"{llvm.get_host_cpu_name()} {blas_source()} {m}x{k}x{n} ta={ta} {np.dtype(dtype).name}"
+    if key in _few_rows_chosen:
+        return _few_rows_chosen[key]
+    path = _choice_file()
+    try:
+        table = json.loads(path.read_text())
+    except (OSError, ValueError):
+        table = {}
+    if not isinstance(table.get(key), bool):
+        rng = np.random.default_rng(0)
+        a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+        a = a.T if ta else a
+        b, out = rng.standard_normal((k, n)).astype(dtype), np.empty((m, n), dtype)
+        best = {}
+        for fn in (_dot_few_rows, _dot_gemm):
+            fn(a, b, out)  # compiles or loads the kernel, warms the operands
+            rounds = []
+            for _ in range(ROUNDS):
+                start = time.thread_time()
+                fn(a, b, out)
+                rounds.append(time.thread_time() - start)
+            best[fn] = min(rounds)
+        table[key] = bool(best[_dot_few_rows] < best[_dot_gemm])
+        try:  # read again and add: another process may have added its own
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                table = {**json.loads(path.read_text()), key: table[key]}
+            except (OSError, ValueError):
+                pass
+            tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # one writer each
+            tmp.write_text(json.dumps(table, indent=1, sort_keys=True))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a read-only cache: the choice holds for this process
+    _few_rows_chosen[key] = table[key]
+    return table[key]
 
 
 @njit
@@ -123,7 +189,8 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
     if batched or alpha != 1.0:
         return kernel
     m, n = ctx.out_descs[0].shape
-    if m <= FEW_ROWS and n >= LONG_ROWS and not tb:  # b's rows contiguous: see _dot_few_rows
+    if (m <= FEW_ROWS and n >= LONG_ROWS and not tb  # b's rows contiguous: see _dot_few_rows
+            and few_rows_faster(m, ctx.in_descs[0].shape[0 if ta else 1], n, ta, ctx.out_descs[0].dtype.np)):
         def few_rows(ins, outs):
             _dot_few_rows(ins[0].T if ta else ins[0], ins[1], outs[0])
 
