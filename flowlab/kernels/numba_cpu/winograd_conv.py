@@ -4,15 +4,16 @@ algorithm), chosen per conv by measuring (``FLOWLAB_WINOGRAD=auto``, the default
 Auto (``choose``): a conv Winograd can run (``eligible``: stride 1, undilated, ungrouped, a square 3x3 or 5x5
 filter, a float input, every pad below the filter's size) is timed once per machine on random inputs of its shapes
 as im2col and as each of ``CANDIDATES`` (F(4x4) or F(2x2), the tiles a chunk), thread CPU time, the fastest of
-``ROUNDS`` calls (on a loaded box a neighbour's cache traffic only adds to a call's time; the median of 3 picked
-near-random among candidates within 10 %). The fastest candidate is kept in ``conv_autotune.json`` beside Numba's
-cache (the directory is named by the kernels' sources, so an edited kernel measures again; the key holds the host
-CPU, the op, the shapes, the dtype and the attributes) and read back by every later build, in this process or
-another: deterministic given the cache, which a test or a user can edit to pin a choice. A conv under
-``MIN_MEASURED`` im2col multiplications stays on im2col unmeasured. Every candidate computes the same convolution
-within the kernel modes' tolerance (tests/ops/test_winograd.py checks each against a float64 direct convolution).
-Measuring costs a few calls of each candidate the first time a shape is built (1.7-2.6 s for each of LeNet's conv2
-kernels at batch 100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's cache).
+``ROUNDS`` rounds that call each candidate once (on a loaded box a neighbour's cache traffic only adds to a call's
+time; the median of 3 calls in a row picked near-random among candidates within 10 %). The fastest candidate is kept
+in ``conv_autotune.json`` beside Numba's cache (the directory is named by the kernels' sources, so an edited kernel
+measures again; the key holds the host CPU, the op, the shapes, the dtype and the attributes) and read back by every
+later build, in this process or another: deterministic given the cache, which a test or a user can edit to pin a
+choice. A conv under ``MIN_MEASURED`` im2col multiplications stays on im2col unmeasured. Every candidate computes
+the same convolution within the kernel modes' tolerance (tests/ops/test_winograd.py checks each against a float64
+direct convolution). Measuring costs a few calls of each candidate the first time a shape is built (1.7-2.6 s for
+each of LeNet's conv2 kernels at batch 100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's
+cache).
 
 The fixed rule (``plan_for``, FLOWLAB_WINOGRAD=1): F(4x4) with 128-tile chunks where both channel counts are at
 least ``MIN_CHANNELS`` and the tiles do at most ``MAX_PRODUCTS`` of im2col's products (a small output wastes most
@@ -22,10 +23,11 @@ outputs of 1x1: 2.3-4.4; 16 -> 16, 5x5 on 14x14: 0.87, 0.63, 0.72; 32 -> 32, 3x3
 64 -> 64, 3x3 on 8x8: 0.66, 0.58, 0.58, 5x5 on 6x6: 0.62, 0.60, 0.59; LeNet's conv2 (5x5, 32 -> 64, 14x14, batch
 100): 0.55, 0.49, 0.56.
 
-The conv chains (chains.py) match the im2col kernels only, so they yield to Winograd: conv2's bias, relu and
-pool run as their own kernels. The choice is made once per task when its kernel is built; ``FLOWLAB_WINOGRAD=0``
-keeps every conv on im2col. A Winograd kernel whose result holds a NaN or an Inf runs the im2col kernel over it
-(winograd.py says why), so non-finite values reach the outputs they reach there.
+In a fused segment the ops beside a Winograd conv run chunk by chunk with it (winograd_chains.py: bias_add, relu
+and pool after the forward; the pool's, relu's and bias's gradients before the data gradient). The choice is made
+once per task when its kernel is built; ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col. A Winograd kernel whose
+result holds a NaN or an Inf runs the im2col kernel over it (winograd.py says why), so non-finite values reach the
+outputs they reach there.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ MIN_CHANNELS = 32
 MAX_PRODUCTS = 0.4  # Winograd's a*a products a tile against im2col's r*r an output: 0.21-0.25 on whole tiles
 # what the autotune measures (FLOWLAB_WINOGRAD=auto): im2col, then Winograd as (output tile m, tiles a chunk)
 CANDIDATES = ((4, 16), (4, 32), (4, 64), (4, 128), (2, 128))
-ROUNDS = 5  # timed calls of each candidate (after one warm-up call): the fastest decides (other work only slows one)
+ROUNDS = 7  # rounds of one timed call of each candidate (after a warm-up call): the fastest call of each decides
 # below this many im2col multiplications (about 0.01 ms of GEMM here) auto takes im2col unmeasured: a call that
 # short times mostly noise, and a test's tiny conv would compile the Winograd kernels for nothing
 MIN_MEASURED = 1 << 20
@@ -127,20 +129,25 @@ def chosen() -> dict[str, dict[str, Any]]:
 
 def _measure(make: Callable[[int, int], KernelFn], ctx: KernelCtx) -> dict[str, Any]:
     """Time each candidate's kernel on random inputs of the conv's shapes (thread CPU time, the fastest of ROUNDS
-    calls after a warm-up) and return the fastest as a record; every candidate's time is kept in it."""
+    calls after a warm-up) and return the fastest as a record; every candidate's time is kept in it. The rounds
+    go round the candidates (one call of each a round), so that a burst of a neighbour's work slows one call of
+    several candidates rather than every call of one: timed one candidate after another, the data gradient of
+    LeNet's conv2 took 128-tile chunks in one run of three (13.8 against 15.0 ms for 16 tiles) and 16 in the
+    others (14.0 against 17.4), and in the step the 128-tile choice cost about 5 ms. Each call also starts with the
+    other candidates' buffers in cache, not its own, as in a step where other kernels ran in between."""
     rng = np.random.default_rng(0)
     ins = [rng.standard_normal(d.shape).astype(d.dtype.np) for d in ctx.in_descs]
     outs = [np.empty(d.shape, d.dtype.np) for d in ctx.out_descs]
-    times: dict[str, float] = {}
-    for m, chunk in ((0, 0), *CANDIDATES):
-        kernel = make(m, chunk)
+    kernels = {_name(m, chunk): make(m, chunk) for m, chunk in ((0, 0), *CANDIDATES)}
+    for kernel in kernels.values():
         kernel(ins, outs)  # compiles or loads the Numba code, warms the buffers
-        rounds = []
-        for _ in range(ROUNDS):
+    rounds: dict[str, list[float]] = {name: [] for name in kernels}
+    for _ in range(ROUNDS):
+        for name, kernel in kernels.items():
             start = time.thread_time()
             kernel(ins, outs)
-            rounds.append(time.thread_time() - start)
-        times[_name(m, chunk)] = min(rounds) * 1e3
+            rounds[name].append(time.thread_time() - start)
+    times = {name: min(r) * 1e3 for name, r in rounds.items()}
     best = min(times, key=times.__getitem__)
     m, chunk = next(((m, c) for m, c in ((0, 0), *CANDIDATES) if _name(m, c) == best))
     return {"algorithm": best, "m": m, "chunk_tiles": chunk, "ms": times}
