@@ -23,8 +23,9 @@ outputs of 1x1: 2.3-4.4; 16 -> 16, 5x5 on 14x14: 0.87, 0.63, 0.72; 32 -> 32, 3x3
 64 -> 64, 3x3 on 8x8: 0.66, 0.58, 0.58, 5x5 on 6x6: 0.62, 0.60, 0.59; LeNet's conv2 (5x5, 32 -> 64, 14x14, batch
 100): 0.55, 0.49, 0.56.
 
-In a fused segment the ops beside a Winograd conv run chunk by chunk with it (winograd_chains.py: bias_add, relu
-and pool after the forward; the pool's, relu's and bias's gradients before the data gradient). The choice is made
+The conv chains (chains.py) match the im2col kernels only, so they yield to Winograd: conv2's bias, relu and
+pool run as their own kernels (chaining them over Winograd's chunks was measured and not kept: docs/performance.md,
+"Chains over Winograd's chunks"). The choice is made
 once per task when its kernel is built; ``FLOWLAB_WINOGRAD=0`` keeps every conv on im2col. A Winograd kernel whose
 result holds a NaN or an Inf runs the im2col kernel over it (winograd.py says why), so non-finite values reach the
 outputs they reach there.
