@@ -165,6 +165,7 @@ def test_a_lost_trial_keeps_the_programs_it_compiled(monkeypatch: pytest.MonkeyP
     from flowlab.replay.fused import Segment
 
     monkeypatch.setattr(lanes_mod.Trial, "timed", slow_lanes(1e-3, 1.5e-3))
+    monkeypatch.setattr(lanes_mod, "KEEP_MERGED_KERNELS", 1)  # as a big Plan's (this one's fuse again serially)
     job = train_job()
     rng = np.random.default_rng(3)
     batches = [(rng.standard_normal((B, 6)).astype(np.float32), rng.integers(0, 3, B).astype(np.int32))
