@@ -182,7 +182,11 @@ def data_parallel_rows() -> list[tuple[str, str]]:
                 wall[label].append(time.perf_counter() - w)
                 cpu[label].append(time.process_time() - c)
             if devices == 2 and not threads:
-                chosen.append(flow.default_session().execution.why("lanes").rpartition("; ")[2])
+                session = flow.default_session()
+                generated = next(iter(session.generated_calls.values()), None)
+                chosen.append(f"{session.execution.why('lanes').rpartition('; ')[2]}; then "
+                              f"{session.execution.executor}"
+                              + (f" ({generated.runs} generated calls)" if generated is not None else ""))
             flow.clear_default_session()
             recent = statistics.median(wall[label][-steps:]), statistics.median(cpu[label][-steps:])
             print(f"  {label}: first call {first[label][-1]:.1f} s, step {recent[0] * 1e3:.1f} ms wall, "

@@ -277,7 +277,7 @@ def _emit_schedule(src: _Source, depth: int, site: CallSite, layer: ReplayLayer,
         if isinstance(step, Segment):
             _emit_segment(src, depth, step, sources, pulled)
             continue
-        actor = schedule.step_actors[schedule.steps.index(step)]
+        actor = schedule.actor_of(step)
         assert actor is not None  # _check
         launch = id(_launch_of(rt, actor))
         if launch in sources:  # an unfused push: its kernel's copy, of the caller's array (the ndarray checked)
@@ -357,7 +357,7 @@ def _check(site: CallSite, layer: ReplayLayer, schedule: CapturedCall) -> None:
                 raise NotGenerated(f"{step!r} did not compile")
             used += [id(e.launch) for e in step.externals if e.launch is not None]
         else:
-            actor = schedule.step_actors[schedule.steps.index(step)] if step in schedule.steps else None
+            actor = schedule.actor_of(step)
             if actor is None:
                 raise NotGenerated(f"the step {step!r} is no kernel's act")
             if _launch_of(rt, actor) is not None:  # an unfused push or pull: written out as its copy

@@ -77,6 +77,10 @@ class CapturedCall:
     guarded: tuple[str, ...] | None = None  # what a failure of a fused replay could leave half-written (None: all)
     fuse_tried: bool = False  # fused once FUSE_AFTER replays are done and every kernel is on its last tier
     lanes: Any = None  # on a Plan whose threads compute at once: the steps as one lane per thread (lanes.py)
+    # a lone step's Numba call in ``fused`` (lanes.direct_call, from a lost lanes trial's merged programs): its
+    # capture index, by the call's id (it is no step of ``steps``)
+    direct: dict[int, int] = dataclasses.field(default_factory=dict)
+    positions: dict[int, int] | None = None  # each step's index in ``steps``, by its id (``actor_of``)
     callgen: str | None = None  # callgen.py: "generated", or why no generated call runs it (None: not tried yet)
     # every act of the call in order, (actor, read, written, act ids the actor makes after it in the call): what a
     # replay's act events are built from when someone listens (layer.emit_events)
@@ -94,6 +98,15 @@ class CapturedCall:
     def kernels(self) -> list[Actor]:
         """The actors whose kernels the steps run, in order."""
         return [actor for actor in self.step_actors if actor is not None]
+
+    def actor_of(self, step: Callable[[], None]) -> Actor | None:
+        """The actor whose kernel a step of ``steps`` or ``fused`` runs (None: a notify, a segment, a batch)."""
+        index = self.direct.get(id(step))
+        if index is None:
+            if self.positions is None:  # once: scanning ``steps`` per entry took seconds on ResNet-50's 2 devices
+                self.positions = {id(s): i for i, s in enumerate(self.steps)}
+            index = self.positions.get(id(step))
+        return self.step_actors[index] if index is not None else None
 
     def note_lowering(self) -> None:
         """``ir`` with the lowering as it is now filled in: the steps of each fused segment and of each lane."""

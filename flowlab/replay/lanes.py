@@ -165,7 +165,8 @@ class Trial:
     between the lanes and the same fused programs merged on the caller's thread (``Lanes.run_merged``: the same
     kernels and segments, no hand-off, no second core), wall clock each, ``TRIAL_PAIRS`` of each. The first trial
     to finish decides for the session (``ExecutionPolicy.settle_lanes``, shown by ``print(session.execution)``):
-    lanes stay, or every schedule drops them (fusing again serially) and the lane threads end. Both ways run the
+    lanes stay, or every schedule drops them (keeping their programs merged on one thread: ``drop_lanes``) and the
+    lane threads end. Both ways run the
     capture's steps with every conflicting pair in capture order, so the results are the same bits."""
 
     def __init__(self, policy: Any) -> None:
@@ -214,21 +215,42 @@ class Trial:
             drop_lanes(lanes.rt)
 
 
+# a lost trial's schedule with at least this many kernels keeps the lanes' programs merged on one thread; a smaller
+# one fuses again serially, which compiles in seconds and whose bigger segments run faster (the 2-device MLP, 71
+# kernels: 6.74 against 7.62 ms CPU a call merged); ResNet-50's 2-device serial segments compiled for over 24 min
+KEEP_MERGED_KERNELS = 400
+
+
 def drop_lanes(rt: Runtime) -> None:
-    """One thread runs the runtime's replays from now on: no schedule keeps lanes (one fused already fuses again,
-    serially), no new capture gets any, and the lane threads end (a generated call needs a runtime without)."""
-    from .layer import ReplayLayer
+    """One thread runs the runtime's replays from now on: no schedule keeps lanes, no new capture gets any, and
+    the lane threads end (a generated call needs a runtime without). A big schedule (``KEEP_MERGED_KERNELS``) whose
+    lanes are fused keeps their programs merged on one thread (``merged_program``: the segments the trial compiled
+    and timed) as its fused steps, so the next call runs compiled code at once: a serial fusion of a big Plan
+    (ResNet-50 on 2 devices) compiles for minutes, and its calls replayed act by act meanwhile. Any other fuses
+    serially."""
+    from .layer import ReplayLayer, batch_notifies, compiled, guarded_variables
 
     layer = rt.layer
     if not isinstance(layer, ReplayLayer):
         return
     layer.lanes = False
     for schedule in layer.schedules.values():
-        if schedule.lanes is not None:
-            schedule.lanes = None
+        lanes = schedule.lanes
+        if lanes is None:
+            continue
+        schedule.lanes = None
+        if lanes.segment_starts and len(schedule.kernels) >= KEEP_MERGED_KERNELS:
+            merged = lanes.merged_program()
+            schedule.fused = batch_notifies(rt, [fn for fn, _ in merged])
+            schedule.direct = {id(fn): index for fn, index in merged
+                               if fn is not schedule.steps[index] and index not in lanes.segment_starts}
+            schedule.guarded = guarded_variables(rt, schedule)  # the serial order's: narrower than the lanes'
+            if not compiled(schedule):
+                layer.compiling.append(schedule)
+        else:
             schedule.guarded = None  # every variable guarded until the serial fusion works its guard out
             schedule.fuse_tried = False
-            schedule.note_lowering()
+        schedule.note_lowering()
     if rt.threads is not None:
         rt.stop_threads()
         rt.threads = None

@@ -266,9 +266,9 @@ def guarded_variables(rt: Runtime, schedule: CapturedCall) -> tuple[str, ...]:
                 call = fused_call_of(actor, kernel)
                 acts.append((call is None or call.checked or k in raises_at, writes.get(actor.task.task_id, ())))
             continue
-        step_actor = schedule.step_actors[schedule.steps.index(step)] if step in schedule.steps else None
-        if step_actor is not None:
-            acts.append((True, writes.get(step_actor.task.task_id, ())))
+        step_actor = schedule.actor_of(step)
+        if step_actor is not None:  # a lone Numba call (``direct``) cannot fail: unchecked, no external
+            acts.append((id(step) not in schedule.direct, writes.get(step_actor.task.task_id, ())))
     last = max((i for i, (fails, _) in enumerate(acts) if fails), default=-1)
     return tuple(sorted({name for _, written in acts[: last + 1] for name in written}))
 

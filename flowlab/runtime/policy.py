@@ -89,7 +89,8 @@ class ExecutionPolicy:
 
     def settle_lanes(self, won: bool, why: str) -> None:
         """Record the lanes trial's verdict (``lanes_verdict``), once: lanes kept, or declined for one thread (the
-        fused serial replay, and ``callgen`` when the flags allow it, as on a one-thread Plan)."""
+        replay on the caller's thread, the lanes' programs merged: lanes.drop_lanes; and ``callgen`` when the flags
+        allow it, as on a one-thread Plan)."""
         if "lanes" in self.measured:
             return
         self.measured["lanes"] = Choice("lanes", won, f"{self.why('lanes')}; {why}")

@@ -156,3 +156,50 @@ def test_the_trial_decides_once_for_the_session(monkeypatch: pytest.MonkeyPatch,
     assert not policy.lanes
     policy.settle_lanes(True, "a second verdict")
     assert not policy.lanes and "a second verdict" not in str(policy)
+
+
+def test_a_lost_trial_keeps_the_programs_it_compiled(monkeypatch: pytest.MonkeyPatch, fuse_in_call: None) -> None:
+    """After a lost trial the schedules run the lanes' programs merged on one thread, the segments the trial
+    compiled and timed: the next call runs compiled segments and compiles none (on a big Plan a serial fusion
+    compiles for minutes, and until then the calls replayed act by act)."""
+    from flowlab.replay.fused import Segment
+
+    monkeypatch.setattr(lanes_mod.Trial, "timed", slow_lanes(1e-3, 1.5e-3))
+    monkeypatch.setattr(lanes_mod, "KEEP_MERGED_KERNELS", 1)  # as a big Plan's (this one's fuse again serially)
+    job = train_job()
+    rng = np.random.default_rng(3)
+    batches = [(rng.standard_normal((B, 6)).astype(np.float32), rng.integers(0, 3, B).astype(np.int32))
+               for _ in range(CALLS)]
+    losses = [job(*batches[0])]
+    policy, call = flow.default_session().execution, 1
+    while "lanes" not in policy.measured and call < CALLS - 2:  # until the verdict
+        losses.append(job(*batches[call]))
+        call += 1
+    assert "lanes" in policy.measured and not policy.lanes, "the trial was to be lost"
+    layer = flow.default_session().runtime.layer
+    laned = [s for s in layer.schedules.values() if s.fused is not None]
+    assert laned and all(s.lanes is None for s in layer.schedules.values())
+    assert all(step.fn is not None for s in laned for step in s.fused if isinstance(step, Segment))
+    compiles: list[Segment] = []
+    ran: list[Segment] = []
+    original_call, original_compile = Segment.__call__, Segment.compile
+    monkeypatch.setattr(Segment, "compile", lambda self: compiles.append(self))
+
+    def counted(self: Segment) -> None:
+        ran.append(self)
+        original_call(self)
+
+    monkeypatch.setattr(Segment, "__call__", counted)
+    losses.append(job(*batches[call]))
+    # the call ran compiled segments, through the layer or (as here, callgen taken) the generated call over them
+    generated = flow.default_session().generated_calls.get("dp_job")
+    assert not compiles and (ran or generated is not None and generated.runs == 1)
+    assert all(segment.fn is not None for segment in ran)
+    assert generated is not None and all(step.fn is not None for s in generated.schedules for step in s.fused
+                                         if isinstance(step, Segment))
+    monkeypatch.setattr(Segment, "__call__", original_call)
+    monkeypatch.setattr(Segment, "compile", original_compile)
+    losses += [job(*batch) for batch in batches[call + 1:]]
+    lost = {"losses": losses, "variables": {k: v.copy() for k, v in flow.get_all_variables().items()}}
+    monkeypatch.setenv("FLOWLAB_THREADS", "0")
+    same_bits(lost, run())
