@@ -6,7 +6,7 @@ from .ops.binary_ops import clip_by_value
 from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
 from .ops.creation_ops import broadcast_like, ones, reverse, stack, zeros
 from .ops.creation_ops import range_ as range
-from .ops.dynamic_ops2 import argwhere, cast_to_static_shape, sync_dynamic_resize
+from .ops.dynamic_ops import argwhere, cast_to_static_shape, sync_dynamic_resize
 from .ops.encode_ops import categorical_ordinal_encode
 from .ops.index_ops import one_hot
 from .ops.initializers import (

@@ -15,8 +15,8 @@ from .ops.compare_ops import (
     not_equal,
 )
 from .ops.creation_ops import fused_scale_tril, tril
-from .ops.dynamic_ops2 import reduced_shape_elem_cnt
-from .ops.l2norm_ops2 import l2_normalize
+from .ops.dynamic_ops import reduced_shape_elem_cnt
+from .ops.l2_normalize_ops import l2_normalize
 from .ops.math_ops import (
     abs,
     add,

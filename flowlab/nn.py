@@ -1,10 +1,18 @@
 """``flow.nn``: activations, softmax and losses."""
 
-from .ops.act_ops2 import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
+from .ops.activation_ops import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
-from .ops.conv_ops2 import compat_conv2d, conv1d, conv2d_transpose, conv3d
+from .ops.composite_losses import (
+    BCELoss,
+    BCEWithLogitsLoss,
+    KLDivLoss,
+    L1Loss,
+    MarginRankingLoss,
+    MSELoss,
+    TripletMarginLoss,
+)
+from .ops.conv_nd_ops import compat_conv2d, conv1d, conv2d_transpose, conv3d
 from .ops.loss_ops import sparse_cross_entropy
-from .ops.losses2 import BCELoss, BCEWithLogitsLoss, KLDivLoss, L1Loss, MarginRankingLoss, MSELoss, TripletMarginLoss
 from .ops.math_ops import relu, sigmoid, tanh
 from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
@@ -18,8 +26,8 @@ from .ops.norm_layers import (
     PixelShufflev2,
     layer_norm,
 )
-from .ops.pool_ops2 import avg_pool3d, max_pool3d
-from .ops.random_ops2 import random_mask_like
+from .ops.pool3d_ops import avg_pool3d, max_pool3d
+from .ops.random_mask_ops import random_mask_like
 
 __all__ = [
     "avg_pool2d", "batch_normalization", "bias_add", "conv2d", "dropout", "gelu", "leaky_relu", "max_pool2d",

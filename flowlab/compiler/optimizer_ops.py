@@ -214,7 +214,7 @@ def _dynamic_loss_instance_num(builder: JobBuilder, job: Job, loss_lbns: list[st
     count is a constant of the update ops)."""
     if not any(job.blob_descs[lbn].is_dynamic for lbn in loss_lbns):
         return None
-    from ..ops.dynamic_ops2 import reduced_shape_elem_cnt
+    from ..ops.dynamic_ops import reduced_shape_elem_cnt
     from ..ops.math_ops import add
 
     total = None

@@ -10,7 +10,8 @@ OP_MODULES = (
     "index_ops", "nary_ops", "pad_nd",
     "compare_ops", "unary_ops", "binary_ops", "creation_ops", "sort_ops",
     "segment_ops", "nd_index_ops", "random_ops", "slice_update_ops", "encode_ops",
-    "act_ops2", "loss_ops", "conv_ops2", "resize_ops2", "pool_ops2", "prelu_op2", "l2norm_ops2", "random_ops2",
-    "dynamic_ops2",
+    "activation_ops", "loss_ops", "conv_nd_ops", "upsample_ops", "pool3d_ops", "prelu_ops", "l2_normalize_ops",
+    "random_mask_ops",
+    "dynamic_ops",
     "two_stage_ops", "unique_ops",
 )

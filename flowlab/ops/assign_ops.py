@@ -1,6 +1,6 @@
 """``flow.assign(ref, value)``: the OneFlow v0.3.4 user function its model tests (models/test_dqn.py) call, over
 the user op ``assign`` (assign_op.py), which writes the variable ``ref`` in place. (``flow.nn.compat_conv2d``,
-which the same tests call, is ops/conv_ops2.py's.)"""
+which the same tests call, is ops/conv_nd_ops.py's.)"""
 
 from __future__ import annotations
 

@@ -222,8 +222,8 @@ def where(condition: LazyBlob, x: LazyBlob | None = None, y: LazyBlob | None = N
           ) -> LazyBlob:
     """x where ``condition`` (an integer blob) is nonzero, else y; the three broadcast together."""
     condition = require_blob(condition, "condition of flow.where")
-    if x is None and y is None:  # OneFlow's argwhere (a dynamic blob: ops/dynamic_ops2.py)
-        from .dynamic_ops2 import argwhere
+    if x is None and y is None:  # OneFlow's argwhere (a dynamic blob: ops/dynamic_ops.py)
+        from .dynamic_ops import argwhere
 
         return argwhere(condition, name=name)
     if x is None or y is None:

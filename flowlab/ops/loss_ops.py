@@ -1,7 +1,7 @@
 """OneFlow v0.3.4's losses (``oneflow/python/ops/nn_ops.py``, ``loss_ops.py``): ``smooth_l1_loss`` and
 ``sparse_cross_entropy`` are ops with their own kernels and gradient ops in OneFlow (and here); MSELoss, L1Loss,
 BCELoss, BCEWithLogitsLoss, MarginRankingLoss, TripletMarginLoss and KLDivLoss are built from math ops, as
-OneFlow builds them (see losses2.py)."""
+OneFlow builds them (see composite_losses.py)."""
 
 from __future__ import annotations
 

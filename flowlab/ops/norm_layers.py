@@ -3,7 +3,7 @@
 functional batch_normalization), ``flow.nn.InstanceNorm1d/2d/3d`` and ``GroupNorm`` (moments over a reshaped
 blob, then ``gamma * x + beta`` variables named ``<name>_gamma`` / ``<name>_beta``), ``flow.nn.PixelShuffle`` /
 ``PixelShufflev2`` (reshape, transpose, reshape) and ``flow.layers.prelu`` (its variable, then OneFlow's prelu op,
-ops/prelu_op2.py)."""
+ops/prelu_ops.py)."""
 
 from __future__ import annotations
 

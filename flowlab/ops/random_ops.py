@@ -1,4 +1,4 @@
-"""Random ops (``flow.nn.random_mask_like`` is ops/random_ops2.py's): ``flow.random.bernoulli``,
+"""Random ops (``flow.nn.random_mask_like`` is ops/random_mask_ops.py's): ``flow.random.bernoulli``,
 ``flow.random.shuffle`` and
 ``flow.random.generate_random_batch_permutation_indices`` (OneFlow v0.3.4's random_mask_like_op.cpp,
 bernoulli_op.cpp, generate_random_batch_permutation_indices_op.cpp; the user functions in nn_ops.py,
@@ -25,7 +25,7 @@ from ._common import require_blob
 from .registry import ANY, ARITHMETIC, FLOATING, REQUIRED, InferCtx, OpDef, register_op
 from .sbp_rules import broadcast_only
 
-RANDOM_OPS = ("bernoulli", "generate_random_batch_permutation_indices")  # random_mask_like: random_ops2.py
+RANDOM_OPS = ("bernoulli", "generate_random_batch_permutation_indices")  # random_mask_like: random_mask_ops.py
 
 
 def _where() -> str:

@@ -1,4 +1,4 @@
-"""The dynamic-blob ops' CPU kernels (ops/dynamic_ops2.py) in the Numba tier. They copy a current piece (the
+"""The dynamic-blob ops' CPU kernels (ops/dynamic_ops.py) in the Numba tier. They copy a current piece (the
 static buffer's prefix, runtime/dynamic.py), count a current shape, or find the nonzero elements: only argwhere
 computes, as one pass over the flat input that unravels each hit's index."""
 

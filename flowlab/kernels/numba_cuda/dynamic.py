@@ -1,4 +1,4 @@
-"""The dynamic-blob ops' CUDA kernels (ops/dynamic_ops2.py): a device-to-device copy of the piece into the start of
+"""The dynamic-blob ops' CUDA kernels (ops/dynamic_ops.py): a device-to-device copy of the piece into the start of
 the static blob, and the current shape's element count written from the host (no data is read)."""
 
 from __future__ import annotations

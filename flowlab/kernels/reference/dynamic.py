@@ -1,4 +1,4 @@
-"""NumPy reference kernels of the dynamic-blob ops (ops/dynamic_ops2.py); the Numba tier has its own
+"""NumPy reference kernels of the dynamic-blob ops (ops/dynamic_ops.py); the Numba tier has its own
 (numba_cpu/dynamic.py)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from ..registry import KernelCtx, KernelFn, register_kernel
 
 
 def included_axes(attrs: dict[str, Any], ndim: int) -> list[int]:
-    """ops/dynamic_ops2.included_axes (kernels import no op module): ``include_axis`` minus ``exclude_axis``."""
+    """ops/dynamic_ops.included_axes (kernels import no op module): ``include_axis`` minus ``exclude_axis``."""
     include = attrs["include_axis"]
     axes = range(ndim) if include is None else [int(a) % ndim for a in include]
     exclude = {int(a) % ndim for a in attrs["exclude_axis"]}

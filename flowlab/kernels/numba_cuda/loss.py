@@ -1,12 +1,12 @@
 """CUDA kernels of ops/loss_ops.py: smooth_l1_loss, sparse_cross_entropy and their gradients (see
-kernels/reference/loss2.py for what each computes); labels are range-checked on the device first, as the other
+kernels/reference/loss.py for what each computes); labels are range-checked on the device first, as the other
 sparse losses' kernels do."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..reference.loss2 import LOG_THRESHOLD, beta_of
+from ..reference.loss import LOG_THRESHOLD, beta_of
 from ..reference.model_parallel import class_offset
 from ..registry import KernelCtx, register_kernel
 from ._cuda import cuda, current_launch, flat, launch1, log

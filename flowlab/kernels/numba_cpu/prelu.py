@@ -1,9 +1,9 @@
-"""Numba CPU kernels of ops/prelu_op2.py (prelu, prelu_grad); kernels/reference/prelu2.py says what they
+"""Numba CPU kernels of ops/prelu_ops.py (prelu, prelu_grad); kernels/reference/prelu.py says what they
 compute. x is viewed as (N, M), alpha through ``alpha_index`` (M -> alpha's flat index)."""
 
 from __future__ import annotations
 
-from ..reference.prelu2 import alpha_index
+from ..reference.prelu import alpha_index
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 

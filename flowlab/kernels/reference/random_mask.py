@@ -1,4 +1,4 @@
-"""NumPy reference kernel of ops/random_ops2.py (random_mask_like): the op's seeded host stream (dropout's,
+"""NumPy reference kernel of ops/random_mask_ops.py (random_mask_like): the op's seeded host stream (dropout's,
 kernels/reference/cnn.py), 1 where a uniform draw is >= rate."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Numba CUDA kernel of ``deconv2d`` (ops/conv_ops2.py, flow.nn.conv2d_transpose): conv2d's input-gradient
+"""The Numba CUDA kernel of ``deconv2d`` (ops/conv_nd_ops.py, flow.nn.conv2d_transpose): conv2d's input-gradient
 kernel with the deconvolution's input as its dy and its output as its dx (the ``like`` blob it would read the
 shape from is the output itself)."""
 

@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/prelu_op2.py (prelu, prelu_grad), as OneFlow's prelu_kernel.cpp: alpha
+"""NumPy reference kernels of ops/prelu_ops.py (prelu, prelu_grad), as OneFlow's prelu_kernel.cpp: alpha
 broadcast to x; alpha_diff the sum of the x <= 0 terms dy * x over the broadcast axes. ``alpha_index`` (each
 element of one sample's x -> its alpha element) is shared with the other tiers."""
 

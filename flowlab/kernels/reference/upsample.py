@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/resize_ops2.py (upsample, upsample_grad), as OneFlow's upsample_kernel.cu
+"""NumPy reference kernels of ops/upsample_ops.py (upsample, upsample_grad), as OneFlow's upsample_kernel.cu
 computes them: per output row (column) a top (left) and bottom (right) source index and a lerp weight, from
 the float32 inverse scale; "nearest" is the case top == bottom, lerp 0. ``axis_params`` is shared by every tier."""
 

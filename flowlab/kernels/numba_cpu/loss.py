@@ -1,12 +1,12 @@
 """Numba CPU kernels of ops/loss_ops.py (smooth_l1_loss, sparse_cross_entropy and their gradients); see
-kernels/reference/loss2.py for what each computes."""
+kernels/reference/loss.py for what each computes."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ..checks import check_labels
-from ..reference.loss2 import LOG_THRESHOLD, beta_of
+from ..reference.loss import LOG_THRESHOLD, beta_of
 from ..reference.model_parallel import class_offset
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit

@@ -1,4 +1,4 @@
-"""Numba CPU kernel of ops/random_ops2.py (random_mask_like): the same host-stream draws as the reference, the
+"""Numba CPU kernel of ops/random_mask_ops.py (random_mask_like): the same host-stream draws as the reference, the
 comparison in Numba (as the CPU dropout kernel)."""
 
 from __future__ import annotations

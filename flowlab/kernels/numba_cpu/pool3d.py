@@ -1,4 +1,4 @@
-"""Numba CPU kernels of ops/pool_ops2.py (3-D pooling and its gradients); kernels/reference/pool3.py says what
+"""Numba CPU kernels of ops/pool3d_ops.py (3-D pooling and its gradients); kernels/reference/pool3d.py says what
 they compute. One loop nest per output cell over its window's cells inside the input."""
 
 from __future__ import annotations

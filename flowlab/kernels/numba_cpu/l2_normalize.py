@@ -1,4 +1,4 @@
-"""Numba CPU kernels of ops/l2norm_ops2.py; kernels/reference/l2norm2.py says what they compute. Blobs are
+"""Numba CPU kernels of ops/l2_normalize_ops.py; kernels/reference/l2_normalize.py says what they compute. Blobs are
 viewed as (outer, axis, inner)."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ..reference.l2norm2 import epsilon_of
+from ..reference.l2_normalize import epsilon_of
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 

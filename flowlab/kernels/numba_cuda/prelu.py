@@ -1,9 +1,9 @@
-"""CUDA kernels of ops/prelu_op2.py (prelu, prelu_grad), one thread per element of x; alpha_diff adds
-atomically (zeroed first). kernels/reference/prelu2.py says what they compute."""
+"""CUDA kernels of ops/prelu_ops.py (prelu, prelu_grad), one thread per element of x; alpha_diff adds
+atomically (zeroed first). kernels/reference/prelu.py says what they compute."""
 
 from __future__ import annotations
 
-from ..reference.prelu2 import alpha_index
+from ..reference.prelu import alpha_index
 from ..registry import KernelCtx, register_kernel
 from ._cuda import const, cuda, current_launch, flat, launch1
 from .elementwise import filler

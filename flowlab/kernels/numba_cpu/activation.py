@@ -1,5 +1,5 @@
-"""Numba CPU kernels of ops/act_ops2.py (elu, hardsigmoid, hardswish, hardtanh and their gradients); the
-reference module (kernels/reference/act2.py) says what each computes."""
+"""Numba CPU kernels of ops/activation_ops.py (elu, hardsigmoid, hardswish, hardtanh and their gradients); the
+reference module (kernels/reference/activation.py) says what each computes."""
 
 from __future__ import annotations
 

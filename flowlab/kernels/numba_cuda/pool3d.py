@@ -1,5 +1,5 @@
-"""CUDA kernels of ops/pool_ops2.py (3-D pooling and its gradients), one thread per output cell; the gradients
-add into dx atomically (zeroed first). kernels/reference/pool3.py says what they compute."""
+"""CUDA kernels of ops/pool3d_ops.py (3-D pooling and its gradients), one thread per output cell; the gradients
+add into dx atomically (zeroed first). kernels/reference/pool3d.py says what they compute."""
 
 from __future__ import annotations
 

@@ -1,12 +1,12 @@
-"""CUDA kernels of ops/l2norm_ops2.py, one thread per (outer, inner) line along the axis, as OneFlow's kernel
-loops; kernels/reference/l2norm2.py says what they compute."""
+"""CUDA kernels of ops/l2_normalize_ops.py, one thread per (outer, inner) line along the axis, as OneFlow's kernel
+loops; kernels/reference/l2_normalize.py says what they compute."""
 
 from __future__ import annotations
 
 import math
 
-from ..numba_cpu.l2norm2 import view3
-from ..reference.l2norm2 import epsilon_of
+from ..numba_cpu.l2_normalize import view3
+from ..reference.l2_normalize import epsilon_of
 from ..registry import KernelCtx, register_kernel
 from ._cuda import cuda, current_launch, launch1
 

@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/pool_ops2.py (max_pool3d, avg_pool3d and their gradients), as the 2-D ones in
+"""NumPy reference kernels of ops/pool3d_ops.py (max_pool3d, avg_pool3d and their gradients), as the 2-D ones in
 cnn.py with a third axis: every window as indices into the padded, flattened (D, H, W) volume of each plane,
 padded cells masked out of the maximum and of the average's count; a maximum's gradient goes to the first
 maximum (or first NaN) of its window."""

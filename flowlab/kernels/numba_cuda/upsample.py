@@ -1,10 +1,10 @@
-"""CUDA kernels of ops/resize_ops2.py (upsample, upsample_grad), as OneFlow's upsample_kernel.cu: one thread
+"""CUDA kernels of ops/upsample_ops.py (upsample, upsample_grad), as OneFlow's upsample_kernel.cu: one thread
 per output (dy) element; the gradient adds into dx atomically (zeroed first). The per-axis indices and weights
-come from kernels/reference/resize2.py."""
+come from kernels/reference/upsample.py."""
 
 from __future__ import annotations
 
-from ..reference.resize2 import params
+from ..reference.upsample import params
 from ..registry import KernelCtx, register_kernel
 from ._cuda import const, cuda, current_launch, launch1
 from .elementwise import filler

@@ -1,4 +1,4 @@
-"""CUDA kernel of ops/random_ops2.py (random_mask_like): the op's seeded host-stream draws copied to the device
+"""CUDA kernel of ops/random_mask_ops.py (random_mask_like): the op's seeded host-stream draws copied to the device
 (as the GPU dropout kernel), compared there."""
 
 from __future__ import annotations

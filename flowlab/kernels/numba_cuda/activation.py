@@ -1,5 +1,5 @@
-"""CUDA kernels of ops/act_ops2.py: elu, hardsigmoid, hardswish, hardtanh and their gradients (see
-kernels/reference/act2.py for what each computes). One grid-stride kernel per device function, as
+"""CUDA kernels of ops/activation_ops.py: elu, hardsigmoid, hardswish, hardtanh and their gradients (see
+kernels/reference/activation.py for what each computes). One grid-stride kernel per device function, as
 elementwise.py's map1/map2, with two scalars (alpha; hardtanh's min and max) passed in the blob's dtype."""
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ from ..ir import BlobDesc
 from ._common import require_blob
 from .array_ops import transpose
 from .cnn_ops import out_size
-from .conv_ops2 import _axis_pads, _channels_first_padding, _layout, _seq
+from .conv_nd_ops import _axis_pads, _channels_first_padding, _layout, _seq
 from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 from .sbp_rules import batch_and
 

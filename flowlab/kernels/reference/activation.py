@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/act_ops2.py: elu, hardsigmoid, hardswish, hardtanh and their gradients, written
+"""NumPy reference kernels of ops/activation_ops.py: elu, hardsigmoid, hardswish, hardtanh and their gradients, written
 as OneFlow's CPU kernels (``oneflow/user/kernels/{elu,hardsigmoid,hardswish,hardtanh}_kernel.cpp``) compute them."""
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""Numba CPU kernels of ops/resize_ops2.py (upsample, upsample_grad); kernels/reference/resize2.py says what
+"""Numba CPU kernels of ops/upsample_ops.py (upsample, upsample_grad); kernels/reference/upsample.py says what
 they compute and makes the per-axis indices and weights they read."""
 
 from __future__ import annotations
 
-from ..reference.resize2 import params
+from ..reference.upsample import params
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
 

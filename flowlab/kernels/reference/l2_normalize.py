@@ -1,4 +1,4 @@
-"""NumPy reference kernels of ops/l2norm_ops2.py (l2_normalize, l2_normalize_grad), as OneFlow's CPU kernel
+"""NumPy reference kernels of ops/l2_normalize_ops.py (l2_normalize, l2_normalize_grad), as OneFlow's CPU kernel
 computes them; epsilon is OneFlow's float attr, in the blob's dtype."""
 
 from __future__ import annotations
