@@ -1,6 +1,18 @@
 """Top-level op functions (``flow.reshape``, ``flow.matmul``, ...): the user-facing half of ``flowlab.ops``."""
 
-from .ops.array_ops import cast, concat, constant, identity, ones_like, reshape, transpose, zeros_like
+from .ops.array_ops import (
+    cast,
+    concat,
+    constant,
+    expand_dims,
+    flatten,
+    identity,
+    ones_like,
+    reshape,
+    squeeze,
+    transpose,
+    zeros_like,
+)
 from .ops.assign_ops import assign
 from .ops.binary_ops import clip_by_value
 from .ops.compare_ops import broadcast_to_compatible_with, constant_like, masked_fill, where
@@ -8,6 +20,7 @@ from .ops.creation_ops import broadcast_like, ones, reverse, stack, zeros
 from .ops.creation_ops import range_ as range
 from .ops.dynamic_ops import argwhere, cast_to_static_shape, sync_dynamic_resize
 from .ops.encode_ops import categorical_ordinal_encode
+from .ops.gather_slice_ops import gather, slice, slice_v2
 from .ops.index_ops import one_hot
 from .ops.initializers import (
     constant_initializer,
@@ -26,7 +39,6 @@ from .ops.initializers import (
 )
 from .ops.logical_view import cast_to_current_logical_view
 from .ops.loss_ops import smooth_l1_loss
-from .ops.more_ops import expand_dims, flatten, gather, slice, slice_v2, squeeze
 from .ops.nary_ops import identity_n
 from .ops.nd_index_ops import dim_gather, gather_nd, scatter_nd, tensor_scatter_nd_add, tensor_scatter_nd_update
 from .ops.nn_ops import matmul

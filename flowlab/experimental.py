@@ -64,7 +64,7 @@ def _slice_attrs(slice_tup_list: SliceTuples, shape: tuple[int, ...]) -> list[tu
 def logical_slice(x: LazyBlob, slice_tup_list: SliceTuples, name: str | None = None) -> LazyBlob:
     """The slice of the logical (consistent) blob ``x``, whatever its split."""
     from .ops._common import require_blob
-    from .ops.more_ops import slice_v2
+    from .ops.gather_slice_ops import slice_v2
 
     require_blob(x, "logical_slice's x")
     if name is not None and not isinstance(name, str):

@@ -1,5 +1,6 @@
 """``flow.math``: elementwise math and reductions."""
 
+from .ops.activation_ops import gelu  # OneFlow exports its (erf) gelu as flow.math.gelu
 from .ops.binary_ops import atan2, clip_by_value, floordiv, pow, squared_difference, xdivy, xlogy
 from .ops.compare_ops import (
     broadcast_to_compatible_with,
@@ -34,7 +35,6 @@ from .ops.math_ops import (
     subtract,
     tanh,
 )
-from .ops.more_ops import gelu  # OneFlow exports its (erf) gelu as flow.math.gelu
 from .ops.nary_ops import add_n
 from .ops.norm_functional import reduce_std, reduce_variance
 from .ops.reduce_ops import (

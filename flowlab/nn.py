@@ -1,6 +1,6 @@
 """``flow.nn``: activations, softmax and losses."""
 
-from .ops.activation_ops import elu, hardsigmoid, hardswish, hardtanh, logsoftmax, mish, relu6, swish
+from .ops.activation_ops import elu, gelu, hardsigmoid, hardswish, hardtanh, leaky_relu, logsoftmax, mish, relu6, swish
 from .ops.cnn_ops import avg_pool2d, conv2d, dropout, max_pool2d
 from .ops.composite_losses import (
     BCELoss,
@@ -12,9 +12,8 @@ from .ops.composite_losses import (
     TripletMarginLoss,
 )
 from .ops.conv_nd_ops import compat_conv2d, conv1d, conv2d_transpose, conv3d
-from .ops.loss_ops import sparse_cross_entropy
+from .ops.loss_ops import sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits, sparse_cross_entropy
 from .ops.math_ops import relu, sigmoid, tanh
-from .ops.more_ops import gelu, leaky_relu, sigmoid_cross_entropy_with_logits, softmax_cross_entropy_with_logits
 from .ops.nn_ops import bias_add, softmax, sparse_softmax_cross_entropy_with_logits
 from .ops.norm_functional import batch_normalization, moments
 from .ops.norm_layers import (

@@ -6,7 +6,7 @@ Op modules register themselves when imported; the registry imports all of ``OP_M
 
 OP_MODULES = (
     "system", "variable", "optimizer_ops", "pad", "math_ops", "array_ops", "nn_ops", "reduce_ops", "watch",
-    "more_ops", "cnn_ops", "norm_ops", "model_parallel", "distribute_ops",
+    "gather_slice_ops", "cnn_ops", "norm_ops", "model_parallel", "distribute_ops",
     "index_ops", "nary_ops", "pad_nd",
     "compare_ops", "unary_ops", "binary_ops", "creation_ops", "sort_ops",
     "segment_ops", "nd_index_ops", "random_ops", "slice_update_ops", "encode_ops",

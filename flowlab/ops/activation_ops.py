@@ -1,10 +1,11 @@
-"""OneFlow v0.3.4's further activations (``oneflow/python/ops/nn_ops.py``): the elu, hardsigmoid, hardswish and
-hardtanh ops (each a user op with its own kernel and gradient op in OneFlow), and the functions OneFlow builds from
-other ops: relu6 (hardtanh 0..6), swish (x * sigmoid(beta x)), mish (x * tanh(softplus x)) and logsoftmax
-(log(softmax))."""
+"""OneFlow v0.3.4's further activations (``oneflow/python/ops/nn_ops.py``, ``math_ops.py``): the elu, hardsigmoid,
+hardswish, hardtanh, gelu (the exact erf GELU) and leaky_relu ops (each a user op with its own kernel and gradient op
+in OneFlow), and the functions OneFlow builds from other ops: relu6 (hardtanh 0..6), swish (x * sigmoid(beta x)),
+mish (x * tanh(softplus x)) and logsoftmax (log(softmax))."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..frontend.blob import LazyBlob
@@ -100,4 +101,36 @@ def logsoftmax(logits: LazyBlob, axis: int | None = None, name: str | None = Non
     return log(softmax(logits, -1 if axis is None else axis), name=name)
 
 
-__all__ = ["elu", "hardsigmoid", "hardswish", "hardtanh", "logsoftmax", "mish", "relu6", "swish"]
+def _same(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    return {"y": [ctx.input("x")]}
+
+
+def _dx_like(arg: str):
+    return lambda ctx: {"dx": [ctx.input(arg)]}
+
+
+def _grad_act(ctx: Any) -> None:
+    attrs = {"alpha": ctx.attrs["alpha"]} if ctx.op.op_type == "leaky_relu" else {}
+    ctx.set_dx("x", add_op(f"{ctx.op.op_type}_grad", {"x": [ctx.x("x")], "dy": [ctx.dy("y")]}, attrs)[0])
+
+
+for _op in (
+    OpDef("gelu", ("x",), ("y",), _same, grad=_grad_act, sbp=elementwise("x")),
+    OpDef("gelu_grad", ("x", "dy"), ("dx",), _dx_like("x"), sbp=elementwise("x")),
+    OpDef("leaky_relu", ("x",), ("y",), _same, {"alpha": 0.2}, grad=_grad_act, sbp=elementwise("x")),
+    OpDef("leaky_relu_grad", ("x", "dy"), ("dx",), _dx_like("x"), {"alpha": 0.2}, sbp=elementwise("x")),
+):
+    register_op(dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
+
+
+def gelu(x: LazyBlob, name: str | None = None) -> LazyBlob:
+    """The exact (erf) GELU: x * Phi(x)."""
+    return add_op("gelu", {"x": [require_blob(x, "gelu's input")]}, name=name)[0]
+
+
+def leaky_relu(x: LazyBlob, alpha: float = 0.2, name: str | None = None) -> LazyBlob:
+    return add_op("leaky_relu", {"x": [require_blob(x, "leaky_relu's input")]}, {"alpha": float(alpha)}, name)[0]
+
+
+__all__ = ["elu", "gelu", "hardsigmoid", "hardswish", "hardtanh", "leaky_relu", "logsoftmax", "mish", "relu6",
+           "swish"]

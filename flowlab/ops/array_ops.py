@@ -219,3 +219,36 @@ def zeros_like(like: LazyBlob, name: str | None = None) -> LazyBlob:
 
 def ones_like(like: LazyBlob, name: str | None = None) -> LazyBlob:
     return add_op("ones_like", {"like": [require_blob(like, "ones_like's input")]}, name=name)[0]
+
+
+def flatten(input: LazyBlob, start_dim: int = 0, end_dim: int = -1, name: str | None = None) -> LazyBlob:
+    """Merge axes start_dim..end_dim into one (OneFlow's flatten; a reshape)."""
+    require_blob(input, "flatten's input")
+    rank = len(input.shape)
+    start, end = start_dim % rank, end_dim % rank
+    if start > end:
+        raise ValueError(f"flatten: start_dim {start_dim} comes after end_dim {end_dim} for rank {rank}")
+    merged = 1
+    for d in input.shape[start:end + 1]:
+        merged *= d
+    return reshape(input, [*input.shape[:start], merged, *input.shape[end + 1:]], name=name)
+
+
+def expand_dims(input: LazyBlob, axis: int, name: str | None = None) -> LazyBlob:
+    require_blob(input, "expand_dims's input")
+    rank = len(input.shape) + 1
+    if not -rank <= axis < rank:
+        raise ValueError(f"expand_dims: axis {axis} is out of range for an output of rank {rank}")
+    axis %= rank
+    return reshape(input, [*input.shape[:axis], 1, *input.shape[axis:]], name=name)
+
+
+def squeeze(input: LazyBlob, axis: Sequence[int] | None = None, name: str | None = None) -> LazyBlob:
+    require_blob(input, "squeeze's input")
+    rank = len(input.shape)
+    axes = [i for i, d in enumerate(input.shape) if d == 1] if axis is None else [a % rank for a in axis]
+    for a in axes:
+        if input.shape[a] != 1:
+            raise ValueError(f"squeeze: axis {a} of {input.blob_desc} has size {input.shape[a]}, not 1")
+    shape = [d for i, d in enumerate(input.shape) if i not in axes] or [1]
+    return reshape(input, shape, name=name)

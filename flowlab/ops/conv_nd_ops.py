@@ -23,8 +23,8 @@ from ..ir import BlobDesc
 from ._common import require_blob, same_dtype
 from .array_ops import reshape, transpose
 from .cnn_ops import conv2d, conv2d_layer_epilogue, explicit_pads, window_out_hw
+from .gather_slice_ops import slice_v2
 from .initializers import xavier_uniform_initializer
-from .more_ops import slice_v2
 from .nary_ops import add_n
 from .pad_nd import pad
 from .registry import FLOATING, REQUIRED, InferCtx, OpDef, dtypes_of, register_op

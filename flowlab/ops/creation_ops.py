@@ -99,8 +99,7 @@ def range_(start: int, limit: int | None = None, delta: int = 1, dtype: Any = No
 
 def stack(inputs: Sequence[LazyBlob], axis: int = 0, name: str | None = None) -> LazyBlob:
     """The blobs (one shape) stacked along a new ``axis``: expand_dims each, then concat, as OneFlow."""
-    from .array_ops import concat
-    from .more_ops import expand_dims
+    from .array_ops import concat, expand_dims
 
     inputs = [require_blob(b, "each input of stack") for b in inputs]
     if not inputs:

@@ -5,13 +5,15 @@ OneFlow builds them (see composite_losses.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..frontend.blob import LazyBlob
 from ..frontend.builder import add_op
 from ..ir import BlobDesc
+from ..ir.dtype import int8, int32
 from ..ir.sbp import BROADCAST, split
-from ._common import require_blob
+from ._common import require_blob, same_dtype
 from .model_parallel import _infer_xent
 from .registry import FLOATING, INDEX, REQUIRED, InferCtx, OpDef, dtypes_of, register_op
 from .sbp_rules import SbpCtx, Signature, elementwise
@@ -107,4 +109,66 @@ def sparse_cross_entropy(labels: LazyBlob, prediction: LazyBlob, name: str | Non
     return add_op(op, {"prediction": [prediction], "label": [labels]}, {"depth": prediction.shape[-1]}, name)[0]
 
 
-__all__ = ["smooth_l1_loss", "sparse_cross_entropy"]
+def _infer_dense_xent(ctx: InferCtx) -> dict[str, list[BlobDesc]]:
+    logits, labels = ctx.input("prediction"), ctx.input("label")
+    if ctx.op_type.startswith("sigmoid_cross_entropy"):
+        # OneFlow v0.3.4's sigmoid_cross_entropy (a label_type in its conf): int8 or int32 labels, or labels of
+        # the logits' own floating dtype; the loss has the logits' dtype
+        if labels.dtype.is_floating and labels.dtype != logits.dtype:
+            raise ctx.fail(f"labels {labels} must be int8, int32 or of the logits' dtype; the logits are {logits} "
+                           "(cast the labels with flow.cast)")
+    else:
+        same_dtype(ctx, logits, labels)
+    if logits.shape != labels.shape:
+        raise ctx.fail(f"labels {labels} must have the shape of logits {logits}")
+    out_shape = logits.shape[:-1] if ctx.op_type == "softmax_cross_entropy" else logits.shape
+    outs = {"out": [BlobDesc(out_shape or (1,), logits.dtype)]}
+    if ctx.op_type == "softmax_cross_entropy":
+        outs["prob"] = [logits]
+    return outs
+
+
+def _grad_softmax_xent(ctx: Any) -> None:
+    dx = add_op("softmax_cross_entropy_grad", {"prob": [ctx.y("prob")], "label": [ctx.x("label")],
+                                               "dy": [ctx.dy("out")]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+def _grad_sigmoid_xent(ctx: Any) -> None:
+    dx = add_op("sigmoid_cross_entropy_grad", {"prediction": [ctx.x("prediction")], "label": [ctx.x("label")],
+                                               "dy": [ctx.dy("out")]})[0]
+    ctx.set_dx("prediction", dx)
+
+
+_SIGMOID_LABELS = FLOATING + (int8, int32)  # core/kernel/sigmoid_cross_entropy_kernel.cu's label types
+for _op in (
+    OpDef("softmax_cross_entropy", ("prediction", "label"), ("prob", "out"), _infer_dense_xent,
+          grad=_grad_softmax_xent, sbp=elementwise("prediction", keep_last=False)),
+    OpDef("softmax_cross_entropy_grad", ("prob", "label", "dy"), ("dx",), lambda ctx: {"dx": [ctx.input("prob")]},
+          sbp=elementwise("prob", keep_last=False)),
+    OpDef("sigmoid_cross_entropy", ("prediction", "label"), ("out",), _infer_dense_xent, grad=_grad_sigmoid_xent,
+          dtypes=dtypes_of(("prediction", "label"), FLOATING, label=_SIGMOID_LABELS), sbp=elementwise("prediction")),
+    OpDef("sigmoid_cross_entropy_grad", ("prediction", "label", "dy"), ("dx",),
+          lambda ctx: {"dx": [ctx.input("prediction")]},
+          dtypes=dtypes_of(("prediction", "label", "dy"), FLOATING, label=_SIGMOID_LABELS),
+          sbp=elementwise("prediction")),
+):
+    register_op(_op if _op.dtypes else dataclasses.replace(_op, dtypes=dtypes_of(_op.inputs, FLOATING)))
+
+
+def softmax_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
+    """Cross entropy against dense label distributions (rows summing to 1), per example."""
+    _prob, out = add_op("softmax_cross_entropy", {"prediction": [require_blob(logits, "logits")],
+                                                  "label": [require_blob(labels, "labels")]}, name=name)
+    return out
+
+
+def sigmoid_cross_entropy_with_logits(labels: LazyBlob, logits: LazyBlob, name: str | None = None) -> LazyBlob:
+    """Elementwise binary cross entropy of sigmoid(logits) against labels in [0, 1]: float labels of the logits'
+    dtype, or int8/int32 labels (as OneFlow v0.3.4); the loss has the logits' dtype."""
+    return add_op("sigmoid_cross_entropy", {"prediction": [require_blob(logits, "logits")],
+                                            "label": [require_blob(labels, "labels")]}, name=name)[0]
+
+
+__all__ = ["sigmoid_cross_entropy_with_logits", "smooth_l1_loss", "softmax_cross_entropy_with_logits",
+           "sparse_cross_entropy"]

@@ -87,7 +87,7 @@ def generate_random_batch_permutation_indices(value: LazyBlob, seed: int | None 
 def shuffle(value: LazyBlob, seed: int | None = None, name: str | None = None) -> LazyBlob:
     """OneFlow's ``flow.random.shuffle``: ``value``'s rows (its first axis) in a random order, built as OneFlow
     builds it: a gather by generate_random_batch_permutation_indices."""
-    from .more_ops import gather
+    from .gather_slice_ops import gather
 
     return gather(value, generate_random_batch_permutation_indices(value, seed, name))
 

@@ -1,5 +1,5 @@
-"""Numba CPU kernels of ops/activation_ops.py (elu, hardsigmoid, hardswish, hardtanh and their gradients); the
-reference module (kernels/reference/activation.py) says what each computes."""
+"""Numba CPU kernels of ops/activation_ops.py (elu, hardsigmoid, hardswish, hardtanh, gelu, leaky_relu and their
+gradients); the reference module (kernels/reference/activation.py) says what each computes."""
 
 from __future__ import annotations
 
@@ -85,3 +85,58 @@ for _name, _fn, _attrs in (
     ("hardtanh", _hardtanh, ("min_val", "max_val")), ("hardtanh_grad", _hardtanh_grad, ("min_val", "max_val")),
 ):
     register_kernel(_name, "numba")(_factory(_fn, _attrs))
+
+
+_SQRT1_2 = 1 / _m.sqrt(2)
+_INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
+
+
+@njit
+def _gelu(x, y):
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = 0.5 * x[i] * (1 + _m.erf(x[i] * _SQRT1_2))
+
+
+@njit
+def _gelu_grad(x, dy, dx):
+    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        v = x[i]
+        dx[i] = dy[i] * (0.5 * (1 + _m.erf(v * _SQRT1_2)) + v * _m.exp(-0.5 * v * v) * _INV_SQRT_2PI)
+
+
+@njit
+def _leaky(x, y, alpha):
+    x, y = x.ravel(), y.ravel()
+    for i in range(y.size):
+        y[i] = x[i] if x[i] > 0 else alpha * x[i]
+
+
+@njit
+def _leaky_grad(x, dy, dx, alpha):
+    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = dy[i] if x[i] > 0 else alpha * dy[i]
+
+
+@register_kernel("gelu", "numba")
+def _gelu_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _gelu(ins[0], outs[0])
+
+
+@register_kernel("gelu_grad", "numba")
+def _gelu_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _gelu_grad(ins[0], ins[1], outs[0])
+
+
+@register_kernel("leaky_relu", "numba")
+def _leaky_f(ctx: KernelCtx) -> KernelFn:
+    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
+    return lambda ins, outs: _leaky(ins[0], outs[0], alpha)
+
+
+@register_kernel("leaky_relu_grad", "numba")
+def _leaky_grad_f(ctx: KernelCtx) -> KernelFn:
+    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
+    return lambda ins, outs: _leaky_grad(ins[0], ins[1], outs[0], alpha)

@@ -1,7 +1,10 @@
-"""Numba CPU kernels of ops/loss_ops.py (smooth_l1_loss, sparse_cross_entropy and their gradients); see
+"""Numba CPU kernels of ops/loss_ops.py (smooth_l1_loss, sparse_cross_entropy, the dense-label softmax and
+sigmoid cross entropies and their gradients); see
 kernels/reference/loss.py for what each computes."""
 
 from __future__ import annotations
+
+import math as _m
 
 import numpy as np
 
@@ -10,7 +13,7 @@ from ..reference.loss import LOG_THRESHOLD, beta_of
 from ..reference.model_parallel import class_offset
 from ..registry import KernelCtx, KernelFn, register_kernel
 from ._numba import njit
-from .nn import first_out_of_range
+from .nn import first_out_of_range, softmax_row
 
 
 @njit
@@ -89,3 +92,60 @@ def _sparse_ce_grad_factory(ctx: KernelCtx) -> KernelFn:
 
 register_kernel("sparse_cross_entropy_grad", "numba")(_sparse_ce_grad_factory)
 register_kernel("sparse_cross_entropy_ms_grad", "numba")(_sparse_ce_grad_factory)
+
+
+@njit
+def _softmax_xent_rows(x, labels, prob, out):
+    for r in range(x.shape[0]):
+        m, s = softmax_row(x, prob, r)
+        log_s = _m.log(s)
+        loss = 0.0
+        for c in range(x.shape[1]):
+            loss += labels[r, c] * ((x[r, c] - m) - log_s)  # log_softmax, as kernels/reference/nn.py
+        out[r] = -loss
+
+
+@njit
+def _softmax_xent_grad_rows(prob, labels, dy, dx):
+    # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), whatever the labels sum to (kernels/reference/loss.py)
+    for r in range(prob.shape[0]):
+        for c in range(prob.shape[1]):
+            dx[r, c] = (prob[r, c] - labels[r, c]) * dy[r]
+
+
+@njit
+def _sigmoid_xent(x, z, out):
+    x, z, out = x.ravel(), z.ravel(), out.ravel()
+    for i in range(out.size):
+        out[i] = max(x[i], 0.0) - x[i] * z[i] + _m.log1p(_m.exp(-abs(x[i])))
+
+
+@njit
+def _sigmoid_xent_grad(x, z, dy, dx):
+    x, z, dy, dx = x.ravel(), z.ravel(), dy.ravel(), dx.ravel()
+    for i in range(dx.size):
+        dx[i] = (1.0 / (1.0 + _m.exp(-x[i])) - z[i]) * dy[i]
+
+
+@register_kernel("softmax_cross_entropy", "numba")
+def _softmax_xent_f(ctx: KernelCtx) -> KernelFn:
+    c = ctx.in_descs[0].shape[-1]
+    return lambda ins, outs: _softmax_xent_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
+                                                outs[0].reshape(-1, c), outs[1].reshape(-1))
+
+
+@register_kernel("softmax_cross_entropy_grad", "numba")
+def _softmax_xent_grad_f(ctx: KernelCtx) -> KernelFn:
+    c = ctx.in_descs[0].shape[-1]
+    return lambda ins, outs: _softmax_xent_grad_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
+                                                     ins[2].reshape(-1), outs[0].reshape(-1, c))
+
+
+@register_kernel("sigmoid_cross_entropy", "numba")
+def _sigmoid_xent_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _sigmoid_xent(ins[0], ins[1], outs[0])
+
+
+@register_kernel("sigmoid_cross_entropy_grad", "numba")
+def _sigmoid_xent_grad_f(ctx: KernelCtx) -> KernelFn:
+    return lambda ins, outs: _sigmoid_xent_grad(ins[0], ins[1], ins[2], outs[0])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..reference.more import slices
+from ..reference.gather_slice import slices
 from ..registry import KernelCtx, KernelFn, register_kernel
 from .array import _copy_nd, copy_flat
 

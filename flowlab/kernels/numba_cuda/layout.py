@@ -12,7 +12,7 @@ import numba
 import numpy as np
 
 from ..checks import raise_out_of_range
-from ..reference.more import slices
+from ..reference.gather_slice import slices
 from ..registry import KernelCtx, register_kernel
 from ._cuda import (
     broadcast_strides,
@@ -312,7 +312,7 @@ def _gather_slice(x, ids, y, outer, n, inner, lower):
 
 @register_kernel("gather", "numba", "gpu")
 def _gather_factory(ctx: KernelCtx):
-    from ..reference.more import gather_rows
+    from ..reference.gather_slice import gather_rows
 
     shape = ctx.in_descs[0].shape
     axis = ctx.attrs["axis"] % len(shape)

@@ -96,7 +96,7 @@ def _kernels(threads: int):
 
     @cuda.jit
     def dense_xent_grad(prob, labels, dy, dx, rows, cols):
-        # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), whatever the labels sum to (kernels/reference/more.py)
+        # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), whatever the labels sum to (kernels/reference/loss.py)
         tid = cuda.threadIdx.x
         for r in range(cuda.blockIdx.x, rows, cuda.gridDim.x):
             for c in range(tid, cols, threads):

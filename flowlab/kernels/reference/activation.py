@@ -1,7 +1,10 @@
 """NumPy reference kernels of ops/activation_ops.py: elu, hardsigmoid, hardswish, hardtanh and their gradients, written
-as OneFlow's CPU kernels (``oneflow/user/kernels/{elu,hardsigmoid,hardswish,hardtanh}_kernel.cpp``) compute them."""
+as OneFlow's CPU kernels (``oneflow/user/kernels/{elu,hardsigmoid,hardswish,hardtanh}_kernel.cpp``) compute them;
+the exact (erf) gelu and leaky_relu with theirs."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -62,3 +65,38 @@ for _name, _fn, _attrs in (
     ("hardtanh", hardtanh, ("min_val", "max_val")), ("hardtanh_grad", hardtanh_grad, ("min_val", "max_val")),
 ):
     register_kernel(_name, "reference")(_factory(_fn, _attrs))
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def gelu(x: np.ndarray) -> np.ndarray:
+    # In float64: in the negative tail 1 + erf(x / sqrt 2) cancels, so x / sqrt 2 rounded to float32 first was
+    # ~40 ulp off at x = -6 (the differential fuzzer found it; the Numba kernel computes in float64 too).
+    x64 = x.astype(np.float64, copy=False)
+    return 0.5 * x64 * (1 + _erf(x64 / math.sqrt(2)))
+
+
+def gelu_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
+    x = x.astype(np.float64, copy=False)
+    cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return dy * (cdf + x * pdf)
+
+
+def _fn(fn):
+    def factory(ctx: KernelCtx) -> KernelFn:
+        alpha = ctx.attrs.get("alpha")
+
+        def kernel(ins, outs):
+            outs[0][...] = fn(*ins, alpha) if alpha is not None else fn(*ins)
+
+        return kernel
+
+    return factory
+
+
+register_kernel("gelu", "reference")(_fn(gelu))
+register_kernel("gelu_grad", "reference")(_fn(gelu_grad))
+register_kernel("leaky_relu", "reference")(_fn(lambda x, a: np.where(x > 0, x, a * x)))
+register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x > 0, dy, a * dy)))

@@ -1,4 +1,5 @@
-"""NumPy reference kernels of ops/loss_ops.py: smooth_l1_loss and its gradient (smooth_l1_loss_kernel.cpp), and
+"""NumPy reference kernels of ops/loss_ops.py (the dense-label softmax and the sigmoid cross entropies at the end):
+smooth_l1_loss and its gradient (smooth_l1_loss_kernel.cpp), and
 sparse_cross_entropy's gradients (sparse_cross_entropy_kernel_util.cpp: -dy / max(p, 1e-20) at the label, 0
 elsewhere); sparse_cross_entropy's forward is -log(max(p, 1e-20)) (OneFlow's SafeLog). A ``_ms`` kernel sees its
 device's slice of the class axis (class_offset); a label outside it adds nothing there."""
@@ -9,6 +10,7 @@ import numpy as np
 
 from ..registry import KernelCtx, KernelFn, register_kernel
 from .model_parallel import class_offset, local_labels
+from .nn import log_softmax, softmax
 
 LOG_THRESHOLD = 1e-20  # OneFlow's MaxWithLogThreshold (kernel_util.cuh)
 
@@ -81,3 +83,42 @@ def _sparse_ce_grad(ctx: KernelCtx) -> KernelFn:
 
 register_kernel("sparse_cross_entropy_grad", "reference")(_sparse_ce_grad)
 register_kernel("sparse_cross_entropy_ms_grad", "reference")(_sparse_ce_grad)
+
+
+@register_kernel("softmax_cross_entropy", "reference")
+def _softmax_xent(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):
+        logits, labels = ins
+        outs[0][...] = softmax(logits)
+        outs[1][...] = -(labels * log_softmax(logits)).sum(-1).reshape(outs[1].shape)
+
+    return kernel
+
+
+@register_kernel("softmax_cross_entropy_grad", "reference")
+def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):
+        prob, labels, dy = ins
+        # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), also where a row of l does not sum to 1 (the loss's
+        # derivative would be p * sum(l) - l there; OneFlow and TensorFlow assume distributions)
+        outs[0][...] = (prob - labels) * dy.reshape(prob.shape[:-1] + (1,))
+
+    return kernel
+
+
+@register_kernel("sigmoid_cross_entropy", "reference")
+def _sigmoid_xent(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):
+        x, z = ins  # the stable form: max(x, 0) - x z + log(1 + exp(-|x|))
+        outs[0][...] = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
+
+    return kernel
+
+
+@register_kernel("sigmoid_cross_entropy_grad", "reference")
+def _sigmoid_xent_grad(ctx: KernelCtx) -> KernelFn:
+    def kernel(ins, outs):
+        x, z, dy = ins
+        outs[0][...] = (1 / (1 + np.exp(-x)) - z) * dy
+
+    return kernel

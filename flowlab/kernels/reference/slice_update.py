@@ -4,7 +4,7 @@ and the Numba CPU kernel (an njit N-d copy into the slice's view)."""
 from __future__ import annotations
 
 from ..registry import KernelCtx, KernelFn, register_kernel
-from .more import slices
+from .gather_slice import slices
 
 
 @register_kernel("slice_update", "reference")

@@ -1,8 +1,7 @@
-"""Numba CPU kernels for more_ops."""
+"""Numba CPU kernels of ops/gather_slice_ops.py: gather, unsorted_segment_sum_like (gather's gradient), slice and
+slice_grad; kernels/reference/gather_slice.py says what each computes."""
 
 from __future__ import annotations
-
-import math as _m
 
 import numpy as np
 
@@ -10,61 +9,7 @@ from ..checks import raise_out_of_range
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 from .array import _copy_nd
-from .nn import first_out_of_range, softmax_row
-
-_SQRT1_2 = 1 / _m.sqrt(2)
-_INV_SQRT_2PI = 1 / _m.sqrt(2 * _m.pi)
-
-
-@njit
-def _gelu(x, y):
-    x, y = x.ravel(), y.ravel()
-    for i in range(y.size):
-        y[i] = 0.5 * x[i] * (1 + _m.erf(x[i] * _SQRT1_2))
-
-
-@njit
-def _gelu_grad(x, dy, dx):
-    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
-    for i in range(dx.size):
-        v = x[i]
-        dx[i] = dy[i] * (0.5 * (1 + _m.erf(v * _SQRT1_2)) + v * _m.exp(-0.5 * v * v) * _INV_SQRT_2PI)
-
-
-@njit
-def _leaky(x, y, alpha):
-    x, y = x.ravel(), y.ravel()
-    for i in range(y.size):
-        y[i] = x[i] if x[i] > 0 else alpha * x[i]
-
-
-@njit
-def _leaky_grad(x, dy, dx, alpha):
-    x, dy, dx = x.ravel(), dy.ravel(), dx.ravel()
-    for i in range(dx.size):
-        dx[i] = dy[i] if x[i] > 0 else alpha * dy[i]
-
-
-@register_kernel("gelu", "numba")
-def _gelu_f(ctx: KernelCtx) -> KernelFn:
-    return lambda ins, outs: _gelu(ins[0], outs[0])
-
-
-@register_kernel("gelu_grad", "numba")
-def _gelu_grad_f(ctx: KernelCtx) -> KernelFn:
-    return lambda ins, outs: _gelu_grad(ins[0], ins[1], outs[0])
-
-
-@register_kernel("leaky_relu", "numba")
-def _leaky_f(ctx: KernelCtx) -> KernelFn:
-    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
-    return lambda ins, outs: _leaky(ins[0], outs[0], alpha)
-
-
-@register_kernel("leaky_relu_grad", "numba")
-def _leaky_grad_f(ctx: KernelCtx) -> KernelFn:
-    alpha = ctx.in_descs[0].dtype.np.type(ctx.attrs["alpha"])
-    return lambda ins, outs: _leaky_grad(ins[0], ins[1], outs[0], alpha)
+from .nn import first_out_of_range
 
 
 @njit
@@ -121,7 +66,7 @@ def _gather_slice_checked(params, ids, out, lower, logical):
 
 @register_kernel("gather", "numba")
 def _gather_f(ctx: KernelCtx) -> KernelFn:
-    from ..reference.more import gather_rows
+    from ..reference.gather_slice import gather_rows
 
     params = ctx.in_descs[0].shape
     axis = ctx.attrs["axis"] % len(params)
@@ -167,7 +112,7 @@ def _segment_sum_f(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("slice", "numba")
 def _slice_f(ctx: KernelCtx) -> KernelFn:
-    from ..reference.more import slices
+    from ..reference.gather_slice import slices
 
     index = slices(ctx, ctx.in_descs[0].shape)
     return lambda ins, outs: _copy_nd(ins[0][index], outs[0])
@@ -175,7 +120,7 @@ def _slice_f(ctx: KernelCtx) -> KernelFn:
 
 @register_kernel("slice_grad", "numba")
 def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
-    from ..reference.more import slices
+    from ..reference.gather_slice import slices
 
     index = slices(ctx, ctx.out_descs[0].shape)
 
@@ -184,60 +129,3 @@ def _slice_grad_f(ctx: KernelCtx) -> KernelFn:
         _copy_nd(ins[0], outs[0][index])
 
     return kernel
-
-
-@njit
-def _softmax_xent_rows(x, labels, prob, out):
-    for r in range(x.shape[0]):
-        m, s = softmax_row(x, prob, r)
-        log_s = _m.log(s)
-        loss = 0.0
-        for c in range(x.shape[1]):
-            loss += labels[r, c] * ((x[r, c] - m) - log_s)  # log_softmax, as kernels/reference/nn.py
-        out[r] = -loss
-
-
-@njit
-def _softmax_xent_grad_rows(prob, labels, dy, dx):
-    # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), whatever the labels sum to (kernels/reference/more.py)
-    for r in range(prob.shape[0]):
-        for c in range(prob.shape[1]):
-            dx[r, c] = (prob[r, c] - labels[r, c]) * dy[r]
-
-
-@njit
-def _sigmoid_xent(x, z, out):
-    x, z, out = x.ravel(), z.ravel(), out.ravel()
-    for i in range(out.size):
-        out[i] = max(x[i], 0.0) - x[i] * z[i] + _m.log1p(_m.exp(-abs(x[i])))
-
-
-@njit
-def _sigmoid_xent_grad(x, z, dy, dx):
-    x, z, dy, dx = x.ravel(), z.ravel(), dy.ravel(), dx.ravel()
-    for i in range(dx.size):
-        dx[i] = (1.0 / (1.0 + _m.exp(-x[i])) - z[i]) * dy[i]
-
-
-@register_kernel("softmax_cross_entropy", "numba")
-def _softmax_xent_f(ctx: KernelCtx) -> KernelFn:
-    c = ctx.in_descs[0].shape[-1]
-    return lambda ins, outs: _softmax_xent_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
-                                                outs[0].reshape(-1, c), outs[1].reshape(-1))
-
-
-@register_kernel("softmax_cross_entropy_grad", "numba")
-def _softmax_xent_grad_f(ctx: KernelCtx) -> KernelFn:
-    c = ctx.in_descs[0].shape[-1]
-    return lambda ins, outs: _softmax_xent_grad_rows(ins[0].reshape(-1, c), ins[1].reshape(-1, c),
-                                                     ins[2].reshape(-1), outs[0].reshape(-1, c))
-
-
-@register_kernel("sigmoid_cross_entropy", "numba")
-def _sigmoid_xent_f(ctx: KernelCtx) -> KernelFn:
-    return lambda ins, outs: _sigmoid_xent(ins[0], ins[1], outs[0])
-
-
-@register_kernel("sigmoid_cross_entropy_grad", "numba")
-def _sigmoid_xent_grad_f(ctx: KernelCtx) -> KernelFn:
-    return lambda ins, outs: _sigmoid_xent_grad(ins[0], ins[1], ins[2], outs[0])

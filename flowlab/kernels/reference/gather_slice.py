@@ -1,49 +1,13 @@
-"""NumPy reference kernels for more_ops: gelu, leaky_relu, gather, slice, and the dense/sigmoid cross entropies."""
+"""NumPy reference kernels of ops/gather_slice_ops.py: gather (and unsorted_segment_sum_like, its gradient),
+slice and slice_grad."""
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 
 from ...ir.sbp import balanced_split
 from ..checks import check_indices
 from ..registry import KernelCtx, KernelFn, register_kernel
-from .nn import log_softmax, softmax
-
-_erf = np.vectorize(math.erf, otypes=[np.float64])
-
-
-def gelu(x: np.ndarray) -> np.ndarray:
-    # In float64: in the negative tail 1 + erf(x / sqrt 2) cancels, so x / sqrt 2 rounded to float32 first was
-    # ~40 ulp off at x = -6 (the differential fuzzer found it; the Numba kernel computes in float64 too).
-    x64 = x.astype(np.float64, copy=False)
-    return 0.5 * x64 * (1 + _erf(x64 / math.sqrt(2)))
-
-
-def gelu_grad(x: np.ndarray, dy: np.ndarray) -> np.ndarray:
-    x = x.astype(np.float64, copy=False)
-    cdf = 0.5 * (1 + _erf(x / math.sqrt(2)))
-    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
-    return dy * (cdf + x * pdf)
-
-
-def _fn(fn):
-    def factory(ctx: KernelCtx) -> KernelFn:
-        alpha = ctx.attrs.get("alpha")
-
-        def kernel(ins, outs):
-            outs[0][...] = fn(*ins, alpha) if alpha is not None else fn(*ins)
-
-        return kernel
-
-    return factory
-
-
-register_kernel("gelu", "reference")(_fn(gelu))
-register_kernel("gelu_grad", "reference")(_fn(gelu_grad))
-register_kernel("leaky_relu", "reference")(_fn(lambda x, a: np.where(x > 0, x, a * x)))
-register_kernel("leaky_relu_grad", "reference")(_fn(lambda x, dy, a: np.where(x > 0, dy, a * dy)))
 
 
 def gather_rows(ctx: KernelCtx) -> tuple[int, int, int]:
@@ -132,44 +96,5 @@ def _slice_grad(ctx: KernelCtx) -> KernelFn:
     def kernel(ins, outs):
         outs[0][...] = 0
         outs[0][index] = ins[0]
-
-    return kernel
-
-
-@register_kernel("softmax_cross_entropy", "reference")
-def _softmax_xent(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):
-        logits, labels = ins
-        outs[0][...] = softmax(logits)
-        outs[1][...] = -(labels * log_softmax(logits)).sum(-1).reshape(outs[1].shape)
-
-    return kernel
-
-
-@register_kernel("softmax_cross_entropy_grad", "reference")
-def _softmax_xent_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):
-        prob, labels, dy = ins
-        # OneFlow's ComputeDiffWithSoftmax: dy * (p - l), also where a row of l does not sum to 1 (the loss's
-        # derivative would be p * sum(l) - l there; OneFlow and TensorFlow assume distributions)
-        outs[0][...] = (prob - labels) * dy.reshape(prob.shape[:-1] + (1,))
-
-    return kernel
-
-
-@register_kernel("sigmoid_cross_entropy", "reference")
-def _sigmoid_xent(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):
-        x, z = ins  # the stable form: max(x, 0) - x z + log(1 + exp(-|x|))
-        outs[0][...] = np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x)))
-
-    return kernel
-
-
-@register_kernel("sigmoid_cross_entropy_grad", "reference")
-def _sigmoid_xent_grad(ctx: KernelCtx) -> KernelFn:
-    def kernel(ins, outs):
-        x, z, dy = ins
-        outs[0][...] = (1 / (1 + np.exp(-x)) - z) * dy
 
     return kernel
