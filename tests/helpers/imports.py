@@ -80,11 +80,7 @@ def import_edges(root: Path = ROOT) -> list[Edge]:
             if isinstance(node, ast.Import):
                 targets = [(alias.name, False) for alias in node.names]
             else:
-                if node.level:
-                    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                    full = ".".join(base) + (f".{node.module}" if node.module else "")
-                else:
-                    full = node.module or ""
+                full = _absolute(package, node)
                 for alias in node.names:
                     sub = f"{full}.{alias.name}"
                     targets.append((sub, False) if sub in mods else (full, True))
@@ -93,6 +89,14 @@ def import_edges(root: Path = ROOT) -> list[Edge]:
                 if resolved and resolved != mod and resolved.split(".")[0] == top:
                     edges.append(Edge(mod, resolved, node.lineno, deferred, names_attr))
     return edges
+
+
+def _absolute(package: str, node: ast.ImportFrom) -> str:
+    """The module ``from <node.module> import ...`` names, resolved against ``package`` when relative."""
+    if not node.level:
+        return node.module or ""
+    base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+    return ".".join(base) + (f".{node.module}" if node.module else "")
 
 
 def module_graph(edges: list[Edge]) -> nx.DiGraph:
@@ -124,11 +128,7 @@ def private_imports(root: Path = ROOT) -> list[PrivateImport]:
             if isinstance(node, ast.Import):
                 aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in mods})
                 continue
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - (node.level - 1)]
-                full = ".".join(base) + (f".{node.module}" if node.module else "")
-            else:
-                full = node.module or ""
+            full = _absolute(package, node)
             for alias in node.names:
                 sub = f"{full}.{alias.name}"
                 if sub in mods:
