@@ -1,12 +1,14 @@
 """The register-blocked GEMM micro-kernel (kernels/numba_cpu/microgemm.py) against NumPy float64: partial row
-blocks, both layouts of A, beta, the inner dimension from 1, both dtypes; rows past m never written."""
+blocks, both layouts of A, beta, the inner dimension from 1, both dtypes; rows past m never written; the block's
+shape follows the vector width of the CPU Numba compiles for. test_microgemm_avx2.py runs these tests again with
+Numba's target set to Haswell (AVX2)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from flowlab.kernels.numba_cpu.microgemm import MR, gemm_blocked, nr, pad_cols
+from flowlab.kernels.numba_cpu.microgemm import MR, VECTOR_BYTES, gemm_blocked, nr, pad_cols
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -26,6 +28,8 @@ def test_blocked_gemm_against_float64(dtype, m: int, k: int, ta: bool, beta: boo
     assert c[m:].tobytes() == before[m:].tobytes()
 
 
-def test_pad_cols() -> None:
-    assert (nr(np.float32), nr(np.float64)) == (32, 16)
-    assert [pad_cols(v, np.float32) for v in (1, 32, 33, 64)] == [32, 32, 64, 64]
+def test_the_block_fits_the_target_and_pad_cols_rounds_to_it() -> None:
+    """AVX-512: 8 rows x 2 zmm (8 x 32 float32); AVX2 and narrower: 6 rows x 2 vectors (6 x 16 float32 in ymm)."""
+    rows, cols = {64: (8, 32), 32: (6, 16), 16: (6, 8)}[VECTOR_BYTES]
+    assert (MR, nr(np.float32), nr(np.float64)) == (rows, cols, cols // 2)
+    assert [pad_cols(v, np.float32) for v in (1, cols, cols + 1, 2 * cols)] == [cols, cols, 2 * cols, 2 * cols]

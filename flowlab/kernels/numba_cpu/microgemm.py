@@ -1,4 +1,4 @@
-"""A register-blocked GEMM micro-kernel in explicit 512-bit vectors, for Winograd's many small GEMMs
+"""A register-blocked GEMM micro-kernel in explicit vectors of the target's width, for Winograd's many small GEMMs
 (winograd.py: 64 GEMMs a chunk of about [128 x 32] x [32 x 64] at LeNet's conv2).
 
 Why not BLAS: OpenBLAS ran those GEMMs at 64 GFLOP/s on this AVX-512 Xeon (its per-call packing and dispatch on
@@ -9,27 +9,55 @@ inner dimension one load per vector of B, one broadcast per row of A and MR * NV
 
 The summation order is fixed: each C value is the FMA chain over k in order from zero, then (``beta``) added to
 the C it overwrites; the same on every executor (the kernel is the same code in the protocol, replay and fused
-paths). A 64-byte vector holds 16 float32 or 8 float64 values: a block is ``nr(dtype)`` columns wide, and the
-callers pad their column counts to it.
+paths). A block is ``nr(dtype)`` columns wide, and the callers pad their column counts to it.
+
+The block fits the register file of the CPU Numba compiles for (``target_vector_bytes``: its CPU name and features
+as Numba's codegen takes them, so ``NUMBA_CPU_NAME``/``NUMBA_CPU_FEATURES`` count): with AVX-512, 8 rows x 2 zmm
+(8 x 32 float32) in 16 of its 32 registers; with 32-byte vectors (AVX2) or narrower, 6 rows x 2 vectors (6 x 16
+float32 on AVX2, the shape of BLIS's Haswell SGEMM kernel) in 12 of 16 registers, beside the 2 loads of B and the
+broadcast of A. The AVX-512 block built for AVX2 took 32 ymm accumulators and spilled 20 of them to the stack every
+step of k (inspect_asm).
 """
 
 from __future__ import annotations
 
+import functools
+
+import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils
+from numba.core import cgutils, config
+from numba.core.codegen import get_host_cpu_features
 from numba.extending import intrinsic
 
 from ._numba import njit
 
-MR = 8  # rows of a block
-NV = 2  # 64-byte vectors of a block's row: 16 accumulators, 8 broadcasts and 2 loads per 16 FMAs
-VECTOR_BYTES = 64
+
+@functools.cache
+def target_vector_bytes() -> int:
+    """The widest vector register of the CPU Numba compiles for, in bytes (64 with AVX-512, 32 with AVX/AVX2,
+    else 16): the CPU name and features are Numba's (codegen.JITCPUCodegen: NUMBA_CPU_NAME / NUMBA_CPU_FEATURES,
+    else the host's), and LLVM itself says which registers a 64-byte vector add gets there. A named CPU with no
+    features (NUMBA_CPU_FEATURES="") takes that CPU's own, which only LLVM knows."""
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    name = config.CPU_NAME or llvm.get_host_cpu_name()
+    features = config.CPU_FEATURES if config.CPU_FEATURES is not None else get_host_cpu_features()
+    machine = llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features)
+    probe = llvm.parse_assembly("define void @f(ptr %p) {\n %v = load <16 x float>, ptr %p\n"
+                                " %w = fadd <16 x float> %v, %v\n store <16 x float> %w, ptr %p\n ret void\n}")
+    asm = machine.emit_assembly(probe)
+    return 64 if "zmm" in asm else 32 if "ymm" in asm else 16
+
+
+VECTOR_BYTES = target_vector_bytes()
+# rows of a block, and vectors of a block's row: MR * NV accumulators, MR broadcasts and NV loads per MR * NV FMAs
+MR, NV = (8, 2) if VECTOR_BYTES == 64 else (6, 2)
 
 
 def nr(dtype: np.dtype) -> int:
-    """A block's columns: NV vectors of 64 bytes."""
+    """A block's columns: NV vectors of VECTOR_BYTES."""
     return NV * VECTOR_BYTES // np.dtype(dtype).itemsize
 
 
@@ -59,7 +87,8 @@ def block(typingctx, c, c0, ldc, a, a0, ars, aks, b, b0, ldb, k, mr, beta):
         c_t, _, _, a_t, _, _, _, b_t = sig.args[:8]
         cv, c0v, ldcv, av, a0v, arsv, aksv, bv, b0v, ldbv, kv, mrv, betav = args
         ft = context.get_data_type(c_t.dtype)
-        lanes = VECTOR_BYTES // (4 if c_t.dtype == types.float32 else 8)
+        bits = 32 if c_t.dtype == types.float32 else 64
+        lanes = VECTOR_BYTES * 8 // bits
         vt = ir.VectorType(ft, lanes)
         i32 = ir.IntType(32)
         intp = c0v.type
@@ -74,7 +103,7 @@ def block(typingctx, c, c0, ldc, a, a0, ars, aks, b, b0, ldb, k, mr, beta):
             a_rows.append(builder.add(a0v, builder.mul(row, arsv)))
         shuffle_zero = ir.Constant(ir.VectorType(i32, lanes), [0] * lanes)
         # llvm.fma on vectors (IRBuilder.fma and declare_intrinsic take scalars only)
-        name = f"llvm.fma.v{lanes}f{32 if lanes == 16 else 64}"
+        name = f"llvm.fma.v{lanes}f{bits}"
         fma = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vt, [vt, vt, vt]), name)
         with cgutils.for_range(builder, kv) as loop:
             kk = loop.index

@@ -1,0 +1,31 @@
+"""The GEMM micro-kernel's tests and Winograd's float32 algorithm tests again, in a process whose Numba target is
+Haswell (AVX2, 16 ymm registers): the block takes the AVX2 shape there (6 x 16 float32) and computes the same
+products against NumPy float64. NUMBA_CPU_NAME alone keeps the host's features (AVX-512 included): the empty
+NUMBA_CPU_FEATURES makes the named CPU's own features the target's. A fresh cache directory: no kernel compiled
+for the host is loaded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HASWELL = {"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": ""}
+
+
+def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, **HASWELL, "FLOWLAB_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
+           "OPENBLAS_NUM_THREADS": "1"}
+    return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_the_microgemm_and_winograd_tests_pass_on_an_avx2_target(tmp_path: Path) -> None:
+    shape = _run(["-c", "from flowlab.kernels.numba_cpu import microgemm as g; import numpy as np; "
+                        "print(g.VECTOR_BYTES, g.MR, g.nr(np.float32))"], tmp_path)
+    assert shape.returncode == 0, shape.stderr
+    assert shape.stdout.split() == ["32", "6", "16"]
+    tests = _run(["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/ops/test_microgemm.py",
+                  "tests/ops/test_winograd.py", "-k", "microgemm or (every_algorithm and float32)"], tmp_path)
+    assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
