@@ -96,4 +96,6 @@ def cpu_description() -> str:
         pass
     vector = [f for f in ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512_vnni", "avx512_bf16", "amx_tile")
               if f in flags]
-    return f"{model}, {os.cpu_count()} logical cores, vector: {' '.join(vector) or 'unknown'}"
+    from _isa import describe  # under --isa, the restriction each library reports
+
+    return f"{model}, {os.cpu_count()} logical cores, vector: {' '.join(vector) or 'unknown'}{describe()}"

@@ -26,6 +26,11 @@ from __future__ import annotations
 import os
 import sys
 
+if "--isa" in sys.argv:  # --isa avx2: the run happens in a subprocess restricted to AVX2 (benchmarks/_isa.py)
+    from _isa import rerun_restricted
+
+    rerun_restricted()
+
 os.environ["OPENBLAS_NUM_THREADS"] = "1"  # before numpy/numba load BLAS
 
 import time

@@ -29,6 +29,11 @@ from __future__ import annotations
 import os
 import sys
 
+if "--isa" in sys.argv:  # --isa avx2: the run happens in a subprocess restricted to AVX2 (benchmarks/_isa.py)
+    from _isa import rerun_restricted
+
+    rerun_restricted()
+
 if "--threads" in sys.argv:
     if "--cpu" in sys.argv and sys.argv[sys.argv.index("--threads") + 1] != "1":
         raise SystemExit("--cpu times the calling thread only: use it with --threads 1")
