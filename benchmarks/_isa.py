@@ -41,7 +41,8 @@ def rerun_restricted() -> None:
     with tempfile.TemporaryDirectory(prefix=f"flowlab-{isa}-") as fresh:
         # a FLOWLAB_CACHE_DIR given: its subdirectory named by the ISA, kept for the next run (compiled once)
         cache = os.path.join(os.environ["FLOWLAB_CACHE_DIR"], isa) if os.environ.get("FLOWLAB_CACHE_DIR") else fresh
-        env = {**os.environ, **ISAS[isa], CHILD: isa, "FLOWLAB_CACHE_DIR": cache}
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # Numba's follows flowlab's
+        env.update(ISAS[isa], FLOWLAB_CACHE_DIR=cache, **{CHILD: isa})
         raise SystemExit(subprocess.run([sys.executable, *argv], env=env).returncode)
 
 

@@ -16,8 +16,9 @@ HASWELL = {"NUMBA_CPU_NAME": "haswell", "NUMBA_CPU_FEATURES": ""}
 
 
 def _run(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, **HASWELL, "FLOWLAB_CACHE_DIR": str(tmp_path / "cache"), "PYTHONPATH": str(ROOT),
-           "OPENBLAS_NUM_THREADS": "1"}
+    # without NUMBA_CACHE_DIR, which this process's flowlab set to its own cache: the child's follows FLOWLAB_CACHE_DIR
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+    env.update(HASWELL, FLOWLAB_CACHE_DIR=str(tmp_path / "cache"), PYTHONPATH=str(ROOT), OPENBLAS_NUM_THREADS="1")
     return subprocess.run([sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
 
 
