@@ -15,7 +15,8 @@ The three kernels of a conv share the transforms:
   a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
 
 Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
-are gathered from a channels-last copy of the chunk and the output scattered back to NCHW. A Winograd tile mixes
+are gathered from a channels-last copy of the chunk and the output scattered back to NCHW (both by 64-byte
+block transposes in registers, transpose.py). A Winograd tile mixes
 every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
 Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
 whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
