@@ -343,3 +343,60 @@ def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monk
         plan = kernel.info  # a Winograd kernel carries its plan (kernels.Kernel)
         assert (0 if plan is None else int(plan.geo[winograd.M])) == m
         assert winograd_conv.chosen()[key] == table[key]
+
+
+def _tiles_ref(x, s0, ns, c, cp, pt, pl, plan, size, step):
+    """NumPy's gather: d[p, q, tile, ci] = the chunk's x, zero-bordered at (pt, pl), at (ti * step + p,
+    tj * step + q), zero from channel c to cp."""
+    th, tw = int(plan.geo[winograd.TH]), int(plan.geo[winograd.TW])
+    hq, wq = (th - 1) * step + size, (tw - 1) * step + size
+    _, _, hs, ws = x.shape
+    xpad = np.zeros((ns, cp, hq + hs, wq + ws), x.dtype)
+    xpad[:, :c, pt:pt + hs, pl:pl + ws] = x[s0:s0 + ns]
+    d = np.empty((size, size, ns, th, tw, cp), x.dtype)
+    for p in range(size):
+        for q in range(size):
+            d[p, q] = xpad[:, :, p:p + th * step:step, q:q + tw * step:step][:, :, :th, :tw].transpose(0, 2, 3, 1)
+    return d.reshape(-1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n, c, hs, ws, r, pads, chunk", [
+    (3, 33, 11, 10, 5, (1, 2, 2, 0), 16),  # a channel tail, partial tiles, a partial last chunk
+    (2, 17, 14, 14, 5, (2, 2, 2, 2), 128),  # LeNet's plane, 17 channels (one whole block and a tail)
+    (5, 64, 14, 14, 5, (4, 4, 4, 4), 32),  # the data gradient's padding
+    (2, 8, 5, 3, 3, (1, 1, 0, 2), 16),  # fewer channels than a block (float32): value by value
+    (2, 40, 3, 3, 3, (1, 1, 1, 1), 16),  # a 9-pixel plane, under a float32 block
+    (1, 19, 4, 4, 3, (2, 2, 2, 2), 16),  # 16 pixels: one whole block
+])
+def test_gather_and_scatter_are_numpys_bit_for_bit(dtype, n, c, hs, ws, r, pads, chunk) -> None:
+    """The gathers (input tiles at a, m; dy's at m, m) and the scatter, by 64-byte block transposes with the tails
+    value by value, against NumPy's indexing: the same bits (they copy), padding channels zero, nothing of y
+    outside its planes written. Random bits include NaNs with payloads and negative zeros."""
+    pt, pb, pl, pr = pads
+    ho, wo = hs + pt + pb - r + 1, ws + pl + pr - r + 1
+    plan = winograd.Winograd(n, c, hs, ws, c, ho, wo, pt, pl, r, dtype, chunk)
+    g = plan.geo
+    m, a, cp, th, tw, s = (int(g[i]) for i in (winograd.M, winograd.A, winograd.CIP, winograd.TH, winograd.TW,
+                                               winograd.S))
+    rng = np.random.default_rng(c * 100 + hs)
+    itype = np.uint32 if dtype == np.float32 else np.uint64
+    bits = lambda shape: rng.integers(0, np.iinfo(itype).max, shape, dtype=itype, endpoint=True).view(dtype)
+    x, dyy = bits((n, c, hs, ws)), bits((n, c, ho, wo))
+    for s0 in range(0, n, s):
+        ns = min(s, n - s0)
+        t = ns * th * tw
+        for src, (h, w), size, step, (top, left), q in ((x, (hs, ws), a, m, (pt, pl), plan.xq),
+                                                     (dyy, (ho, wo), m, m, (0, 0), plan.dq)):
+            plan.d[:] = bits(plan.d.shape)
+            winograd._gather_tiles(src.reshape(-1), s0, ns, c, cp, h, w, top, left, g, size, step, q, plan.d)
+            want = _tiles_ref(src, s0, ns, c, cp, top, left, plan, size, step)
+            assert np.array_equal(plan.d[:size * size * t * cp].view(itype), want.view(itype)), (s0, size)
+        yt = bits(m * m * t * cp)
+        y = bits((n, c, ho, wo))
+        before = y.copy()
+        winograd._scatter_tiles(yt, s0, ns, c, cp, ho, wo, g, y.reshape(-1))
+        full = yt.reshape(m, m, ns, th, tw, cp).transpose(2, 5, 3, 0, 4, 1).reshape(ns, cp, th * m, tw * m)
+        want = before.copy()
+        want[s0:s0 + ns] = full[:, :c, :ho, :wo]
+        assert np.array_equal(y.view(itype), want.view(itype)), s0

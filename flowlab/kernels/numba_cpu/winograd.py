@@ -15,7 +15,8 @@ The three kernels of a conv share the transforms:
   a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
 
 Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
-are gathered from a channels-last copy of the chunk and the output scattered back to NCHW. A Winograd tile mixes
+are gathered from a channels-last copy of the chunk and the output scattered back to NCHW (both by 64-byte
+block transposes in registers, transpose.py). A Winograd tile mixes
 every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
 Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
 whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
@@ -28,6 +29,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from . import transpose
 from ._numba import njit
 from .microgemm import gemm_blocked, pad_cols
 from .winograd_tf import BLOCK, _tf, terms
@@ -97,13 +99,29 @@ def _gather_tiles(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d):
     th, tw = g[TH], g[TW]
     t = ns * th * tw
     hq, wq = (th - 1) * step + size, (tw - 1) * step + size
+    plane, n = hs * ws, 64 // x.itemsize
+    soff, doff = np.empty(n, np.int64), np.empty(n, np.int64)
+    for k in range(n):
+        soff[k] = k * plane
     for s in range(ns):
-        for ci in range(c):
-            for i in range(hs):
-                src = x[((s0 + s) * c + ci) * hs * ws + i * ws:]
-                dv = xq[((s * hq + i + pt) * wq + pl) * c + ci:]
-                for j in range(ws):
-                    dv[j * c] = src[j]
+        if c < n or plane < n:  # too small for a whole block: value by value
+            for ci in range(c):
+                for i in range(hs):
+                    src = x[((s0 + s) * c + ci) * plane + i * ws:]
+                    dv = xq[((s * hq + i + pt) * wq + pl) * c + ci:]
+                    for j in range(ws):
+                        dv[j * c] = src[j]
+            continue
+        # n x n blocks (channels x pixels of the plane, pixels in row order): the last block of each is moved
+        # back to end at the edge, so it writes some values twice, the same bits both times
+        for pb in range(0, plane, n):
+            p0 = min(pb, plane - n)
+            for k in range(n):
+                i = (p0 + k) // ws
+                doff[k] = ((s * hq + i + pt) * wq + pl + p0 + k - i * ws) * c
+            for cb in range(0, c, n):
+                c0 = min(cb, c - n)
+                transpose.block(x, ((s0 + s) * c + c0) * plane + p0, soff, xq, c0, doff)
     for s in range(ns):
         for ti in range(th):
             for tj in range(tw):
@@ -133,9 +151,24 @@ def _scatter_tiles(yt, s0, ns, c, cp, hs, ws, g, y):
     pixel's channels read as one contiguous run (reading them across the tiles' rows instead took 1.8x the time)."""
     th, tw, m = g[TH], g[TW], g[M]
     t = ns * th * tw
-    plane = hs * ws
+    plane, n = hs * ws, 64 // y.itemsize
+    soff, doff = np.empty(n, np.int64), np.empty(n, np.int64)
+    for k in range(n):
+        doff[k] = k * plane
     for s in range(ns):
-        ys = y[(s0 + s) * c * plane:]
+        if c >= n and plane >= n:  # n x n blocks (pixels in row order x channels), the last ones moved back
+            for pb in range(0, plane, n):
+                p0 = min(pb, plane - n)
+                for k in range(n):
+                    row = (p0 + k) // ws
+                    col = p0 + k - row * ws
+                    ti, tj = row // m, col // m
+                    soff[k] = (((row - ti * m) * m + col - tj * m) * t + (s * th + ti) * tw + tj) * cp
+                for cb in range(0, c, n):
+                    c0 = min(cb, c - n)
+                    transpose.block(yt, c0, soff, y, ((s0 + s) * c + c0) * plane + p0, doff)
+            continue
+        ys = y[(s0 + s) * c * plane:]  # too small for a whole block: value by value
         for ti in range(th):
             for i in range(min(m, hs - ti * m)):
                 for tj in range(tw):
