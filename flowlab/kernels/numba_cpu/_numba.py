@@ -39,6 +39,24 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba was importe
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 
+@functools.cache
+def target_cpu() -> str:
+    """The CPU Numba compiles for, as its codegen takes it (NUMBA_CPU_NAME / NUMBA_CPU_FEATURES, else the host's).
+    The choices flowlab measures per machine (conv_autotune.json, matmul_choice.json) are keyed by it: a process
+    compiling for AVX2 on an AVX-512 host measures its own instead of reading the host's. The host's own target is
+    its bare name, the key those files have always used."""
+    import llvmlite.binding as llvm
+    from numba.core.codegen import get_host_cpu_features
+
+    host = llvm.get_host_cpu_name()
+    name = numba.config.CPU_NAME or host
+    features = numba.config.CPU_FEATURES
+    if name == host and features is None:
+        return host
+    spec = f"{name} {features if features is not None else get_host_cpu_features()}"
+    return f"{name}[{hashlib.sha256(spec.encode()).hexdigest()[:8]}]"
+
+
 def njit(fn=None, **kwargs):
     """``numba.njit(cache=True, error_model="numpy", nogil=True)``; every flowlab kernel goes through here.
 

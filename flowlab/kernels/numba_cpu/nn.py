@@ -15,7 +15,7 @@ from numpy.typing import DTypeLike
 
 from ..checks import check_labels
 from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
-from ._numba import cache_dir, njit
+from ._numba import cache_dir, njit, target_cpu
 from .blas import blas_ready, blas_source, gemm
 
 blas_ready()  # before _dot_gemm is compiled or loaded from the cache: gemm's BLAS symbol is resolved by name
@@ -119,11 +119,9 @@ def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
     """Whether _dot_few_rows runs out[m, n] = op(a)[m, k] @ b[k, n] faster than BLAS (_dot_gemm) on this machine:
     measured on random operands (thread CPU time, the fastest of ROUNDS calls each, after a warm-up call) the first
     time, read back from the cache file after that."""
-    import llvmlite.binding as llvm
-
     if m * k * n == 0 or np.dtype(dtype) not in (np.float32, np.float64):  # BLAS has no integer GEMM
         return True
-    key = f"{llvm.get_host_cpu_name()} {blas_source()} {m}x{k}x{n} ta={ta} {np.dtype(dtype).name}"
+    key = f"{target_cpu()} {blas_source()} {m}x{k}x{n} ta={ta} {np.dtype(dtype).name}"
     if key in _few_rows_chosen:
         return _few_rows_chosen[key]
     path = _choice_file()

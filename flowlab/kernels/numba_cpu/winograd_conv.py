@@ -7,7 +7,7 @@ as im2col and as each of ``CANDIDATES`` (F(4x4) or F(2x2), the tiles a chunk), t
 ``ROUNDS`` rounds that call each candidate once (on a loaded box a neighbour's cache traffic only adds to a call's
 time; the median of 3 calls in a row picked near-random among candidates within 10 %). The fastest candidate is kept
 in ``conv_autotune.json`` beside Numba's cache (the directory is named by the kernels' sources, so an edited kernel
-measures again; the key holds the host CPU, the op, the shapes, the dtype and the attributes) and read back by every
+measures again; the key holds the CPU Numba compiles for (`_numba.target_cpu`), the op, the shapes, the dtype and the attributes) and read back by every
 later build, in this process or another: deterministic given the cache, which a test or a user can edit to pin a
 choice. A conv under ``MIN_MEASURED`` im2col multiplications stays on im2col unmeasured. Every candidate computes
 the same convolution within the kernel modes' tolerance (tests/ops/test_winograd.py checks each against a float64
@@ -45,7 +45,7 @@ import numpy as np
 from ...flags import get
 from ..registry import FusedCall, Kernel, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from . import conv
-from ._numba import cache_dir, njit
+from ._numba import cache_dir, njit, target_cpu
 from .winograd import Winograd, _filter_transform, tile_for, winograd_core, winograd_filter_core
 
 MIN_CHANNELS = 32
@@ -87,7 +87,7 @@ def plan_for(ctx: KernelCtx, x_shape: tuple[int, ...], w_shape: tuple[int, ...],
 
 # Choices made in this process, by key: what benchmarks print (``chosen``) and what a second build of the same
 # conv reads back without measuring. Persisted beside Numba's cache (whose directory is named by the kernels'
-# sources, so an edited kernel measures again), keyed by the host CPU too.
+# sources, so an edited kernel measures again), keyed by the CPU Numba compiles for too.
 _chosen: dict[str, dict[str, Any]] = {}
 
 
@@ -96,11 +96,9 @@ def _cache_file() -> Path:
 
 
 def _key(op_type: str, ctx: KernelCtx, shapes: tuple[tuple[int, ...], ...]) -> str:
-    import llvmlite.binding as llvm
-
     attrs = {k: ctx.attrs[k] for k in ("strides", "dilations", "pads", "groups")}
     dtype = np.dtype(ctx.in_descs[0].dtype.np).name
-    return f"{llvm.get_host_cpu_name()} {op_type} {[list(s) for s in shapes]} {dtype} {sorted(attrs.items())}"
+    return f"{target_cpu()} {op_type} {[list(s) for s in shapes]} {dtype} {sorted(attrs.items())}"
 
 
 def _load() -> dict[str, dict[str, Any]]:
