@@ -9,7 +9,8 @@ time; the median of 3 calls in a row picked near-random among candidates within 
 in ``conv_autotune.json`` beside Numba's cache (the directory is named by the kernels' sources, so an edited kernel
 measures again; the key holds the CPU Numba compiles for (``_numba.target_cpu``), the op, the shapes, the dtype
 and the attributes) and read back by every later build, in this process or another: deterministic given the
-cache, which a test or a user can edit to pin a choice. A conv under ``MIN_MEASURED`` im2col multiplications stays on im2col unmeasured. Every candidate computes
+cache, which a test or a user can edit to pin a choice. A conv under ``MIN_MEASURED`` im2col multiplications
+stays on im2col unmeasured. Every candidate computes
 the same convolution within the kernel modes' tolerance (tests/ops/test_winograd.py checks each against a float64
 direct convolution). Measuring costs a few calls of each candidate the first time a shape is built (1.7-2.6 s for
 each of LeNet's conv2 kernels at batch 100 on the loaded 2-core Xeon, the candidates' code loaded from Numba's
