@@ -51,6 +51,9 @@ if TYPE_CHECKING:
     from .capture import CapturedCall
 
 FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-off call is not worth it)
+# the most calls one generated segment makes: a longer run is cut into several segments (combine.split_run), since
+# a function's compile grows faster than its size (docs/performance.md, "Compiling a big Plan's segments")
+MAX_SEGMENT_CALLS = 80
 
 
 def fusion_enabled() -> bool:
@@ -103,6 +106,7 @@ class Segment:
         self.handoffs = tuple((k, e.done) for k, e in enumerate(externals) if e.done is not None)
         self.external_acts: tuple[int, ...] = ()  # the acts taking an external, and the checked ones (``_segment``)
         self.checked_acts: tuple[int, ...] = ()
+        self.calls = 0  # the calls the function makes (a chain or a pair is one): at most MAX_SEGMENT_CALLS
         self.error: BaseException | None = None
         self.warned = False
         self.cache_hit: bool | None = None  # whether Numba loaded the function from its cache
@@ -174,7 +178,7 @@ class Segment:
 
     def __repr__(self) -> str:
         state = "compiled" if self.fn is not None else "compiling, act by act" if self.error is None else "act by act"
-        return f"<fused segment of {len(self.actors)} acts ({state}): {self.source_path.name}>"
+        return f"<fused segment of {len(self.actors)} acts in {self.calls} calls ({state}): {self.source_path.name}>"
 
 
 def _arena_table(rt: Runtime) -> list[tuple[int, int, int, np.ndarray]]:
@@ -359,15 +363,22 @@ def _import(path: Path) -> Any:
         return sys.modules[name].segment
 
 
-def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
-             run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
-    gen = _Codegen(arena_table)
-    from .combine import segment_calls
+def _segments(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
+              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> list[Segment]:
+    """The run's segments, in order: one per piece of at most MAX_SEGMENT_CALLS calls (combine.split_run)."""
+    from .combine import split_run
 
-    for index, call in segment_calls(run):
+    return [_segment(rt, arena_table, piece, calls) for piece, calls in split_run(run, MAX_SEGMENT_CALLS)]
+
+
+def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
+             run: list[tuple[Callable[[], None], Actor, FusedCall]], calls: list[tuple[int, FusedCall]]) -> Segment:
+    gen = _Codegen(arena_table)
+    for index, call in calls:
         gen.call(index, call)
     segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
                       _write(gen.source()), tuple(gen.externals))
+    segment.calls = len(calls)
     segment.external_acts = tuple(k for k, (_, _, call) in enumerate(run)
                                   if any(isinstance(a, External) for a in call.args))
     segment.checked_acts = tuple(k for k, (_, _, call) in enumerate(run) if call.checked)
@@ -391,8 +402,9 @@ def fuse(rt: Runtime, schedule: CapturedCall) -> list[Callable[[], None]] | None
     def flush() -> None:
         nonlocal segments
         if len(run) >= 2:
-            steps.append(_segment(rt, arena_table, run))
-            segments += 1
+            made = _segments(rt, arena_table, run)
+            steps.extend(made)
+            segments += len(made)
         else:
             steps.extend(step for step, _, _ in run)
         steps.extend(notifies)  # after the run's kernels, in their order: nothing observes the difference
