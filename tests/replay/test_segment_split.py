@@ -100,3 +100,20 @@ def test_lanes_cut_their_long_runs_with_the_protocols_bits(monkeypatch: pytest.M
     programs = [lane.program for schedule in lane_schedules(replayed["layer"]) for lane in schedule.lanes.lanes]
     assert any(isinstance(first, Segment) and isinstance(then, Segment) and signal is None and not waits
                for program in programs for (first, _, signal), (then, waits, _) in zip(program, program[1:]))
+
+
+def test_the_schedules_of_rotating_registers_share_their_segments(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 2 devices a slice boxing's output has two registers, so the train call has a schedule per order of them
+    (tests/helpers/lanes.py): their segments differ only in the views' offsets, an argument, so their source is
+    the same file, compiled once, and their calls are still the protocol's bits."""
+    monkeypatch.setattr("flowlab.replay.layer.FUSE_AFTER", 3)
+    monkeypatch.setenv("FLOWLAB_THREADS", "0")
+    protocol = run(MODELS["mlp_sgd_momentum"], False, 24, monkeypatch, devices=2)
+    replayed = run(MODELS["mlp_sgd_momentum"], True, 24, monkeypatch, devices=2)
+    assert_same(protocol, replayed)
+    train = [s for s in replayed["layer"].schedules.values() if s.fused is not None and "train_job" in s.key]
+    assert len(train) >= 2, replayed["layer"].schedules
+    files = [[step.source_path for step in s.fused if isinstance(step, Segment)] for s in train]
+    assert all(found == files[0] for found in files), files
+    fns = {id(step.fn) for s in train for step in s.fused if isinstance(step, Segment)}
+    assert len(fns) == len(files[0])  # one compiled function per file
