@@ -185,7 +185,7 @@ def segment_rows() -> list[tuple[str, str]]:
 
     layers = [int(n) for n in _argument("--layers", "2,8" if QUICK else "5,10,20,40,80").split(",") if n]
     devices = int(_argument("--devices", "1"))
-    limits = [int(n) for n in _argument("--limits", "1000000,120").split(",")]
+    limits = [int(n) for n in _argument("--limits", "1000000,300").split(",")]
     cache = os.environ.get("FLOWLAB_CACHE_DIR") or tempfile.mkdtemp(prefix="flowlab-segments-")
     jobs = [("mlp", n, devices) for n in layers] + ([("resnet50", 0, 2)] if "--resnet" in sys.argv else [])
     segment_run("mlp", 2, devices, limits[0], cache)  # the kernels into this cache: every row compiles segments only

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-off call is not worth it)
 # the most calls one generated segment makes: a longer run is cut into several segments (combine.split_run), since
 # a function's compile grows faster than its size (docs/performance.md, "Compiling a big Plan's segments")
-MAX_SEGMENT_CALLS = 80
+MAX_SEGMENT_CALLS = 300
 
 
 def fusion_enabled() -> bool:
