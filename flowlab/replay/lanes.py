@@ -218,7 +218,7 @@ class Trial:
 # a lost trial's schedule with at least this many kernels keeps the lanes' programs merged on one thread; a smaller
 # one fuses again serially, which compiles in seconds and whose bigger segments run faster (the 2-device MLP, 71
 # kernels: 6.74 against 7.62 ms CPU a call merged); ResNet-50's 2-device serial segments compiled for over 24 min
-# (9 min at load 3 once its two rotations' schedules shared their segments: fused.py)
+# (4.6 min at load 3 since its two rotations' schedules share their segments and views are cheap: fused.py)
 KEEP_MERGED_KERNELS = 400
 
 
