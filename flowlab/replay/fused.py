@@ -11,13 +11,18 @@ watched copies, handed on once the segment ran. So a push/train/pull call is one
 in order. Section notifies touch no register, so a run goes on past them and they follow its segment. A kernel's
 own arrays (a conv's column buffer, its geometry) are ``Owned`` arguments, passed to the function as they are.
 Consecutive calls that a chain runs together (``kernels.registry.chain_at``: a conv with its bias_add, relu and
-pool, sample by sample, kernels/numba_cpu/chains.py) are one call of the generated function.
+pool, sample by sample, kernels/numba_cpu/chains.py) are one call of the generated function. A run of more than
+MAX_SEGMENT_CALLS calls is several segments, one after the other: LLVM's compile of one function grows faster than
+its size (Numba links every callee's code into it and optimizes the whole), so a 2-device ResNet-50's one serial
+segment of 1,810 kernels compiled for over 20 minutes.
 
 The source is written to the Numba cache directory under a name derived from its text, so it is compiled once
-per machine and cached (Numba cannot cache a function made by ``exec``); the text holds no address, only arena
-offsets, so another process running the same Plan writes the same text and loads the compiled segment from the
-cache. A segment compiles on a background thread (one for the process) while the replay goes on act by act: the
-9th call no longer pauses 6-18 s for it. Until its function is ready a segment runs its acts one by one, which the
+per machine and cached (Numba cannot cache a function made by ``exec``); the text holds no address and no
+offset (the views' offsets in their arenas are an argument, ``o``), so another process running the same Plan
+writes the same text and loads the compiled segment from the cache, and the schedules of one launch list that
+differ only in which rotating register each call uses share their segments' compiles. A segment compiles on a
+background thread (one for the process) while the replay goes on act by act: the 9th call no longer pauses 6-18 s
+for it. Until its function is ready a segment runs its acts one by one, which the
 replay proof shows bit-identical to the fused function (FLOWLAB_FUSE_BACKGROUND=0 compiles in the call instead).
 
 A kernel that must fail (a checked call, such as a label out of range) makes the segment return its index; its
@@ -51,6 +56,9 @@ if TYPE_CHECKING:
     from .capture import CapturedCall
 
 FUSE_AFTER = 8  # replays of a schedule before its segments are compiled (a one-off call is not worth it)
+# the most calls one generated segment makes: a longer run is cut into several segments (combine.split_run), since
+# a function's compile grows faster than its size (docs/performance.md, "Compiling a big Plan's segments")
+MAX_SEGMENT_CALLS = 300
 
 
 def fusion_enabled() -> bool:
@@ -103,6 +111,7 @@ class Segment:
         self.handoffs = tuple((k, e.done) for k, e in enumerate(externals) if e.done is not None)
         self.external_acts: tuple[int, ...] = ()  # the acts taking an external, and the checked ones (``_segment``)
         self.checked_acts: tuple[int, ...] = ()
+        self.calls = 0  # the calls the function makes (a chain or a pair is one): at most MAX_SEGMENT_CALLS
         self.error: BaseException | None = None
         self.warned = False
         self.cache_hit: bool | None = None  # whether Numba loaded the function from its cache
@@ -174,7 +183,7 @@ class Segment:
 
     def __repr__(self) -> str:
         state = "compiled" if self.fn is not None else "compiling, act by act" if self.error is None else "act by act"
-        return f"<fused segment of {len(self.actors)} acts ({state}): {self.source_path.name}>"
+        return f"<fused segment of {len(self.actors)} acts in {self.calls} calls ({state}): {self.source_path.name}>"
 
 
 def _arena_table(rt: Runtime) -> list[tuple[int, int, int, np.ndarray]]:
@@ -201,6 +210,7 @@ class _Codegen:
         self.views: dict[tuple[int, str, tuple[int, ...], tuple[int, ...]], str] = {}
         self.owned: dict[int, str] = {}  # id of an Owned array -> its parameter
         self.lines: list[str] = []
+        self.offsets: list[int] = []  # each view's first element in its arena: the function's last arena argument
         self.externals: list[External] = []
 
     def fn_name(self, fn: Any) -> str:
@@ -238,10 +248,11 @@ class _Codegen:
             self.used[typed] = len(self.arena_args)
             self.arena_args.append(arena[:arena.nbytes - arena.nbytes % a.itemsize].view(a.dtype))
         name = f"v{len(self.views)}"
-        first = offset // a.itemsize
-        expr = f"b{self.used[typed]}[{first}:{first + a.size}]"
-        if len(shape) != 1:
-            expr += f".reshape({tuple(int(d) for d in shape)!r})"
+        # the offset is an argument (``o``), not a literal: the same kernels on the same shapes are the same text,
+        # so the schedules of a launch list's register rotations (their offsets differ) share one compile
+        k = len(self.offsets)
+        self.offsets.append(offset // a.itemsize)
+        expr = f"view(b{self.used[typed]}, o[{k}], {tuple(int(d) for d in shape)!r})"  # views.py
         self.lines.append(f"    {name} = {expr}{'.T' if transposed else ''}")
         self.views[key] = name
         return name
@@ -287,9 +298,10 @@ class _Codegen:
 
     def source(self) -> str:
         head = ["# Generated by flowlab (replay/fused.py): one fused segment of a replayed schedule.",
-                "import numpy as np", "", "from flowlab.kernels.numba_cpu._numba import njit"]
+                "import numpy as np", "", "from flowlab.kernels.numba_cpu._numba import njit",
+                "from flowlab.replay.views import view"]
         head += [f"from {module} import {qualname} as {alias}" for (module, qualname), alias in self.imports.items()]
-        params = ", ".join([f"b{i}" for i in range(len(self.arena_args))] +
+        params = ", ".join([f"b{i}" for i in range(len(self.arena_args))] + ["o"] +
                            [f"e{i}" for i in range(len(self.externals))])
         return "\n".join([*head, "", "", "@njit", f"def segment({params}):", *self.lines, "    return -1", ""])
 
@@ -359,15 +371,23 @@ def _import(path: Path) -> Any:
         return sys.modules[name].segment
 
 
-def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
-             run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> Segment:
-    gen = _Codegen(arena_table)
-    from .combine import segment_calls
+def _segments(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
+              run: list[tuple[Callable[[], None], Actor, FusedCall]]) -> list[Segment]:
+    """The run's segments, in order: one per piece of at most MAX_SEGMENT_CALLS calls (combine.split_run)."""
+    from .combine import split_run
 
-    for index, call in segment_calls(run):
+    return [_segment(rt, arena_table, piece, calls) for piece, calls in split_run(run, MAX_SEGMENT_CALLS)]
+
+
+def _segment(rt: Runtime, arena_table: list[tuple[int, int, int, np.ndarray]],
+             run: list[tuple[Callable[[], None], Actor, FusedCall]], calls: list[tuple[int, FusedCall]]) -> Segment:
+    gen = _Codegen(arena_table)
+    for index, call in calls:
         gen.call(index, call)
-    segment = Segment(tuple(gen.arena_args), [s for s, _, _ in run], [a for _, a, _ in run], rt.plan,
-                      _write(gen.source()), tuple(gen.externals))
+    arenas = (*gen.arena_args, np.array(gen.offsets, np.int64))  # ``o``, the views' offsets, last
+    segment = Segment(arenas, [s for s, _, _ in run], [a for _, a, _ in run], rt.plan, _write(gen.source()),
+                      tuple(gen.externals))
+    segment.calls = len(calls)
     segment.external_acts = tuple(k for k, (_, _, call) in enumerate(run)
                                   if any(isinstance(a, External) for a in call.args))
     segment.checked_acts = tuple(k for k, (_, _, call) in enumerate(run) if call.checked)
@@ -391,8 +411,9 @@ def fuse(rt: Runtime, schedule: CapturedCall) -> list[Callable[[], None]] | None
     def flush() -> None:
         nonlocal segments
         if len(run) >= 2:
-            steps.append(_segment(rt, arena_table, run))
-            segments += 1
+            made = _segments(rt, arena_table, run)
+            steps.extend(made)
+            segments += len(made)
         else:
             steps.extend(step for step, _, _ in run)
         steps.extend(notifies)  # after the run's kernels, in their order: nothing observes the difference

@@ -218,6 +218,7 @@ class Trial:
 # a lost trial's schedule with at least this many kernels keeps the lanes' programs merged on one thread; a smaller
 # one fuses again serially, which compiles in seconds and whose bigger segments run faster (the 2-device MLP, 71
 # kernels: 6.74 against 7.62 ms CPU a call merged); ResNet-50's 2-device serial segments compiled for over 24 min
+# (4.6 min at load 3 since its two rotations' schedules share their segments and views are cheap: fused.py)
 KEEP_MERGED_KERNELS = 400
 
 
@@ -365,7 +366,7 @@ class Lanes:
 
     def _fuse_lane(self, lane: Lane, table: Any) -> list[Entry]:
         from ..kernels.registry import External
-        from .fused import _segment, direct_call, segment_call_of
+        from .fused import _segments, direct_call, segment_call_of
 
         entries: list[Entry] = []
         run: list[tuple[Callable[[], None], Actor, Any, tuple[threading.Lock, ...], threading.Lock | None, int]] = []
@@ -377,11 +378,16 @@ class Lanes:
             self.raising.update(raises(fn, steps))  # from the entry as built: ``guarded`` reads it
 
         def flush() -> None:
-            if len(run) >= 2:
-                segment = _segment(self.rt, table, [(step, actor, call) for step, actor, call, *_ in run])
-                add(segment, run[0][3], run[-1][4], [(step, actor, index) for step, actor, _, _, _, index in run])
-                self.segment_of.update({index: segment for *_, index in run})
-                self.segment_starts.add(run[0][5])
+            if len(run) >= 2:  # a long run is several segments (fused.MAX_SEGMENT_CALLS): waits before the
+                start = 0  # first, the signal after the last
+                segments = _segments(self.rt, table, [(step, actor, call) for step, actor, call, *_ in run])
+                for number, segment in enumerate(segments):
+                    piece = run[start:start + len(segment.actors)]
+                    start += len(piece)
+                    add(segment, run[0][3] if number == 0 else (), run[-1][4] if number == len(segments) - 1 else None,
+                        [(step, actor, index) for step, actor, _, _, _, index in piece])
+                    self.segment_of.update({index: segment for *_, index in piece})
+                    self.segment_starts.add(piece[0][5])
             else:
                 for step, actor, call, waits, signal, index in run:
                     add(direct_call(step, call), waits, signal, [(step, actor, index)])

@@ -260,8 +260,9 @@ def guarded_variables(rt: Runtime, schedule: CapturedCall) -> tuple[str, ...]:
     acts: list[tuple[bool, tuple[str, ...]]] = []  # (can fail, variables written), in the order they run
     for step in schedule.fused or ():
         if isinstance(step, Segment):
-            acts.append((True, ()))
-            raises_at = step.raises_at  # act by act while it compiles: a pull allocates at its own act
+            acts.append((bool(step.external_acts), ()))  # its start fetches or allocates them (a long run's later
+            # pieces, combine.split_run, take none); act by act while it compiles, a pull allocates at its own act
+            raises_at = step.raises_at
             for k, (kernel, actor) in enumerate(zip(step.steps, step.actors)):
                 call = fused_call_of(actor, kernel)
                 acts.append((call is None or call.checked or k in raises_at, writes.get(actor.task.task_id, ())))

@@ -354,7 +354,7 @@ def call(args, kwargs):
                 rt.launched = known[2] + 3  # the call's launches (no instance is made)
                 pulled0 = empty((2, 3), DTYPE0)  # System-Pull-Return_0's copy
                 # 6 acts in one Numba call: <cache>/fused/segment_<digest>.py
-                failed = segment0(segment0_b0, segment0_b1, segment0_b2, segment0_b3, in_x, pulled0)
+                failed = segment0(segment0_b0, segment0_b1, segment0_b2, segment0_b3, segment0_b4, in_x, pulled0)
                 if failed >= 0:  # a checked act must fail: its Python kernel raises the op's error
                     SEGMENT0.raise_failure(failed)
                 # Notifies(sections [1, 0, 2]): each would finish one of the call's instances; none is made
