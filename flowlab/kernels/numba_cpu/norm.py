@@ -5,7 +5,7 @@ from __future__ import annotations
 import math as _m
 
 from ..reference.norm import as3
-from ..registry import KernelCtx, KernelFn, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
 from ._numba import njit
 
 
@@ -62,20 +62,28 @@ def _norm_f(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
     eps, momentum, training = ctx.attrs["epsilon"], ctx.attrs["momentum"], ctx.attrs["training"]
 
-    def kernel(ins, outs):
+    def args(ins, outs):  # the moving mean and variance (ins[1], ins[2]) are updated in place when training
         x, mm, mv, gamma, beta = ins
-        _norm(x.reshape(shape3), outs[0].reshape(shape3), mm, mv, gamma, beta, outs[1], outs[2], eps, momentum,
-              training)
+        return (x.reshape(shape3), outs[0].reshape(shape3), mm, mv, gamma, beta, outs[1], outs[2], eps, momentum,
+                training)
 
-    return kernel
+    def kernel(ins, outs):
+        _norm(*args(ins, outs))
+
+    # fusable: a ResNet's runs of fused kernels broke at every batch norm (docs/performance.md, "Compiling a big
+    # Plan's segments")
+    return fusable(kernel, lambda ins, outs: FusedCall(_norm, args(ins, outs)))
 
 
 @register_kernel("normalization_grad", "numba")
 def _norm_grad_f(ctx: KernelCtx) -> KernelFn:
     shape3 = as3(ctx.in_descs[0].shape, ctx.attrs["axis"])
 
-    def kernel(ins, outs):
+    def args(ins, outs):
         x, dy, mean, inv, gamma = ins
-        _norm_grad(x.reshape(shape3), dy.reshape(shape3), mean, inv, gamma, outs[0].reshape(shape3), outs[1], outs[2])
+        return x.reshape(shape3), dy.reshape(shape3), mean, inv, gamma, outs[0].reshape(shape3), outs[1], outs[2]
 
-    return kernel
+    def kernel(ins, outs):
+        _norm_grad(*args(ins, outs))
+
+    return fusable(kernel, lambda ins, outs: FusedCall(_norm_grad, args(ins, outs)))
