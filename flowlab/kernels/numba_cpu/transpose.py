@@ -15,6 +15,7 @@ result is bit for bit the scalar loop's on any target.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
@@ -53,7 +54,7 @@ def network(n: int) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
     return rounds, [v[0][1] for v in rows]
 
 
-def _typed(src, soff, dst, doff, name: str) -> None:
+def _typed(src: types.Type, soff: types.Type, dst: types.Type, doff: types.Type, name: str) -> None:
     if not (isinstance(src, types.Array) and isinstance(dst, types.Array) and src.dtype == dst.dtype
             and src.dtype in (types.float32, types.float64) and isinstance(soff, types.Array)
             and isinstance(doff, types.Array) and soff.dtype == doff.dtype == types.int64):
@@ -61,7 +62,7 @@ def _typed(src, soff, dst, doff, name: str) -> None:
                         f"got {src}, {dst}, {soff}, {doff}")
 
 
-def _codegen(context, builder, sig, args, fan: bool):  # type: ignore[no-untyped-def]
+def _codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: list[ir.Value], fan: bool) -> ir.Value:
     """The loads, the rounds and the stores of ``block`` (``fan``: of ``fan``, a runtime loop over k destination
     sets around the L stores)."""
     src_t, _, off_t, dst_t = sig.args[:4]
@@ -70,11 +71,11 @@ def _codegen(context, builder, sig, args, fan: bool):  # type: ignore[no-untyped
     vt = ir.VectorType(context.get_data_type(src_t.dtype), n)
     i32 = ir.IntType(32)
 
-    def pointer(data, base, offs, k):  # type: ignore[no-untyped-def]
+    def pointer(data: ir.Value, base: ir.Value, offs: ir.Value, k: ir.Value) -> ir.Value:
         return builder.bitcast(builder.gep(data, [builder.add(base, builder.load(builder.gep(offs, [k])))]),
                                vt.as_pointer())
 
-    def data(array_t, array):  # type: ignore[no-untyped-def]
+    def data(array_t: types.Array, array: ir.Value) -> ir.Value:
         return context.make_array(array_t)(context, builder, array).data
 
     sdata, soffs = data(src_t, sv), data(off_t, soffv)

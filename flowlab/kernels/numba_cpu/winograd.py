@@ -15,8 +15,8 @@ The three kernels of a conv share the transforms:
   a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
 
 Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
-are gathered from a channels-last copy of the chunk and the output scattered back to NCHW (both by 64-byte
-block transposes in registers, transpose.py). A Winograd tile mixes
+are gathered straight from NCHW, each pixel's channels stored into every tile that holds it, and the output
+scattered back to NCHW (both by 64-byte block transposes in registers, transpose.py). A Winograd tile mixes
 every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
 Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
 whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
@@ -337,9 +337,12 @@ class Winograd:
         self.b, self.a, self.am, self.g, self.gt = (terms(mat, dtype) for mat in self.mats.values())
         t = chunk * th * tw
         big, nn = max(cip, cop), max(ci * cop, co * cip)
-        self.xq = np.zeros(chunk * hp * wp * ci, dtype)  # the input's samples, channels last, zero-bordered
-        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)  # dy's (the filter gradient)
-        self.d = np.empty(a * a * t * cip + max(a * a * (big - cip), m * m * cop) * t, dtype)  # the gathered tiles
+        # the input's samples, channels last, zero-bordered, and dy's (the filter gradient): for fewer channels or
+        # pixels than a transpose block only (_gather_small)
+        self.xq = np.zeros(chunk * hp * wp * ci, dtype)
+        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)
+        # the gathered tiles (the filter gradient's dy's after x's)
+        self.d = np.empty(a * a * t * cip + max(a * a * (big - cip), m * m * cop) * t, dtype)
         self.tmp = np.empty(a * a * BLOCK, dtype)
         self.v = np.empty(a * a * t * cip, dtype)
         self.mm = np.empty(a * a * t * cop, dtype)  # the products (forward), or dy's transform (filter gradient)
