@@ -302,6 +302,9 @@ def test_every_algorithm_the_autotune_may_choose_against_the_float64_direct_conv
         kernel(ins, outs)
         tol = 5e-5 if dtype == np.float32 else 1e-12
         assert np.abs(outs[0] - ref).max() <= tol * np.abs(ref).max(), (name, m, chunk)
+        first = outs[0].copy()  # again, after the partial last chunk: the forward keeps its tiles' zero border
+        kernel(ins, outs)
+        assert np.array_equal(outs[0], first), (name, m, chunk)
 
 
 def test_the_autotune_measures_once_and_its_cached_choice_decides(tmp_path, monkeypatch) -> None:
@@ -361,21 +364,25 @@ def _tiles_ref(x, s0, ns, c, cp, pt, pl, plan, size, step):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("n, c, hs, ws, r, pads, chunk", [
-    (3, 33, 11, 10, 5, (1, 2, 2, 0), 16),  # a channel tail, partial tiles, a partial last chunk
-    (2, 17, 14, 14, 5, (2, 2, 2, 2), 128),  # LeNet's plane, 17 channels (one whole block and a tail)
-    (5, 64, 14, 14, 5, (4, 4, 4, 4), 32),  # the data gradient's padding
-    (2, 8, 5, 3, 3, (1, 1, 0, 2), 16),  # fewer channels than a block (float32): value by value
-    (2, 40, 3, 3, 3, (1, 1, 1, 1), 16),  # a 9-pixel plane, under a float32 block
-    (1, 19, 4, 4, 3, (2, 2, 2, 2), 16),  # 16 pixels: one whole block
+@pytest.mark.parametrize("n, c, hs, ws, r, pads, chunk, m", [
+    (3, 33, 11, 10, 5, (1, 2, 2, 0), 16, 4),  # a channel tail, partial tiles, a partial last chunk
+    (2, 17, 14, 14, 5, (2, 2, 2, 2), 128, 4),  # LeNet's plane, 17 channels (one whole block and a tail)
+    (5, 64, 14, 14, 5, (4, 4, 4, 4), 32, 4),  # the data gradient's padding
+    (2, 8, 5, 3, 3, (1, 1, 0, 2), 16, 4),  # fewer channels than a block (float32): value by value
+    (2, 40, 3, 3, 3, (1, 1, 1, 1), 16, 4),  # a 9-pixel plane, under a float32 block
+    (1, 19, 4, 4, 3, (2, 2, 2, 2), 16, 4),  # 16 pixels: one whole block
+    (3, 33, 11, 10, 5, (1, 2, 2, 0), 32, 2),  # F(2x2, 5x5): a pixel in up to 3 x 3 tiles, a partial last chunk
+    (3, 20, 9, 7, 3, (0, 2, 1, 1), 16, 2),  # F(2x2, 3x3), no top padding, more at the bottom
 ])
-def test_gather_and_scatter_are_numpys_bit_for_bit(dtype, n, c, hs, ws, r, pads, chunk) -> None:
+def test_gather_and_scatter_are_numpys_bit_for_bit(dtype, n, c, hs, ws, r, pads, chunk, m) -> None:
     """The gathers (input tiles at a, m; dy's at m, m) and the scatter, by 64-byte block transposes with the tails
     value by value, against NumPy's indexing: the same bits (they copy), padding channels zero, nothing of y
-    outside its planes written. Random bits include NaNs with payloads and negative zeros."""
+    outside its planes written. d starts as random bits before each gather (it is shared by x's and dy's tiles in
+    the filter gradient): every value of the chunk's tiles is written. Random bits include NaNs with payloads and
+    negative zeros."""
     pt, pb, pl, pr = pads
     ho, wo = hs + pt + pb - r + 1, ws + pl + pr - r + 1
-    plan = winograd.Winograd(n, c, hs, ws, c, ho, wo, pt, pl, r, dtype, chunk)
+    plan = winograd.Winograd(n, c, hs, ws, c, ho, wo, pt, pl, r, dtype, chunk, m)
     g = plan.geo
     m, a, cp, th, tw, s = (int(g[i]) for i in (winograd.M, winograd.A, winograd.CIP, winograd.TH, winograd.TW,
                                                winograd.S))

@@ -15,10 +15,12 @@ result is bit for bit the scalar loop's on any target.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 VECTOR_BYTES = 64
@@ -52,39 +54,62 @@ def network(n: int) -> tuple[list[tuple[list[int], list[int]]], list[int]]:
     return rounds, [v[0][1] for v in rows]
 
 
-@intrinsic
-def block(typingctx, src, sbase, soff, dst, dbase, doff):
-    """dst[dbase + doff[c] + r] = src[sbase + soff[r] + c] for r, c < L (see the module's docstring)."""
+def _typed(src: types.Type, soff: types.Type, dst: types.Type, doff: types.Type, name: str) -> None:
     if not (isinstance(src, types.Array) and isinstance(dst, types.Array) and src.dtype == dst.dtype
             and src.dtype in (types.float32, types.float64) and isinstance(soff, types.Array)
             and isinstance(doff, types.Array) and soff.dtype == doff.dtype == types.int64):
-        raise TypeError(f"transpose.block: float32 or float64 src and dst of one dtype and int64 offsets expected, "
+        raise TypeError(f"transpose.{name}: float32 or float64 src and dst of one dtype and int64 offsets expected, "
                         f"got {src}, {dst}, {soff}, {doff}")
-    sig = types.void(src, types.intp, soff, dst, types.intp, doff)
 
-    def codegen(context, builder, sig, args):
-        src_t, _, off_t, dst_t, _, _ = sig.args
-        sv, sbase, soffv, dv, dbase, doffv = args
-        n = VECTOR_BYTES // (4 if src_t.dtype == types.float32 else 8)
-        vt = ir.VectorType(context.get_data_type(src_t.dtype), n)
-        i32 = ir.IntType(32)
 
-        def pointers(array_t, array, base, offsets):
-            data = context.make_array(array_t)(context, builder, array).data
-            offs = context.make_array(off_t)(context, builder, offsets).data
-            return [builder.bitcast(builder.gep(data, [builder.add(base, builder.load(builder.gep(
-                offs, [ir.Constant(base.type, k)])))]), vt.as_pointer()) for k in range(n)]
+def _codegen(context: Any, builder: ir.IRBuilder, sig: Any, args: list[ir.Value], fan: bool) -> ir.Value:
+    """The loads, the rounds and the stores of ``block`` (``fan``: of ``fan``, a runtime loop over k destination
+    sets around the L stores)."""
+    src_t, _, off_t, dst_t = sig.args[:4]
+    sv, sbase, soffv, dv, dbase, doffv = args[:6]
+    n = VECTOR_BYTES // (4 if src_t.dtype == types.float32 else 8)
+    vt = ir.VectorType(context.get_data_type(src_t.dtype), n)
+    i32 = ir.IntType(32)
 
-        rows = [builder.load(p, align=4) for p in pointers(src_t, sv, sbase, soffv)]
-        rounds, columns = network(n)
-        for bit, masks in enumerate(rounds):
-            lo, hi = (ir.Constant(ir.VectorType(i32, n), mask) for mask in masks)
-            for i in (i for i in range(n) if not i & (1 << bit)):
-                a, b = rows[i], rows[i | 1 << bit]
-                rows[i], rows[i | 1 << bit] = builder.shuffle_vector(a, b, lo), builder.shuffle_vector(a, b, hi)
-        stores = pointers(dst_t, dv, dbase, doffv)
+    def pointer(data: ir.Value, base: ir.Value, offs: ir.Value, k: ir.Value) -> ir.Value:
+        return builder.bitcast(builder.gep(data, [builder.add(base, builder.load(builder.gep(offs, [k])))]),
+                               vt.as_pointer())
+
+    def data(array_t: types.Array, array: ir.Value) -> ir.Value:
+        return context.make_array(array_t)(context, builder, array).data
+
+    sdata, soffs = data(src_t, sv), data(off_t, soffv)
+    rows = [builder.load(pointer(sdata, sbase, soffs, ir.Constant(sbase.type, k)), align=4) for k in range(n)]
+    rounds, columns = network(n)
+    for bit, masks in enumerate(rounds):
+        lo, hi = (ir.Constant(ir.VectorType(i32, n), mask) for mask in masks)
+        for i in (i for i in range(n) if not i & (1 << bit)):
+            a, b = rows[i], rows[i | 1 << bit]
+            rows[i], rows[i | 1 << bit] = builder.shuffle_vector(a, b, lo), builder.shuffle_vector(a, b, hi)
+    ddata, doffs = data(dst_t, dv), data(off_t, doffv)
+    if not fan:
         for v, col in zip(rows, columns):
-            builder.store(v, stores[col], align=4)
+            builder.store(v, pointer(ddata, dbase, doffs, ir.Constant(dbase.type, col)), align=4)
         return context.get_dummy_value()
+    with cgutils.for_range(builder, args[6]) as loop:
+        first = builder.mul(loop.index, ir.Constant(dbase.type, n))
+        for v, col in zip(rows, columns):
+            builder.store(v, pointer(ddata, dbase, doffs, builder.add(first, ir.Constant(dbase.type, col))), align=4)
+    return context.get_dummy_value()
 
-    return sig, codegen
+
+@intrinsic
+def block(typingctx, src, sbase, soff, dst, dbase, doff):
+    """dst[dbase + doff[c] + r] = src[sbase + soff[r] + c] for r, c < L (see the module's docstring)."""
+    _typed(src, soff, dst, doff, "block")
+    sig = types.void(src, types.intp, soff, dst, types.intp, doff)
+    return sig, lambda context, builder, sig, args: _codegen(context, builder, sig, args, False)
+
+
+@intrinsic
+def fan(typingctx, src, sbase, soff, dst, dbase, doff, k):
+    """``block`` storing each column to k places: dst[dbase + doff[e * L + c] + r] = src[sbase + soff[r] + c] for
+    e < k (Winograd's gathers: a pixel's channels go to every tile that overlaps it, with no copy in between)."""
+    _typed(src, soff, dst, doff, "fan")
+    sig = types.void(src, types.intp, soff, dst, types.intp, doff, types.intp)
+    return sig, lambda context, builder, sig, args: _codegen(context, builder, sig, args, True)

@@ -15,8 +15,8 @@ The three kernels of a conv share the transforms:
   a*a GEMMs [out channels x tiles] x [tiles x in channels] accumulated over the batch (beta 1, in chunk order).
 
 Each transform is a pair of 1-D passes vectorized over a chunk's tiles and channels (winograd_tf.py); the tiles
-are gathered from a channels-last copy of the chunk and the output scattered back to NCHW (both by 64-byte
-block transposes in registers, transpose.py). A Winograd tile mixes
+are gathered straight from NCHW, each pixel's channels stored into every tile that holds it, and the output
+scattered back to NCHW (both by 64-byte block transposes in registers, transpose.py). A Winograd tile mixes
 every input of its a x a patch, so a NaN or Inf would reach outputs the direct convolution keeps finite (and an
 Inf becomes NaN): when any output comes out non-finite the call is done again by the im2col kernel (conv.py),
 whose result then stands. Which algorithm a conv gets is decided when its kernel is built (winograd_conv.py's
@@ -92,36 +92,95 @@ def tile_for(r: int) -> int:
 def _gather_tiles(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d):
     """d[p, q, tile, ci] = x[s0 + s, ci, ti * step + p - pt, tj * step + q - pl] (zero outside x; channels cp apart,
     zero from c on) for the size x size patches of the chunk's tiles (s, ti, tj): each tile's pixel a contiguous
-    vector of channels. The samples go first into xq, (ns, hq, wq, c) with x at row pt, column pl and a zero
-    border, so that each pixel's channels are one contiguous copy (a gather straight from NCHW read them 4 bytes at
-    a time). (Transforming the tiles' rows straight from xq, tile by tile, without d: 0.8-0.98x the time at
-    F(4x4, 5x5), 3.7x at F(2x2, 5x5), whose matrices take the row-by-row passes.)"""
+    vector of channels (the cores keep the table of _fan_table from chunk to chunk)."""
+    doff, count, zeros = _fan_table(64 // x.itemsize, c, cp, hs, ws, pt, pl, g, size, step, ns * g[TH] * g[TW])
+    _gather_fan(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d, doff, count, zeros)
+
+
+@njit
+def _fan_table(n, c, cp, hs, ws, pt, pl, g, size, step, t):
+    """Where _gather_fan writes a chunk of t tiles (for its first sample; sample s is s * th * tw * cp further on):
+    pixel k of the b-th block of n pixels (the plane's pixels in row order, the last block moved back to end at
+    the edge) goes to its e-th tile at doff[b, e * n + k], count[b] of them at most (a pixel in fewer tiles repeats
+    its last: the same bits stored twice); zeros, the tiles' pixels outside x. Made once a call and chunk size:
+    made for every chunk it took 0.4-1 ms a gather at LeNet's shapes."""
+    th, tw = g[TH], g[TW]
+    plane, per = hs * ws, -(-size // step)
+    blocks = -(-plane // n) if c >= n and plane >= n else 0
+    doff, count = np.empty((blocks, per * per * n), np.int64), np.zeros(blocks, np.int64)
+    for b in range(blocks):
+        p0 = min(b * n, plane - n)
+        for k in range(n):
+            i = (p0 + k) // ws
+            row, col = i + pt, p0 + k - i * ws + pl
+            e = 0
+            for ti in range(max(0, (row - size + step) // step), min(th, row // step + 1)):
+                for tj in range(max(0, (col - size + step) // step), min(tw, col // step + 1)):
+                    doff[b, e * n + k] = (((row - ti * step) * size + col - tj * step) * t + ti * tw + tj) * cp
+                    e += 1
+            count[b] = max(count[b], e)
+            for f in range(e, per * per):
+                doff[b, f * n + k] = doff[b, (e - 1) * n + k]
+    zeros = np.empty(size * size * th * tw, np.int64)
+    nz = 0
+    for ti in range(th if blocks else 0):
+        for tj in range(tw):
+            for p in range(size):
+                for q in range(size):
+                    if not (0 <= ti * step + p - pt < hs and 0 <= tj * step + q - pl < ws):
+                        zeros[nz] = ((p * size + q) * t + ti * tw + tj) * cp
+                        nz += 1
+    return doff, count, zeros[:nz]
+
+
+@njit
+def _gather_fan(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d, doff, count, zeros, border=True):
+    """_gather_tiles by block transposes of n channels x n pixels, each pixel's vector of channels stored straight
+    into every tile that holds it (transpose.fan; through a channels-last copy of the chunk, the copy out of it
+    took 0.6-1 ms a gather at LeNet's conv2). Fewer channels or pixels than a block go value by value through xq
+    (_gather_small). ``border`` False: d's zero border is left as it is (the forward's d holds nothing else, so
+    after a chunk of the same size it is still zero: 0.2-0.4 ms a gather at LeNet's conv2)."""
     th, tw = g[TH], g[TW]
     t = ns * th * tw
-    hq, wq = (th - 1) * step + size, (tw - 1) * step + size
     plane, n = hs * ws, 64 // x.itemsize
-    soff, doff = np.empty(n, np.int64), np.empty(n, np.int64)
+    if c < n or plane < n:
+        _gather_small(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d)
+        return
+    soff = np.empty(n, np.int64)
     for k in range(n):
         soff[k] = k * plane
     for s in range(ns):
-        if c < n or plane < n:  # too small for a whole block: value by value
-            for ci in range(c):
-                for i in range(hs):
-                    src = x[((s0 + s) * c + ci) * plane + i * ws:]
-                    dv = xq[((s * hq + i + pt) * wq + pl) * c + ci:]
-                    for j in range(ws):
-                        dv[j * c] = src[j]
-            continue
-        # n x n blocks (channels x pixels of the plane, pixels in row order): the last block of each is moved
-        # back to end at the edge, so it writes some values twice, the same bits both times
-        for pb in range(0, plane, n):
-            p0 = min(pb, plane - n)
-            for k in range(n):
-                i = (p0 + k) // ws
-                doff[k] = ((s * hq + i + pt) * wq + pl + p0 + k - i * ws) * c
+        base = s * th * tw * cp
+        for z in range(zeros.size if border else 0):  # what no pixel of x reaches: the zero border
+            dv = d[base + zeros[z]:]
+            for ci in range(cp):
+                dv[ci] = 0.0
+        for b in range(count.size):
+            p0 = min(b * n, plane - n)
             for cb in range(0, c, n):
                 c0 = min(cb, c - n)
-                transpose.block(x, ((s0 + s) * c + c0) * plane + p0, soff, xq, c0, doff)
+                transpose.fan(x, ((s0 + s) * c + c0) * plane + p0, soff, d, base + c0, doff[b], count[b])
+    if cp > c:  # channels c to cp, zero everywhere (d is shared by x's and dy's tiles in the filter gradient)
+        for k in range(0, size * size * t * cp, cp):
+            for ci in range(c, cp):
+                d[k + ci] = 0.0
+
+
+@njit
+def _gather_small(x, s0, ns, c, cp, hs, ws, pt, pl, g, size, step, xq, d):
+    """_gather_tiles for fewer channels or pixels than a block: the samples go value by value into xq, (ns, hq,
+    wq, c) with x at row pt, column pl and a zero border, and each tile's pixels are copied out of it."""
+    th, tw = g[TH], g[TW]
+    t = ns * th * tw
+    hq, wq = (th - 1) * step + size, (tw - 1) * step + size
+    plane = hs * ws
+    for s in range(ns):
+        for ci in range(c):
+            for i in range(hs):
+                src = x[((s0 + s) * c + ci) * plane + i * ws:]
+                dv = xq[((s * hq + i + pt) * wq + pl) * c + ci:]
+                for j in range(ws):
+                    dv[j * c] = src[j]
     for s in range(ns):
         for ti in range(th):
             for tj in range(tw):
@@ -204,10 +263,15 @@ def winograd_core(x, u, y, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
     n, ci, co, a, m, th, tw, chunk = g[N], g[CI], g[CO], g[A], g[M], g[TH], g[TW], g[S]
     cip, cop = g[CIP], g[COP]
     bad = 0
+    lanes = 64 // x.itemsize
+    xo, xk, xz = _fan_table(lanes, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, min(chunk, n) * th * tw)
     for s0 in range(0, n, chunk):
         ns = min(chunk, n - s0)
         t = ns * th * tw
-        _gather_tiles(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        if ns < chunk:  # the partial last chunk: its tiles are fewer apart
+            xo, xk, xz = _fan_table(lanes, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, t)
+        border = s0 == 0 or ns < chunk
+        _gather_fan(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d, xo, xk, xz, border)
         _tf(bi, bc, d, 0, a * t * cip, t * cip, v, 0, a * t * cip, t * cip, t * cip, tmp)  # V = B^T d B
         for kl in range(a * a):  # M_kl (tiles x COP) = V_kl (tiles x CI) U_kl (CI x COP)
             gemm_blocked(False, t, cop, ci, v, kl * t * cip, cip, u, kl * ci * cop, cop, False, mm, kl * t * cop, cop)
@@ -220,16 +284,25 @@ def winograd_core(x, u, y, g, bi, bc, ai, ac, xq, d, tmp, v, mm, yt):
 @njit
 def winograd_filter_core(dy, x, dw, g, bi, bc, ami, amc, gti, gtc, xq, dq, d, tmp, v, e, p, src):
     """dW[o, c] = G^T [ sum over the batch's tiles (A dy A^T) * (B^T x B) ] G, summed chunk by chunk (beta);
-    returns how many values of dW are not finite."""
+    returns how many values of dW are not finite. x's tiles and dy's lie apart in d (dy's from yd on), so that
+    each keeps its zero border from chunk to chunk (rewriting both every chunk: 0.2-0.4 ms)."""
     n, ci, co, a, th, tw, chunk, r, m = g[N], g[CI], g[CO], g[A], g[TH], g[TW], g[S], g[R], g[M]
     cip, cop = g[CIP], g[COP]
+    lanes, t = 64 // x.itemsize, min(chunk, n) * th * tw
+    yd = a * a * t * cip
+    xo, xk, xz = _fan_table(lanes, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, t)
+    yo, yk, yz = _fan_table(lanes, co, cop, g[HO], g[WO], 0, 0, g, m, m, t)
     for s0 in range(0, n, chunk):
         ns = min(chunk, n - s0)
         t = ns * th * tw
-        _gather_tiles(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d)
+        if ns < chunk:  # the partial last chunk: its tiles are fewer apart
+            xo, xk, xz = _fan_table(lanes, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, t)
+            yo, yk, yz = _fan_table(lanes, co, cop, g[HO], g[WO], 0, 0, g, m, m, t)
+        border = s0 == 0 or ns < chunk
+        _gather_fan(x, s0, ns, ci, cip, g[HI], g[WI], g[PT], g[PL], g, a, m, xq, d, xo, xk, xz, border)
         _tf(bi, bc, d, 0, a * t * cip, t * cip, v, 0, a * t * cip, t * cip, t * cip, tmp)  # B^T x B
-        _gather_tiles(dy, s0, ns, co, cop, g[HO], g[WO], 0, 0, g, m, m, dq, d)
-        _tf(ami, amc, d, 0, m * t * cop, t * cop, e, 0, a * t * cop, t * cop, t * cop, tmp)  # A dy A^T
+        _gather_fan(dy, s0, ns, co, cop, g[HO], g[WO], 0, 0, g, m, m, dq, d[yd:], yo, yk, yz, border)
+        _tf(ami, amc, d, yd, m * t * cop, t * cop, e, 0, a * t * cop, t * cop, t * cop, tmp)  # A dy A^T
         for kl in range(a * a):  # P_kl (CO x CIP) += E_kl^T (CO x tiles) V_kl (tiles x CIP)
             gemm_blocked(True, co, cip, t, e, kl * t * cop, cop, v, kl * t * cip, cip, s0 > 0, p, kl * co * cip, cip)
     nn = co * cip
@@ -264,9 +337,12 @@ class Winograd:
         self.b, self.a, self.am, self.g, self.gt = (terms(mat, dtype) for mat in self.mats.values())
         t = chunk * th * tw
         big, nn = max(cip, cop), max(ci * cop, co * cip)
-        self.xq = np.zeros(chunk * hp * wp * ci, dtype)  # the input's samples, channels last, zero-bordered
-        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)  # dy's (the filter gradient)
-        self.d = np.empty(a * a * t * big, dtype)  # the gathered tiles
+        # the input's samples, channels last, zero-bordered, and dy's (the filter gradient): for fewer channels or
+        # pixels than a transpose block only (_gather_small)
+        self.xq = np.zeros(chunk * hp * wp * ci, dtype)
+        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)
+        # the gathered tiles (the filter gradient's dy's after x's)
+        self.d = np.empty(a * a * t * cip + max(a * a * (big - cip), m * m * cop) * t, dtype)
         self.tmp = np.empty(a * a * BLOCK, dtype)
         self.v = np.empty(a * a * t * cip, dtype)
         self.mm = np.empty(a * a * t * cop, dtype)  # the products (forward), or dy's transform (filter gradient)
