@@ -1,8 +1,8 @@
 """The GEMM micro-kernel's tests and Winograd's float32 algorithm tests again, in a process whose Numba target is
 Haswell (AVX2, 16 ymm registers): the block takes the AVX2 shape there (6 x 16 float32) and computes the same
-products against NumPy float64. NUMBA_CPU_NAME alone keeps the host's features (AVX-512 included): the empty
-NUMBA_CPU_FEATURES makes the named CPU's own features the target's. A fresh cache directory: no kernel compiled
-for the host is loaded."""
+products against NumPy float64, and the block-transposed gathers and scatters give NumPy's bits. NUMBA_CPU_NAME
+alone keeps the host's features (AVX-512 included): the empty NUMBA_CPU_FEATURES makes the named CPU's own features
+the target's. A fresh cache directory: no kernel compiled for the host is loaded."""
 
 from __future__ import annotations
 
@@ -28,7 +28,8 @@ def test_the_microgemm_and_winograd_tests_pass_on_an_avx2_target(tmp_path: Path)
     assert shape.returncode == 0, shape.stderr
     assert shape.stdout.split() == ["32", "6", "16"]
     tests = _run(["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/ops/test_microgemm.py",
-                  "tests/ops/test_winograd.py", "-k", "microgemm or (every_algorithm and float32)"], tmp_path)
+                  "tests/ops/test_winograd.py", "-k", "microgemm or numpys_bit or (every_algorithm and float32)"],
+                 tmp_path)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
 
 
