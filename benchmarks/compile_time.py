@@ -22,6 +22,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -30,6 +31,19 @@ from _util import QUICK, cpu_description, median_time, table
 import flowlab as flow
 from flowlab.compiler import check_plan, compile_jobs
 from flowlab.demo import define_two_jobs
+
+# the deep MLP train job (``layers`` dense layers of 64, then 10) that the child scripts below build
+DEEP_MLP = '''
+@flow.global_function(type="train")
+def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,), dtype=flow.int32)) -> tp.Numpy:
+    h = x
+    for i in range(layers):
+        h = flow.layers.dense(h, 64, activation=flow.nn.relu, name=f"fc{i}")
+    logits = flow.layers.dense(h, 10, name="out")
+    loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
+    flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
+    return loss
+'''
 
 DEEP_JOB = """
 import json, sys, time
@@ -40,16 +54,7 @@ import flowlab.typing as tp
 layers, devices = int(sys.argv[1]), int(sys.argv[2])
 flow.config.cpu_device_num(devices)
 
-@flow.global_function(type="train")
-def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,), dtype=flow.int32)) -> tp.Numpy:
-    h = x
-    for i in range(layers):
-        h = flow.layers.dense(h, 64, activation=flow.nn.relu, name=f"fc{i}")
-    logits = flow.layers.dense(h, 10, name="out")
-    loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
-    flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
-    return loss
-
+""" + DEEP_MLP + """
 x, y = np.zeros((50, 64), np.float32), np.zeros(50, np.int32)
 stages = timed_stages() if "--stages" in sys.argv else {}
 wall, cpu = time.perf_counter(), time.process_time()
@@ -132,15 +137,8 @@ if model == "resnet50":
     train = resnet50.build(cfg)
     step = lambda: train(images, labels)
 else:
-    @flow.global_function(type="train")
-    def deep_train(x: tp.Numpy.Placeholder((50, 64)), y: tp.Numpy.Placeholder((50,), dtype=flow.int32)) -> tp.Numpy:
-        h = x
-        for i in range(size):
-            h = flow.layers.dense(h, 64, activation=flow.nn.relu, name=f"fc{i}")
-        logits = flow.layers.dense(h, 10, name="out")
-        loss = flow.nn.sparse_softmax_cross_entropy_with_logits(y, logits, name="loss")
-        flow.optimizer.SGD(flow.optimizer.PiecewiseConstantScheduler([], [0.01]), momentum=0).minimize(loss)
-        return loss
+    layers = size
+""" + textwrap.indent(DEEP_MLP, "    ") + """
     x, y = np.random.default_rng(0).random((50, 64), np.float32), np.zeros(50, np.int32)
     step = lambda: deep_train(x, y)
 
