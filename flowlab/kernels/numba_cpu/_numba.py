@@ -39,22 +39,30 @@ if numba.config.CACHE_DIR != os.environ["NUMBA_CACHE_DIR"]:  # numba was importe
     numba.config.CACHE_DIR = os.environ["NUMBA_CACHE_DIR"]
 
 
-@functools.cache
-def target_cpu() -> str:
-    """The CPU Numba compiles for, as its codegen takes it (NUMBA_CPU_NAME / NUMBA_CPU_FEATURES, else the host's).
-    The choices flowlab measures per machine (conv_autotune.json, matmul_choice.json) are keyed by it: a process
-    compiling for AVX2 on an AVX-512 host measures its own instead of reading the host's. The host's own target is
-    its bare name, the key those files have always used."""
+def compile_target() -> tuple[str, str]:
+    """The CPU name and features Numba compiles for, as its codegen takes them (NUMBA_CPU_NAME / NUMBA_CPU_FEATURES,
+    else the host's)."""
     import llvmlite.binding as llvm
     from numba.core.codegen import get_host_cpu_features
 
-    host = llvm.get_host_cpu_name()
-    name = numba.config.CPU_NAME or host
     features = numba.config.CPU_FEATURES
-    if name == host and features is None:
+    return (numba.config.CPU_NAME or llvm.get_host_cpu_name(),
+            features if features is not None else get_host_cpu_features())
+
+
+@functools.cache
+def target_cpu() -> str:
+    """The CPU Numba compiles for (``compile_target``) as a key. The choices flowlab measures per machine
+    (conv_autotune.json, matmul_choice.json) are keyed by it: a process compiling for AVX2 on an AVX-512 host
+    measures its own instead of reading the host's. The host's own target is its bare name, the key those files
+    have always used."""
+    import llvmlite.binding as llvm
+
+    host = llvm.get_host_cpu_name()
+    if numba.config.CPU_NAME in (None, host) and numba.config.CPU_FEATURES is None:
         return host
-    spec = f"{name} {features if features is not None else get_host_cpu_features()}"
-    return f"{name}[{hashlib.sha256(spec.encode()).hexdigest()[:8]}]"
+    name, features = compile_target()
+    return f"{name}[{hashlib.sha256(f'{name} {features}'.encode()).hexdigest()[:8]}]"
 
 
 def njit(fn=None, **kwargs):

@@ -27,11 +27,10 @@ import llvmlite.binding as llvm
 import numpy as np
 from llvmlite import ir
 from numba import types
-from numba.core import cgutils, config
-from numba.core.codegen import get_host_cpu_features
+from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ._numba import njit
+from ._numba import compile_target, njit
 
 
 @functools.cache
@@ -42,8 +41,7 @@ def target_vector_bytes() -> int:
     features (NUMBA_CPU_FEATURES="") takes that CPU's own, which only LLVM knows."""
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-    name = config.CPU_NAME or llvm.get_host_cpu_name()
-    features = config.CPU_FEATURES if config.CPU_FEATURES is not None else get_host_cpu_features()
+    name, features = compile_target()
     machine = llvm.Target.from_default_triple().create_target_machine(cpu=name, features=features)
     probe = llvm.parse_assembly("define void @f(ptr %p) {\n %v = load <16 x float>, ptr %p\n"
                                 " %w = fadd <16 x float> %v, %v\n store <16 x float> %w, ptr %p\n ret void\n}")
