@@ -99,12 +99,12 @@ def train_segment() -> object | None:
 
 
 def gemm_flops(fn: object, args: list[object]) -> int:
-    """2 m n k for a 2-D product kernel's call (a, b, out), 0 for any other kernel."""
+    """2 m n k for a 2-D product kernel's call (a, b, out, ...), 0 for any other kernel."""
     from flowlab.kernels.numba_cpu import nn
 
     if fn not in nn.PRODUCT_KERNELS:
         return 0
-    a, out = args[0], args[-1]
+    a, out = args[0], args[2]
     return 2 * out.size * a.shape[1]  # type: ignore[union-attr]
 
 

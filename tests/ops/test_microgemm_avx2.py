@@ -28,7 +28,8 @@ def test_the_microgemm_and_winograd_tests_pass_on_an_avx2_target(tmp_path: Path)
     assert shape.returncode == 0, shape.stderr
     assert shape.stdout.split() == ["32", "6", "16"]
     tests = _run(["-m", "pytest", "-p", "no:cacheprovider", "-q", "tests/ops/test_microgemm.py",
-                  "tests/ops/test_winograd.py", "-k", "microgemm or numpys_bit or (every_algorithm and float32)"],
+                  "tests/ops/test_winograd.py", "tests/ops/test_gemm_nt.py", "-k",
+                  "microgemm or numpys_bit or (every_algorithm and float32) or gemm_nt or aligned"],
                  tmp_path)
     assert tests.returncode == 0, tests.stdout[-4000:] + tests.stderr[-2000:]
 

@@ -25,3 +25,17 @@ def test_the_few_rows_matmul_fused_is_the_protocol_bit_for_bit(monkeypatch: pyte
                for actor, step in zip(segment.actors, segment.steps)}
     assert nn._dot_few_rows in kernels, "the model no longer exercises the few-rows kernel"
     assert_same(protocol, replayed)
+
+
+def test_the_dense_layers_on_gemm_nt_fused_are_the_protocol_bit_for_bit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """x W^T on the micro-kernel (microgemm.gemm_nt), its scratch buffers Owned by the segment."""
+    monkeypatch.setenv("FLOWLAB_FUSE_BACKGROUND", "0")
+    monkeypatch.setattr(nn, "nt_micro_faster", lambda *shape: True)  # whatever this machine measured faster
+    protocol = run(build_wide_mlp, False, CALLS, monkeypatch)
+    replayed = run(build_wide_mlp, True, CALLS, monkeypatch)
+    assert_replayed_and_fused(replayed, "train")
+    kernels = {fused_call_of(actor, step).fn for schedule in replayed["layer"].schedules.values()
+               for segment in schedule.fused or () if isinstance(segment, Segment)
+               for actor, step in zip(segment.actors, segment.steps)}
+    assert nn.gemm_nt in kernels, "the model no longer exercises gemm_nt"
+    assert_same(protocol, replayed)

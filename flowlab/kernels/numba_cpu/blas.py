@@ -19,6 +19,8 @@ each kernel factory that needs it calls it.
 from __future__ import annotations
 
 import ctypes
+import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -117,6 +119,24 @@ _blas_keepalive: list[object] = []
 def blas_source() -> str | None:
     """The BLAS the kernels' gemm calls (a library path, or scipy's through Numba), None before blas_ready()."""
     return _source
+
+
+@functools.cache
+def _thread_count() -> Callable[[], int] | None:
+    if _source is None or not Path(_source).exists():
+        return None
+    lib = ctypes.CDLL(_source)
+    for name in ("scipy_openblas_get_num_threads64_", "openblas_get_num_threads64_", "openblas_get_num_threads"):
+        if hasattr(lib, name):
+            return getattr(lib, name)
+    return None
+
+
+def blas_threads() -> int | None:
+    """The threads the kernels' BLAS runs a call on now (OpenBLAS's own count, which threadpoolctl's limits set);
+    None where that BLAS cannot say (scipy's, through Numba)."""
+    count = _thread_count()
+    return None if count is None else int(count())
 
 
 @njit

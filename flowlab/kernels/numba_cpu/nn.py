@@ -8,15 +8,17 @@ import math as _m
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 from numpy.typing import DTypeLike
 
 from ..checks import check_labels
-from ..registry import FusedCall, KernelCtx, KernelFn, fusable, register_kernel
+from ..registry import FusedCall, KernelCtx, KernelFn, Owned, fusable, register_kernel
 from ._numba import cache_dir, njit, target_cpu
-from .blas import blas_ready, blas_source, gemm
+from .blas import blas_ready, blas_source, blas_threads, gemm
+from .microgemm import gemm_nt, nt_scratch
 
 blas_ready()  # before _dot_gemm is compiled or loaded from the cache: gemm's BLAS symbol is resolved by name
 
@@ -97,8 +99,8 @@ def _dot_few_rows(a, b, out):
 
 FEW_ROWS = 16  # out rows up to which _dot_few_rows may replace BLAS ...
 LONG_ROWS = 64  # ... when rows are at least this long (shorter ones do not fill the vector loop)
-# the 2-D product kernels, each called (a, b, out): the benchmarks count their FLOPs
-PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows})
+# the 2-D product kernels, each called (a, b, out, ...): the benchmarks count their FLOPs
+PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows, gemm_nt})
 
 
 # Which of _dot_few_rows and BLAS runs a few-rows product is measured, not fixed: it differs by machine. The MLP's
@@ -116,12 +118,39 @@ def _choice_file() -> Path:
 
 
 def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
-    """Whether _dot_few_rows runs out[m, n] = op(a)[m, k] @ b[k, n] faster than BLAS (_dot_gemm) on this machine:
-    measured on random operands (thread CPU time, the fastest of ROUNDS calls each, after a warm-up call) the first
-    time, read back from the cache file after that."""
+    """Whether _dot_few_rows runs out[m, n] = op(a)[m, k] @ b[k, n] faster than BLAS (_dot_gemm) on this machine."""
     if m * k * n == 0 or np.dtype(dtype) not in (np.float32, np.float64):  # BLAS has no integer GEMM
         return True
-    key = f"{target_cpu()} {blas_source()} {m}x{k}x{n} ta={ta} {np.dtype(dtype).name}"
+
+    def operands(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
+        return a.T if ta else a, rng.standard_normal((k, n)).astype(dtype), np.empty((m, n), dtype)
+
+    return _measured_faster(f"{m}x{k}x{n} ta={ta} {np.dtype(dtype).name}", _dot_few_rows, operands)
+
+
+def nt_micro_faster(m: int, k: int, n: int, dtype: DTypeLike) -> bool:
+    """Whether microgemm.gemm_nt runs out[m, n] = a[m, k] @ b[n, k]^T faster than BLAS on this machine, at the
+    BLAS's thread count now (gemm_nt runs on the calling thread alone)."""
+    threads = blas_threads()
+    if m * k * n < 4096 or threads is None or np.dtype(dtype) not in (np.float32, np.float64):
+        return False
+
+    def operands(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        a, b = rng.standard_normal((m, k)).astype(dtype), rng.standard_normal((n, k)).astype(dtype)
+        return a, b.T, np.empty((m, n), dtype)
+
+    scratch = nt_scratch(m, k, n, np.dtype(dtype))
+    return _measured_faster(f"{m}x{k}x{n} nt threads={threads} {np.dtype(dtype).name}",
+                            lambda a, b, out: gemm_nt(a, b.T, out, *scratch), operands)
+
+
+def _measured_faster(shape: str, candidate: Callable[..., None],
+                     operands: Callable[[np.random.Generator], tuple[np.ndarray, ...]]) -> bool:
+    """Whether ``candidate(a, b, out)`` computes out = a @ b faster than BLAS (_dot_gemm) here: measured on random
+    operands (wall time, the fastest of ROUNDS calls each after a warm-up call, so that a BLAS on several threads
+    counts as it runs) the first time, read back from the cache file after that."""
+    key = f"{target_cpu()} {blas_source()} {shape}"
     if key in _few_rows_chosen:
         return _few_rows_chosen[key]
     path = _choice_file()
@@ -130,20 +159,17 @@ def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
     except (OSError, ValueError):
         table = {}
     if not isinstance(table.get(key), bool):
-        rng = np.random.default_rng(0)
-        a = rng.standard_normal((k, m) if ta else (m, k)).astype(dtype)
-        a = a.T if ta else a
-        b, out = rng.standard_normal((k, n)).astype(dtype), np.empty((m, n), dtype)
+        args = operands(np.random.default_rng(0))
         best = {}
-        for fn in (_dot_few_rows, _dot_gemm):
-            fn(a, b, out)  # compiles or loads the kernel, warms the operands
+        for fn in (candidate, _dot_gemm):
+            fn(*args)  # compiles or loads the kernel, warms the operands
             rounds = []
             for _ in range(ROUNDS):
-                start = time.thread_time()
-                fn(a, b, out)
-                rounds.append(time.thread_time() - start)
+                start = time.perf_counter()
+                fn(*args)
+                rounds.append(time.perf_counter() - start)
             best[fn] = min(rounds)
-        table[key] = bool(best[_dot_few_rows] < best[_dot_gemm])
+        table[key] = bool(best[candidate] < best[_dot_gemm])
         try:  # read again and add: another process may have added its own
             path.parent.mkdir(parents=True, exist_ok=True)
             try:
@@ -187,6 +213,14 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
     if batched or alpha != 1.0:
         return kernel
     m, n = ctx.out_descs[0].shape
+    k, dtype = ctx.in_descs[0].shape[0 if ta else 1], ctx.out_descs[0].dtype.np
+    if tb and not ta and nt_micro_faster(m, k, n, dtype):  # a dense layer's x W^T
+        scratch = nt_scratch(m, k, n, dtype)
+
+        def nt(ins, outs):
+            gemm_nt(ins[0], ins[1], outs[0], *scratch)
+
+        return fusable(nt, lambda ins, outs: FusedCall(gemm_nt, (ins[0], ins[1], outs[0], *map(Owned, scratch))))
     if (m <= FEW_ROWS and n >= LONG_ROWS and not tb  # b's rows contiguous: see _dot_few_rows
             and few_rows_faster(m, ctx.in_descs[0].shape[0 if ta else 1], n, ta, ctx.out_descs[0].dtype.np)):
         def few_rows(ins, outs):

@@ -31,7 +31,7 @@ import numpy as np
 
 from . import transpose
 from ._numba import njit
-from .microgemm import gemm_blocked, pad_cols
+from .microgemm import aligned, gemm_blocked, pad_cols
 from .winograd_tf import BLOCK, _tf, terms
 
 # the Winograd geometry vector: the conv as the core sees it (input channels CI, output channels CO, ...)
@@ -339,16 +339,16 @@ class Winograd:
         big, nn = max(cip, cop), max(ci * cop, co * cip)
         # the input's samples, channels last, zero-bordered, and dy's (the filter gradient): for fewer channels or
         # pixels than a transpose block only (_gather_small)
-        self.xq = np.zeros(chunk * hp * wp * ci, dtype)
-        self.dq = np.zeros(chunk * th * m * tw * m * co, dtype)
+        self.xq = aligned(chunk * hp * wp * ci, dtype)
+        self.dq = aligned(chunk * th * m * tw * m * co, dtype)
         # the gathered tiles (the filter gradient's dy's after x's)
-        self.d = np.empty(a * a * t * cip + max(a * a * (big - cip), m * m * cop) * t, dtype)
-        self.tmp = np.empty(a * a * BLOCK, dtype)
-        self.v = np.empty(a * a * t * cip, dtype)
-        self.mm = np.empty(a * a * t * cop, dtype)  # the products (forward), or dy's transform (filter gradient)
-        self.yt = np.empty(m * m * t * cop, dtype)
-        self.u = np.zeros(a * a * nn, dtype)  # the filter's transform, or the filter gradient's sums
-        self.src = np.zeros(r * r * nn, dtype)  # its padded columns stay zero
+        self.d = aligned(a * a * t * cip + max(a * a * (big - cip), m * m * cop) * t, dtype)
+        self.tmp = aligned(a * a * BLOCK, dtype)
+        self.v = aligned(a * a * t * cip, dtype)
+        self.mm = aligned(a * a * t * cop, dtype)  # the products (forward), or dy's transform (filter gradient)
+        self.yt = aligned(m * m * t * cop, dtype)
+        self.u = aligned(a * a * nn, dtype)  # the filter's transform, or the filter gradient's sums
+        self.src = aligned(r * r * nn, dtype)  # its padded columns stay zero
 
     @property
     def algorithm(self) -> str:
