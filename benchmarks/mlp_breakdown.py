@@ -4,6 +4,7 @@ and the traffic bound of the others."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
@@ -156,24 +157,28 @@ def segment_breakdown(repeat: int) -> tuple[list[tuple[str, float, int, int]], f
         float(np.median(floor))
 
 
+@functools.cache
 def copy_rate(nbytes: int) -> float:
-    """Bytes moved per second (read + write) by a copy of ``nbytes``, as hot as the step's W1 (thread CPU time)."""
-    a, b = np.ones(nbytes // 4, np.float32), np.empty(nbytes // 4, np.float32)
+    """Bytes moved per second (read + write) by a hot copy of ``nbytes`` (thread CPU time)."""
+    a, b = np.ones(max(nbytes // 4, 16), np.float32), np.empty(max(nbytes // 4, 16), np.float32)
     np.copyto(b, a)
     t = min(median_time(lambda: np.copyto(b, a), 5, 10) for _ in range(3))
     return 2 * nbytes / t
 
 
 def breakdown_rows(label: str, per_kernel: list[tuple[str, float, int, int]], t_floor: float,
-                   rate: float, python: float | None = None, target: float = 1.15) -> list[tuple[str, str]]:
+                   python: float | None = None, target: float = 1.15) -> list[tuple[str, str]]:
     """The step's kernels, biggest first (those over 0.5 % of the sum), the GEMMs against the floor and the
-    others against the memory-traffic bound of their arrays at the copy rate measured here; with ``python`` (the
-    call's time outside its segment), the bound of the whole call and whether ``target`` lies below it."""
+    others against the memory-traffic bound of their arrays: each kernel's bytes moved at the rate of a hot copy
+    of that size measured here (a kernel's small arrays stay in L1 or L2: one copy rate for all, W1's, set a
+    "bound" the step beat); with ``python`` (the call's time outside its segment), the bound of the whole call
+    and whether ``target`` lies below it."""
     total = sum(t for _, t, _, _ in per_kernel)
     gemms = [k for k in per_kernel if k[2] >= BIG_GEMM]  # the two mandatory GEMMs (the small ones are "others")
     others = [k for k in per_kernel if k[2] < BIG_GEMM]
     t_gemms, t_others = sum(k[1] for k in gemms), sum(k[1] for k in others)
     traffic = sum(k[3] for k in others)
+    t_traffic = sum(k[3] / copy_rate(max(k[3] // 2, 64)) for k in others)  # a copy of n bytes moves 2n
     rows = [(f"{label}: kernels of the fused step, one by one in its order (thread CPU time)",
              f"{total * 1e6:.0f} us: the 2 big GEMMs {t_gemms * 1e6:.0f} us, the other {len(others)} kernels "
              f"{t_others * 1e6:.0f} us")]
@@ -186,10 +191,10 @@ def breakdown_rows(label: str, per_kernel: list[tuple[str, float, int, int]], t_
                  f"{t_gemms * 1e6:.0f} / {t_floor * 1e6:.0f} us = {t_gemms / t_floor:.2f}: what the caches the "
                  "other kernels leave cost them"))
     rows.append((f"{label}: kernels in the step / the GEMM floor", f"{total / t_floor:.2f}  (target <= 1.15)"))
-    bound = (t_floor + traffic / rate) / t_floor
-    rows.append((f"{label}: bound: the floor + the others' arrays each read or written once at the copy rate",
-                 f"{traffic / 1e6:.1f} MB at {rate / 1e9:.0f} GB/s = {traffic / rate * 1e6:.0f} us: "
-                 f"step / floor >= {bound:.2f}; the others take {t_others / (traffic / rate):.1f}x that"))
+    bound = (t_floor + t_traffic) / t_floor
+    rows.append((f"{label}: bound: the floor + the others' arrays each read or written once at a hot copy's rate",
+                 f"{traffic / 1e6:.1f} MB in {t_traffic * 1e6:.0f} us (each kernel's at its size's rate): "
+                 f"step / floor >= {bound:.2f}; the others take {t_others / t_traffic:.1f}x that"))
     if python is not None:  # the generated call's Python around its one Numba call (replay/callgen.py)
         call_bound = bound + python / t_floor
         verdict = (f"the target {target} is below it: every op's output is a register of the protocol state "

@@ -51,7 +51,7 @@ from collections.abc import Callable
 
 import numpy as np
 from _util import CPU, QUICK, cpu_description, median_time, python_calls, table
-from mlp_breakdown import breakdown_rows, copy_rate, fused_segment_alone, general_path, python_around, segment_breakdown
+from mlp_breakdown import breakdown_rows, fused_segment_alone, general_path, python_around, segment_breakdown
 
 import flowlab as flow
 import flowlab.typing as tp
@@ -243,7 +243,7 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
         set_threads(1)
         per_kernel = segment_breakdown(5 if QUICK else 40)
         if per_kernel is not None:
-            breakdown = breakdown_rows(label, *per_kernel, copy_rate(hidden * d_in * 4), python,
+            breakdown = breakdown_rows(label, *per_kernel, python,
                                        floor_target or 1.15)
     for threads in THREADS:
         t_flowlab, t_torch, t_protocol = (med[(k, threads)] for k in ("flowlab", "torch", "protocol"))

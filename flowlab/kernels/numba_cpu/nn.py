@@ -131,7 +131,7 @@ def few_rows_faster(m: int, k: int, n: int, ta: bool, dtype: DTypeLike) -> bool:
 
 def nt_micro_faster(m: int, k: int, n: int, dtype: DTypeLike) -> bool:
     """Whether microgemm.gemm_nt runs out[m, n] = a[m, k] @ b[n, k]^T faster than BLAS on this machine, at the
-    BLAS's thread count now (gemm_nt runs on the calling thread alone)."""
+    BLAS's thread count now (gemm_nt runs on the calling thread alone: the key says how many BLAS had)."""
     threads = blas_threads()
     if m * k * n < 4096 or threads is None or np.dtype(dtype) not in (np.float32, np.float64):
         return False
@@ -148,8 +148,9 @@ def nt_micro_faster(m: int, k: int, n: int, dtype: DTypeLike) -> bool:
 def _measured_faster(shape: str, candidate: Callable[..., None],
                      operands: Callable[[np.random.Generator], tuple[np.ndarray, ...]]) -> bool:
     """Whether ``candidate(a, b, out)`` computes out = a @ b faster than BLAS (_dot_gemm) here: measured on random
-    operands (wall time, the fastest of ROUNDS calls each after a warm-up call, so that a BLAS on several threads
-    counts as it runs) the first time, read back from the cache file after that."""
+    operands (thread CPU time, unmoved by load on other cores: the fastest of ROUNDS calls each after a warm-up
+    call; a BLAS on several threads looks faster than it is, and keeps the choice) the first time, read back from
+    the cache file after that."""
     key = f"{target_cpu()} {blas_source()} {shape}"
     if key in _few_rows_chosen:
         return _few_rows_chosen[key]
@@ -165,9 +166,9 @@ def _measured_faster(shape: str, candidate: Callable[..., None],
             fn(*args)  # compiles or loads the kernel, warms the operands
             rounds = []
             for _ in range(ROUNDS):
-                start = time.perf_counter()
+                start = time.thread_time()
                 fn(*args)
-                rounds.append(time.perf_counter() - start)
+                rounds.append(time.thread_time() - start)
             best[fn] = min(rounds)
         table[key] = bool(best[candidate] < best[_dot_gemm])
         try:  # read again and add: another process may have added its own
