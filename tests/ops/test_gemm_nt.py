@@ -95,3 +95,33 @@ def test_the_choice_is_keyed_by_the_blas_threads_and_needs_them(tmp_path, monkey
                                                        ["nt", "threads=2", "float32"]]
     assert keys[next(key for key in keys if "threads=1" in key)] is one
     assert nn.nt_micro_faster(4, 4, 4, np.float32) is False  # too small to pay for its copies: not measured
+
+
+@pytest.mark.parametrize("ours, chosen", [(0.90, True), (0.97, False), (1.02, False)])
+def test_a_kernel_of_ours_replaces_blas_only_when_clearly_faster(ours, chosen, tmp_path, monkeypatch) -> None:
+    """A clock that moves by each call's cost: ours at ``ours`` x BLAS's time; within 5 % BLAS stays (nn.MARGIN)."""
+    clock = [0.0]
+
+    def costs(seconds: float):
+        def call(*args) -> None:
+            clock[0] += seconds
+
+        return call
+
+    monkeypatch.setattr(nn, "_choice_file", lambda: tmp_path / "choice.json")
+    monkeypatch.setattr(nn, "_few_rows_chosen", {})
+    monkeypatch.setattr(nn.time, "thread_time", lambda: clock[0])
+    monkeypatch.setattr(nn, "_dot_gemm", costs(1e-3))
+    assert nn._measured_faster("8x8x8 test", costs(ours * 1e-3), lambda rng: ()) is chosen
+
+
+def test_shapes_whose_buffers_would_be_big_stay_on_blas(tmp_path, monkeypatch) -> None:
+    """gemm_nt's buffers live with its kernel: a BERT-sized x W^T (1024 x 768 x 3072, 15 MB of them) is not even
+    measured."""
+    monkeypatch.setattr(nn, "_choice_file", lambda: tmp_path / "choice.json")
+    monkeypatch.setattr(nn, "blas_threads", lambda: 1)
+    monkeypatch.setattr(nn, "_measured_faster", lambda *args: True)
+    assert nn.nt_micro_faster(1024, 768, 3072, np.float32) is False
+    assert nn.nt_micro_faster(100, 784, 512, np.float32) is True
+    packed, product, _ = nt_scratch(100, 784, 512, np.dtype(np.float32))
+    assert packed.nbytes + product.nbytes <= nn.NT_SCRATCH_BYTES
