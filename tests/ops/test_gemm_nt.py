@@ -83,7 +83,7 @@ def test_the_matmul_runs_gemm_nt_where_it_measured_faster(measured, fn, monkeypa
 
 def test_the_choice_is_keyed_by_the_blas_threads_and_needs_them(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(nn, "_choice_file", lambda: tmp_path / "choice.json")
-    monkeypatch.setattr(nn, "_few_rows_chosen", {})
+    monkeypatch.setattr(nn, "_measured_choices", {})
     monkeypatch.setattr(nn, "blas_threads", lambda: None)  # a BLAS that cannot say: BLAS, nothing measured
     assert nn.nt_micro_faster(100, 784, 512, np.float32) is False and not (tmp_path / "choice.json").exists()
     monkeypatch.setattr(nn, "blas_threads", lambda: 1)
@@ -109,7 +109,7 @@ def test_a_kernel_of_ours_replaces_blas_only_when_clearly_faster(ours, chosen, t
         return call
 
     monkeypatch.setattr(nn, "_choice_file", lambda: tmp_path / "choice.json")
-    monkeypatch.setattr(nn, "_few_rows_chosen", {})
+    monkeypatch.setattr(nn, "_measured_choices", {})
     monkeypatch.setattr(nn.time, "thread_time", lambda: clock[0])
     monkeypatch.setattr(nn, "_dot_gemm", costs(1e-3))
     assert nn._measured_faster("8x8x8 test", costs(ours * 1e-3), lambda rng: ()) is chosen

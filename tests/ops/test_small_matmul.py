@@ -103,7 +103,7 @@ def _slowed(fn):
 @pytest.mark.parametrize("slow", ["_dot_few_rows", "_dot_gemm"])
 def test_the_choice_is_the_faster_kernel_measured_once_and_read_back(slow, tmp_path, monkeypatch):
     monkeypatch.setattr(nn, "_choice_file", lambda: tmp_path / "choice.json")
-    monkeypatch.setattr(nn, "_few_rows_chosen", {})
+    monkeypatch.setattr(nn, "_measured_choices", {})
     monkeypatch.setattr(nn, slow, _slowed(getattr(nn, slow)))
     expected = slow == "_dot_gemm"
     assert nn.few_rows_faster(10, 100, 512, True, np.dtype(np.float32)) is expected
@@ -112,5 +112,5 @@ def test_the_choice_is_the_faster_kernel_measured_once_and_read_back(slow, tmp_p
     assert value is expected and "10x100x512 ta=True float32" in key
     # another process reads the file back and does not measure: its choice, and so its bits, are the same
     (tmp_path / "choice.json").write_text(json.dumps({key: not expected}))
-    monkeypatch.setattr(nn, "_few_rows_chosen", {})
+    monkeypatch.setattr(nn, "_measured_choices", {})
     assert nn.few_rows_faster(10, 100, 512, True, np.dtype(np.float32)) is (not expected)

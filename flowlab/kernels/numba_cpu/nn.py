@@ -103,13 +103,14 @@ LONG_ROWS = 64  # ... when rows are at least this long (shorter ones do not fill
 PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows, gemm_nt})
 
 
-# Which of _dot_few_rows and BLAS runs a few-rows product is measured, not fixed: it differs by machine. The MLP's
+# Which of _dot_few_rows (or microgemm.gemm_nt, for x W^T) and BLAS runs a product is measured, not fixed: it differs
+# by machine. The MLP's
 # dW2 (10 x 100 x 512): on the AMD EPYC (AVX2) BLAS ran it at 18 GFLOP/s and the loop 1.7x faster; on an AVX-512
 # Xeon (Rocket Lake cores) NumPy's OpenBLAS ran it in 15 us hot / 18-23 us in the step, the loop in 38 / 44. The
 # choice is measured once per CPU, BLAS library, shape and dtype, and kept beside Numba's cache (whose directory is
 # named by the kernels' sources, so an edited kernel measures again): a later process reads it back and computes
 # the same bits.
-_few_rows_chosen: dict[str, bool] = {}
+_measured_choices: dict[str, bool] = {}
 ROUNDS = 15  # calls timed per candidate (the fastest counts): ~1 ms in all at the MLP's shapes
 # A kernel of ours replaces BLAS only where clearly faster: on the AVX2 target gemm_nt measured 2 % ahead of
 # BLAS here hot, and ran 9 % behind it in the MLP's step, its weight coming from L3
@@ -160,8 +161,8 @@ def _measured_faster(shape: str, candidate: Callable[..., None],
     call; a BLAS on several threads looks faster than it is, and keeps the choice) the first time, read back from
     the cache file after that."""
     key = f"{target_cpu()} {blas_source()} {shape}"
-    if key in _few_rows_chosen:
-        return _few_rows_chosen[key]
+    if key in _measured_choices:
+        return _measured_choices[key]
     path = _choice_file()
     try:
         table = json.loads(path.read_text())
@@ -190,7 +191,7 @@ def _measured_faster(shape: str, candidate: Callable[..., None],
             os.replace(tmp, path)
         except OSError:
             pass  # a read-only cache: the choice holds for this process
-    _few_rows_chosen[key] = table[key]
+    _measured_choices[key] = table[key]
     return table[key]
 
 
@@ -231,7 +232,7 @@ def _matmul(ctx: KernelCtx) -> KernelFn:
 
         return fusable(nt, lambda ins, outs: FusedCall(gemm_nt, (ins[0], ins[1], outs[0], *map(Owned, scratch))))
     if (m <= FEW_ROWS and n >= LONG_ROWS and not tb  # b's rows contiguous: see _dot_few_rows
-            and few_rows_faster(m, ctx.in_descs[0].shape[0 if ta else 1], n, ta, ctx.out_descs[0].dtype.np)):
+            and few_rows_faster(m, k, n, ta, dtype)):
         def few_rows(ins, outs):
             _dot_few_rows(ins[0].T if ta else ins[0], ins[1], outs[0])
 
