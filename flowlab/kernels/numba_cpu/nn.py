@@ -104,12 +104,11 @@ PRODUCT_KERNELS = frozenset({_dot, _dot_gemm, _dot_few_rows, gemm_nt})
 
 
 # Which of _dot_few_rows (or microgemm.gemm_nt, for x W^T) and BLAS runs a product is measured, not fixed: it differs
-# by machine. The MLP's
-# dW2 (10 x 100 x 512): on the AMD EPYC (AVX2) BLAS ran it at 18 GFLOP/s and the loop 1.7x faster; on an AVX-512
-# Xeon (Rocket Lake cores) NumPy's OpenBLAS ran it in 15 us hot / 18-23 us in the step, the loop in 38 / 44. The
-# choice is measured once per CPU, BLAS library, shape and dtype, and kept beside Numba's cache (whose directory is
-# named by the kernels' sources, so an edited kernel measures again): a later process reads it back and computes
-# the same bits.
+# by machine. The MLP's dW2 (10 x 100 x 512): on the AMD EPYC (AVX2) BLAS ran it at 18 GFLOP/s and the loop 1.7x
+# faster; on an AVX-512 Xeon (Rocket Lake cores) NumPy's OpenBLAS ran it in 15 us hot / 18-23 us in the step, the
+# loop in 38 / 44. The choice is measured once per CPU, BLAS library, shape and dtype, and kept beside Numba's cache
+# (whose directory is named by the kernels' sources, so an edited kernel measures again): a later process reads it
+# back and computes the same bits.
 _measured_choices: dict[str, bool] = {}
 ROUNDS = 15  # calls timed per candidate (the fastest counts): ~1 ms in all at the MLP's shapes
 # A kernel of ours replaces BLAS only where clearly faster: on the AVX2 target gemm_nt measured 2 % ahead of
