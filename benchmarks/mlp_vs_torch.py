@@ -232,19 +232,14 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             if segment is not None:
                 timed("segment", threads, segment)
     med = {key: float(np.median(values)) for key, values in times.items()}
-    python, paired = None, None
+    python, paired, per_kernel = None, None, None
     if 1 in THREADS:  # thread CPU time, valid at one BLAS thread: the wrapper's clock counts the calling thread
         set_threads(1)
-        python = python_around(flowlab, 200 if batch >= 100 else 2000)
         if floor is not None:
             paired = paired_ratio(flowlab, floor.once, 15 if QUICK else 100)
-    breakdown: list[tuple[str, str]] = []
-    if floor is not None and 1 in THREADS:  # where the step's time goes (one thread: thread CPU time is all of it)
-        set_threads(1)
-        per_kernel = segment_breakdown(5 if QUICK else 40)
-        if per_kernel is not None:
-            breakdown = breakdown_rows(label, *per_kernel, python,
-                                       floor_target or 1.15)
+            per_kernel = segment_breakdown(5 if QUICK else 40)  # where the step's time goes
+        python = python_around(flowlab, 200 if batch >= 100 else 2000)  # last: its hot half runs no kernel
+    breakdown = [] if per_kernel is None else breakdown_rows(label, *per_kernel, python, floor_target or 1.15)
     for threads in THREADS:
         t_flowlab, t_torch, t_protocol = (med[(k, threads)] for k in ("flowlab", "torch", "protocol"))
         at = f"{threads} thread{'s' * (threads > 1)}"
@@ -272,9 +267,11 @@ def compare(label: str, d_in: int, hidden: int, batch: int, target: float, floor
             bound = f"{t_segment / t_torch:.3f} of torch"
             if floor is not None:
                 bound += f", {t_segment / med[('floor', threads)]:.2f} of the GEMM floor"
-            around = f"{(t_flowlab - t_segment) * 1e6:.1f} us"
-            if python is not None and threads == 1:
-                around += f" ({python * 1e6:.1f} us outside the segment within the same calls)"
+            if python is not None and threads == 1:  # measured within the same calls, not a difference
+                around = (f"{python[0] * 1e6:.1f} us outside the segment within the same calls, {python[1] * 1e6:.1f}"
+                          " us with the segment skipped (hot caches)")
+            else:  # the step less the segment alone, medians of other rounds: it can come out negative
+                around = f"{(t_flowlab - t_segment) * 1e6:.1f} us (the step's median less the segment's)"
             rows.append((f"{label}, {at}: bound: the fused segment alone (all kernels, one Numba call)",
                          f"{t_segment * 1e6:.1f} us = {bound}; the call around it {around}"))
     if len(THREADS) > 1:
